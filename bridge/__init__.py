@@ -1,0 +1,3 @@
+"""Sightline bridge: line-of-sight adjudication through visibility zones for Foundry VTT."""
+
+__version__ = "0.1.0"

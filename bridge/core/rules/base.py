@@ -1,0 +1,148 @@
+"""What every ruleset receives and returns.
+
+A ruleset is read-only data (a TOML file under ``data/``, validated at load) plus the generic code that
+applies it. The session hands it a :class:`Situation` — the scene, the tokens, the action and what the
+geometry found along every candidate sight line — and gets back a :class:`Ruling`, which the session
+turns into the contract's ``adjudication`` message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from ..scene import Scene, Token, Zone
+from ..sight import Crossing, LineEvidence, SightLine
+
+if TYPE_CHECKING:
+    from ..geometry import SceneGeometry
+
+__all__ = ["Locale", "LocalText", "ModifierEntry", "Ruleset", "Ruling", "RulingError", "Situation"]
+
+Locale = Literal["en", "es"]
+
+
+@dataclass(frozen=True, slots=True)
+class LocalText:
+    """A text in every locale the bridge speaks; ``format`` fills ``{placeholders}``."""
+
+    en: str
+    es: str
+
+    def get(self, locale: str, /, **values: Any) -> str:
+        text = self.es if locale == "es" else self.en
+        return text.format(**values) if values else text
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """One action from one token at another, with the geometry already worked out.
+
+    ``lines`` holds one :class:`LineEvidence` per candidate sight line, the centre-to-centre line first
+    (only that one unless the scene's ``rules.lines`` is ``"best"``); it is empty when there is no
+    target (Combat Jump). ``options`` carries the request's ruleset-specific fields (GURPS ``aware``,
+    Traveller target size, …).
+    """
+
+    scene: Scene
+    geometry: SceneGeometry
+    actor: Token
+    target: Token | None
+    action: str
+    reaction: bool
+    lines: tuple[LineEvidence, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def locale(self) -> Locale:
+        return self.scene.rules.locale
+
+    @property
+    def edition(self) -> str:
+        return self.scene.rules.edition
+
+
+@dataclass(frozen=True, slots=True)
+class ModifierEntry:
+    """One candidate modifier with whether it applied and why (contract: ``modifiers[]``)."""
+
+    source: str
+    value: int | None
+    applied: bool
+    label: str
+    reason: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    citation: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "source": self.source,
+            "value": self.value,
+            "applied": self.applied,
+            "label": self.label,
+        }
+        for key in ("region", "zone", "reason", "citation"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """A ruleset's answer. ``modifier`` is ``None`` exactly when ``allowed`` is false."""
+
+    allowed: bool
+    modifier: int | None
+    crossings: tuple[Crossing, ...]
+    modifiers: tuple[ModifierEntry, ...]
+    notes: tuple[str, ...]
+    citations: tuple[str, ...]
+    line: SightLine | None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.allowed == (self.modifier is None):
+            raise ValueError("a ruling has a modifier exactly when the action is allowed")
+
+
+class RulingError(ValueError):
+    """A request the ruleset cannot answer (an unknown action, a bad option); names the field."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class Ruleset(Protocol):
+    """The interface every ruleset implements; instances are immutable and shared by all worlds."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def editions(self) -> tuple[str, ...]:
+        """Edition names, oldest first; ``"current"`` is always the last."""
+        ...
+
+    @property
+    def actions(self) -> frozenset[str]: ...
+
+    @property
+    def zone_types(self) -> frozenset[str]: ...
+
+    def knows_trait(self, trait: str) -> bool:
+        """Whether ``trait`` belongs to this ruleset's vocabulary (patterns such as ``night-vision-N``)."""
+        ...
+
+    def validate_zone(self, zone: Zone) -> None:
+        """Raise ``ValueError`` naming the parameter when a zone of this ruleset is malformed."""
+        ...
+
+    def validate_environment(self, environment: Mapping[str, Any]) -> None:
+        """Raise ``ValueError`` naming the key when the scene environment is malformed."""
+        ...
+
+    def adjudicate(self, situation: Situation) -> Ruling: ...

@@ -1,0 +1,288 @@
+"""The scene as the bridge holds it: regions, tokens, walls and lights in Foundry's own terms.
+
+These are plain, validated data — no geometry is computed here. Coordinates are Foundry's pixels,
+token ``width``/``height`` are grid spaces, elevations are grid distance units (``None`` = unbounded).
+The wire messages in :mod:`bridge.protocol` embed these models unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+
+__all__ = [
+    "COORD_LIMIT",
+    "CircleShape",
+    "EllipseShape",
+    "Elevation",
+    "Grid",
+    "Light",
+    "PolygonRing",
+    "PolygonShape",
+    "RectangleShape",
+    "Region",
+    "RegionShape",
+    "Rules",
+    "Scene",
+    "SceneModel",
+    "Token",
+    "TokenLight",
+    "UnknownShape",
+    "Wall",
+    "WallThreshold",
+    "Zone",
+]
+
+#: The largest absolute coordinate or length accepted (pixels or grid units). Foundry scenes are far
+#: smaller; the bound keeps arithmetic exact enough and rejects garbage early.
+COORD_LIMIT = 1e8
+
+Coord = Annotated[float, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
+Length = Annotated[float, Field(ge=0, le=COORD_LIMIT)]
+Identifier = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class SceneModel(BaseModel):
+    """Base of every scene object: strict about unknown fields, finite numbers, immutable."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True, populate_by_name=True)
+
+
+# --- Region shapes, as Foundry stores them -------------------------------------------------------
+
+
+class RectangleShape(SceneModel):
+    """``x``, ``y`` top-left; rotated by ``rotation`` degrees clockwise (on screen) about its centre."""
+
+    type: Literal["rectangle"] = "rectangle"
+    x: Coord
+    y: Coord
+    width: Length
+    height: Length
+    rotation: float = 0.0
+    hole: bool = False
+
+
+class CircleShape(SceneModel):
+    """``x``, ``y`` centre."""
+
+    type: Literal["circle"] = "circle"
+    x: Coord
+    y: Coord
+    radius: Length
+    hole: bool = False
+
+
+class EllipseShape(SceneModel):
+    """``x``, ``y`` centre; rotated by ``rotation`` degrees clockwise (on screen) about its centre."""
+
+    type: Literal["ellipse"] = "ellipse"
+    x: Coord
+    y: Coord
+    radiusX: Length
+    radiusY: Length
+    rotation: float = 0.0
+    hole: bool = False
+
+
+class PolygonShape(SceneModel):
+    """Flat list of vertices ``[x0, y0, x1, y1, …]``."""
+
+    type: Literal["polygon"] = "polygon"
+    points: list[Coord]
+    hole: bool = False
+
+    @field_validator("points")
+    @classmethod
+    def _even(cls, points: list[float]) -> list[float]:
+        if len(points) % 2:
+            raise ValueError("points must hold x, y pairs (an even count)")
+        return points
+
+
+class UnknownShape(BaseModel):
+    """A shape type the bridge does not know (V14's newer ones); usable only beside ``polygons``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    type: str
+    hole: bool = False
+
+
+def _shape_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if kind in {"rectangle", "circle", "ellipse", "polygon"} else "unknown"
+
+
+RegionShape = Annotated[
+    Annotated[RectangleShape, Tag("rectangle")]
+    | Annotated[CircleShape, Tag("circle")]
+    | Annotated[EllipseShape, Tag("ellipse")]
+    | Annotated[PolygonShape, Tag("polygon")]
+    | Annotated[UnknownShape, Tag("unknown")],
+    Discriminator(_shape_tag),
+]
+
+
+class PolygonRing(SceneModel):
+    """One ring of a region's resolved polygon tree, as Foundry computes it."""
+
+    points: list[Coord]
+    hole: bool = False
+
+    @field_validator("points")
+    @classmethod
+    def _even(cls, points: list[float]) -> list[float]:
+        if len(points) % 2:
+            raise ValueError("points must hold x, y pairs (an even count)")
+        return points
+
+
+class Elevation(SceneModel):
+    """Inclusive vertical span in grid distance units; ``None`` is unbounded."""
+
+    bottom: float | None = None
+    top: float | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Elevation:
+        if self.bottom is not None and self.top is not None and self.bottom > self.top:
+            raise ValueError("elevation bottom must not be above top")
+        return self
+
+
+class Zone(BaseModel):
+    """A visibility zone: a ``type`` from the scene ruleset's vocabulary plus its parameters."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
+    type: Identifier
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The zone's parameters (everything but ``type``)."""
+        return dict(self.model_extra or {})
+
+
+class Region(SceneModel):
+    id: Identifier
+    name: str = ""
+    elevation: Elevation = Elevation()
+    shapes: list[RegionShape] = []
+    polygons: list[PolygonRing] | None = None
+    zone: Zone | None = None
+
+    @model_validator(mode="after")
+    def _known_shapes(self) -> Region:
+        if not self.polygons:
+            for index, shape in enumerate(self.shapes):
+                if isinstance(shape, UnknownShape):
+                    raise ValueError(
+                        f"shapes[{index}] has type {shape.type!r}, which the bridge cannot draw; "
+                        "send the region's resolved 'polygons' with it"
+                    )
+        return self
+
+
+# --- Tokens, walls, lights -----------------------------------------------------------------------
+
+
+class TokenLight(SceneModel):
+    """A light carried by a token; ``radius`` in grid distance units."""
+
+    radius: Length
+    kind: Literal["white", "ir"] = "white"
+
+
+class Token(SceneModel):
+    """``x``, ``y`` top-left corner in pixels; ``width``/``height`` in grid spaces."""
+
+    id: Identifier
+    name: str = ""
+    x: Coord
+    y: Coord
+    width: Annotated[float, Field(ge=0, le=1000)] = 1.0
+    height: Annotated[float, Field(ge=0, le=1000)] = 1.0
+    elevation: Coord = 0.0
+    shape: Literal["rectangle", "ellipse"] = "rectangle"
+    traits: list[Identifier] = []
+    light: TokenLight | None = None
+    actor: str | None = Field(default=None, description="Foundry actor id, for the log")
+
+
+class WallThreshold(SceneModel):
+    """Foundry's wall thresholds (grid distance units); only ``sight`` is read."""
+
+    sight: Length | None = None
+    light: Length | None = None
+    sound: Length | None = None
+    attenuation: bool = False
+
+
+class Wall(SceneModel):
+    """``c`` = ``[x0, y0, x1, y1]``; ``sight``: 0 none, 10 limited, 20 normal, 30 proximity, 40 distance."""
+
+    id: Identifier
+    c: Annotated[list[Coord], Field(min_length=4, max_length=4)]
+    sight: Literal[0, 10, 20, 30, 40] = 20
+    door: Literal[0, 1, 2] = 0
+    ds: Literal[0, 1, 2] = 0
+    dir: Literal[0, 1, 2] = 0
+    threshold: WallThreshold | None = None
+
+    @field_validator("sight", mode="before")
+    @classmethod
+    def _bool_sight(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return 20 if value else 0
+        return value
+
+
+class Light(SceneModel):
+    """A light on the scene; ``radius`` in grid distance units."""
+
+    id: Identifier
+    x: Coord
+    y: Coord
+    radius: Length
+    kind: Literal["white", "ir"] = "white"
+
+
+# --- The scene -----------------------------------------------------------------------------------
+
+
+class Grid(SceneModel):
+    """``size`` pixels per grid space; ``distance`` grid units per space."""
+
+    size: Annotated[float, Field(gt=0, le=100000)] = 100.0
+    distance: Annotated[float, Field(gt=0, le=100000)] = 1.0
+    units: str = ""
+    type: int | None = None
+
+
+class Rules(SceneModel):
+    ruleset: Identifier
+    edition: Identifier = "current"
+    locale: Literal["en", "es"] = "en"
+    lines: Literal["center", "best"] = "center"
+
+
+class Scene(SceneModel):
+    id: Identifier
+    name: str = ""
+    grid: Grid = Grid()
+    rules: Rules
+    environment: dict[str, Any] = {}
+    regions: list[Region] = []
+    tokens: list[Token] = []
+    walls: list[Wall] = []
+    lights: list[Light] = []
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Scene:
+        for field in ("regions", "tokens", "walls", "lights"):
+            seen: set[str] = set()
+            for item in getattr(self, field):
+                if item.id in seen:
+                    raise ValueError(f"{field} has the id {item.id!r} twice")
+                seen.add(item.id)
+        return self
