@@ -29,8 +29,8 @@ __all__ = [
     "Hello",
     "Ping",
     "Pong",
-    "RulingOverride",
     "RulingOverridden",
+    "RulingOverride",
     "ScenePatch",
     "ScenePatched",
     "SceneSync",
@@ -209,9 +209,12 @@ class SceneSynced(Message):
 
 
 class ScenePatched(Message):
+    """Extension: ``ignored`` lists removed ids the scene did not hold (not an error)."""
+
     type: Literal["scene.patched"] = "scene.patched"
     id: str
     scene: str
+    ignored: dict[str, list[str]] | None = None
 
 
 class WireCrossing(Message):
