@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 __all__ = [
     "COORD_LIMIT",
     "CircleShape",
-    "EllipseShape",
     "Elevation",
+    "EllipseShape",
     "Grid",
     "Light",
     "PolygonRing",
