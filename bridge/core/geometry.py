@@ -61,6 +61,9 @@ MAX_CURVE_VERTICES = 1 << 20
 _SIGHT_NONE, _SIGHT_LIMITED, _SIGHT_PROXIMITY, _SIGHT_DISTANCE = 0, 10, 30, 40
 _DIR_LEFT, _DIR_RIGHT = 1, 2
 _DOOR_OPEN = 1
+#: Slack on the line parameter when matching the touched parts of a segment against its elevation
+#: span: the parts' ends come back from GEOS rounded, the span's ends are exact.
+_T_SLACK = 1e-12
 
 
 # --- Region areas ---------------------------------------------------------------------------------
@@ -85,8 +88,12 @@ def _ellipse(cx: float, cy: float, rx: float, ry: float, rotation: float = 0.0) 
         return Polygon()
     n = curve_vertex_count(max(rx, ry))
     angles = np.arange(n, dtype=np.float64) * (2.0 * math.pi / n)
-    xs = rx * np.cos(angles)
-    ys = ry * np.sin(angles)
+    cos, sin = np.cos(angles), np.sin(angles)
+    # The axis points are vertices, exactly (cos(π/2) is not 0 in floating point).
+    quarter = n // 4
+    cos[::quarter] = (1.0, 0.0, -1.0, 0.0)
+    sin[::quarter] = (0.0, 1.0, 0.0, -1.0)
+    xs, ys = rx * cos, ry * sin
     if rotation % 360:
         # Screen y points down, so the usual rotation matrix turns clockwise on screen.
         theta = math.radians(rotation)
@@ -592,8 +599,8 @@ def _first_meeting(
             continue
         ts = ((coords[:, 0] - a.x) * dx + (coords[:, 1] - a.y) * dy) / length2
         start, end = float(ts.min()), float(ts.max())
-        if start <= hi and end >= lo:
-            first = max(start, lo)
+        if start <= hi + _T_SLACK and end >= lo - _T_SLACK:
+            first = min(max(start, lo), hi)
             if best is None or first < best:
                 best = first
     return best
