@@ -280,9 +280,7 @@ class SceneGeometry:
             bottom = -math.inf if region.elevation.bottom is None else region.elevation.bottom
             top = math.inf if region.elevation.top is None else region.elevation.top
         result = (
-            not area.is_empty
-            and _within_span(info.token.elevation, bottom, top)
-            and bool(area.intersects(info.probe))
+            not area.is_empty and _within_span(info.token.elevation, bottom, top) and bool(area.intersects(info.probe))
         )
         self._inside_cache[key] = result
         return result
@@ -294,9 +292,7 @@ class SceneGeometry:
 
     # Public methods: sight lines.
 
-    def sight_lines(
-        self, actor_id: str, target_id: str, mode: Literal["center", "best"]
-    ) -> tuple[SightLine, ...]:
+    def sight_lines(self, actor_id: str, target_id: str, mode: Literal["center", "best"]) -> tuple[SightLine, ...]:
         """Candidate sight lines from actor to target, the centre-to-centre line first.
 
         ``"center"`` gives that line only; ``"best"`` every line between the sample points of both
@@ -311,11 +307,7 @@ class SceneGeometry:
             raise ValueError(f"unknown sight-line mode {mode!r}")
         lines = dict.fromkeys(
             [first]
-            + [
-                SightLine(start, end)
-                for start in self._sample_points(actor)
-                for end in self._sample_points(target)
-            ]
+            + [SightLine(start, end) for start in self._sample_points(actor) for end in self._sample_points(target)]
         )
         return tuple(lines)
 
@@ -528,18 +520,14 @@ class SceneGeometry:
         # Which of the walls met would stop sight from this source at all.
         direction = self._wall_dir[idx]
         effective = hit & (
-            (direction == 0)
-            | ((direction == _DIR_LEFT) & (o_start > 0))
-            | ((direction == _DIR_RIGHT) & (o_start < 0))
+            (direction == 0) | ((direction == _DIR_LEFT) & (o_start > 0)) | ((direction == _DIR_RIGHT) & (o_start < 0))
         )
         threshold = self._wall_threshold[idx]
         has_threshold = effective & ~np.isnan(threshold)
         if has_threshold.any():
             distance = _segment_distance(x0, y0, ax, ay, bx, by)
             kind = self._wall_kind[idx]
-            proximity_pass = (kind == _SIGHT_PROXIMITY) & (
-                np.maximum(distance - external_radius, 0.0) < threshold
-            )
+            proximity_pass = (kind == _SIGHT_PROXIMITY) & (np.maximum(distance - external_radius, 0.0) < threshold)
             distance_pass = (kind == _SIGHT_DISTANCE) & (distance + external_radius > threshold)
             effective &= ~(has_threshold & (proximity_pass | distance_pass))
         if not effective.any():
@@ -549,9 +537,7 @@ class SceneGeometry:
         limited = self._wall_limited[idx]
         # Crossing units: each properly crossed wall is one; each closed corner (walls meeting at a
         # point of the line, strictly on both sides of it) is one. Grazing an open corner is not.
-        units: list[tuple[float, list[int]]] = [
-            (float(t[i]), [int(i)]) for i in np.flatnonzero(proper & effective)
-        ]
+        units: list[tuple[float, list[int]]] = [(float(t[i]), [int(i)]) for i in np.flatnonzero(proper & effective)]
         corners: dict[tuple[float, float], list[tuple[int, int]]] = {}
         for i in np.flatnonzero((at_a | at_b) & effective & ~proper):
             if at_a[i]:

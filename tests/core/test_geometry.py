@@ -79,9 +79,7 @@ def test_circle_area_is_within_tolerance_of_true_circle() -> None:
     assert shapely.hausdorff_distance(area.exterior, true_circle.exterior, densify=0.01) <= 0.05
 
 
-@pytest.mark.parametrize(
-    ("name", "shape", "inside", "outside"), CANONICAL_SHAPES, ids=[s[0] for s in CANONICAL_SHAPES]
-)
+@pytest.mark.parametrize(("name", "shape", "inside", "outside"), CANONICAL_SHAPES, ids=[s[0] for s in CANONICAL_SHAPES])
 def test_canonical_shapes_contain_their_points(
     name: str, shape: dict[str, Any], inside: tuple[float, float], outside: tuple[float, float]
 ) -> None:
@@ -352,9 +350,7 @@ def test_token_elevation_must_be_within_the_span(
 
 def test_zero_size_token_is_a_point() -> None:
     """A token of zero width and height is a point, inside a zone that covers it."""
-    geo = geometry(
-        regions=[region("r", rect(0, 0, 100, 100))], tokens=[token("a", 100, 50, width=0, height=0)]
-    )
+    geo = geometry(regions=[region("r", rect(0, 0, 100, 100))], tokens=[token("a", 100, 50, width=0, height=0)])
     assert geo.inside("a", "r")
     assert geo.center("a") == Point3(100, 50, 0)
 
@@ -373,9 +369,7 @@ def test_zero_size_token_is_a_point() -> None:
     ],
     ids=["within", "from", "into", "through", "none"],
 )
-def test_every_crossing_kind(
-    a: tuple[float, float], b: tuple[float, float], expected: CrossingKind | None
-) -> None:
+def test_every_crossing_kind(a: tuple[float, float], b: tuple[float, float], expected: CrossingKind | None) -> None:
     """Kinds follow the footprints: both inside within, actor from, target into, neither through."""
     geo = geometry(regions=[region("r", rect(300, 300, 300, 300))], tokens=[token("a", *a), token("b", *b)])
     assert kinds(geo) == ([] if expected is None else [("r", expected)])
@@ -383,18 +377,14 @@ def test_every_crossing_kind(
 
 def test_from_and_into_do_not_depend_on_the_line() -> None:
     """An actor inside a zone the line leaves at once still reports ``from``; so ``into`` for the target."""
-    geo = geometry(
-        regions=[region("r", rect(0, 0, 100, 100))], tokens=[token("a", 100, 0), token("b", 800, 0)]
-    )
+    geo = geometry(regions=[region("r", rect(0, 0, 100, 100))], tokens=[token("a", 100, 0), token("b", 800, 0)])
     assert kinds(geo) == [("r", FROM)]
     assert kinds(geo, "b", "a") == [("r", INTO)]
 
 
 def test_line_grazing_an_edge_crosses() -> None:
     """A line running along a zone's edge touches it, so it crosses."""
-    geo = geometry(
-        regions=[region("r", rect(300, 150, 200, 200))], tokens=[token("a", 0, 100), token("b", 800, 100)]
-    )
+    geo = geometry(regions=[region("r", rect(300, 150, 200, 200))], tokens=[token("a", 0, 100), token("b", 800, 100)])
     assert kinds(geo) == [("r", THROUGH)]
 
 
@@ -409,9 +399,7 @@ def test_line_touching_a_vertex_crosses() -> None:
 
 def test_line_missing_a_zone_does_not_cross() -> None:
     """A line passing beside a zone does not cross it."""
-    geo = geometry(
-        regions=[region("r", rect(300, 151, 200, 200))], tokens=[token("a", 0, 100), token("b", 800, 100)]
-    )
+    geo = geometry(regions=[region("r", rect(300, 151, 200, 200))], tokens=[token("a", 0, 100), token("b", 800, 100)])
     assert kinds(geo) == []
 
 
@@ -526,9 +514,7 @@ def test_vertical_line_through_a_zone_span_crosses() -> None:
 # --- Walls -----------------------------------------------------------------------------------------
 
 
-def wall_scene(
-    *walls: Any, a: tuple[float, float] = (0, 100), b: tuple[float, float] = (900, 100)
-) -> SceneGeometry:
+def wall_scene(*walls: Any, a: tuple[float, float] = (0, 100), b: tuple[float, float] = (900, 100)) -> SceneGeometry:
     """Two tokens on a horizontal line (centres at y=150) and the given walls."""
     return geometry(tokens=[token("a", *a), token("b", *b)], walls=list(walls))
 
@@ -624,9 +610,7 @@ def test_threshold_walls_follow_foundry(
     sight: int, threshold: float, actor_x: float, expected: tuple[str, ...]
 ) -> None:
     """Proximity walls vanish within their threshold, distance walls beyond it (Foundry's rule)."""
-    geo = wall_scene(
-        wall("w", 500, 0, 500, 400, sight=sight, threshold={"sight": threshold}), a=(actor_x - 50, 100)
-    )
+    geo = wall_scene(wall("w", 500, 0, 500, 400, sight=sight, threshold={"sight": threshold}), a=(actor_x - 50, 100))
     assert blocked(geo) == expected
 
 
