@@ -16,6 +16,7 @@ errors included. The world's scenes live in :class:`Worlds`, shared by every ses
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,12 +27,13 @@ from pydantic import BaseModel, ValidationError
 from . import __version__
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
-from .core.world import SceneRejected, SceneState, World
+from .core.world import SceneLimits, SceneRejected, SceneState, World
 from .errors import (
     BridgeError,
     ConnectionFatal,
     HelloRequired,
     InvalidMessage,
+    RateLimited,
     TooLarge,
     Unauthorized,
     UnknownRuleset,
@@ -124,19 +126,38 @@ class Worlds:
     """Every world's scenes, by world id; sessions of one world share its :class:`World`."""
 
     worlds: dict[str, World] = field(default_factory=dict)
+    scene_limits: SceneLimits = field(default_factory=SceneLimits)
 
     def get(self, world_id: str) -> World:
         world = self.worlds.get(world_id)
         if world is None:
-            world = self.worlds[world_id] = World(world_id)
+            world = self.worlds[world_id] = World(world_id, limits=self.scene_limits)
         return world
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Bounds on what one message may carry (``None`` = unbounded)."""
+    """Bounds on one connection: frame size, and a token bucket of messages per second."""
 
     max_frame_bytes: int = 4 * 1024 * 1024
+    messages_per_second: float = 100.0
+    burst: int = 200
+
+
+class _Bucket:
+    """Token bucket: ``burst`` messages at once, refilled at ``rate`` per second."""
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate, self.burst = rate, float(burst)
+        self.tokens, self.stamp = float(burst), now
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
 
 
 Authenticator = Callable[[str, str | None], bool]
@@ -165,12 +186,15 @@ class Session:
         offline: bool = False,
         limits: Limits | None = None,
         clock: Clock = _utc_now,
+        monotonic: Callable[[], float] = time.monotonic,
         logging: bool = True,
     ) -> None:
         self._worlds = worlds
         self._authenticate = authenticate or (lambda world, secret: False)
         self._limits = limits or Limits()
         self._clock = clock
+        self._monotonic = monotonic
+        self._bucket = _Bucket(self._limits.messages_per_second, self._limits.burst, monotonic())
         self._logging = logging
         self.state: Literal["awaiting-hello", "ready", "closed"] = "awaiting-hello"
         self.world: World | None = None
@@ -187,6 +211,11 @@ class Session:
             return []
         request_id: str | None = None
         try:
+            if not self._bucket.take(self._monotonic()):
+                raise RateLimited(
+                    f"more than {self._limits.messages_per_second:g} messages per second; this one was dropped",
+                    limit=self._limits.messages_per_second,
+                )
             raw = self._decode(text)
             request_id = _request_id(raw)
             message = self._validate(raw)
@@ -508,6 +537,8 @@ def _location(loc: tuple[int | str, ...]) -> str:
 
 
 def _rejected(exc: SceneRejected) -> BridgeError:
+    if exc.too_large:
+        return TooLarge(str(exc), field=exc.field)
     if exc.unknown_ruleset:
         return UnknownRuleset(str(exc), field=exc.field)
     return InvalidMessage(str(exc), field=exc.field)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bridge.core.world import SceneLimits
 from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds
 from tests.scenes import OfflineClient, on_line_scene, rect_region, scene, token
 
@@ -283,3 +284,35 @@ def test_logged_ruling_asks_the_store_first() -> None:
     assert record.line is not None and record.line["start"] == {"x": 50.0, "y": 450.0, "z": 0.0}
     assert record.snapshot is not None and [r["id"] for r in record.snapshot.regions] == ["r-low", "r-poor"]
     assert effect.answer.modifier == -6
+
+
+# --- Limits --------------------------------------------------------------------------------------
+
+
+def test_rate_limit_drops_the_excess_and_recovers() -> None:
+    """Past the burst a message gets rate-limited; after a second's refill the connection answers again."""
+    now = [100.0]
+    session = Session(
+        Worlds(), authenticate=authenticate, limits=Limits(messages_per_second=2, burst=3), monotonic=lambda: now[0]
+    )
+    session.receive(hello())
+    codes = [answers(send(session, {"type": "ping", "id": str(i)}))[0].get("code") for i in range(3)]
+    assert codes == [None, None, "rate-limited"]
+    now[0] += 1.0
+    assert one(session, {"type": "ping", "id": "later"}) == {"type": "pong", "id": "later"}
+    assert session.state == "ready"
+
+
+def test_scene_over_the_size_limits_is_too_large() -> None:
+    """Too many tokens, or too many polygon vertices, are refused with too-large naming the field."""
+    worlds = Worlds(scene_limits=SceneLimits(tokens=2, vertices=10))
+    session = online(worlds)
+    many = scene(tokens=[token(f"t{i}", i * 100, 0) for i in range(3)])
+    answer = one(session, {"type": "scene.sync", "id": "q", "scene": many})
+    assert answer["code"] == "too-large" and answer["details"]["field"] == "scene.tokens"
+    ring = [coord for i in range(12) for coord in (i, i * i)]
+    big = scene(regions=[{"id": "r", "polygons": [{"points": ring}], "zone": {"type": "low"}}])
+    assert one(session, {"type": "scene.sync", "id": "q", "scene": big})["code"] == "too-large"
+    grown = {"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": [token("t9", 0, 900)]}}
+    one(session, {"type": "scene.sync", "id": "q", "scene": scene(tokens=[token("t0", 0, 0), token("t1", 0, 100)])})
+    assert one(session, grown)["code"] == "too-large"

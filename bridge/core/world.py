@@ -19,24 +19,55 @@ from .rules import RULESETS, Ruleset
 from .rules.data_files import vocabulary
 from .scene import Grid, Rules, Scene, Token
 
-__all__ = ["PatchResult", "SceneRejected", "SceneState", "World", "check_scene"]
+__all__ = ["PatchResult", "SceneLimits", "SceneRejected", "SceneState", "World", "check_scene"]
 
 
 class SceneRejected(ValueError):
     """A scene the bridge will not hold. ``unknown_ruleset`` tells the two contract codes apart."""
 
-    def __init__(self, message: str, *, field: str, unknown_ruleset: bool = False) -> None:
+    def __init__(self, message: str, *, field: str, unknown_ruleset: bool = False, too_large: bool = False) -> None:
         super().__init__(message)
         self.field = field
         self.unknown_ruleset = unknown_ruleset
+        self.too_large = too_large
 
 
-def check_scene(scene: Scene) -> Ruleset:
+@dataclass(frozen=True, slots=True)
+class SceneLimits:
+    """The most one scene may hold; a scene over any of them is refused as ``too-large``."""
+
+    regions: int = 5_000
+    tokens: int = 5_000
+    walls: int = 50_000
+    lights: int = 5_000
+    vertices: int = 500_000  # polygon and resolved-ring vertices over the whole scene
+
+    def check(self, scene: Scene) -> None:
+        for kind in ("regions", "tokens", "walls", "lights"):
+            count, limit = len(getattr(scene, kind)), getattr(self, kind)
+            if count > limit:
+                raise SceneRejected(
+                    f"scene.{kind}: {count} is over the limit of {limit}", field=f"scene.{kind}", too_large=True
+                )
+        vertices = 0
+        for region in scene.regions:
+            vertices += sum(len(getattr(shape, "points", ())) // 2 for shape in region.shapes)
+            vertices += sum(len(ring.points) // 2 for ring in region.polygons or ())
+        if vertices > self.vertices:
+            raise SceneRejected(
+                f"scene.regions: {vertices} polygon vertices are over the limit of {self.vertices}",
+                field="scene.regions",
+                too_large=True,
+            )
+
+
+def check_scene(scene: Scene, limits: SceneLimits | None = None) -> Ruleset:
     """Validate what the models cannot: ruleset, edition, zone types, traits, environment.
 
     Returns the scene's ruleset. A zone type or trait that no ruleset knows is rejected; one of another
     ruleset is kept (the rulings it touches carry a note).
     """
+    (limits or SceneLimits()).check(scene)
     rules = scene.rules
     ruleset = RULESETS.get(rules.ruleset)
     if ruleset is None:
@@ -121,10 +152,11 @@ class World:
 
     id: str
     scenes: dict[str, SceneState] = field(default_factory=dict)
+    limits: SceneLimits = field(default_factory=SceneLimits)
 
     def sync(self, scene: Scene) -> SceneState:
         """Replace (or create) the scene; raises :class:`SceneRejected` leaving the world unchanged."""
-        ruleset = check_scene(scene)
+        ruleset = check_scene(scene, self.limits)
         previous = self.scenes.get(scene.id)
         state = SceneState(scene, ruleset, version=previous.version + 1 if previous else 0)
         self.scenes[scene.id] = state
@@ -173,7 +205,7 @@ class World:
             new_scene = Scene.model_validate(data)
         except ValidationError as exc:  # only cross-object checks can fail here
             raise SceneRejected(str(exc.errors()[0]["msg"]), field="scene") from exc
-        ruleset = check_scene(new_scene)
+        ruleset = check_scene(new_scene, self.limits)
         new_state = SceneState(new_scene, ruleset, version=state.version + 1)
         self.scenes[scene_id] = new_state
         return PatchResult(new_state, ignored)
