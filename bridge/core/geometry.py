@@ -483,7 +483,11 @@ class SceneGeometry:
             if flat:
                 entries[zone.order] = span[0]
                 continue
-            first = _first_meeting(shapely.intersection(segment, zone.area), a, dx, dy, length2, span)
+            meeting = shapely.intersection(segment, zone.area)
+            if meeting.is_empty:
+                # GEOS said they touch but rounding lost the contact: take the nearest point.
+                meeting = shapely.get_point(shapely.shortest_line(segment, zone.area), 0)
+            first = _first_meeting(meeting, a, dx, dy, length2, span)
             if first is not None:
                 entries[zone.order] = first
         return entries
