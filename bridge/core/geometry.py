@@ -549,7 +549,8 @@ class SceneGeometry:
         if not effective.any():
             return ()
 
-        t = o_start / (o_start - o_end)
+        # Where the line meets each wall's line; only read for walls it straddles (o_start ≠ o_end).
+        t = o_start / np.where(straddles, o_start - o_end, 1.0)
         limited = self._wall_limited[idx]
         # Crossing units: each properly crossed wall is one; each closed corner (walls meeting at a
         # point of the line, strictly on both sides of it) is one. Grazing an open corner is not.
