@@ -64,6 +64,18 @@ _DOOR_OPEN = 1
 #: Slack on the line parameter when matching the touched parts of a segment against its elevation
 #: span: the parts' ends come back from GEOS rounded, the span's ends are exact.
 _T_SLACK = 1e-12
+_DIAGONAL = math.sqrt(0.5)
+#: Unit directions of a round base's 8 rim sample points (0°, 45°, … clockwise on screen), exact on axes.
+_RIM_DIRECTIONS = (
+    (1.0, 0.0),
+    (_DIAGONAL, _DIAGONAL),
+    (0.0, 1.0),
+    (-_DIAGONAL, _DIAGONAL),
+    (-1.0, 0.0),
+    (-_DIAGONAL, -_DIAGONAL),
+    (0.0, -1.0),
+    (_DIAGONAL, -_DIAGONAL),
+)
 
 
 # --- Region areas ---------------------------------------------------------------------------------
@@ -194,7 +206,11 @@ class _TokenInfo:
 
 
 def _orient(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> Any:
-    """Foundry's ``orient2dFast(a, b, c)``: > 0 when ``c`` is left of ``a→b`` as seen on screen."""
+    """Foundry's ``orient2dFast(a, b, c)``: > 0 when ``c`` is left of ``a→b`` as seen on screen.
+
+    ``Edge#orientPoint`` names that side RIGHT (the right of ``a→b`` in y-up maths) and the negative
+    side LEFT; see docs/geometry.md.
+    """
     return (ay - cy) * (bx - cx) - (ax - cx) * (by - cy)
 
 
@@ -442,9 +458,8 @@ class SceneGeometry:
         cx, cy, z = info.center.x, info.center.y, info.center.z
         points = [info.center]
         if token.shape == "ellipse":
-            for k in range(8):
-                angle = k * math.pi / 4
-                points.append(Point3(cx + w / 2 * math.cos(angle), cy + h / 2 * math.sin(angle), z))
+            for ux, uy in _RIM_DIRECTIONS:
+                points.append(Point3(cx + w / 2 * ux, cy + h / 2 * uy, z))
         else:
             x0, y0 = token.x, token.y
             for px, py in (
