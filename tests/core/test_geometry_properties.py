@@ -224,3 +224,89 @@ def test_wall_blocking_matches_the_oracle(
     expected = tuple(f"w{i}" for _, i in hits if walls[i][4] == 20 or len(limited) >= 2)
     event(f"blocking walls: {min(len(expected), 2)}+")
     assert geo.wall_blocked(Point3(x0, y0, 0), Point3(x1, y1, 0)) == expected
+
+
+small = st.integers(min_value=0, max_value=6)
+grid_point = st.tuples(small, small)
+
+
+@st.composite
+def grid_walls(draw: st.DrawFn) -> list[tuple[int, ...]]:
+    """Wall chains on a small grid (shared corners) plus a few loose walls."""
+    chain = draw(st.lists(grid_point, min_size=2, max_size=6))
+    loose = draw(st.lists(st.tuples(grid_point, grid_point), max_size=3))
+    segments = list(itertools.pairwise(chain)) + loose
+    kinds = draw(
+        st.lists(
+            st.tuples(st.sampled_from([10, 20, 20]), st.sampled_from([0, 0, 0, 1, 2])),
+            min_size=len(segments),
+            max_size=len(segments),
+        )
+    )
+    return [(*a, *b, s, d) for (a, b), (s, d) in zip(segments, kinds, strict=True)]
+
+
+@st.composite
+def lines_through_corners(draw: st.DrawFn, walls: list[tuple[int, ...]]) -> tuple[int, int, int, int]:
+    """A sight line on the grid, half the time through a wall end (where corners are)."""
+    if draw(st.booleans()):
+        ax, ay, bx, by, *_ = draw(st.sampled_from(walls))
+        vx, vy = draw(st.sampled_from([(ax, ay), (bx, by)]))
+        dx, dy = draw(st.integers(-3, 3)), draw(st.integers(-3, 3))
+        before, after = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+        return vx - before * dx, vy - before * dy, vx + after * dx, vy + after * dy
+    return draw(small), draw(small), draw(small), draw(small)
+
+
+@st.composite
+def walls_and_line(draw: st.DrawFn) -> tuple[list[tuple[int, ...]], tuple[int, int, int, int]]:
+    walls = draw(grid_walls())
+    return walls, draw(lines_through_corners(walls))
+
+
+@given(walls_and_line())
+@SETTINGS
+def test_degenerate_walls_match_the_de9im_oracle(
+    case: tuple[list[tuple[int, ...]], tuple[int, int, int, int]],
+) -> None:
+    """On a small integer grid (ends on walls, collinear runs, corners) blocking follows DE-9IM."""
+    walls, (x0, y0, x1, y1) = case
+    assume((x0, y0) != (x1, y1))
+    sight = LineString([(x0, y0), (x1, y1)])
+    geo = SceneGeometry(
+        scene(
+            walls=[
+                wall(f"w{i}", ax, ay, bx, by, sight=s, dir=d)
+                for i, (ax, ay, bx, by, s, d) in enumerate(walls)
+            ]
+        )
+    )
+    units: list[tuple[float, list[int]]] = []
+    corners: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for i, (ax, ay, bx, by, _, d) in enumerate(walls):
+        if (ax, ay) == (bx, by):
+            continue
+        side = _cross(ax, ay, bx, by, x0, y0)
+        if side == 0 or (d == 1 and side > 0) or (d == 2 and side < 0):
+            continue  # collinear with the source, or a one-way wall seen from its open side
+        segment = LineString([(ax, ay), (bx, by)])
+        if sight.crosses(segment):
+            units.append((sight.project(sight.intersection(segment), normalized=True), [i]))
+            continue
+        for end, other in (((ax, ay), (bx, by)), ((bx, by), (ax, ay))):
+            other_side = _cross(x0, y0, x1, y1, *other)
+            if Point(end).within(sight) and other_side != 0:
+                corners.setdefault(end, []).append((i, 1 if other_side > 0 else -1))
+    for end, members in corners.items():
+        if {side for _, side in members} == {1, -1}:
+            units.append((sight.project(Point(end), normalized=True), [i for i, _ in members]))
+            event("closed corner")
+        else:
+            event("open corner")
+    hard = [u for u in units if any(walls[i][4] == 20 for i in u[1])]
+    soft = [u for u in units if all(walls[i][4] == 10 for i in u[1])]
+    chosen = hard + (soft if len(soft) >= 2 else [])
+    expected = sorted({(round(t, 9), i) for t, members in chosen for i in members})
+    got = geo.wall_blocked(Point3(x0, y0, 0), Point3(x1, y1, 0))
+    assert set(got) == {f"w{i}" for _, i in expected}
+    assert got == tuple(dict.fromkeys(f"w{i}" for _, i in expected))
