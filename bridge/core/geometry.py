@@ -64,6 +64,18 @@ _DOOR_OPEN = 1
 #: Slack on the line parameter when matching the touched parts of a segment against its elevation
 #: span: the parts' ends come back from GEOS rounded, the span's ends are exact.
 _T_SLACK = 1e-12
+_DIAGONAL = math.sqrt(0.5)
+#: Unit directions of a round base's 8 rim sample points (0°, 45°, … clockwise on screen), exact on axes.
+_RIM_DIRECTIONS = (
+    (1.0, 0.0),
+    (_DIAGONAL, _DIAGONAL),
+    (0.0, 1.0),
+    (-_DIAGONAL, _DIAGONAL),
+    (-1.0, 0.0),
+    (-_DIAGONAL, -_DIAGONAL),
+    (0.0, -1.0),
+    (_DIAGONAL, -_DIAGONAL),
+)
 
 
 # --- Region areas ---------------------------------------------------------------------------------
@@ -194,7 +206,11 @@ class _TokenInfo:
 
 
 def _orient(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> Any:
-    """Foundry's ``orient2dFast(a, b, c)``: > 0 when ``c`` is left of ``a→b`` as seen on screen."""
+    """Foundry's ``orient2dFast(a, b, c)``: > 0 when ``c`` is left of ``a→b`` as seen on screen.
+
+    ``Edge#orientPoint`` names that side RIGHT (the right of ``a→b`` in y-up maths) and the negative
+    side LEFT; see docs/geometry.md.
+    """
     return (ay - cy) * (bx - cx) - (ax - cx) * (by - cy)
 
 
@@ -434,9 +450,8 @@ class SceneGeometry:
         cx, cy, z = info.center.x, info.center.y, info.center.z
         points = [info.center]
         if token.shape == "ellipse":
-            for k in range(8):
-                angle = k * math.pi / 4
-                points.append(Point3(cx + w / 2 * math.cos(angle), cy + h / 2 * math.sin(angle), z))
+            for ux, uy in _RIM_DIRECTIONS:
+                points.append(Point3(cx + w / 2 * ux, cy + h / 2 * uy, z))
         else:
             x0, y0 = token.x, token.y
             for px, py in (
@@ -475,7 +490,11 @@ class SceneGeometry:
             if flat:
                 entries[zone.order] = span[0]
                 continue
-            first = _first_meeting(shapely.intersection(segment, zone.area), a, dx, dy, length2, span)
+            meeting = shapely.intersection(segment, zone.area)
+            if meeting.is_empty:
+                # GEOS said they touch but rounding lost the contact: take the nearest point.
+                meeting = shapely.get_point(shapely.shortest_line(segment, zone.area), 0)
+            first = _first_meeting(meeting, a, dx, dy, length2, span)
             if first is not None:
                 entries[zone.order] = first
         return entries
@@ -533,7 +552,8 @@ class SceneGeometry:
         if not effective.any():
             return ()
 
-        t = o_start / (o_start - o_end)
+        # Where the line meets each wall's line; only read for walls it straddles (o_start ≠ o_end).
+        t = o_start / np.where(straddles, o_start - o_end, 1.0)
         limited = self._wall_limited[idx]
         # Crossing units: each properly crossed wall is one; each closed corner (walls meeting at a
         # point of the line, strictly on both sides of it) is one. Grazing an open corner is not.

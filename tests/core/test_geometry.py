@@ -760,3 +760,18 @@ def test_evidence_uses_the_actor_external_radius_for_thresholds() -> None:
     # centre (100, 100) is 400 px from the wall; radius 100 → 300 < 350.
     assert blocked(geo) == ()
     assert geo.wall_blocked(Point3(100, 100, 0), Point3(850, 100, 0)) == ("w",)
+
+
+def test_parallel_and_crossed_walls_together() -> None:
+    """Walls parallel to the line (collinear or not) beside a crossed one are ignored, without warnings."""
+    geo = wall_scene(
+        wall("along", 200, 150, 700, 150), wall("beside", 200, 300, 700, 300), wall("w", 500, 0, 500, 400)
+    )
+    assert blocked(geo) == ("w",)
+
+
+def test_round_base_axis_samples_are_exact() -> None:
+    """A round base's rim samples on its axes are exact, so they touch what the footprint touches."""
+    geo = geometry(tokens=[token("a", 0, 0, width=2, height=1, shape="ellipse"), token("b", 500, 0)])
+    starts = {(line.start.x, line.start.y) for line in geo.sight_lines("a", "b", "best")}
+    assert {(200, 50), (100, 100), (0, 50), (100, 0)} <= starts
