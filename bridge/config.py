@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
@@ -21,12 +21,24 @@ SECRET_FILE = "secret"
 
 @dataclass(frozen=True, slots=True)
 class BridgeConfig:
+    """Everything ``sightline serve`` can be told; the defaults need no configuration."""
+
     host: str = "127.0.0.1"
     port: int = 8765
     data_dir: Path = Path(".")
     secret: str = ""
+    world_secrets: dict[str, str] = field(default_factory=dict)
     database: str | None = None
+    certfile: Path | None = None
+    keyfile: Path | None = None
+    allowed_origins: tuple[str, ...] = ()
     max_frame_bytes: int = 4 * 1024 * 1024
+    messages_per_second: float = 100.0
+    message_burst: int = 200
+    max_connections_per_world: int = 32
+    hello_timeout: float = 10.0
+    send_queue: int = 256
+    heartbeat: float = 20.0
 
 
 def data_dir_from(option: str | None) -> Path:

@@ -13,6 +13,7 @@
     └── ConnectionFatal              errors after which the bridge closes the connection
         ├── Unauthorized             unauthorized (close 4401): wrong or missing secret
         ├── UnsupportedProtocol      unsupported-protocol (close 4400): a protocol other than 1
+        ├── TooManyConnections       rate-limited (close 4429): the world has its most connections
         └── HelloRequired            invalid-message (close 4400): the first message was not hello
 
 After any error but a :class:`ConnectionFatal` one the connection stays open and every scene and log
@@ -31,6 +32,7 @@ __all__ = [
     "LogUnavailable",
     "RateLimited",
     "TooLarge",
+    "TooManyConnections",
     "Unauthorized",
     "UnknownRuleset",
     "UnknownScene",
@@ -92,6 +94,11 @@ class Unauthorized(ConnectionFatal):
 class UnsupportedProtocol(ConnectionFatal):
     code = "unsupported-protocol"
     close_code = 4400
+
+
+class TooManyConnections(ConnectionFatal):
+    code = "rate-limited"
+    close_code = 4429
 
 
 class HelloRequired(ConnectionFatal):

@@ -35,6 +35,7 @@ from .errors import (
     InvalidMessage,
     RateLimited,
     TooLarge,
+    TooManyConnections,
     Unauthorized,
     UnknownRuleset,
     UnknownScene,
@@ -174,7 +175,8 @@ def _utc_now() -> datetime:
 class Session:
     """One client's conversation. Not thread-safe; one per connection.
 
-    ``authenticate(world, secret)`` decides a ``hello``; ``offline=True`` (replay) needs no hello and
+    ``authenticate(world, secret)`` decides a ``hello`` and ``admit(world)`` may still refuse it (too many
+    connections: it returns the reason); ``offline=True`` (replay) needs no hello and
     works in the world ``"offline"``.
     """
 
@@ -183,6 +185,7 @@ class Session:
         worlds: Worlds,
         *,
         authenticate: Authenticator | None = None,
+        admit: Callable[[str], str | None] | None = None,
         offline: bool = False,
         limits: Limits | None = None,
         clock: Clock = _utc_now,
@@ -191,6 +194,7 @@ class Session:
     ) -> None:
         self._worlds = worlds
         self._authenticate = authenticate or (lambda world, secret: False)
+        self._admit = admit or (lambda world: None)
         self._limits = limits or Limits()
         self._clock = clock
         self._monotonic = monotonic
@@ -277,6 +281,9 @@ class Session:
         if self.state == "awaiting-hello":
             if not self._authenticate(message.world, message.secret):
                 raise Unauthorized(f"wrong or missing secret for world {message.world!r}")
+            refusal = self._admit(message.world)
+            if refusal is not None:
+                raise TooManyConnections(refusal)
             self.world = self._worlds.get(message.world)
         self.user = message.user
         self.state = "ready"

@@ -764,9 +764,7 @@ def test_evidence_uses_the_actor_external_radius_for_thresholds() -> None:
 
 def test_parallel_and_crossed_walls_together() -> None:
     """Walls parallel to the line (collinear or not) beside a crossed one are ignored, without warnings."""
-    geo = wall_scene(
-        wall("along", 200, 150, 700, 150), wall("beside", 200, 300, 700, 300), wall("w", 500, 0, 500, 400)
-    )
+    geo = wall_scene(wall("along", 200, 150, 700, 150), wall("beside", 200, 300, 700, 300), wall("w", 500, 0, 500, 400))
     assert blocked(geo) == ("w",)
 
 

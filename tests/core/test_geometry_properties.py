@@ -124,13 +124,10 @@ def _oracle_meets(a: Point3, b: Point3, case: ZoneCase) -> float | None:
 
 @given(st.lists(zones(), min_size=1, max_size=4), tokens, tokens)
 @SETTINGS
-def test_crossings_match_the_oracle(
-    cases: list[ZoneCase], actor: tuple[Any, ...], target: tuple[Any, ...]
-) -> None:
+def test_crossings_match_the_oracle(cases: list[ZoneCase], actor: tuple[Any, ...], target: tuple[Any, ...]) -> None:
     """On random scenes, inside-ness, crossing kinds and their order equal the shapely oracle's."""
     toks = [
-        token(name, x, y, width=w, height=h, elevation=z)
-        for name, (x, y, w, h, z) in (("a", actor), ("b", target))
+        token(name, x, y, width=w, height=h, elevation=z) for name, (x, y, w, h, z) in (("a", actor), ("b", target))
     ]
     regions = [region(f"r{i}", case.shape, bottom=case.bottom, top=case.top) for i, case in enumerate(cases)]
     geo = SceneGeometry(scene(regions=regions, tokens=toks))
@@ -173,9 +170,7 @@ def test_crossings_match_the_oracle(
 
 wall_coord = st.floats(min_value=0, max_value=1000, allow_nan=False, allow_infinity=False)
 walls_st = st.lists(
-    st.tuples(
-        wall_coord, wall_coord, wall_coord, wall_coord, st.sampled_from([10, 20]), st.sampled_from([0, 1, 2])
-    ),
+    st.tuples(wall_coord, wall_coord, wall_coord, wall_coord, st.sampled_from([10, 20]), st.sampled_from([0, 1, 2])),
     min_size=1,
     max_size=8,
 )
@@ -200,12 +195,7 @@ def test_wall_blocking_matches_the_oracle(
         assume(abs(_cross(ax, ay, bx, by, x0, y0)) > 1e-3 and abs(_cross(ax, ay, bx, by, x1, y1)) > 1e-3)
         assume(abs(_cross(x0, y0, x1, y1, ax, ay)) > 1e-3 and abs(_cross(x0, y0, x1, y1, bx, by)) > 1e-3)
     geo = SceneGeometry(
-        scene(
-            walls=[
-                wall(f"w{i}", ax, ay, bx, by, sight=s, dir=d)
-                for i, (ax, ay, bx, by, s, d) in enumerate(walls)
-            ]
-        )
+        scene(walls=[wall(f"w{i}", ax, ay, bx, by, sight=s, dir=d) for i, (ax, ay, bx, by, s, d) in enumerate(walls)])
     )
     hits: list[tuple[float, int]] = []
     for i, (ax, ay, bx, by, _, d) in enumerate(walls):
@@ -274,12 +264,7 @@ def test_degenerate_walls_match_the_de9im_oracle(
     assume((x0, y0) != (x1, y1))
     sight = LineString([(x0, y0), (x1, y1)])
     geo = SceneGeometry(
-        scene(
-            walls=[
-                wall(f"w{i}", ax, ay, bx, by, sight=s, dir=d)
-                for i, (ax, ay, bx, by, s, d) in enumerate(walls)
-            ]
-        )
+        scene(walls=[wall(f"w{i}", ax, ay, bx, by, sight=s, dir=d) for i, (ax, ay, bx, by, s, d) in enumerate(walls)])
     )
     units: list[tuple[float, list[int]]] = []
     corners: dict[tuple[int, int], list[tuple[int, int]]] = {}
