@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
+from shapely.geometry import LineString, box
 from shapely.geometry.base import BaseGeometry
 
 from .core.geometry import SceneGeometry
@@ -299,8 +300,12 @@ class _LabelSpace:
     #: Fractions of a line tried for its label, middle first.
     SPOTS: Final = (0.5, 0.38, 0.62, 0.27, 0.73, 0.18, 0.82)
 
+    #: What a label crossed by another sight line costs, against overlapping boxes (in px²).
+    CROSSED: Final = 2000.0
+
     def __init__(self) -> None:
         self.taken: list[tuple[float, float, float, float]] = []
+        self.lines: list[LineString] = []
 
     @staticmethod
     def box(x: float, y: float, text: str, size: float) -> tuple[float, float, float, float]:
@@ -316,7 +321,9 @@ class _LabelSpace:
         best: tuple[float, float, float] | None = None
         for t in self.SPOTS:
             x, y = ax + (bx - ax) * t, ay + (by - ay) * t
-            overlap = sum(_overlap(self.box(x, y, text, size), other) for other in self.taken)
+            spot = self.box(x, y, text, size)
+            overlap = sum(_overlap(spot, other) for other in self.taken)
+            overlap += self.CROSSED * sum(1 for line in self.lines if line.intersects(box(*spot)))
             if best is None or overlap < best[0]:
                 best = (overlap, x, y)
             if overlap == 0:
@@ -324,6 +331,7 @@ class _LabelSpace:
         assert best is not None
         _, x, y = best
         self.take(x, y, text, size)
+        self.lines.append(LineString([(ax, ay), (bx, by)]))
         return x, y
 
 
