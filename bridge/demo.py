@@ -357,7 +357,7 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
 }
 
 #: Widths of the table's columns (the last one runs free).
-_WIDTHS: Final = (3, 18, 22, 10, 11, 8)
+_WIDTHS: Final = (4, 19, 22, 11, 12, 8)
 _WRAP: Final = 110
 
 
@@ -509,7 +509,8 @@ def _header(locale: str) -> str:
 
 
 def _row(cells: Sequence[str], last: str) -> str:
-    return ("".join(cell.ljust(width) for cell, width in zip(cells, _WIDTHS, strict=True)) + last).rstrip()
+    """Cells padded to their column, never closer than two spaces: the columns split on any double space."""
+    return ("".join(cell.ljust(width - 2) + "  " for cell, width in zip(cells, _WIDTHS, strict=True)) + last).rstrip()
 
 
 def _signed(value: int) -> str:
