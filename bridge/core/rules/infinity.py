@@ -220,7 +220,7 @@ class InfinityRuleset:
             is_applied = candidate is applied
             reason = candidate.reason
             if not is_applied and candidate.counts and applied is not None:
-                stacking = self._text("not_stacking", locale, applied=self._describe(applied, locale))
+                stacking = self._text("not_stacking", locale, applied=self._describe(applied, s))
                 reason = f"{reason} {stacking}" if reason else stacking
             value = None if candidate.blocks else candidate.value
             entries.append(self._entry(candidate.crossing, value, is_applied, reason, locale))
@@ -435,13 +435,18 @@ class InfinityRuleset:
             zone=crossing.zone,
         )
 
-    def _describe(self, candidate: _Candidate, locale: str) -> str:
+    def _describe(self, candidate: _Candidate, s: Situation) -> str:
+        """``Poor Visibility Zone "Smoke stack": -6`` — the region by its name, its id when it has none."""
+        locale = s.locale
         label = self.data.zones[candidate.crossing.zone].label.get(locale)
-        shown = "LoF" if locale == "en" else "LDT"
-        value = f"no {shown}" if candidate.blocks else _signed(candidate.value or 0)
-        if candidate.blocks and locale == "es":
-            value = f"sin {shown}"
-        return f"{label} {candidate.crossing.region}: {value}"
+        region = next((r for r in s.scene.regions if r.id == candidate.crossing.region), None)
+        shown_region = f'"{region.name}"' if region is not None and region.name else candidate.crossing.region
+        lof = "LoF" if locale == "en" else "LDT"
+        if candidate.blocks:
+            value = f"no {lof}" if locale == "en" else f"sin {lof}"
+        else:
+            value = _signed(candidate.value or 0)
+        return f"{label} {shown_region}: {value}"
 
     def _observer(self, token: Token, locale: str) -> _Observer:
         visors = [self.data.traits[t] for t in token.traits if t in self.data.traits and self.data.traits[t].msv > 0]
