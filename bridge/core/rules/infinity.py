@@ -441,11 +441,7 @@ class InfinityRuleset:
         label = self.data.zones[candidate.crossing.zone].label.get(locale)
         region = next((r for r in s.scene.regions if r.id == candidate.crossing.region), None)
         shown_region = f'"{region.name}"' if region is not None and region.name else candidate.crossing.region
-        lof = "LoF" if locale == "en" else "LDT"
-        if candidate.blocks:
-            value = f"no {lof}" if locale == "en" else f"sin {lof}"
-        else:
-            value = _signed(candidate.value or 0)
+        value = self._text("no_lof", locale) if candidate.blocks else _signed(candidate.value or 0)
         return f"{label} {shown_region}: {value}"
 
     def _observer(self, token: Token, locale: str) -> _Observer:
