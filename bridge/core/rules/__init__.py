@@ -6,6 +6,7 @@ from types import MappingProxyType
 from typing import Final
 
 from .base import ModifierEntry, Ruleset, Ruling, RulingError, Situation
+from .gurps import GurpsRuleset, load_gurps
 from .infinity import InfinityRuleset, load_infinity
 from .traveller import TravellerRuleset, load_traveller
 
@@ -16,6 +17,7 @@ def _load_all() -> dict[str, Ruleset]:
     rulesets: list[Ruleset] = [
         InfinityRuleset(load_infinity("infinity-n4")),
         InfinityRuleset(load_infinity("infinity-codeone")),
+        GurpsRuleset(load_gurps()),
         TravellerRuleset(load_traveller()),
     ]
     return {ruleset.id: ruleset for ruleset in rulesets}
