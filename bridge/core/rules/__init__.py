@@ -6,7 +6,9 @@ from types import MappingProxyType
 from typing import Final
 
 from .base import ModifierEntry, Ruleset, Ruling, RulingError, Situation
+from .gurps import GurpsRuleset, load_gurps
 from .infinity import InfinityRuleset, load_infinity
+from .traveller import TravellerRuleset, load_traveller
 
 __all__ = ["RULESETS", "ModifierEntry", "Ruleset", "Ruling", "RulingError", "Situation"]
 
@@ -15,6 +17,8 @@ def _load_all() -> dict[str, Ruleset]:
     rulesets: list[Ruleset] = [
         InfinityRuleset(load_infinity("infinity-n4")),
         InfinityRuleset(load_infinity("infinity-codeone")),
+        GurpsRuleset(load_gurps()),
+        TravellerRuleset(load_traveller()),
     ]
     return {ruleset.id: ruleset for ruleset in rulesets}
 

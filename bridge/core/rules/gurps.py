@@ -1,0 +1,661 @@
+"""GURPS 4e visibility for attacks and defences, applied from ``data/gurps-4e.toml``.
+
+An attack (003, rules-notes "GURPS 4e"): every reason the attacker cannot see the foe is a candidate —
+blindness, darkness where the target stands (after lights within the attacker's line of sight and the
+attacker's own vision), an invisible foe, smoke on the line — and only the worst single one applies,
+never beyond −10. A sight-blocking wall makes the attack impossible.
+
+A defence (the actor defends against the target's attack): −4 when the defender cannot see the weapon
+coming (invisible attacker, blind defender, defender in smoke or in total darkness its vision does not
+pierce); Parry and Block only after a Hearing−2 roll; no defence at all when unaware.
+
+Sign: modifiers are added to skill; negative is harder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import model_validator
+from shapely.geometry import Point
+
+from ..scene import Token, Zone
+from ..sight import Crossing, LineEvidence, Point3
+from .base import ModifierEntry, Ruling, RulingError, Situation
+from .data_files import DataModel, Passage, Text, _HasPassages, cite, load_toml, vocabulary
+from .notes import foreign_vocabulary_notes
+
+__all__ = ["GurpsData", "GurpsRuleset", "load_gurps"]
+
+_NIGHT_VISION = re.compile(r"night-vision-(\d+)")
+
+
+# --- Data ------------------------------------------------------------------------------------------
+
+
+class VisionRules(DataModel):
+    cap: int
+    cite: tuple[str, ...]
+
+
+class ConditionRules(DataModel):
+    label: Text
+    value: int | None = None
+    accustomed: int | None = None
+    hearing: bool
+    random_hit: bool
+    cite: tuple[str, ...]
+
+
+class HearingRules(DataModel):
+    penalty: int
+
+
+class DarknessRules(DataModel):
+    total: int
+    light_floor: int
+    scene_label: Text
+    cite: tuple[str, ...]
+
+
+class ZoneRules(DataModel):
+    label: Text
+    lights_help: bool = True
+    night_vision_helps: bool = True
+    cite: tuple[str, ...]
+
+
+class TraitRules(DataModel):
+    label: Text
+    night_vision: bool = False
+    ignores_darkness: bool = False
+    warm_only: bool = False
+    cite: tuple[str, ...]
+
+
+class ActionRules(DataModel):
+    label: Text
+    kind: Literal["attack", "defence"]
+    needs_hearing: bool = False
+    cite: tuple[str, ...]
+
+
+class DefenceRules(DataModel):
+    unseen: int
+    label: Text
+    cite: tuple[str, ...]
+
+
+class GurpsData(_HasPassages):
+    id: str
+    editions: tuple[str, ...]
+    vision: VisionRules
+    conditions: dict[str, ConditionRules]
+    hearing: HearingRules
+    darkness: DarknessRules
+    zones: dict[str, ZoneRules]
+    traits: dict[str, TraitRules]
+    actions: dict[str, ActionRules]
+    defence: DefenceRules
+    texts: dict[str, Text]
+    passages: dict[str, Passage]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GurpsData:
+        row = vocabulary().rulesets.get(self.id)
+        if row is None:
+            raise ValueError(f"ruleset {self.id!r} is not in the contract vocabulary")
+        for kind, names, allowed in (
+            ("zone type", self.zones, row.zones),
+            ("trait", self.traits, row.traits),
+            ("action", self.actions, row.actions),
+        ):
+            if set(names) != set(allowed):
+                raise ValueError(f"{kind}s {sorted(names)} differ from the vocabulary's {sorted(allowed)}")
+        if set(self.conditions) != {"blind", "total-darkness", "partial-darkness", "invisible", "smoke"}:
+            raise ValueError("conditions must be exactly blind, total-darkness, partial-darkness, invisible, smoke")
+        for key in ("blind", "total-darkness", "invisible", "smoke"):
+            if self.conditions[key].value is None:
+                raise ValueError(f"condition {key!r} needs a value")
+        if self.editions[-1:] != ("current",):
+            raise ValueError("the last edition must be 'current'")
+        return self
+
+
+def load_gurps(name: str = "gurps-4e") -> GurpsData:
+    """Load and validate ``data/<name>.toml``."""
+    return GurpsData.model_validate(load_toml(name))
+
+
+# --- Evaluation ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Darkness:
+    """The darkness where a token stands: its penalty, and the zone it comes from (None: the scene)."""
+
+    value: int
+    region: str | None
+    zone: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Lamp:
+    id: str
+    x: float
+    y: float
+    radius: float  # grid units
+
+
+@dataclass
+class _Candidate:
+    """One reason the attacker cannot see the foe, with its penalty for this attacker."""
+
+    key: str
+    value: int
+    label: str
+    reasons: list[str] = field(default_factory=list)
+    region: str | None = None
+    zone: str | None = None
+    cite: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Vision:
+    """What a token's own eyes do about darkness."""
+
+    night_vision: int
+    night_vision_label: str
+    piercing: tuple[TraitRules, ...]  # Dark Vision / Infravision, Dark Vision first
+
+
+class GurpsRuleset:
+    """GURPS 4e Visibility, driven by its data."""
+
+    def __init__(self, data: GurpsData) -> None:
+        self.data = data
+        self._row = vocabulary().rulesets[data.id]
+
+    # --- The Ruleset interface ---
+
+    @property
+    def id(self) -> str:
+        return self.data.id
+
+    @property
+    def editions(self) -> tuple[str, ...]:
+        return self.data.editions
+
+    @property
+    def actions(self) -> frozenset[str]:
+        return frozenset(self.data.actions)
+
+    @property
+    def zone_types(self) -> frozenset[str]:
+        return frozenset(self.data.zones)
+
+    def knows_trait(self, trait: str) -> bool:
+        return self._row.knows_trait(trait)
+
+    def validate_zone(self, zone: Zone) -> None:
+        params = zone.params
+        if zone.type != "darkness":
+            if params:
+                raise ValueError(f"zone type {zone.type!r} takes no parameters (got {', '.join(sorted(params))})")
+            return
+        if set(params) == {"penalty"}:
+            penalty = params["penalty"]
+            total = self.data.darkness.total
+            if type(penalty) is not int or not total < penalty <= -1:
+                raise ValueError(f"penalty: a darkness zone's penalty is a whole number from -1 to {total + 1}")
+        elif set(params) == {"total"}:
+            if params["total"] is not True:
+                raise ValueError("total: a total-darkness zone says total: true")
+        else:
+            raise ValueError("a darkness zone takes either penalty (-1…-9) or total: true")
+
+    def validate_environment(self, environment: Mapping[str, Any]) -> None:
+        """``darkness``: 0 to -10; other rulesets' keys are left alone."""
+        if "darkness" in environment:
+            darkness = environment["darkness"]
+            if type(darkness) is not int or not self.data.darkness.total <= darkness <= 0:
+                raise ValueError(f"darkness: a whole number from 0 to {self.data.darkness.total} (got {darkness!r})")
+
+    def adjudicate(self, situation: Situation) -> Ruling:
+        action = self.data.actions.get(situation.action)
+        if action is None:
+            raise RulingError(
+                f"unknown action {situation.action!r} for {self.id}; known: {', '.join(sorted(self.data.actions))}",
+                field="action",
+            )
+        if situation.target is None:
+            raise RulingError(f"{situation.action!r} needs a target", field="target")
+        for key in ("aware", "warm"):
+            value = situation.options.get(key, True)
+            if not isinstance(value, bool):
+                raise RulingError(f"options.{key} must be true or false (got {value!r})", field=f"options.{key}")
+        notes = foreign_vocabulary_notes(situation, self._text)
+        if action.kind == "defence":
+            return self._defence(situation, action, notes)
+        rulings = [self._attack(situation, action, evidence, notes) for evidence in situation.lines]
+        # The attacker takes the most favourable line: allowed first, then the mildest penalty.
+        return max(rulings, key=lambda r: (r.allowed, r.modifier if r.modifier is not None else 0))
+
+    # --- Attacks ---
+
+    def _attack(self, s: Situation, action: ActionRules, evidence: LineEvidence, notes: tuple[str, ...]) -> Ruling:
+        locale = s.locale
+        assert s.target is not None
+        attacker, target = s.actor, s.target
+        crossings = tuple(c for c in evidence.crossings if c.zone in self.data.zones)
+        cite_keys = list(action.cite)
+        if evidence.blocking_walls:
+            walls = [
+                ModifierEntry(
+                    source="wall",
+                    value=None,
+                    applied=True,
+                    label=f"{self._text('wall', locale)} {wall}",
+                    reason=self._text("wall_blocks", locale),
+                    region=wall,
+                )
+                for wall in evidence.blocking_walls
+            ]
+            cite_keys += ["defence-notes"]
+            return self._ruling(s, False, None, crossings, walls, notes, cite_keys, evidence)
+
+        candidates: list[_Candidate] = []
+        light_entries: list[ModifierEntry] = []
+        accustomed = "accustomed-to-blindness" in attacker.traits
+        if "blind" in attacker.traits:
+            candidates.append(self._sees_nothing("blind", accustomed, locale))
+        darkness = self._darkness_at(s, target.id)
+        if darkness.value:
+            candidate = self._darkness_candidate(s, attacker, target, darkness, accustomed, light_entries)
+            candidates.append(candidate)
+        if "invisible" in target.traits:
+            candidates.append(self._plain("invisible", locale))
+        for crossing in crossings:
+            if crossing.zone == "smoke":
+                candidate = self._plain("smoke", locale, crossing)
+                candidate.reasons.append(self._text("smoke_location", locale))
+                candidates.append(candidate)
+
+        entries: list[ModifierEntry] = []
+        extra_notes: list[str] = []
+        worst = min(candidates, key=lambda c: c.value, default=None)
+        modifier = 0
+        if worst is not None and worst.value < 0:
+            cap = self.data.vision.cap
+            modifier = max(worst.value, cap)
+            applied_text = f"{worst.label}: {worst.value:+d}"
+            for candidate in candidates:
+                reasons = list(candidate.reasons)
+                if candidate is not worst and candidate.value < 0:
+                    reasons.append(self._text("worst_only", locale, applied=applied_text))
+                if candidate is worst and worst.value < cap:
+                    reasons.append(self._text("capped", locale, cap=cap))
+                entries.append(
+                    ModifierEntry(
+                        source="vision",
+                        value=modifier if candidate is worst else candidate.value,
+                        applied=candidate is worst,
+                        label=candidate.label,
+                        reason=" ".join(reasons) or None,
+                        region=candidate.region,
+                        zone=candidate.zone,
+                    )
+                )
+                cite_keys += candidate.cite
+            if sum(1 for c in candidates if c.value < 0) > 1:
+                cite_keys += self.data.vision.cite
+            rules = self.data.conditions[worst.key]
+            if rules.hearing:
+                extra_notes.append(self._text("hearing_attack", locale, penalty=f"{self.data.hearing.penalty:+d}"))
+            elif worst.key == "smoke":
+                extra_notes.append(self._text("no_hearing", locale))
+            if rules.random_hit:
+                extra_notes.append(self._text("random_hit", locale))
+            hearing = rules.hearing
+            random_hit = rules.random_hit
+        else:
+            for candidate in candidates:
+                entries.append(
+                    ModifierEntry(
+                        source="vision",
+                        value=0,
+                        applied=False,
+                        label=candidate.label,
+                        reason=" ".join(candidate.reasons) or None,
+                        region=candidate.region,
+                        zone=candidate.zone,
+                    )
+                )
+                cite_keys += candidate.cite
+            hearing = random_hit = False
+        extra = {
+            "hearing_roll": self.data.hearing.penalty if hearing else None,
+            "random_hit_location": random_hit,
+            "darkness": darkness.value,
+        }
+        return self._ruling(
+            s,
+            True,
+            modifier,
+            crossings,
+            [*entries, *light_entries],
+            (*notes, *extra_notes),
+            cite_keys,
+            evidence,
+            extra,
+        )
+
+    def _sees_nothing(self, key: Literal["blind", "total-darkness"], accustomed: bool, locale: str) -> _Candidate:
+        rules = self.data.conditions[key]
+        assert rules.value is not None
+        candidate = _Candidate(key, rules.value, rules.label.get(locale), cite=list(rules.cite))
+        if accustomed and rules.accustomed is not None:
+            candidate.value = rules.accustomed
+            candidate.reasons.append(self._text("accustomed", locale, value=rules.accustomed, base=rules.value))
+        return candidate
+
+    def _plain(self, key: Literal["invisible", "smoke"], locale: str, crossing: Crossing | None = None) -> _Candidate:
+        rules = self.data.conditions[key]
+        assert rules.value is not None
+        return _Candidate(
+            key,
+            rules.value,
+            rules.label.get(locale),
+            region=crossing.region if crossing else None,
+            zone=crossing.zone if crossing else None,
+            cite=list(rules.cite),
+        )
+
+    def _darkness_candidate(
+        self,
+        s: Situation,
+        viewer: Token,
+        target: Token,
+        darkness: _Darkness,
+        accustomed: bool,
+        light_entries: list[ModifierEntry],
+    ) -> _Candidate:
+        """The darkness penalty where ``target`` stands, for ``viewer``'s eyes, after lights."""
+        locale = s.locale
+        total = self.data.darkness.total
+        floor = self.data.darkness.light_floor
+        zone_rules = self.data.zones.get(darkness.zone or "")
+        lights_help = zone_rules.lights_help if zone_rules else True
+        night_vision_helps = zone_rules.night_vision_helps if zone_rules else True
+        reasons: list[str] = []
+        cite_keys = list(self.data.darkness.cite)
+        if darkness.region is not None:
+            reasons.append(self._text("zone_overrides", locale, region=darkness.region))
+
+        vision = self._vision(viewer, locale)
+        warm = bool(s.options.get("warm", True))
+        for rules in vision.piercing:
+            label = rules.label.get(locale)
+            if rules.warm_only and not warm:
+                reasons.append(self._text("infravision_cold", locale, trait=label))
+                continue
+            text_key = "infravision" if rules.warm_only else "dark_vision"
+            reasons.append(self._text(text_key, locale, trait=label))
+            cite_keys += rules.cite
+            return self._darkness_result(darkness, 0, reasons, cite_keys, locale)
+
+        value = darkness.value
+        for lamp in self._lights_on(s, target.id, viewer.id, light_entries, lights_help, value):
+            if value < floor:
+                reasons.append(
+                    self._text("light_reduces", locale, light=self._lamp_label(lamp, locale), value=value, floor=floor)
+                )
+                value = floor
+                cite_keys.append("torch-003")
+        if value <= total:
+            candidate = self._sees_nothing("total-darkness", accustomed, locale)
+            if vision.night_vision:
+                reasons.append(self._text("night_vision_total", locale, trait=vision.night_vision_label))
+            candidate.reasons[:0] = reasons
+            candidate.region, candidate.zone = darkness.region, darkness.zone
+            candidate.cite += cite_keys
+            return candidate
+        if vision.night_vision:
+            if night_vision_helps:
+                value = min(0, value + vision.night_vision)
+                reasons.append(
+                    self._text(
+                        "night_vision", locale, trait=vision.night_vision_label, n=vision.night_vision, value=value
+                    )
+                )
+                cite_keys.append("night-vision-notes")
+            else:
+                reasons.append(self._text("night_vision_unnatural", locale))
+        return self._darkness_result(darkness, value, reasons, cite_keys, locale)
+
+    def _darkness_result(
+        self, darkness: _Darkness, value: int, reasons: list[str], cite_keys: list[str], locale: str
+    ) -> _Candidate:
+        rules = self.data.conditions["partial-darkness"]
+        if darkness.zone is not None:
+            label = self.data.zones[darkness.zone].label.get(locale)
+            if darkness.value > self.data.darkness.total:
+                label = f"{label} {darkness.value}"
+        elif darkness.value <= self.data.darkness.total:
+            label = self.data.conditions["total-darkness"].label.get(locale)
+        else:
+            label = rules.label.get(locale, penalty=darkness.value)
+        return _Candidate(
+            "partial-darkness",
+            value,
+            label,
+            reasons=reasons,
+            region=darkness.region,
+            zone=darkness.zone,
+            cite=[*cite_keys, *rules.cite],
+        )
+
+    # --- Defences ---
+
+    def _defence(self, s: Situation, action: ActionRules, notes: tuple[str, ...]) -> Ruling:
+        locale = s.locale
+        assert s.target is not None
+        defender, attacker = s.actor, s.target
+        evidence = s.lines[0] if s.lines else None
+        crossings = tuple(c for c in evidence.crossings if c.zone in self.data.zones) if evidence else ()
+        cite_keys = [*action.cite, *self.data.defence.cite]
+        if not s.options.get("aware", True):
+            unaware = (*notes, self._text("unaware", locale))
+            return self._ruling(s, False, None, crossings, [], unaware, cite_keys, evidence)
+
+        causes: list[tuple[str, str | None, str | None]] = []  # (reason, region, zone)
+        if "invisible" in attacker.traits:
+            causes.append((self._text("defence_cause_invisible", locale), None, None))
+        if "blind" in defender.traits:
+            causes.append((self._text("defence_cause_blind", locale), None, None))
+        regions = {region.id: region for region in s.scene.regions}
+        defender_zones = set()
+        for region_id in s.geometry.zones_containing(defender.id):
+            zone = regions[region_id].zone
+            if zone is None or zone.type not in self.data.zones:
+                continue
+            defender_zones.add(zone.type)
+            if zone.type == "smoke":
+                causes.append((self._text("defence_cause_smoke", locale, region=region_id), region_id, "smoke"))
+        light_entries: list[ModifierEntry] = []
+        darkness = self._darkness_at(s, defender.id)
+        if darkness.value <= self.data.darkness.total:
+            seen = self._darkness_candidate(s, defender, defender, darkness, False, light_entries)
+            if seen.key == "total-darkness":
+                causes.append((self._text("defence_cause_darkness", locale), darkness.region, darkness.zone))
+
+        entries: list[ModifierEntry] = []
+        extra_notes: list[str] = []
+        label = self.data.defence.label.get(locale)
+        value = self.data.defence.unseen
+        for index, (reason, region, zone_type) in enumerate(causes):
+            if index:
+                reason = f"{reason} {self._text('defence_not_adding', locale)}"
+            entries.append(
+                ModifierEntry(
+                    source="defence",
+                    value=value,
+                    applied=index == 0,
+                    label=label,
+                    reason=reason,
+                    region=region,
+                    zone=zone_type,
+                )
+            )
+        for region_id in s.geometry.zones_containing(attacker.id):
+            zone = regions[region_id].zone
+            if zone is None or zone.type not in ("smoke", "unnatural-darkness") or zone.type in defender_zones:
+                continue
+            zone_label = self.data.zones[zone.type].label.get(locale)
+            entries.append(
+                ModifierEntry(
+                    source="defence",
+                    value=0,
+                    applied=False,
+                    label=zone_label,
+                    reason=self._text("defence_normal", locale, zone=zone_label),
+                    region=region_id,
+                    zone=zone.type,
+                )
+            )
+        modifier = value if causes else 0
+        if causes and action.needs_hearing:
+            penalty = f"{self.data.hearing.penalty:+d}"
+            extra_notes.append(
+                self._text("defence_hearing", locale, action=action.label.get(locale), penalty=penalty, value=value)
+            )
+        extra = {"hearing_roll": self.data.hearing.penalty if causes and action.needs_hearing else None}
+        return self._ruling(
+            s,
+            True,
+            modifier,
+            crossings,
+            [*entries, *light_entries],
+            (*notes, *extra_notes),
+            cite_keys,
+            evidence,
+            extra,
+        )
+
+    # --- Darkness and lights ---
+
+    def _darkness_at(self, s: Situation, token_id: str) -> _Darkness:
+        """Darkness zones containing the token override the scene's darkness; the worst of them wins."""
+        total = self.data.darkness.total
+        found: list[_Darkness] = []
+        for region in s.scene.regions:
+            zone = region.zone
+            if zone is None or zone.type not in ("darkness", "unnatural-darkness"):
+                continue
+            if not s.geometry.inside(token_id, region.id):
+                continue
+            if zone.type == "unnatural-darkness" or zone.params.get("total") is True:
+                value = total
+            else:
+                value = int(zone.params["penalty"])
+            found.append(_Darkness(value, region.id, zone.type))
+        if found:
+            # Worst first; at equal value, unnatural darkness (which lights cannot lift) wins.
+            return min(found, key=lambda d: (d.value, d.zone != "unnatural-darkness"))
+        return _Darkness(int(s.scene.environment.get("darkness", 0)), None, None)
+
+    def _lights_on(
+        self,
+        s: Situation,
+        lit_id: str,
+        viewer_id: str,
+        entries: list[ModifierEntry],
+        lights_help: bool,
+        value: int,
+    ) -> list[_Lamp]:
+        """White lights whose radius reaches ``lit_id`` (walls honoured) and that ``viewer_id`` can see."""
+        locale = s.locale
+        geometry, grid = s.geometry, s.scene.grid
+        px_per_unit = grid.size / grid.distance
+        footprint = geometry.footprint(lit_id)
+        lit_center = geometry.center(lit_id)
+        viewer_center = geometry.center(viewer_id)
+        lamps = [_Lamp(light.id, light.x, light.y, light.radius) for light in s.scene.lights if light.kind == "white"]
+        for token in s.scene.tokens:
+            if token.light is not None and token.light.kind == "white":
+                center = geometry.center(token.id)
+                lamps.append(_Lamp(token.id, center.x, center.y, token.light.radius))
+        usable: list[_Lamp] = []
+        floor = self.data.darkness.light_floor
+        for lamp in lamps:
+            if footprint.distance(Point(lamp.x, lamp.y)) > lamp.radius * px_per_unit:
+                continue
+            if geometry.wall_blocked(Point3(lamp.x, lamp.y, lit_center.z), lit_center):
+                continue
+            label = self._lamp_label(lamp, locale)
+            seen = not geometry.wall_blocked(viewer_center, Point3(lamp.x, lamp.y, viewer_center.z))
+            if not lights_help:
+                reason, applied = self._text("light_unnatural", locale), False
+            elif not seen:
+                reason, applied = self._text("light_not_seen", locale, light=label), False
+            elif value >= floor:
+                reason, applied = self._text("light_not_needed", locale, light=label, floor=floor), False
+            else:
+                key = "light_reduces" if lit_id != viewer_id else "light_defender"
+                reason, applied = self._text(key, locale, light=label, value=value, floor=floor), True
+            entries.append(
+                ModifierEntry(source="light", value=None, applied=applied, label=label, reason=reason, region=lamp.id)
+            )
+            if applied:
+                usable.append(lamp)
+        return usable[:1]
+
+    def _lamp_label(self, lamp: _Lamp, locale: str) -> str:
+        return self._text("light_label", locale, id=lamp.id)
+
+    def _vision(self, token: Token, locale: str) -> _Vision:
+        night_vision, nv_label = 0, ""
+        piercing: list[TraitRules] = []
+        for trait in token.traits:
+            match = _NIGHT_VISION.fullmatch(trait)
+            if match:
+                level = int(match.group(1))
+                if level > night_vision:
+                    night_vision = level
+                    nv_label = self.data.traits["night-vision-N"].label.get(locale, n=level)
+            elif trait in self.data.traits and self.data.traits[trait].ignores_darkness:
+                piercing.append(self.data.traits[trait])
+        # Dark Vision (any target) before Infravision (warm targets only).
+        piercing.sort(key=lambda rules: rules.warm_only)
+        return _Vision(night_vision, nv_label, tuple(piercing))
+
+    # --- Helpers ---
+
+    def _ruling(
+        self,
+        s: Situation,
+        allowed: bool,
+        modifier: int | None,
+        crossings: tuple[Crossing, ...],
+        entries: list[ModifierEntry],
+        notes: tuple[str, ...],
+        cite_keys: list[str],
+        evidence: LineEvidence | None,
+        extra: dict[str, Any] | None = None,
+    ) -> Ruling:
+        return Ruling(
+            allowed=allowed,
+            modifier=modifier,
+            crossings=crossings,
+            modifiers=tuple(entries),
+            notes=tuple(dict.fromkeys(notes)),
+            citations=cite(self.data.passages, tuple(dict.fromkeys(cite_keys)), edition=s.edition, locale=s.locale),
+            line=evidence.line if evidence else None,
+            extra=extra or {},
+        )
+
+    def _text(self, key: str, locale: str, /, **values: Any) -> str:
+        return self.data.texts[key].get(locale, **values)

@@ -1,0 +1,809 @@
+"""Traveller-family tactical visibility (Observation and Sensors tasks), applied from ``data/traveller.toml``.
+
+The order of operations (000, rules-notes "Traveller family"): the range from the device's short range
+sets the base level (Average, one level easier per halving, one harder per doubling beyond); then every
+visibility condition on the line adds its + diff mods — night, weather, each smoke zone — less what the
+device ignores or disregards, then target size and other modifiers. All diff mods are cumulative. A
+device that has no effect in the conditions falls back to unaided eyes; an observer with several devices
+uses the best one (lowest diff mods, then highest asset) and the others' results are shown.
+
+Sign: ``+`` is one level harder. ``modifier`` is the raw sum, never clamped; ``difficulty`` the level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cache
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+from shapely.geometry import Point
+
+from ..scene import Zone
+from ..sight import Crossing, CrossingKind, LineEvidence, Point3
+from .base import ModifierEntry, Ruling, RulingError, Situation
+from .data_files import DataModel, Passage, Text, _HasPassages, cite, load_toml, vocabulary
+from .notes import foreign_vocabulary_notes
+
+__all__ = [
+    "EncounterRange",
+    "TravellerData",
+    "TravellerRuleset",
+    "encounter_range",
+    "explain_encounter_range",
+    "load_traveller",
+]
+
+Condition = Literal["night", "weather", "smoke"]
+Obstacle = Literal["woods", "smoke", "poor-weather"]
+Need = Literal["daylight", "good-weather"]
+AssetKind = Literal["observation", "sensors"]
+Light = Literal["day"] | int
+
+
+# --- Data ------------------------------------------------------------------------------------------
+
+
+class Level(DataModel):
+    id: str
+    label: Text
+
+
+class Ladder(DataModel):
+    base: str
+    levels: tuple[Level, ...]
+    cite: tuple[str, ...]
+
+    def index(self, level_id: str) -> int:
+        return [level.id for level in self.levels].index(level_id)
+
+
+class RangeRules(DataModel):
+    halving: int
+    doubling: int
+    max_halvings: int
+    label: Text
+    cite: tuple[str, ...]
+
+
+class NightRules(DataModel):
+    levels: tuple[int, ...]
+    mod_per_level: int
+    label: Text
+    cite: tuple[str, ...]
+
+
+class WeatherRules(DataModel):
+    mod: int
+    label: Text
+    cite: tuple[str, ...]
+
+
+class ZoneRules(DataModel):
+    label: Text
+    by: tuple[str, ...] = ()
+    cite: tuple[str, ...]
+
+
+class LightRules(DataModel):
+    label: Text
+    spectrum: Literal["white", "ir"]
+    no_effect_in: tuple[Obstacle, ...]
+    cite: tuple[str, ...]
+
+
+class DeviceRules(DataModel):
+    label: Text
+    asset_kind: AssetKind
+    asset: int = 0
+    short_range: float | None = None
+    ignores: tuple[Condition, ...] = ()
+    disregards: dict[Condition, int] = Field(default_factory=dict)
+    no_effect_in: tuple[Obstacle, ...] = ()
+    needs: tuple[Need, ...] = ()
+    sees_ir_light: bool = False
+    notes: tuple[str, ...] = ()
+    smoke_notes: tuple[str, ...] = ()
+    low_tech_degraded_by: tuple[Obstacle, ...] = ()
+    low_tech_below: int | None = None
+    cite: tuple[str, ...]
+
+
+class ActionRules(DataModel):
+    label: Text
+    asset_kind: AssetKind
+    cite: tuple[str, ...]
+
+
+class EncounterRules(DataModel):
+    night_factor: int
+    weather_divisors: dict[str, int]
+    woods_exempt: bool
+    cite: tuple[str, ...]
+
+
+class OptionRules(DataModel):
+    label: Text
+    cite: tuple[str, ...]
+
+
+class TravellerData(_HasPassages):
+    id: str
+    editions: tuple[str, ...]
+    fallback: str
+    ladder: Ladder
+    range: RangeRules
+    units: dict[str, float]
+    night: NightRules
+    weather: dict[str, WeatherRules]
+    zones: dict[str, ZoneRules]
+    lights: dict[str, LightRules]
+    devices: dict[str, DeviceRules]
+    actions: dict[str, ActionRules]
+    encounter: EncounterRules
+    options: dict[str, OptionRules]
+    texts: dict[str, Text]
+    passages: dict[str, Passage]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TravellerData:
+        row = vocabulary().rulesets.get(self.id)
+        if row is None:
+            raise ValueError(f"ruleset {self.id!r} is not in the contract vocabulary")
+        if set(self.zones) != set(row.zones):
+            raise ValueError(f"zone types {sorted(self.zones)} differ from the vocabulary's {sorted(row.zones)}")
+        if set(self.actions) != set(row.actions):
+            raise ValueError(f"actions {sorted(self.actions)} differ from the vocabulary's {sorted(row.actions)}")
+        traits = set(self.devices) - {self.fallback}
+        if traits != set(row.traits):
+            raise ValueError(f"devices {sorted(traits)} differ from the vocabulary's traits {sorted(row.traits)}")
+        if self.fallback not in self.devices:
+            raise ValueError(f"fallback device {self.fallback!r} is not defined")
+        if self.editions[-1:] != ("current",):
+            raise ValueError("the last edition must be 'current'")
+        self.ladder.index(self.ladder.base)
+        if "good" not in self.weather or set(self.encounter.weather_divisors) != set(self.weather):
+            raise ValueError("weather needs 'good', and encounter divisors for exactly the weather kinds")
+        for by in self.zones["illuminated"].by:
+            if by not in self.lights:
+                raise ValueError(f"illuminated zones name an unknown light {by!r}")
+        for kind in ("white", "ir"):
+            if kind not in self.lights:
+                raise ValueError(f"lights must define the scene light kind {kind!r}")
+        for device in self.devices.values():
+            for key in (*device.notes, *device.smoke_notes):
+                if key not in self.texts:
+                    raise ValueError(f"device note {key!r} is not a text")
+        return self
+
+
+def load_traveller(name: str = "traveller") -> TravellerData:
+    """Load and validate ``data/<name>.toml``."""
+    return TravellerData.model_validate(load_toml(name))
+
+
+@cache
+def _default_data() -> TravellerData:
+    return load_traveller()
+
+
+# --- Encounter ranges -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EncounterRange:
+    """An encounter range with the steps that led to it (texts in one locale) and their citations."""
+
+    range: float
+    steps: tuple[str, ...]
+    citations: tuple[str, ...]
+
+
+def encounter_range(base: float, *, light: Light, weather: str, woods: bool) -> float:
+    """The encounter range after night and weather (000): poor ½, very poor ¼, night ÷ (3 × light level).
+
+    Night divides first, then the weather; woods are exempt from both. Fractions are kept.
+    """
+    return explain_encounter_range(base, light=light, weather=weather, woods=woods).range
+
+
+def explain_encounter_range(
+    base: float, *, light: Light, weather: str, woods: bool, locale: str = "en", data: TravellerData | None = None
+) -> EncounterRange:
+    """:func:`encounter_range` with the steps explained in ``locale``; raises ``ValueError`` on bad input."""
+    rules = data or _default_data()
+    enc = rules.encounter
+    _check_light(light, rules)
+    if weather not in rules.weather:
+        raise ValueError(f"weather must be one of {', '.join(rules.weather)}, not {weather!r}")
+    if base < 0:
+        raise ValueError("the base encounter range cannot be negative")
+    value = Fraction(base)
+    steps = [rules.texts["encounter_base"].get(locale, range=_fmt(value))]
+    if woods and enc.woods_exempt:
+        steps.append(rules.texts["encounter_woods"].get(locale))
+    else:
+        if light != "day":
+            divisor = enc.night_factor * int(light)
+            value /= divisor
+            steps.append(rules.texts["encounter_night"].get(locale, level=light, divisor=divisor, range=_fmt(value)))
+        divisor = enc.weather_divisors[weather]
+        if divisor != 1:
+            value /= divisor
+            label = rules.weather[weather].label.get(locale)
+            steps.append(
+                rules.texts["encounter_weather"].get(locale, weather=label, divisor=divisor, range=_fmt(value))
+            )
+    steps.append(rules.texts["encounter_result"].get(locale, range=_fmt(value)))
+    citations = cite(rules.passages, enc.cite, edition="current", locale=locale)
+    return EncounterRange(float(value), tuple(steps), citations)
+
+
+def _check_light(light: Any, rules: TravellerData) -> None:
+    if light == "day" and isinstance(light, str):
+        return
+    if type(light) is not int or light not in rules.night.levels:
+        levels = ", ".join(str(level) for level in rules.night.levels)
+        raise ValueError(f"light must be 'day' or a background light level ({levels}), not {light!r}")
+
+
+# --- Evaluation -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """A light covering the target: an ``illuminated`` zone or a scene/token light."""
+
+    key: str  # the light rules' key
+    where: str  # region or light id
+    zone: str | None
+    blocked_by: Obstacle | None  # the first condition in which it has no effect, if any
+
+
+@dataclass(frozen=True, slots=True)
+class _Conditions:
+    """What one sight line meets, for every device alike."""
+
+    light: int  # 0 by day, else the background light level
+    weather: str
+    smoke: tuple[tuple[Crossing, int], ...]
+    woods: tuple[Crossing, ...]
+    sources: tuple[_Source, ...]
+    obstacles: frozenset[Obstacle]
+    distance: float  # metres
+
+
+@dataclass
+class _Result:
+    """One device's result along one line."""
+
+    device: str
+    rules: DeviceRules
+    usable: bool
+    reasons: list[str] = field(default_factory=list)
+    entries: list[ModifierEntry] = field(default_factory=list)
+    total: int = 0
+    level: int | None = None  # ladder index; None beyond the last level
+    lit_by: tuple[_Source, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    cite: list[str] = field(default_factory=list)
+
+    @property
+    def reachable(self) -> bool:
+        return self.usable and self.level is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    size: int | None
+    other: int | None
+    device: str | None
+    tech_level: int | None
+
+
+class TravellerRuleset:
+    """The Traveller family's Observation and Sensors tasks, driven by its data."""
+
+    def __init__(self, data: TravellerData) -> None:
+        self.data = data
+        self._row = vocabulary().rulesets[data.id]
+
+    # --- The Ruleset interface ---
+
+    @property
+    def id(self) -> str:
+        return self.data.id
+
+    @property
+    def editions(self) -> tuple[str, ...]:
+        return self.data.editions
+
+    @property
+    def actions(self) -> frozenset[str]:
+        return frozenset(self.data.actions)
+
+    @property
+    def zone_types(self) -> frozenset[str]:
+        return frozenset(self.data.zones)
+
+    def knows_trait(self, trait: str) -> bool:
+        return self._row.knows_trait(trait)
+
+    def validate_zone(self, zone: Zone) -> None:
+        params = zone.params
+        expected = {"smoke": {"density"}, "woods": set(), "illuminated": {"by"}}[zone.type]
+        if set(params) != expected:
+            wanted = ", ".join(sorted(expected)) or "no parameters"
+            raise ValueError(f"zone type {zone.type!r} takes {wanted} (got {', '.join(sorted(params)) or 'none'})")
+        if zone.type == "smoke":
+            density = params["density"]
+            if type(density) is not int or density < 1:
+                raise ValueError(f"density: a smoke zone's density is a whole number from 1 (got {density!r})")
+        elif zone.type == "illuminated":
+            by = params["by"]
+            allowed = self.data.zones["illuminated"].by
+            if by not in allowed:
+                raise ValueError(f"by: must be one of {', '.join(allowed)} (got {by!r})")
+
+    def validate_environment(self, environment: Mapping[str, Any]) -> None:
+        """``light`` ("day" or 1…3) and ``weather``; other rulesets' keys are left alone."""
+        if "light" in environment:
+            try:
+                _check_light(environment["light"], self.data)
+            except ValueError as exc:
+                raise ValueError(f"light: {exc}") from exc
+        weather = environment.get("weather", "good")
+        if weather not in self.data.weather:
+            raise ValueError(f"weather: must be one of {', '.join(self.data.weather)} (got {weather!r})")
+
+    def adjudicate(self, situation: Situation) -> Ruling:
+        action = self.data.actions.get(situation.action)
+        if action is None:
+            raise RulingError(
+                f"unknown action {situation.action!r} for {self.id}; known: {', '.join(sorted(self.data.actions))}",
+                field="action",
+            )
+        if situation.target is None:
+            raise RulingError(f"{situation.action!r} needs a target", field="target")
+        options = self._options(situation.options)
+        notes = foreign_vocabulary_notes(situation, self._text)
+        rulings = [self._rule_line(situation, action, evidence, options, notes) for evidence in situation.lines]
+        # The observer may use whichever line the geometry offers: allowed first, then the fewest diff mods.
+        return min(rulings, key=lambda r: (not r.allowed, r.modifier if r.modifier is not None else 0))
+
+    # --- One sight line ---
+
+    def _rule_line(
+        self, s: Situation, action: ActionRules, evidence: LineEvidence, options: _Options, notes: tuple[str, ...]
+    ) -> Ruling:
+        locale = s.locale
+        crossings = tuple(c for c in evidence.crossings if c.zone in self.data.zones)
+        extra_notes: list[str] = []
+        cite_keys: list[str] = [*action.cite, *self.data.ladder.cite]
+
+        if evidence.blocking_walls:
+            entries = [
+                ModifierEntry(
+                    source="wall",
+                    value=None,
+                    applied=True,
+                    label=f"{self._text('wall', locale)} {wall}",
+                    reason=self._text("wall_blocks", locale),
+                    region=wall,
+                )
+                for wall in evidence.blocking_walls
+            ]
+            return self._ruling(s, False, None, crossings, entries, notes, cite_keys, evidence, {})
+
+        conditions = self._conditions(s, evidence, crossings, extra_notes)
+        carried = self._devices(s, action, options)
+        if not carried:
+            extra_notes.append(self._text("no_sensor", locale, token=s.actor.name or s.actor.id))
+            return self._ruling(s, False, None, crossings, [], (*notes, *extra_notes), cite_keys, evidence, {})
+
+        results = [self._evaluate(s, name, conditions, options) for name in carried]
+        order = {name: index for index, name in enumerate(carried)}
+        reachable = [r for r in results if r.reachable]
+        pool = reachable or [r for r in results if r.usable] or results
+        best = min(pool, key=lambda r: (r.total, -r.rules.asset, order[r.device]))
+
+        allowed = best.reachable
+        extra_notes += best.notes
+        cite_keys += best.cite
+        label = best.rules.label.get(locale)
+        if not best.usable:
+            extra_notes += best.reasons
+        elif best.level is None:
+            extra_notes.append(self._text("cannot_be_done", locale, modifier=_signed(best.total)))
+        elif self.data.ladder.index(self.data.ladder.base) + best.total < 0:
+            extra_notes.append(self._text("below_easy", locale, modifier=_signed(best.total)))
+        if len(results) > 1:
+            extra_notes.append(self._text("best_device", locale, device=label))
+            others = [self._summary(r, locale) for r in results if r is not best]
+            extra_notes.append(self._text("other_devices", locale, results=" ".join(others)))
+        entries = [*best.entries, *self._light_entries(best, conditions, locale)]
+        level = self.data.ladder.levels[best.level] if best.level is not None and best.usable else None
+        extra: dict[str, Any] = {
+            "difficulty": level.id if level and allowed else None,
+            "asset": best.rules.asset,
+            "device": best.device,
+            "difficulty_label": level.label.get(locale) if level and allowed else None,
+            "asset_kind": best.rules.asset_kind,
+            "diff_mods": best.total,
+            "distance_m": round(conditions.distance, 3),
+            "short_range_m": best.rules.short_range,
+            "devices": [self._detail(r, locale) for r in results],
+        }
+        return self._ruling(
+            s,
+            allowed,
+            best.total if allowed else None,
+            crossings,
+            entries,
+            (*notes, *dict.fromkeys(extra_notes)),
+            cite_keys,
+            evidence,
+            extra,
+        )
+
+    def _conditions(
+        self, s: Situation, evidence: LineEvidence, crossings: tuple[Crossing, ...], notes: list[str]
+    ) -> _Conditions:
+        env = s.scene.environment
+        raw_light = env.get("light", "day")
+        light = 0 if raw_light == "day" else int(raw_light)
+        weather = str(env.get("weather", "good"))
+        regions = {region.id: region for region in s.scene.regions}
+        smoke: list[tuple[Crossing, int]] = []
+        woods: list[Crossing] = []
+        for crossing in crossings:
+            zone = regions[crossing.region].zone
+            if crossing.zone == "smoke" and zone is not None:
+                smoke.append((crossing, int(zone.params["density"])))
+            elif crossing.zone == "woods":
+                woods.append(crossing)
+        obstacles: set[Obstacle] = set()
+        if woods:
+            obstacles.add("woods")
+        if smoke:
+            obstacles.add("smoke")
+        if weather != "good":
+            obstacles.add("poor-weather")
+
+        sources: list[_Source] = []
+        for crossing in crossings:
+            zone = regions[crossing.region].zone
+            if crossing.zone == "illuminated" and zone is not None and crossing.kind in _TARGET_INSIDE:
+                key = str(zone.params["by"])
+                sources.append(self._source(key, crossing.region, "illuminated", obstacles))
+        for light_id, kind in _lights_reaching(s):
+            sources.append(self._source(kind, light_id, None, obstacles))
+
+        units = s.scene.grid.units.strip().lower()
+        per_unit = self.data.units.get(units)
+        if per_unit is None:
+            notes.append(self._text("unknown_units", s.locale, units=s.scene.grid.units))
+            per_unit = 1.0
+        distance = s.geometry.distance(evidence.line.start, evidence.line.end) * per_unit
+        return _Conditions(
+            light=light,
+            weather=weather,
+            smoke=tuple(smoke),
+            woods=tuple(woods),
+            sources=tuple(sources),
+            obstacles=frozenset(obstacles),
+            distance=distance,
+        )
+
+    def _source(self, key: str, where: str, zone: str | None, obstacles: set[Obstacle]) -> _Source:
+        rules = self.data.lights[key]
+        blocked = next((o for o in rules.no_effect_in if o in obstacles), None)
+        return _Source(key, where, zone, blocked)
+
+    def _devices(self, s: Situation, action: ActionRules, options: _Options) -> list[str]:
+        """The sights the actor may use for this action: the fallback first, then its devices."""
+        devices = self.data.devices
+        names = [self.data.fallback] + [t for t in dict.fromkeys(s.actor.traits) if t in devices]
+        names = [name for name in names if devices[name].asset_kind == action.asset_kind]
+        if options.device is not None:
+            if options.device not in names:
+                carried = ", ".join(names) or "none"
+                raise RulingError(
+                    f"{s.actor.name or s.actor.id} cannot use {options.device!r} for {s.action}; usable: {carried}",
+                    field="options.device",
+                )
+            names = [options.device]
+        return names
+
+    def _evaluate(self, s: Situation, name: str, cond: _Conditions, options: _Options) -> _Result:
+        """One device's diff mods along the line, or why it has no effect."""
+        locale = s.locale
+        rules = self.data.devices[name]
+        label = rules.label.get(locale)
+        result = _Result(device=name, rules=rules, usable=True, cite=list(rules.cite))
+
+        for obstacle in rules.no_effect_in:
+            if obstacle in cond.obstacles:
+                result.reasons.append(self._text(f"no_effect_{obstacle.replace('-', '_')}", locale, device=label))
+        lit = tuple(
+            src
+            for src in cond.sources
+            if src.blocked_by is None and (self.data.lights[src.key].spectrum == "white" or rules.sees_ir_light)
+        )
+        result.lit_by = lit
+        if "daylight" in rules.needs and cond.light and not lit:
+            result.reasons.append(self._text("needs_daylight", locale, device=label))
+        if "good-weather" in rules.needs and cond.weather != "good":
+            result.reasons.append(self._text("needs_good_weather", locale, device=label))
+        if result.reasons:
+            result.usable = False
+            return result
+
+        entries = result.entries
+        entries.append(self._range_entry(rules, label, cond.distance, locale))
+        result.cite += self.data.range.cite
+
+        if cond.light:
+            raw = cond.light * self.data.night.mod_per_level
+            night_label = self.data.night.label.get(locale, level=cond.light)
+            if lit:
+                light_label = self.data.lights[lit[0].key].label.get(locale)
+                entries.append(
+                    _entry("night", 0, False, night_label, self._text("lit_as_day", locale, light=light_label))
+                )
+                result.cite += self.data.lights[lit[0].key].cite
+            else:
+                entries.append(self._condition_entry("night", raw, rules, label, night_label, locale))
+            result.cite += self.data.night.cite
+        weather = self.data.weather[cond.weather]
+        if weather.mod:
+            entries.append(
+                self._condition_entry("weather", weather.mod, rules, label, weather.label.get(locale), locale)
+            )
+            result.cite += weather.cite
+        entries += self._smoke_entries(cond, rules, label, locale)
+        if cond.smoke:
+            result.cite += self.data.zones["smoke"].cite
+            result.notes += [self._text(key, locale) for key in rules.smoke_notes]
+        for crossing in cond.woods:
+            entries.append(
+                _entry(
+                    "zone",
+                    0,
+                    False,
+                    self.data.zones["woods"].label.get(locale),
+                    self._text("woods_no_mod", locale),
+                    crossing,
+                )
+            )
+            result.cite += self.data.zones["woods"].cite
+        for key, value in (("size", options.size), ("other", options.other)):
+            if value is not None:
+                option = self.data.options[key]
+                entries.append(_entry(key, value, True, option.label.get(locale), self._text("option_value", locale)))
+                result.cite += option.cite
+
+        result.notes += [self._text(key, locale) for key in rules.notes]
+        degraded = [o for o in rules.low_tech_degraded_by if o in cond.obstacles]
+        low_tech = rules.low_tech_below is not None and (
+            options.tech_level is None or options.tech_level < rules.low_tech_below
+        )
+        if degraded and low_tech:
+            result.notes.append(self._text("ladar_degraded", locale))
+
+        result.total = sum(entry.value or 0 for entry in entries if entry.applied)
+        index = self.data.ladder.index(self.data.ladder.base) + result.total
+        result.level = max(index, 0) if index < len(self.data.ladder.levels) else None
+        return result
+
+    def _range_entry(self, rules: DeviceRules, label: str, distance: float, locale: str) -> ModifierEntry:
+        range_label = self.data.range.label.get(locale)
+        short = rules.short_range
+        if short is None:
+            return _entry("range", 0, False, range_label, self._text("range_none", locale, device=label))
+        shown = {"distance": _fmt(distance), "device": label, "short": _fmt(short)}
+        if distance <= short:
+            halvings = 0
+            while halvings < self.data.range.max_halvings and distance <= short / 2 ** (halvings + 1):
+                halvings += 1
+            if not halvings:
+                return _entry("range", 0, True, range_label, self._text("range_short", locale, **shown))
+            value = halvings * self.data.range.halving
+            reason = self._text("range_halvings", locale, fraction=2**halvings, value=_signed(value), **shown)
+            return _entry("range", value, True, range_label, reason)
+        doublings = 1
+        while distance > short * 2**doublings:
+            doublings += 1
+        value = doublings * self.data.range.doubling
+        reason = self._text("range_doublings", locale, times=2**doublings, value=_signed(value), **shown)
+        return _entry("range", value, True, range_label, reason)
+
+    def _condition_entry(
+        self, source: Condition, raw: int, rules: DeviceRules, device: str, label: str, locale: str
+    ) -> ModifierEntry:
+        if source in rules.ignores:
+            return _entry(source, 0, False, label, self._text("ignores", locale, device=device))
+        count = rules.disregards.get(source, 0)
+        if count:
+            value = max(raw - count, 0)
+            reason = self._text("disregards", locale, device=device, count=count, value=_signed(value))
+            return _entry(source, value, value > 0, label, reason)
+        return _entry(source, raw, True, label)
+
+    def _smoke_entries(self, cond: _Conditions, rules: DeviceRules, device: str, locale: str) -> list[ModifierEntry]:
+        label = self.data.zones["smoke"].label.get(locale)
+        entries: list[ModifierEntry] = []
+        left = rules.disregards.get("smoke", 0)
+        for crossing, density in cond.smoke:
+            if "smoke" in rules.ignores:
+                entries.append(_entry("zone", 0, False, label, self._text("ignores", locale, device=device), crossing))
+                continue
+            taken = min(left, density)
+            left -= taken
+            value = density - taken
+            reason = None
+            if taken:
+                reason = self._text("disregards", locale, device=device, count=taken, value=_signed(value))
+                if len(cond.smoke) > 1:
+                    count = rules.disregards["smoke"]
+                    reason = f"{reason} {self._text('smoke_shared', locale, device=device, count=count)}"
+            entries.append(_entry("zone", value, value > 0 or not taken, label, reason, crossing))
+        return entries
+
+    def _light_entries(self, best: _Result, cond: _Conditions, locale: str) -> list[ModifierEntry]:
+        entries: list[ModifierEntry] = []
+        for src in cond.sources:
+            rules = self.data.lights[src.key]
+            label = rules.label.get(locale)
+            used = src in best.lit_by and best.usable
+            if src.blocked_by is not None:
+                reason = self._text(f"light_no_effect_{src.blocked_by.replace('-', '_')}", locale, light=label)
+            elif rules.spectrum == "ir" and not best.rules.sees_ir_light:
+                reason = self._text("light_ir_only", locale, light=label)
+            elif not cond.light:
+                reason = self._text("light_not_needed", locale, light=label)
+            else:
+                reason = self._text("light_used", locale, light=label)
+            entries.append(
+                ModifierEntry(
+                    source="light",
+                    value=None,
+                    applied=used and bool(cond.light),
+                    label=label,
+                    reason=reason,
+                    region=src.where,
+                    zone=src.zone,
+                )
+            )
+        return entries
+
+    # --- Helpers ---
+
+    def _summary(self, result: _Result, locale: str) -> str:
+        label = result.rules.label.get(locale)
+        if not result.usable:
+            return self._text("device_unusable", locale, device=label, reason=" ".join(result.reasons))
+        if result.level is None:
+            return self._text("device_impossible", locale, device=label, modifier=_signed(result.total))
+        return self._text(
+            "device_chosen",
+            locale,
+            device=label,
+            difficulty=self.data.ladder.levels[result.level].label.get(locale),
+            modifier=_signed(result.total),
+            asset_kind=self._text(f"asset_{result.rules.asset_kind}", locale),
+            asset=_signed(result.rules.asset),
+        )
+
+    def _detail(self, result: _Result, locale: str) -> dict[str, Any]:
+        level = self.data.ladder.levels[result.level] if result.usable and result.level is not None else None
+        return {
+            "device": result.device,
+            "label": result.rules.label.get(locale),
+            "usable": result.usable,
+            "allowed": result.reachable,
+            "modifier": result.total if result.usable else None,
+            "difficulty": level.id if level else None,
+            "asset": result.rules.asset,
+            "reasons": list(result.reasons),
+        }
+
+    def _ruling(
+        self,
+        s: Situation,
+        allowed: bool,
+        modifier: int | None,
+        crossings: tuple[Crossing, ...],
+        entries: list[ModifierEntry],
+        notes: tuple[str, ...],
+        cite_keys: list[str],
+        evidence: LineEvidence,
+        extra: dict[str, Any],
+    ) -> Ruling:
+        return Ruling(
+            allowed=allowed,
+            modifier=modifier,
+            crossings=crossings,
+            modifiers=tuple(entries),
+            notes=notes,
+            citations=cite(self.data.passages, tuple(dict.fromkeys(cite_keys)), edition=s.edition, locale=s.locale),
+            line=evidence.line,
+            extra=extra,
+        )
+
+    def _options(self, options: Mapping[str, Any]) -> _Options:
+        values: dict[str, int | None] = {}
+        for key in ("size", "other", "tech_level"):
+            value = options.get(key)
+            if value is not None and type(value) is not int:
+                raise RulingError(f"options.{key} must be a whole number (got {value!r})", field=f"options.{key}")
+            values[key] = value
+        device = options.get("device")
+        if device is not None and not isinstance(device, str):
+            raise RulingError(f"options.device must be a device name (got {device!r})", field="options.device")
+        return _Options(size=values["size"], other=values["other"], device=device, tech_level=values["tech_level"])
+
+    def _text(self, key: str, locale: str, /, **values: Any) -> str:
+        return self.data.texts[key].get(locale, **values)
+
+
+_TARGET_INSIDE = (CrossingKind.INTO, CrossingKind.WITHIN)
+
+
+def _lights_reaching(s: Situation) -> list[tuple[str, str]]:
+    """``(id, kind)`` of each scene or token light whose radius touches the target, walls honoured.
+
+    A token's light shines from the centre of its footprint (its id stands for the light). The line from
+    the light to the target's centre must not be stopped by a wall.
+    """
+    assert s.target is not None
+    geometry, grid = s.geometry, s.scene.grid
+    px_per_unit = grid.size / grid.distance
+    footprint = geometry.footprint(s.target.id)
+    target_center = geometry.center(s.target.id)
+    found: list[tuple[str, str]] = []
+    spots: list[tuple[str, str, float, float, float]] = [
+        (light.id, light.kind, light.x, light.y, light.radius) for light in s.scene.lights
+    ]
+    for token in s.scene.tokens:
+        if token.light is not None:
+            center = geometry.center(token.id)
+            spots.append((token.id, token.light.kind, center.x, center.y, token.light.radius))
+    for light_id, kind, x, y, radius in spots:
+        if footprint.distance(Point(x, y)) > radius * px_per_unit:
+            continue
+        if geometry.wall_blocked(Point3(x, y, target_center.z), target_center):
+            continue
+        found.append((light_id, kind))
+    return found
+
+
+def _entry(
+    source: str,
+    value: int,
+    applied: bool,
+    label: str,
+    reason: str | None = None,
+    crossing: Crossing | None = None,
+) -> ModifierEntry:
+    return ModifierEntry(
+        source=source,
+        value=value,
+        applied=applied,
+        label=label,
+        reason=reason,
+        region=crossing.region if crossing else None,
+        zone=crossing.zone if crossing else None,
+    )
+
+
+def _signed(value: int) -> str:
+    return f"{value:+d}" if value else "0"
+
+
+def _fmt(value: float | Fraction) -> str:
+    """A distance for display: at most two decimals, trailing zeros dropped."""
+    text = f"{float(value):.2f}".rstrip("0").rstrip(".")
+    return text or "0"
