@@ -17,6 +17,6 @@ export function feedModifier({ systemId, globals, ruling }) {
 }
 
 /** Tell other modules and macros: `Hooks.on("sightline.adjudicated", (ruling, context) => …)`. */
-export function announce(Hooks, ruling, context) {
-  Hooks.callAll(HOOK_ADJUDICATED, ruling, context);
+export function announce(hooks, ruling, context) {
+  hooks.callAll(HOOK_ADJUDICATED, ruling, context);
 }
