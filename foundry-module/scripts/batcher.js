@@ -34,8 +34,8 @@ export class PatchBatcher {
     this._flush = flush;
     this.delayMs = delayMs;
     this.maxWaitMs = maxWaitMs;
-    this._setTimeout = setTimeout;
-    this._clearTimeout = clearTimeout;
+    this._setTimeout = (fn, ms) => setTimeout(fn, ms); // unbound: browsers throw "Illegal invocation" otherwise
+    this._clearTimeout = (timer) => clearTimeout(timer);
     /** @type {Map<string, Map<string, Map<string, {op: "upsert", obj: any} | {op: "remove"}>>>} scene → kind → id → change */
     this._scenes = new Map();
     this._timer = null;

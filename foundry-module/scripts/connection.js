@@ -122,8 +122,8 @@ export class BridgeConnection extends Emitter {
     this._onReady = onReady;
     this._handshakeTimeoutMs = handshakeTimeoutMs;
     this._backoff = backoff;
-    this._setTimeout = setTimeout;
-    this._clearTimeout = clearTimeout;
+    this._setTimeout = (fn, ms) => setTimeout(fn, ms); // unbound: browsers throw "Illegal invocation" otherwise
+    this._clearTimeout = (timer) => clearTimeout(timer);
     this._nextId = createIdGenerator("fvtt");
     this._pending = new PendingRequests({ timeoutMs: requestTimeoutMs, setTimeout, clearTimeout });
     /** @type {"idle"|"connecting"|"handshaking"|"ready"|"reconnecting"|"error"|"closed"} */

@@ -133,8 +133,8 @@ export class PendingRequests {
    */
   constructor({ timeoutMs = 10_000, setTimeout = globalThis.setTimeout, clearTimeout = globalThis.clearTimeout } = {}) {
     this.timeoutMs = timeoutMs;
-    this._setTimeout = setTimeout;
-    this._clearTimeout = clearTimeout;
+    this._setTimeout = (fn, ms) => setTimeout(fn, ms); // unbound: browsers throw "Illegal invocation" otherwise
+    this._clearTimeout = (timer) => clearTimeout(timer);
     /** @type {Map<string, {resolve: (v: any) => void, reject: (e: Error) => void, timer: any}>} */
     this._byId = new Map();
   }

@@ -29,8 +29,8 @@ export class SocketRelay {
    */
   constructor({ socket, channel, userId, activeGMId, isHolder, forward, onApply = () => {}, timeoutMs = 15_000, setTimeout = globalThis.setTimeout, clearTimeout = globalThis.clearTimeout }) {
     Object.assign(this, { socket, channel, userId, activeGMId, isHolder, forward, onApply, timeoutMs });
-    this._setTimeout = setTimeout;
-    this._clearTimeout = clearTimeout;
+    this._setTimeout = (fn, ms) => setTimeout(fn, ms); // unbound: browsers throw "Illegal invocation" otherwise
+    this._clearTimeout = (timer) => clearTimeout(timer);
     this._n = 0;
     /** @type {Map<string, {resolve: (v: any) => void, reject: (e: Error) => void, timer: any}>} */
     this._waiting = new Map();
