@@ -143,7 +143,7 @@ export class BridgeConnection extends Emitter {
   connect() {
     this._cancelReconnect();
     const check = checkUrl(this.url, this._pageProtocol);
-    if (!check.ok) {
+    if (check.ok === false) {
       this._setState("error", { code: check.code, message: check.message });
       return;
     }
@@ -271,7 +271,7 @@ export class BridgeConnection extends Emitter {
     this._reconnectTimer = this._setTimeout(() => {
       this._reconnectTimer = null;
       const check = checkUrl(this.url, this._pageProtocol);
-      if (check.ok) this._dial(check.url);
+      if (check.ok === true) this._dial(check.url);
       else this._setState("error", { code: check.code, message: check.message });
     }, delay);
   }

@@ -15,7 +15,8 @@ let sightline;
 
 const overlay = () => /** @type {any} */ (canvas)?.[LAYER_NAME];
 const refreshOverlay = () => overlay()?.refresh?.();
-const setting = (key) => game.settings.get(MODULE_ID, key);
+/** @returns {any} */
+const setting = (key) => game.settings.get(MODULE_ID, /** @type {any} */ (key));
 const toggleOverlay = (on = !setting(SETTINGS.OVERLAY_ENABLED)) => setSetting(game, SETTINGS.OVERLAY_ENABLED, on);
 
 Hooks.once("init", () => {
@@ -81,7 +82,7 @@ Hooks.on("updateScene", (scene) => {
 
 for (const documentName of WATCHED_DOCUMENTS) {
   for (const action of ["create", "update", "delete"]) {
-    Hooks.on(`${action}${documentName}`, (doc) => {
+    Hooks.on(/** @type {any} */ (`${action}${documentName}`), (doc) => {
       sightline.onDocumentChange(documentName, doc, action);
       sightline.invalidateRulings();
     });

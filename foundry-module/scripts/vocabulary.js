@@ -5,7 +5,7 @@
  */
 
 /**
- * @typedef {{name: string, kind: "integer"|"boolean"|"choice", min?: number, max?: number,
+ * @typedef {{name: string, kind: string, min?: number, max?: number,
  *            choices?: readonly string[]}} ZoneParam
  * @typedef {{params: readonly ZoneParam[]}} ZoneSpec
  * @typedef {{zones: Readonly<Record<string, ZoneSpec>>, traits: readonly string[],

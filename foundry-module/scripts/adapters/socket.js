@@ -28,7 +28,14 @@ export class SocketRelay {
    * }} opts
    */
   constructor({ socket, channel, userId, activeGMId, isHolder, forward, onApply = () => {}, timeoutMs = 15_000, setTimeout = globalThis.setTimeout, clearTimeout = globalThis.clearTimeout }) {
-    Object.assign(this, { socket, channel, userId, activeGMId, isHolder, forward, onApply, timeoutMs });
+    this.socket = socket;
+    this.channel = channel;
+    this.userId = userId;
+    this.activeGMId = activeGMId;
+    this.isHolder = isHolder;
+    this.forward = forward;
+    this.onApply = onApply;
+    this.timeoutMs = timeoutMs;
     this._setTimeout = (fn, ms) => setTimeout(fn, ms); // unbound: browsers throw "Illegal invocation" otherwise
     this._clearTimeout = (timer) => clearTimeout(timer);
     this._n = 0;
