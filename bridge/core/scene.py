@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, WithJsonSchema, field_validator, model_validator
 
 __all__ = [
     "COORD_LIMIT",
     "CircleShape",
-    "EllipseShape",
     "Elevation",
+    "EllipseShape",
     "Grid",
     "Light",
     "PolygonRing",
@@ -105,7 +105,7 @@ class UnknownShape(BaseModel):
     """A shape type the bridge does not know (V14's newer ones); usable only beside ``polygons``."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
-    type: str
+    type: Annotated[str, Field(json_schema_extra={"not": {"enum": ["rectangle", "circle", "ellipse", "polygon"]}})]
     hole: bool = False
 
 
@@ -223,7 +223,10 @@ class Wall(SceneModel):
 
     id: Identifier
     c: Annotated[list[Coord], Field(min_length=4, max_length=4)]
-    sight: Literal[0, 10, 20, 30, 40] = 20
+    sight: Annotated[
+        Literal[0, 10, 20, 30, 40],
+        WithJsonSchema({"anyOf": [{"enum": [0, 10, 20, 30, 40]}, {"type": "boolean"}], "default": 20}),
+    ] = 20
     door: Literal[0, 1, 2] = 0
     ds: Literal[0, 1, 2] = 0
     dir: Literal[0, 1, 2] = 0

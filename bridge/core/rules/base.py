@@ -18,7 +18,7 @@ from ..sight import Crossing, LineEvidence, SightLine
 if TYPE_CHECKING:
     from ..geometry import SceneGeometry
 
-__all__ = ["Locale", "LocalText", "ModifierEntry", "Ruleset", "Ruling", "RulingError", "Situation"]
+__all__ = ["LocalText", "Locale", "ModifierEntry", "Ruleset", "Ruling", "RulingError", "Situation"]
 
 Locale = Literal["en", "es"]
 

@@ -1,0 +1,1 @@
+"""Benchmarks: each prints its figures as ratios against a baseline run in the same process."""

@@ -1,0 +1,64 @@
+"""Who may open which world: the bridge secret opens every world, a world's own secret only that world.
+
+World secrets live in ``<data dir>/worlds.json`` (mode 0600), made by ``sightline secret --world W``, or
+come from ``--world-secret W=SECRET``. Every comparison is constant-time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from .config import secret_matches
+
+__all__ = ["WORLDS_FILE", "Access", "load_world_secrets", "world_secret"]
+
+WORLDS_FILE = "worlds.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    bridge_secret: str
+    world_secrets: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def opens(self, world: str | None, secret: str | None) -> bool:
+        """Whether ``secret`` opens ``world`` (``None``: every world, which only the bridge secret does)."""
+        bridge = secret_matches(self.bridge_secret, secret)
+        own = world is not None and world in self.world_secrets
+        world_ok = secret_matches(self.world_secrets[world], secret) if own and world is not None else False
+        return bridge or world_ok
+
+    def worlds_opened_by(self, secret: str | None) -> frozenset[str] | None:
+        """The worlds ``secret`` opens: ``None`` means all of them (the bridge secret)."""
+        if secret_matches(self.bridge_secret, secret):
+            return None
+        return frozenset(w for w, s in self.world_secrets.items() if secret_matches(s, secret))
+
+
+def load_world_secrets(data_dir: Path) -> dict[str, str]:
+    path = data_dir / WORLDS_FILE
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise ValueError(f"{path}: expected an object of world id to secret")
+    return data
+
+
+def world_secret(data_dir: Path, world: str) -> str:
+    """The world's secret, created and stored now if it has none."""
+    known = load_world_secrets(data_dir)
+    if world not in known:
+        known[world] = secrets.token_urlsafe(24)
+        path = data_dir / WORLDS_FILE
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(known, handle, indent=2, sort_keys=True)
+        os.replace(tmp, path)
+    return known[world]

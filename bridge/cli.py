@@ -1,0 +1,144 @@
+"""The ``sightline`` command: ``serve`` (the main job), ``replay``, ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .config import BridgeConfig, data_dir_from, load_or_create_secret
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sightline", description="Sightline: line of sight through visibility zones")
+    parser.add_argument("--version", action="version", version=f"sightline {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the bridge (WebSocket /ws and HTTP on one port)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    _storage_options(serve)
+    serve.add_argument("--secret", help="the secret Foundry must send (env SIGHTLINE_SECRET; default: generated)")
+    serve.add_argument(
+        "--world-secret",
+        action="append",
+        default=[],
+        metavar="WORLD=SECRET",
+        help="a secret that opens only WORLD (repeatable; also <data-dir>/worlds.json, see `sightline secret`)",
+    )
+    serve.add_argument("--certfile", help="TLS certificate (PEM) to serve wss:// and https://")
+    serve.add_argument("--keyfile", help="TLS private key (PEM), if not inside --certfile")
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="accept WebSocket connections only from this Origin, e.g. https://foundry.example.org (repeatable)",
+    )
+    limits = serve.add_argument_group("limits")
+    defaults = BridgeConfig()
+    limits.add_argument("--max-frame-bytes", type=int, default=defaults.max_frame_bytes)
+    limits.add_argument("--messages-per-second", type=float, default=defaults.messages_per_second)
+    limits.add_argument("--message-burst", type=int, default=defaults.message_burst)
+    limits.add_argument("--max-connections-per-world", type=int, default=defaults.max_connections_per_world)
+    limits.add_argument("--hello-timeout", type=float, default=defaults.hello_timeout, help="seconds")
+    limits.add_argument("--send-queue", type=int, default=defaults.send_queue, help="answers queued per client")
+    limits.add_argument("--heartbeat", type=float, default=defaults.heartbeat, help="seconds; 0 turns it off")
+
+    secret = commands.add_parser("secret", help="print the bridge secret, or a world's own secret (made if new)")
+    _storage_options(secret)
+    secret.add_argument("--world", help="the world whose own secret to print (created on first use)")
+
+    replay = commands.add_parser("replay", help="answer client messages from a file, one JSON object per line")
+    replay.add_argument("file", help="the file to read, or - for standard input")
+
+    demo = commands.add_parser("demo", help="play a short Infinity skirmish through a real bridge")
+    demo.add_argument("--svg", default="sightline-demo.svg", help="where to write the scene picture")
+    demo.add_argument("--locale", choices=["en", "es"], default="en")
+    return parser
+
+
+def _storage_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", help="where the bridge keeps its data (env SIGHTLINE_DATA_DIR)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    if args.command == "replay":
+        return _replay(args)
+    if args.command == "secret":
+        return _secret(args)
+    if args.command == "demo":
+        from .demo import run_demo
+
+        return run_demo(svg_path=args.svg, locale=args.locale)
+    raise AssertionError(args.command)  # pragma: no cover - argparse requires a command
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .access import load_world_secrets
+    from .server import serve
+
+    data_dir = data_dir_from(args.data_dir)
+    world_secrets = load_world_secrets(data_dir)
+    for pair in args.world_secret:
+        world, sep, value = pair.partition("=")
+        if not sep or not world or not value:
+            print(f"sightline serve: --world-secret takes WORLD=SECRET, not {pair!r}", file=sys.stderr)
+            return 2
+        world_secrets[world] = value
+    config = BridgeConfig(
+        host=args.host,
+        port=args.port,
+        data_dir=data_dir,
+        secret=load_or_create_secret(data_dir, args.secret),
+        world_secrets=world_secrets,
+        certfile=Path(args.certfile) if args.certfile else None,
+        keyfile=Path(args.keyfile) if args.keyfile else None,
+        allowed_origins=tuple(args.allow_origin),
+        max_frame_bytes=args.max_frame_bytes,
+        messages_per_second=args.messages_per_second,
+        message_burst=args.message_burst,
+        max_connections_per_world=args.max_connections_per_world,
+        hello_timeout=args.hello_timeout,
+        send_queue=args.send_queue,
+        heartbeat=args.heartbeat,
+    )
+
+    def announce(line: str) -> None:
+        print(line, flush=True)
+
+    asyncio.run(serve(config, announce=announce))
+    return 0
+
+
+def _secret(args: argparse.Namespace) -> int:
+    from .access import world_secret
+
+    data_dir = data_dir_from(args.data_dir)
+    print(world_secret(data_dir, args.world) if args.world else load_or_create_secret(data_dir))
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from .replay import run_replay
+
+    if args.file == "-":
+        return run_replay(sys.stdin, sys.stdout)
+    try:
+        with open(args.file, encoding="utf-8") as source:
+            return run_replay(source, sys.stdout)
+    except OSError as exc:
+        print(f"sightline replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

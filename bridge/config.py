@@ -1,0 +1,73 @@
+"""Where the bridge keeps its data and which secret opens it — no configuration needed to start.
+
+Order of precedence for each setting: command-line option, environment variable, default.
+The secret, when neither is given, is generated on first start and kept in ``<data dir>/secret``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+__all__ = ["BridgeConfig", "data_dir_from", "load_or_create_secret", "secret_matches"]
+
+SECRET_FILE = "secret"
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeConfig:
+    """Everything ``sightline serve`` can be told; the defaults need no configuration."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    data_dir: Path = Path(".")
+    secret: str = ""
+    world_secrets: dict[str, str] = field(default_factory=dict)
+    database: str | None = None
+    certfile: Path | None = None
+    keyfile: Path | None = None
+    allowed_origins: tuple[str, ...] = ()
+    max_frame_bytes: int = 4 * 1024 * 1024
+    messages_per_second: float = 100.0
+    message_burst: int = 200
+    max_connections_per_world: int = 32
+    hello_timeout: float = 10.0
+    send_queue: int = 256
+    heartbeat: float = 20.0
+
+
+def data_dir_from(option: str | None) -> Path:
+    """``--data-dir``, else ``SIGHTLINE_DATA_DIR``, else the platform's user data directory."""
+    chosen = option or os.environ.get("SIGHTLINE_DATA_DIR") or platformdirs.user_data_dir("sightline", "sightline")
+    path = Path(chosen).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def load_or_create_secret(data_dir: Path, option: str | None = None) -> str:
+    """``--secret``, else ``SIGHTLINE_SECRET``, else the stored one, else a new one stored now (mode 0600)."""
+    given = option or os.environ.get("SIGHTLINE_SECRET")
+    if given:
+        return given
+    path = data_dir / SECRET_FILE
+    if path.exists():
+        stored = path.read_text(encoding="utf-8").strip()
+        if stored:
+            return stored
+    secret = secrets.token_urlsafe(24)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(secret + "\n")
+    return secret
+
+
+def secret_matches(expected: str, given: str | None) -> bool:
+    """Constant-time comparison; a missing secret never matches."""
+    if not given or not expected:
+        return False
+    return hmac.compare_digest(expected.encode(), given.encode())

@@ -1,0 +1,623 @@
+"""The pure geometry of one scene state: zone areas, token footprints, sight lines, zones and walls.
+
+:class:`SceneGeometry` compiles a :class:`~bridge.core.scene.Scene` once — zone areas built and
+prepared, their bounds and an STRtree over them, the walls that can ever stop sight as numpy arrays
+with an STRtree over their segments — and then answers many questions about it. Nothing here does I/O.
+
+Conventions (the full list, with the degenerate cases, is in ``docs/geometry.md``):
+
+- Coordinates are Foundry's: pixels, ``y`` pointing down; elevations in grid distance units.
+- Touching counts everywhere: a footprint touching a zone is inside it, a line grazing a zone crosses
+  it, elevation bounds are inclusive.
+- Walls are infinitely tall and follow Foundry's own sight rules (limited, doors, one-way, thresholds).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import shapely
+from shapely import affinity
+from shapely.geometry import LineString, Point, Polygon, box
+from shapely.strtree import STRtree
+
+from .scene import (
+    CircleShape,
+    EllipseShape,
+    PolygonRing,
+    PolygonShape,
+    RectangleShape,
+    Region,
+    RegionShape,
+    Scene,
+    Token,
+    Wall,
+)
+from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
+
+__all__ = [
+    "CURVE_TOLERANCE",
+    "MIN_CURVE_VERTICES",
+    "SceneGeometry",
+    "curve_vertex_count",
+    "region_area",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Largest distance (pixels) between a true curve and the polygon that stands for it.
+CURVE_TOLERANCE = 0.05
+#: Fewest vertices of a polygon standing for a circle or an ellipse.
+MIN_CURVE_VERTICES = 32
+#: Most vertices of such a polygon; only reached by radii far beyond any real scene (~1.6e7 px).
+MAX_CURVE_VERTICES = 1 << 20
+
+# Foundry's CONST.WALL_SENSE_TYPES and CONST.WALL_DIRECTIONS.
+_SIGHT_NONE, _SIGHT_LIMITED, _SIGHT_PROXIMITY, _SIGHT_DISTANCE = 0, 10, 30, 40
+_DIR_LEFT, _DIR_RIGHT = 1, 2
+_DOOR_OPEN = 1
+#: Slack on the line parameter when matching the touched parts of a segment against its elevation
+#: span: the parts' ends come back from GEOS rounded, the span's ends are exact.
+_T_SLACK = 1e-12
+_DIAGONAL = math.sqrt(0.5)
+#: Unit directions of a round base's 8 rim sample points (0°, 45°, … clockwise on screen), exact on axes.
+_RIM_DIRECTIONS = (
+    (1.0, 0.0),
+    (_DIAGONAL, _DIAGONAL),
+    (0.0, 1.0),
+    (-_DIAGONAL, _DIAGONAL),
+    (-1.0, 0.0),
+    (-_DIAGONAL, -_DIAGONAL),
+    (0.0, -1.0),
+    (_DIAGONAL, -_DIAGONAL),
+)
+
+
+# --- Region areas ---------------------------------------------------------------------------------
+
+
+def curve_vertex_count(radius: float) -> int:
+    """Vertices of an inscribed regular polygon within :data:`CURVE_TOLERANCE` of a circle of ``radius``.
+
+    The sagitta of a chord spanning ``2π/n`` is ``r (1 − cos(π/n))``; the count is rounded up to a
+    multiple of 4 so that the curve's extreme points (on its axes) are vertices, exactly.
+    """
+    if radius <= CURVE_TOLERANCE:
+        return MIN_CURVE_VERTICES
+    n = math.ceil(math.pi / math.acos(1.0 - CURVE_TOLERANCE / radius))
+    n = max(MIN_CURVE_VERTICES, min(MAX_CURVE_VERTICES, n))
+    return (n + 3) // 4 * 4
+
+
+def _ellipse(cx: float, cy: float, rx: float, ry: float, rotation: float = 0.0) -> Any:
+    """An ellipse as a polygon inscribed in it, rotated ``rotation`` degrees clockwise on screen."""
+    if rx <= 0 or ry <= 0:
+        return Polygon()
+    n = curve_vertex_count(max(rx, ry))
+    angles = np.arange(n, dtype=np.float64) * (2.0 * math.pi / n)
+    cos, sin = np.cos(angles), np.sin(angles)
+    # The axis points are vertices, exactly (cos(π/2) is not 0 in floating point).
+    quarter = n // 4
+    cos[::quarter] = (1.0, 0.0, -1.0, 0.0)
+    sin[::quarter] = (0.0, 1.0, 0.0, -1.0)
+    xs, ys = rx * cos, ry * sin
+    if rotation % 360:
+        # Screen y points down, so the usual rotation matrix turns clockwise on screen.
+        theta = math.radians(rotation)
+        cos_t, sin_t = math.cos(theta), math.sin(theta)
+        xs, ys = xs * cos_t - ys * sin_t, xs * sin_t + ys * cos_t
+    return Polygon(np.column_stack((xs + cx, ys + cy)))
+
+
+def _polygonal(geometry: Any) -> Any:
+    """Only the areal part of ``geometry`` (lines and points left by repairs are dropped)."""
+    if geometry.is_empty:
+        return Polygon()
+    if geometry.geom_type in ("Polygon", "MultiPolygon"):
+        return geometry
+    polygons = [part for part in shapely.get_parts(geometry) if part.geom_type in ("Polygon", "MultiPolygon")]
+    return shapely.union_all(polygons) if polygons else Polygon()
+
+
+def _ring(points: Sequence[float]) -> Any:
+    """A flat ``[x0, y0, x1, y1, …]`` list as a valid polygon (repaired), empty if it has no area."""
+    if len(points) < 6:
+        return Polygon()
+    polygon = Polygon(np.asarray(points, dtype=np.float64).reshape(-1, 2))
+    if not polygon.is_valid:
+        polygon = _polygonal(shapely.make_valid(polygon))
+    return polygon if polygon.area > 0 else Polygon()
+
+
+def _shape_area(shape: RegionShape) -> Any:
+    """One Foundry region shape as a polygon (empty when it has no area)."""
+    if isinstance(shape, RectangleShape):
+        if shape.width <= 0 or shape.height <= 0:
+            return Polygon()
+        rect = box(shape.x, shape.y, shape.x + shape.width, shape.y + shape.height)
+        if shape.rotation % 360:
+            rect = affinity.rotate(rect, shape.rotation, origin="center")
+        return rect
+    if isinstance(shape, CircleShape):
+        return _ellipse(shape.x, shape.y, shape.radius, shape.radius)
+    if isinstance(shape, EllipseShape):
+        return _ellipse(shape.x, shape.y, shape.radiusX, shape.radiusY, shape.rotation)
+    if isinstance(shape, PolygonShape):
+        return _ring(shape.points)
+    raise ValueError(f"the bridge cannot draw a region shape of type {shape.type!r}")
+
+
+def _combine(solid: Iterable[Any], holes: Iterable[Any]) -> Any:
+    """Union of the solid parts minus union of the holes, areal parts only."""
+    solid_parts = [part for part in solid if not part.is_empty]
+    if not solid_parts:
+        return Polygon()
+    area = shapely.union_all(solid_parts)
+    hole_parts = [part for part in holes if not part.is_empty]
+    if hole_parts:
+        area = shapely.difference(area, shapely.union_all(hole_parts))
+    return _polygonal(area)
+
+
+def region_area(region: Region) -> Any:
+    """The 2D area of ``region`` (a shapely Polygon or MultiPolygon, possibly empty).
+
+    ``polygons`` (Foundry's resolved polygon tree) win when non-empty; otherwise the ``shapes``.
+    """
+    if region.polygons:
+        rings: Sequence[PolygonRing] = region.polygons
+        return _combine(
+            (_ring(ring.points) for ring in rings if not ring.hole),
+            (_ring(ring.points) for ring in rings if ring.hole),
+        )
+    return _combine(
+        (_shape_area(shape) for shape in region.shapes if not shape.hole),
+        (_shape_area(shape) for shape in region.shapes if shape.hole),
+    )
+
+
+# --- Compiled scene parts -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _ZoneInfo:
+    """A region that is a visibility zone, compiled: area, vertical span, scene order."""
+
+    order: int
+    region_id: str
+    zone_type: str
+    area: Any  # prepared shapely geometry, possibly empty
+    bottom: float  # -inf when unbounded
+    top: float  # +inf when unbounded
+
+
+@dataclass(frozen=True, slots=True)
+class _TokenInfo:
+    token: Token
+    footprint: Any  # the Polygon of footprint()
+    probe: Any  # what intersection tests use: the footprint, or a point/segment when it is degenerate
+    center: Point3
+    external_radius: float  # pixels, Foundry's Token#externalRadius: max(w, h) / 2
+
+
+def _orient(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> Any:
+    """Foundry's ``orient2dFast(a, b, c)``: > 0 when ``c`` is left of ``a→b`` as seen on screen.
+
+    ``Edge#orientPoint`` names that side RIGHT (the right of ``a→b`` in y-up maths) and the negative
+    side LEFT; see docs/geometry.md.
+    """
+    return (ay - cy) * (bx - cx) - (ax - cx) * (by - cy)
+
+
+def _within_span(z: float, bottom: float, top: float) -> bool:
+    return bottom <= z <= top
+
+
+class SceneGeometry:
+    """Prepared geometry of one scene state: zones compiled once, queried many times."""
+
+    def __init__(self, scene: Scene) -> None:
+        self.scene = scene
+        grid = scene.grid
+        #: Grid distance units per pixel (Foundry's ``1 / canvas.dimensions.distancePixels``).
+        self._units_per_px = grid.distance / grid.size
+
+        # Regions: every area (zone or not) on demand, zones compiled up front.
+        self._regions: dict[str, Region] = {region.id: region for region in scene.regions}
+        self._areas: dict[str, Any] = {}
+        zones: list[_ZoneInfo] = []
+        for region in scene.regions:
+            if region.zone is None:
+                continue
+            area = self._area(region.id)
+            shapely.prepare(area)
+            elevation = region.elevation
+            zones.append(
+                _ZoneInfo(
+                    order=len(zones),
+                    region_id=region.id,
+                    zone_type=region.zone.type,
+                    area=area,
+                    bottom=-math.inf if elevation.bottom is None else elevation.bottom,
+                    top=math.inf if elevation.top is None else elevation.top,
+                )
+            )
+        self._zones: tuple[_ZoneInfo, ...] = tuple(zones)
+        self._zone_by_region: dict[str, _ZoneInfo] = {zone.region_id: zone for zone in zones}
+        self._solid_zones: tuple[_ZoneInfo, ...] = tuple(zone for zone in zones if not zone.area.is_empty)
+        self._zone_tree = STRtree([zone.area for zone in self._solid_zones])
+        self._zone_bounds: FloatArray = (
+            shapely.bounds([zone.area for zone in self._solid_zones]).astype(np.float64)
+            if self._solid_zones
+            else np.empty((0, 4), dtype=np.float64)
+        )
+
+        self._tokens: dict[str, _TokenInfo] = {token.id: self._compile_token(token) for token in scene.tokens}
+        self._inside_cache: dict[tuple[str, str], bool] = {}
+        self._compile_walls(scene.walls)
+
+    # Public methods: regions and tokens.
+
+    def zone_area(self, region_id: str) -> Any | None:
+        """The region's 2D area (a Polygon or MultiPolygon), or ``None`` when it has none."""
+        if region_id not in self._regions:
+            raise KeyError(region_id)
+        area = self._area(region_id)
+        return None if area.is_empty else area
+
+    def footprint(self, token_id: str) -> Any:
+        """The token's footprint in pixels: its box, or the ellipse inscribed in it for round bases."""
+        return self._token(token_id).footprint
+
+    def center(self, token_id: str) -> Point3:
+        """The centre of the token's footprint at the token's elevation."""
+        return self._token(token_id).center
+
+    def inside(self, token_id: str, region_id: str) -> bool:
+        """Whether the footprint touches the region's area and the token's elevation is within its span."""
+        key = (token_id, region_id)
+        cached = self._inside_cache.get(key)
+        if cached is not None:
+            return cached
+        info = self._token(token_id)
+        region = self._regions.get(region_id)
+        if region is None:
+            raise KeyError(region_id)
+        zone = self._zone_by_region.get(region_id)
+        if zone is not None:
+            area, bottom, top = zone.area, zone.bottom, zone.top
+        else:
+            area = self._area(region_id)
+            bottom = -math.inf if region.elevation.bottom is None else region.elevation.bottom
+            top = math.inf if region.elevation.top is None else region.elevation.top
+        result = (
+            not area.is_empty and _within_span(info.token.elevation, bottom, top) and bool(area.intersects(info.probe))
+        )
+        self._inside_cache[key] = result
+        return result
+
+    def zones_containing(self, token_id: str) -> tuple[str, ...]:
+        """Ids of the zone regions the token is inside, in scene order."""
+        self._token(token_id)
+        return tuple(zone.region_id for zone in self._zones if self.inside(token_id, zone.region_id))
+
+    # Public methods: sight lines.
+
+    def sight_lines(self, actor_id: str, target_id: str, mode: Literal["center", "best"]) -> tuple[SightLine, ...]:
+        """Candidate sight lines from actor to target, the centre-to-centre line first.
+
+        ``"center"`` gives that line only; ``"best"`` every line between the sample points of both
+        footprints (centre, corners and edge midpoints of boxes; centre and 8 rim points of round
+        bases), without duplicates.
+        """
+        actor, target = self._token(actor_id), self._token(target_id)
+        first = SightLine(actor.center, target.center)
+        if mode == "center":
+            return (first,)
+        if mode != "best":
+            raise ValueError(f"unknown sight-line mode {mode!r}")
+        lines = dict.fromkeys(
+            [first]
+            + [SightLine(start, end) for start in self._sample_points(actor) for end in self._sample_points(target)]
+        )
+        return tuple(lines)
+
+    def evidence(self, actor_id: str, target_id: str, line: SightLine) -> LineEvidence:
+        """The zones ``line`` meets, seen from the actor, and the walls that stop it."""
+        actor, _ = self._token(actor_id), self._token(target_id)
+        crossings: list[tuple[float, int, Crossing]] = []
+        met = self._line_zone_entries(line.start, line.end)
+        for zone in self._zones:
+            actor_in = self.inside(actor_id, zone.region_id)
+            target_in = self.inside(target_id, zone.region_id)
+            first_t = met.get(zone.order)
+            if actor_in:
+                kind = CrossingKind.WITHIN if target_in else CrossingKind.FROM
+                key = 0.0
+            elif target_in:
+                kind = CrossingKind.INTO
+                key = 1.0 if first_t is None else first_t
+            elif first_t is not None:
+                kind = CrossingKind.THROUGH
+                key = first_t
+            else:
+                continue
+            crossings.append((key, zone.order, Crossing(zone.region_id, zone.zone_type, kind)))
+        crossings.sort(key=lambda item: (item[0], item[1]))
+        walls = self.wall_blocked(line.start, line.end, external_radius=actor.external_radius)
+        return LineEvidence(line=line, crossings=tuple(c for _, _, c in crossings), blocking_walls=walls)
+
+    def distance(self, a: Point3, b: Point3) -> float:
+        """3D distance in grid distance units (``x``, ``y`` converted from pixels)."""
+        dx = (b.x - a.x) * self._units_per_px
+        dy = (b.y - a.y) * self._units_per_px
+        return math.sqrt(dx * dx + dy * dy + (b.z - a.z) ** 2)
+
+    def wall_blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
+        """Ids of the walls that stop sight from ``a`` to ``b``, ordered along the line.
+
+        ``a`` is the source: one-way walls and thresholds are judged from it. ``external_radius``
+        (pixels) is the source's size, as Foundry's ``Edge#applyThreshold`` takes it (0 for a point).
+        """
+        if (a.x == b.x and a.y == b.y) or not self._wall_ids:
+            return ()
+        candidates = self._wall_candidates(a, b)
+        if candidates.size == 0:
+            return ()
+        return self._blocking(candidates, a.x, a.y, b.x, b.y, external_radius)
+
+    # Private: compilation.
+
+    def _area(self, region_id: str) -> Any:
+        area = self._areas.get(region_id)
+        if area is None:
+            area = region_area(self._regions[region_id])
+            self._areas[region_id] = area
+        return area
+
+    def _compile_token(self, token: Token) -> _TokenInfo:
+        size = self.scene.grid.size
+        w, h = token.width * size, token.height * size
+        x0, y0 = token.x, token.y
+        cx, cy = x0 + w / 2, y0 + h / 2
+        if token.shape == "ellipse" and w > 0 and h > 0:
+            footprint = _ellipse(cx, cy, w / 2, h / 2)
+        else:
+            footprint = box(x0, y0, x0 + w, y0 + h)
+        if w > 0 and h > 0:
+            probe = footprint
+        elif w > 0 or h > 0:
+            probe = LineString([(x0, y0), (x0 + w, y0 + h)])
+        else:
+            probe = Point(x0, y0)
+        shapely.prepare(probe)
+        return _TokenInfo(
+            token=token,
+            footprint=footprint,
+            probe=probe,
+            center=Point3(cx, cy, token.elevation),
+            external_radius=max(w, h) / 2,
+        )
+
+    def _compile_walls(self, walls: Sequence[Wall]) -> None:
+        """Keep the walls that can ever stop sight, as columns; drop sight-0, open doors, points."""
+        kept = [
+            wall
+            for wall in walls
+            if wall.sight != _SIGHT_NONE
+            and not (wall.door > 0 and wall.ds == _DOOR_OPEN)
+            and (wall.c[0], wall.c[1]) != (wall.c[2], wall.c[3])
+        ]
+        self._wall_ids: tuple[str, ...] = tuple(wall.id for wall in kept)
+        coords = np.array([wall.c for wall in kept], dtype=np.float64).reshape(-1, 4)
+        self._wall_ax, self._wall_ay = coords[:, 0].copy(), coords[:, 1].copy()
+        self._wall_bx, self._wall_by = coords[:, 2].copy(), coords[:, 3].copy()
+        self._wall_limited = np.array([wall.sight == _SIGHT_LIMITED for wall in kept], dtype=bool)
+        self._wall_dir = np.array([wall.dir for wall in kept], dtype=np.int8)
+        # Threshold in pixels (Foundry: threshold.sight * distancePixels); NaN when none applies.
+        px_per_unit = 1.0 / self._units_per_px
+        self._wall_kind = np.array([wall.sight for wall in kept], dtype=np.int16)
+        self._wall_threshold = np.array(
+            [
+                wall.threshold.sight * px_per_unit
+                if wall.sight in (_SIGHT_PROXIMITY, _SIGHT_DISTANCE)
+                and wall.threshold is not None
+                and wall.threshold.sight  # Foundry: `if ( !d ) return false` — 0 means none
+                else math.nan
+                for wall in kept
+            ],
+            dtype=np.float64,
+        )
+        self._wall_tree = STRtree(shapely.linestrings(coords.reshape(-1, 2, 2))) if kept else None
+
+    # Private: tokens and sampling.
+
+    def _token(self, token_id: str) -> _TokenInfo:
+        try:
+            return self._tokens[token_id]
+        except KeyError:
+            raise KeyError(token_id) from None
+
+    def _sample_points(self, info: _TokenInfo) -> list[Point3]:
+        size = self.scene.grid.size
+        token = info.token
+        w, h = token.width * size, token.height * size
+        cx, cy, z = info.center.x, info.center.y, info.center.z
+        points = [info.center]
+        if token.shape == "ellipse":
+            for ux, uy in _RIM_DIRECTIONS:
+                points.append(Point3(cx + w / 2 * ux, cy + h / 2 * uy, z))
+        else:
+            x0, y0 = token.x, token.y
+            for px, py in (
+                (x0, y0),
+                (x0 + w, y0),
+                (x0 + w, y0 + h),
+                (x0, y0 + h),
+                (cx, y0),
+                (x0 + w, cy),
+                (cx, y0 + h),
+                (x0, cy),
+            ):
+                points.append(Point3(px, py, z))
+        return points
+
+    # Private: zones along a line.
+
+    def _line_zone_entries(self, a: Point3, b: Point3) -> dict[int, float]:
+        """For each zone the 3D line meets, the first ``t`` (0 at ``a``, 1 at ``b``) where it does.
+
+        The 2D segment must touch the area and, over a touched part, the line's height must be within
+        the zone's span. A line whose ends coincide meets nothing (zones then come from footprints).
+        """
+        if not self._solid_zones or (a.x == b.x and a.y == b.y and a.z == b.z):
+            return {}
+        flat = a.x == b.x and a.y == b.y
+        segment: Any = Point(a.x, a.y) if flat else LineString([(a.x, a.y), (b.x, b.y)])
+        dx, dy = b.x - a.x, b.y - a.y
+        length2 = dx * dx + dy * dy
+        entries: dict[int, float] = {}
+        for index in self._zone_tree.query(segment, predicate="intersects"):
+            zone = self._solid_zones[int(index)]
+            span = _span_params(a.z, b.z, zone.bottom, zone.top)
+            if span is None:
+                continue
+            if flat:
+                entries[zone.order] = span[0]
+                continue
+            meeting = shapely.intersection(segment, zone.area)
+            if meeting.is_empty:
+                # GEOS said they touch but rounding lost the contact: take the nearest point.
+                meeting = shapely.get_point(shapely.shortest_line(segment, zone.area), 0)
+            first = _first_meeting(meeting, a, dx, dy, length2, span)
+            if first is not None:
+                entries[zone.order] = first
+        return entries
+
+    # Private: walls along a line.
+
+    def _wall_candidates(self, a: Point3, b: Point3) -> npt.NDArray[np.intp]:
+        if self._wall_tree is None:
+            return np.empty(0, dtype=np.intp)
+        if len(self._wall_ids) <= 64:
+            return np.arange(len(self._wall_ids), dtype=np.intp)
+        segment = LineString([(a.x, a.y), (b.x, b.y)])
+        found: npt.NDArray[np.intp] = np.sort(self._wall_tree.query(segment))
+        return found
+
+    def _blocking(
+        self,
+        idx: npt.NDArray[np.intp],
+        x0: float,
+        y0: float,
+        x1: float,
+        y1: float,
+        external_radius: float,
+    ) -> tuple[str, ...]:
+        ax, ay, bx, by = self._wall_ax[idx], self._wall_ay[idx], self._wall_bx[idx], self._wall_by[idx]
+        # Side of each line end relative to each wall (Foundry's orient2dFast(wall.a, wall.b, point)).
+        o_start = _orient(ax, ay, bx, by, x0, y0)
+        o_end = _orient(ax, ay, bx, by, x1, y1)
+        # Side of each wall end relative to the line.
+        s_a = np.sign(_orient(x0, y0, x1, y1, ax, ay))
+        s_b = np.sign(_orient(x0, y0, x1, y1, bx, by))
+        # The line's ends lie strictly on both sides of the wall's line: it meets it at 0 < t < 1,
+        # and is neither collinear with it nor starting or ending on it.
+        straddles = np.sign(o_start) * np.sign(o_end) < 0
+        proper = straddles & (s_a * s_b < 0)
+        at_a = straddles & (s_a == 0)
+        at_b = straddles & (s_b == 0)
+        hit = proper | at_a | at_b
+        if not hit.any():
+            return ()
+
+        # Which of the walls met would stop sight from this source at all.
+        direction = self._wall_dir[idx]
+        effective = hit & (
+            (direction == 0) | ((direction == _DIR_LEFT) & (o_start > 0)) | ((direction == _DIR_RIGHT) & (o_start < 0))
+        )
+        threshold = self._wall_threshold[idx]
+        has_threshold = effective & ~np.isnan(threshold)
+        if has_threshold.any():
+            distance = _segment_distance(x0, y0, ax, ay, bx, by)
+            kind = self._wall_kind[idx]
+            proximity_pass = (kind == _SIGHT_PROXIMITY) & (np.maximum(distance - external_radius, 0.0) < threshold)
+            distance_pass = (kind == _SIGHT_DISTANCE) & (distance + external_radius > threshold)
+            effective &= ~(has_threshold & (proximity_pass | distance_pass))
+        if not effective.any():
+            return ()
+
+        # Where the line meets each wall's line; only read for walls it straddles (o_start ≠ o_end).
+        t = o_start / np.where(straddles, o_start - o_end, 1.0)
+        limited = self._wall_limited[idx]
+        # Crossing units: each properly crossed wall is one; each closed corner (walls meeting at a
+        # point of the line, strictly on both sides of it) is one. Grazing an open corner is not.
+        units: list[tuple[float, list[int]]] = [(float(t[i]), [int(i)]) for i in np.flatnonzero(proper & effective)]
+        corners: dict[tuple[float, float], list[tuple[int, int]]] = {}
+        for i in np.flatnonzero((at_a | at_b) & effective & ~proper):
+            if at_a[i]:
+                key, side = (float(ax[i]), float(ay[i])), int(s_b[i])
+            else:
+                key, side = (float(bx[i]), float(by[i])), int(s_a[i])
+            corners.setdefault(key, []).append((int(i), side))
+        for members in corners.values():
+            sides = {side for _, side in members}
+            if 1 in sides and -1 in sides:
+                indices = [i for i, _ in members]
+                units.append((float(t[indices[0]]), indices))
+
+        hard = [unit for unit in units if not all(limited[i] for i in unit[1])]
+        soft = [unit for unit in units if all(limited[i] for i in unit[1])]
+        blocking = hard + (soft if len(soft) >= 2 else [])
+        ordered = sorted((t_unit, int(idx[i])) for t_unit, members in blocking for i in members)
+        return tuple(dict.fromkeys(self._wall_ids[i] for _, i in ordered))
+
+
+def _span_params(z0: float, z1: float, bottom: float, top: float) -> tuple[float, float] | None:
+    """The ``t`` interval within [0, 1] where ``z0 + t (z1 − z0)`` lies in [bottom, top], or ``None``."""
+    dz = z1 - z0
+    if dz == 0:
+        return (0.0, 1.0) if bottom <= z0 <= top else None
+    lo = (bottom - z0) / dz
+    hi = (top - z0) / dz
+    if lo > hi:
+        lo, hi = hi, lo
+    lo, hi = max(lo, 0.0), min(hi, 1.0)
+    return (lo, hi) if lo <= hi else None
+
+
+def _first_meeting(
+    meeting: Any, a: Point3, dx: float, dy: float, length2: float, span: tuple[float, float]
+) -> float | None:
+    """First ``t`` of the parts of ``meeting`` (segment ∩ area) that lie within ``span``."""
+    if meeting.is_empty:
+        return None
+    lo, hi = span
+    best: float | None = None
+    for part in shapely.get_parts(meeting):
+        coords = shapely.get_coordinates(part)
+        if coords.size == 0:
+            continue
+        ts = ((coords[:, 0] - a.x) * dx + (coords[:, 1] - a.y) * dy) / length2
+        start, end = float(ts.min()), float(ts.max())
+        if start <= hi + _T_SLACK and end >= lo - _T_SLACK:
+            first = min(max(start, lo), hi)
+            if best is None or first < best:
+                best = first
+    return best
+
+
+def _segment_distance(
+    px: float, py: float, ax: FloatArray, ay: FloatArray, bx: FloatArray, by: FloatArray
+) -> FloatArray:
+    """Distance from ``(px, py)`` to each segment (Foundry's ``closestPointToSegment`` then hypot)."""
+    ex, ey = bx - ax, by - ay
+    length2 = ex * ex + ey * ey
+    u = np.clip(((px - ax) * ex + (py - ay) * ey) / np.where(length2 > 0, length2, 1.0), 0.0, 1.0)
+    result: FloatArray = np.hypot(ax + u * ex - px, ay + u * ey - py)
+    return result

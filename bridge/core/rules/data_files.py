@@ -1,0 +1,142 @@
+"""Reading rules data: TOML files under ``data/``, validated at load, frozen afterwards.
+
+Every ruleset's data file is checked against the contract vocabulary (``data/vocabulary.toml``):
+it may name only its own zone types, traits and actions, and every passage it cites must exist.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .base import LocalText
+
+__all__ = [
+    "DataModel",
+    "Passage",
+    "Text",
+    "Vocabulary",
+    "VocabularyRow",
+    "cite",
+    "load_toml",
+    "vocabulary",
+]
+
+
+class DataModel(BaseModel):
+    """Base of every rules-data model: unknown keys are errors, everything is immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Text(DataModel):
+    """A text in English and Spanish."""
+
+    en: str
+    es: str
+
+    def local(self) -> LocalText:
+        return LocalText(self.en, self.es)
+
+    def get(self, locale: str, /, **values: Any) -> str:
+        return self.local().get(locale, **values)
+
+
+class Passage(DataModel):
+    """A quoted piece of a seed (or of an outside source named in rules-notes) a rule stands on."""
+
+    source: str
+    quote: str
+    editions: tuple[str, ...]
+    lang: Literal["en", "es"] = "en"
+
+    def citation(self) -> str:
+        return f"{self.source}: {self.quote}"
+
+
+class VocabularyRow(DataModel):
+    zones: tuple[str, ...]
+    traits: tuple[str, ...]
+    actions: tuple[str, ...]
+
+    def knows_trait(self, trait: str) -> bool:
+        for known in self.traits:
+            if known.endswith("-N"):
+                if re.fullmatch(re.escape(known[:-1]) + r"\d+", trait):
+                    return True
+            elif known == trait:
+                return True
+        return False
+
+
+class Vocabulary(DataModel):
+    rulesets: dict[str, VocabularyRow]
+
+    def owner_of_zone(self, zone: str) -> tuple[str, ...]:
+        return tuple(rid for rid, row in self.rulesets.items() if zone in row.zones)
+
+    def owner_of_trait(self, trait: str) -> tuple[str, ...]:
+        return tuple(rid for rid, row in self.rulesets.items() if row.knows_trait(trait))
+
+
+def load_toml(name: str) -> dict[str, Any]:
+    """The parsed contents of ``data/<name>.toml``, shipped with the package."""
+    text = resources.files(__package__).joinpath("data", f"{name}.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+@cache
+def vocabulary() -> Vocabulary:
+    """The contract's vocabulary, loaded once."""
+    return Vocabulary.model_validate(load_toml("vocabulary"))
+
+
+def cite(passages: Mapping[str, Passage], keys: tuple[str, ...], *, edition: str, locale: str) -> tuple[str, ...]:
+    """Citations for ``keys``: the passages that hold in ``edition``, in ``locale`` where one exists.
+
+    For each language group a passage in the scene's locale is preferred; English is the fallback.
+    """
+    held = [passages[key] for key in keys if edition in passages[key].editions]
+    local = [p for p in held if p.lang == locale]
+    chosen = local if local else [p for p in held if p.lang == "en"]
+    return tuple(p.citation() for p in chosen)
+
+
+class _HasPassages(DataModel):
+    """Mixin check: every ``cite`` key in the data names a passage."""
+
+    passages: Mapping[str, Passage] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _cited_passages_exist(self) -> _HasPassages:
+        missing = sorted(key for key in _cite_keys(self.model_dump(exclude={"passages"})) if key not in self.passages)
+        if missing:
+            raise ValueError(f"cite names unknown passages: {', '.join(missing)}")
+        return self
+
+
+def _cite_keys(node: Any) -> set[str]:
+    keys: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key.startswith("cite") and isinstance(value, list | tuple):
+                keys.update(str(item) for item in value)
+            else:
+                keys |= _cite_keys(value)
+    elif isinstance(node, list | tuple):
+        for item in node:
+            keys |= _cite_keys(item)
+    return keys
+
+
+PassageMap = Mapping[str, Passage]
+
+#: Frozen empty mapping, for defaults.
+EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})

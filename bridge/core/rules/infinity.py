@@ -1,0 +1,471 @@
+"""Infinity N4 and CodeOne visibility zones, applied from ``data/infinity-n4.toml``.
+
+The order of operations (rules-notes, "Facts outside the seeds"): for each zone the line meets, work
+out what it does to *this* observer — its MOD after the observer's Multispectral Visor, or that it
+blocks LoF, or (when answering a BS Attack) the Poor zone a Zero zone becomes — then apply the single
+most restrictive candidate (a blocked line beats any MOD) and add the action's own MOD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import model_validator
+
+from ..scene import Token, Zone
+from ..sight import Crossing, CrossingKind, LineEvidence
+from .base import ModifierEntry, Ruling, RulingError, Situation
+from .data_files import DataModel, Passage, Text, _HasPassages, cite, load_toml, vocabulary
+from .notes import foreign_vocabulary_notes
+
+__all__ = ["InfinityData", "InfinityRuleset", "load_infinity"]
+
+Visibility = Literal["low", "poor", "zero", "white-noise"]
+
+
+class EditionRules(DataModel):
+    reaction: Literal["original", "poor"]
+    sixth_sense_alone: bool
+    msv_reduces_white_noise_answer: bool
+    marksmanship_sees_white_noise_as_zero: bool
+
+
+class ZoneRules(DataModel):
+    label: Text
+    visibility: Visibility
+    mod: int | None = None
+    msv_sees_through: bool = False
+    forbids_combat_jump: bool
+    cite: tuple[str, ...]
+
+    @model_validator(mode="after")
+    def _mod_where_needed(self) -> ZoneRules:
+        if (self.visibility in ("low", "poor")) != (self.mod is not None):
+            raise ValueError("low and poor zones, and only they, carry a mod")
+        return self
+
+
+class MsvSight(DataModel):
+    low: int
+    poor: int
+    zero: int
+
+
+class TraitRules(DataModel):
+    label: Text
+    msv: int = 0
+    sees: MsvSight | None = None
+    cite: tuple[str, ...]
+
+
+class ActionRules(DataModel):
+    label: Text
+    needs_lof: bool
+    own_mod: int = 0
+    placement: bool = False
+    exempt: Text | None = None
+    cite: tuple[str, ...]
+
+
+class InfinityData(_HasPassages):
+    id: str
+    zones_apply: bool
+    cite_when_not_applied: tuple[str, ...] = ()
+    editions: dict[str, EditionRules]
+    zones: dict[str, ZoneRules]
+    traits: dict[str, TraitRules]
+    actions: dict[str, ActionRules]
+    texts: dict[str, Text]
+    passages: dict[str, Passage]
+
+    @model_validator(mode="after")
+    def _matches_vocabulary(self) -> InfinityData:
+        row = vocabulary().rulesets.get(self.id)
+        if row is None:
+            raise ValueError(f"ruleset {self.id!r} is not in the contract vocabulary")
+        for kind, names, allowed in (
+            ("zone type", self.zones, row.zones),
+            ("action", self.actions, row.actions),
+        ):
+            if set(names) != set(allowed):
+                raise ValueError(f"{kind}s {sorted(names)} differ from the vocabulary's {sorted(allowed)}")
+        if set(self.traits) != set(row.traits):
+            raise ValueError(f"traits {sorted(self.traits)} differ from the vocabulary's {sorted(row.traits)}")
+        if list(self.editions)[-1] != "current":
+            raise ValueError("the last edition must be 'current'")
+        return self
+
+
+def load_infinity(name: str) -> InfinityData:
+    """Load ``data/<name>.toml``; a file with ``inherits`` takes everything else from its base."""
+    raw = load_toml(name)
+    base_name = raw.pop("inherits", None)
+    if base_name is not None:
+        merged = load_toml(str(base_name))
+        merged.update(raw)
+        raw = merged
+    return InfinityData.model_validate(raw)
+
+
+# --- Evaluation ---------------------------------------------------------------------------------
+
+BLOCKED: None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """One zone's effect on this observer: a MOD (``value``) or ``blocks``; ``counts`` if it may apply."""
+
+    crossing: Crossing
+    value: int | None
+    blocks: bool
+    counts: bool
+    reason: str | None
+    cite: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Observer:
+    token: Token
+    msv: int
+    sees: MsvSight | None
+    visor: str
+    marksmanship: bool
+    sixth_sense: bool
+
+
+class InfinityRuleset:
+    """The Infinity family (N4 with its five editions, CodeOne), driven entirely by its data."""
+
+    def __init__(self, data: InfinityData) -> None:
+        self.data = data
+        self._row = vocabulary().rulesets[data.id]
+
+    # --- The Ruleset interface ---
+
+    @property
+    def id(self) -> str:
+        return self.data.id
+
+    @property
+    def editions(self) -> tuple[str, ...]:
+        return tuple(self.data.editions)
+
+    @property
+    def actions(self) -> frozenset[str]:
+        return frozenset(self.data.actions)
+
+    @property
+    def zone_types(self) -> frozenset[str]:
+        return frozenset(self.data.zones)
+
+    def knows_trait(self, trait: str) -> bool:
+        return self._row.knows_trait(trait)
+
+    def validate_zone(self, zone: Zone) -> None:
+        if zone.params:
+            raise ValueError(f"zone type {zone.type!r} takes no parameters (got {', '.join(zone.params)})")
+
+    def validate_environment(self, environment: Mapping[str, Any]) -> None:
+        """Infinity reads no scene-wide conditions; other rulesets' keys are left alone."""
+
+    def adjudicate(self, situation: Situation) -> Ruling:
+        action = self.data.actions.get(situation.action)
+        if action is None:
+            raise RulingError(
+                f"unknown action {situation.action!r} for {self.id}; known: {', '.join(sorted(self.data.actions))}",
+                field="action",
+            )
+        notes = foreign_vocabulary_notes(situation, self._text)
+        if action.placement:
+            return self._placement(situation, action, notes)
+        if situation.target is None:
+            raise RulingError(f"{situation.action!r} needs a target", field="target")
+        rulings = [self._rule_line(situation, action, evidence, notes) for evidence in situation.lines]
+        # Infinity: any LoF the player can draw. max() keeps the first (centre) line among equals.
+        return max(rulings, key=lambda r: (r.allowed, r.modifier if r.modifier is not None else 0))
+
+    # --- One sight line ---
+
+    def _rule_line(self, s: Situation, action: ActionRules, evidence: LineEvidence, notes: tuple[str, ...]) -> Ruling:
+        locale = s.locale
+        observer = self._observer(s.actor, locale)
+        crossings = tuple(c for c in evidence.crossings if c.zone in self.data.zones)
+        cite_keys: list[str] = []
+        entries: list[ModifierEntry] = []
+        extra_notes: list[str] = []
+
+        if not action.needs_lof:
+            exempt = action.exempt.get(locale) if action.exempt else None
+            for crossing in crossings:
+                zone = self.data.zones[crossing.zone]
+                entries.append(self._entry(crossing, zone.mod, False, exempt, locale))
+            cite_keys += action.cite
+            return self._finish(s, action, crossings, entries, None, (), cite_keys, notes, evidence)
+
+        candidates = [self._candidate(c, observer, s, action) for c in crossings]
+        if not self.data.zones_apply:
+            not_used = self._text("rule_not_used", locale)
+            entries = [self._entry(c.crossing, 0, False, not_used, locale) for c in candidates]
+            cite_keys += self.data.cite_when_not_applied
+            return self._finish(
+                s, action, crossings, entries, None, evidence.blocking_walls, cite_keys, notes, evidence
+            )
+
+        applied = _most_restrictive(candidates)
+        for candidate in candidates:
+            is_applied = candidate is applied
+            reason = candidate.reason
+            if not is_applied and candidate.counts and applied is not None:
+                stacking = self._text("not_stacking", locale, applied=self._describe(applied, locale))
+                reason = f"{reason} {stacking}" if reason else stacking
+            value = None if candidate.blocks else candidate.value
+            entries.append(self._entry(candidate.crossing, value, is_applied, reason, locale))
+            cite_keys += candidate.cite
+            extra_notes += candidate.notes
+        if candidates:
+            cite_keys += action.cite
+        if sum(1 for c in candidates if c.counts) > 1:
+            cite_keys += ["not-stacking-001", "not-stacking-002-u21", "not-stacking-002-original"]
+            cite_keys += ["not-stacking-004"]
+        return self._finish(
+            s,
+            action,
+            crossings,
+            entries,
+            applied,
+            evidence.blocking_walls,
+            cite_keys,
+            notes + tuple(dict.fromkeys(extra_notes)),
+            evidence,
+        )
+
+    def _candidate(self, crossing: Crossing, observer: _Observer, s: Situation, action: ActionRules) -> _Candidate:
+        """What one zone does to this observer's LoF along this line."""
+        zone = self.data.zones[crossing.zone]
+        edition = self.data.editions[s.edition]
+        locale = s.locale
+        kind = self._text(f"kind_{crossing.kind.value}", locale)
+        cite_keys = zone.cite
+
+        if zone.visibility in ("low", "poor"):
+            base = zone.mod if zone.mod is not None else 0
+            if observer.sees is not None:
+                value = getattr(observer.sees, zone.visibility)
+                if value != base:
+                    reason = self._text("msv_reduces", locale, visor=observer.visor, value=_signed(value))
+                    return _Candidate(crossing, value, False, True, reason, (*cite_keys, "msv-notes"))
+            return _Candidate(crossing, base, False, True, None, cite_keys)
+
+        zero_for_me = zone.visibility == "zero" or observer.msv > 0
+        if zone.visibility == "white-noise" and not zero_for_me:
+            if observer.marksmanship and edition.marksmanship_sees_white_noise_as_zero:
+                zero_for_me = True
+            else:
+                extra = self._text("or_marksmanship", locale) if edition.marksmanship_sees_white_noise_as_zero else ""
+                reason = self._text("white_noise_harmless", locale, or_marksmanship=extra)
+                return _Candidate(crossing, 0, False, False, reason, cite_keys)
+        assert zero_for_me
+
+        sees_through = zone.visibility == "zero" and zone.msv_sees_through and observer.sees is not None
+        if s.reaction:
+            return self._answer_through_zero(crossing, zone, observer, s, action, sees_through, kind)
+        if sees_through and observer.sees is not None:
+            value = observer.sees.zero
+            reason = self._text("msv_sees_through", locale, visor=observer.visor, value=_signed(value))
+            return _Candidate(crossing, value, False, True, reason, (*cite_keys, "msv-notes"))
+        if zone.visibility == "white-noise":
+            who = observer.visor if observer.msv else self.data.traits["marksmanship"].label.get(locale)
+            reason = self._text("white_noise_blocks", locale, who=who)
+        elif observer.msv and not zone.msv_sees_through:
+            reason = f"{self._text('blocks', locale, kind=kind)} {self._text('eclipse_blocks_msv', locale)}"
+        else:
+            reason = self._text("blocks", locale, kind=kind)
+        return _Candidate(crossing, None, True, True, reason, cite_keys)
+
+    def _answer_through_zero(
+        self,
+        crossing: Crossing,
+        zone: ZoneRules,
+        observer: _Observer,
+        s: Situation,
+        action: ActionRules,
+        sees_through: bool,
+        kind: str,
+    ) -> _Candidate:
+        """The target of a BS Attack into/through/out of a zone that is Zero for it, answering."""
+        edition = self.data.editions[s.edition]
+        locale = s.locale
+        cite_keys: tuple[str, ...] = zone.cite
+        notes: tuple[str, ...] = ()
+        if edition.reaction == "original":
+            if s.action != "bs-attack":
+                reason = self._text("answer_original_forbidden", locale, action=action.label.get(locale))
+                return _Candidate(crossing, None, True, True, reason, cite_keys)
+            value = -6
+            reasons = [self._text("answer_original", locale, kind=kind)]
+            notes = (self._text("facing", locale),)
+        elif sees_through and observer.sees is not None:
+            value = observer.sees.zero
+            reasons = [self._text("msv_sees_through", locale, visor=observer.visor, value=_signed(value))]
+            cite_keys = (*cite_keys, "msv-notes")
+        else:
+            value = -6
+            reasons = [self._text("answer_as_poor", locale, kind=kind)]
+            if observer.sees is not None and zone.visibility == "white-noise":
+                if edition.msv_reduces_white_noise_answer:
+                    value = observer.sees.poor
+                    reasons.append(self._text("msv_reduces", locale, visor=observer.visor, value=_signed(value)))
+                    cite_keys = (*cite_keys, "msv-notes")
+                else:
+                    reasons.append(self._text("answer_msv_cannot_reduce", locale, visor=observer.visor))
+            elif observer.sees is not None and not zone.msv_sees_through:
+                reasons.append(self._text("answer_msv_cannot_reduce", locale, visor=observer.visor))
+        if observer.sixth_sense and value < 0:
+            pierced_with_l1 = sees_through and observer.msv == 1
+            if edition.sixth_sense_alone or pierced_with_l1:
+                value = 0
+                reasons.append(self._text("sixth_sense_cancels", locale))
+                cite_keys = (*cite_keys, "sixth-sense-notes")
+        return _Candidate(crossing, value, False, True, " ".join(reasons), cite_keys, notes)
+
+    # --- Combat Jump ---
+
+    def _placement(self, s: Situation, action: ActionRules, notes: tuple[str, ...]) -> Ruling:
+        locale = s.locale
+        entries: list[ModifierEntry] = []
+        crossings: list[Crossing] = []
+        forbidden = False
+        for region_id in s.geometry.zones_containing(s.actor.id):
+            region = next(r for r in s.scene.regions if r.id == region_id)
+            if region.zone is None or region.zone.type not in self.data.zones:
+                continue
+            zone = self.data.zones[region.zone.type]
+            crossing = Crossing(region_id, region.zone.type, CrossingKind.FROM)
+            crossings.append(crossing)
+            forbids = zone.forbids_combat_jump and self.data.zones_apply
+            forbidden |= forbids
+            if forbids:
+                reason = self._text("combat_jump_forbidden", locale)
+            elif not self.data.zones_apply:
+                reason = self._text("rule_not_used", locale)
+            else:
+                reason = self._text("white_noise_no_jump_limit", locale)
+            entries.append(self._entry(crossing, None, forbids, reason, locale))
+        cite_keys = list(action.cite)
+        if not self.data.zones_apply:
+            cite_keys += self.data.cite_when_not_applied
+        summary = "combat_jump_forbidden" if forbidden else "combat_jump_allowed"
+        return Ruling(
+            allowed=not forbidden,
+            modifier=None if forbidden else 0,
+            crossings=tuple(crossings),
+            modifiers=tuple(entries),
+            notes=(*notes, self._text(summary, locale)),
+            citations=cite(self.data.passages, tuple(cite_keys), edition=s.edition, locale=locale),
+            line=None,
+        )
+
+    # --- Helpers ---
+
+    def _finish(
+        self,
+        s: Situation,
+        action: ActionRules,
+        crossings: tuple[Crossing, ...],
+        entries: list[ModifierEntry],
+        applied: _Candidate | None,
+        walls: tuple[str, ...],
+        cite_keys: list[str],
+        notes: tuple[str, ...],
+        evidence: LineEvidence,
+    ) -> Ruling:
+        locale = s.locale
+        wall_entries = [
+            ModifierEntry(
+                source="wall",
+                value=None,
+                applied=True,
+                label=f"{self._text('wall', locale)} {wall}",
+                reason=self._text("wall_blocks", locale),
+                region=wall,
+            )
+            for wall in walls
+        ]
+        zone_value = 0
+        blocked = bool(walls)
+        if applied is not None:
+            blocked |= applied.blocks
+            zone_value = applied.value or 0
+        if action.own_mod:
+            entries.append(
+                ModifierEntry(
+                    source="action",
+                    value=action.own_mod,
+                    applied=not blocked,
+                    label=self._text("own_mod", locale, action=action.label.get(locale)),
+                )
+            )
+            cite_keys += action.cite
+        if not action.needs_lof:
+            notes = (*notes, self._text("no_lof_needed", locale, action=action.label.get(locale)))
+        return Ruling(
+            allowed=not blocked,
+            modifier=None if blocked else zone_value + action.own_mod,
+            crossings=crossings,
+            modifiers=(*entries, *wall_entries),
+            notes=notes,
+            citations=cite(self.data.passages, tuple(dict.fromkeys(cite_keys)), edition=s.edition, locale=locale),
+            line=evidence.line,
+        )
+
+    def _entry(
+        self, crossing: Crossing, value: int | None, applied: bool, reason: str | None, locale: str
+    ) -> ModifierEntry:
+        return ModifierEntry(
+            source="zone",
+            value=value,
+            applied=applied,
+            label=self.data.zones[crossing.zone].label.get(locale),
+            reason=reason,
+            region=crossing.region,
+            zone=crossing.zone,
+        )
+
+    def _describe(self, candidate: _Candidate, locale: str) -> str:
+        label = self.data.zones[candidate.crossing.zone].label.get(locale)
+        shown = "LoF" if locale == "en" else "LDT"
+        value = f"no {shown}" if candidate.blocks else _signed(candidate.value or 0)
+        if candidate.blocks and locale == "es":
+            value = f"sin {shown}"
+        return f"{label} {candidate.crossing.region}: {value}"
+
+    def _observer(self, token: Token, locale: str) -> _Observer:
+        visors = [self.data.traits[t] for t in token.traits if t in self.data.traits and self.data.traits[t].msv > 0]
+        best = max(visors, key=lambda t: t.msv, default=None)
+        return _Observer(
+            token=token,
+            msv=best.msv if best else 0,
+            sees=best.sees if best else None,
+            visor=best.label.get(locale) if best else "",
+            marksmanship="marksmanship" in token.traits,
+            sixth_sense="sixth-sense" in token.traits,
+        )
+
+    def _text(self, key: str, locale: str, /, **values: Any) -> str:
+        return self.data.texts[key].get(locale, **values)
+
+
+def _most_restrictive(candidates: list[_Candidate]) -> _Candidate | None:
+    """A blocked line beats any MOD; otherwise the worst MOD; the first (nearest the actor) among equals."""
+    counted = [c for c in candidates if c.counts]
+    if not counted:
+        return None
+    return min(counted, key=lambda c: (0 if c.blocks else 1, c.value if c.value is not None else 0))
+
+
+def _signed(value: int) -> str:
+    return f"{value:+d}" if value else "0"

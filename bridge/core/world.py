@@ -1,0 +1,211 @@
+"""The scenes one world holds, and how ``scene.sync`` and ``scene.patch`` change them.
+
+A change is built on a copy, validated whole (models, ruleset, vocabulary), and only then replaces the
+held scene: a rejected message leaves the world exactly as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pydantic import ValidationError
+
+from .geometry import SceneGeometry
+from .rules import RULESETS, Ruleset
+from .rules.data_files import vocabulary
+from .scene import Grid, Rules, Scene, Token
+
+__all__ = ["PatchResult", "SceneLimits", "SceneRejected", "SceneState", "World", "check_scene"]
+
+
+class SceneRejected(ValueError):
+    """A scene the bridge will not hold. ``unknown_ruleset`` tells the two contract codes apart."""
+
+    def __init__(self, message: str, *, field: str, unknown_ruleset: bool = False, too_large: bool = False) -> None:
+        super().__init__(message)
+        self.field = field
+        self.unknown_ruleset = unknown_ruleset
+        self.too_large = too_large
+
+
+@dataclass(frozen=True, slots=True)
+class SceneLimits:
+    """The most one scene may hold; a scene over any of them is refused as ``too-large``."""
+
+    regions: int = 5_000
+    tokens: int = 5_000
+    walls: int = 50_000
+    lights: int = 5_000
+    vertices: int = 500_000  # polygon and resolved-ring vertices over the whole scene
+
+    def check(self, scene: Scene) -> None:
+        for kind in ("regions", "tokens", "walls", "lights"):
+            count, limit = len(getattr(scene, kind)), getattr(self, kind)
+            if count > limit:
+                raise SceneRejected(
+                    f"scene.{kind}: {count} is over the limit of {limit}", field=f"scene.{kind}", too_large=True
+                )
+        vertices = 0
+        for region in scene.regions:
+            vertices += sum(len(getattr(shape, "points", ())) // 2 for shape in region.shapes)
+            vertices += sum(len(ring.points) // 2 for ring in region.polygons or ())
+        if vertices > self.vertices:
+            raise SceneRejected(
+                f"scene.regions: {vertices} polygon vertices are over the limit of {self.vertices}",
+                field="scene.regions",
+                too_large=True,
+            )
+
+
+def check_scene(scene: Scene, limits: SceneLimits | None = None) -> Ruleset:
+    """Validate what the models cannot: ruleset, edition, zone types, traits, environment.
+
+    Returns the scene's ruleset. A zone type or trait that no ruleset knows is rejected; one of another
+    ruleset is kept (the rulings it touches carry a note).
+    """
+    (limits or SceneLimits()).check(scene)
+    rules = scene.rules
+    ruleset = RULESETS.get(rules.ruleset)
+    if ruleset is None:
+        raise SceneRejected(
+            f"unknown ruleset {rules.ruleset!r}; known: {', '.join(sorted(RULESETS))}",
+            field="scene.rules.ruleset",
+            unknown_ruleset=True,
+        )
+    if rules.edition not in ruleset.editions:
+        raise SceneRejected(
+            f"unknown edition {rules.edition!r} of {ruleset.id}; known: {', '.join(ruleset.editions)}",
+            field="scene.rules.edition",
+            unknown_ruleset=True,
+        )
+    vocab = vocabulary()
+    for index, region in enumerate(scene.regions):
+        if region.zone is None:
+            continue
+        where = f"scene.regions[{index}].zone"
+        zone_type = region.zone.type
+        if zone_type in ruleset.zone_types:
+            try:
+                ruleset.validate_zone(region.zone)
+            except ValueError as exc:
+                raise SceneRejected(f"{where}: {exc}", field=where) from exc
+        elif not vocab.owner_of_zone(zone_type):
+            raise SceneRejected(f"{where}.type: no ruleset knows the zone type {zone_type!r}", field=f"{where}.type")
+    for index, token in enumerate(scene.tokens):
+        for trait in token.traits:
+            if not vocab.owner_of_trait(trait):
+                where = f"scene.tokens[{index}].traits"
+                raise SceneRejected(f"{where}: no ruleset knows the trait {trait!r}", field=where)
+    try:
+        ruleset.validate_environment(scene.environment)
+    except ValueError as exc:
+        raise SceneRejected(f"scene.environment: {exc}", field="scene.environment") from exc
+    return ruleset
+
+
+@dataclass
+class SceneState:
+    """One held scene, with its geometry and log snapshot computed once per version."""
+
+    scene: Scene
+    ruleset: Ruleset
+    version: int = 0
+
+    @cached_property
+    def geometry(self) -> SceneGeometry:
+        return SceneGeometry(self.scene)
+
+    @cached_property
+    def snapshot(self) -> dict[str, Any]:
+        """Zones and walls as the log keeps them to redraw a ruling, keyed by a hash of the content."""
+        content = {
+            "scene": self.scene.id,
+            "name": self.scene.name,
+            "grid": self.scene.grid.model_dump(mode="json"),
+            "regions": [r.model_dump(mode="json") for r in self.scene.regions if r.zone is not None],
+            "walls": [w.model_dump(mode="json") for w in self.scene.walls],
+        }
+        digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:32]
+        return {"key": digest, **content}
+
+    def token(self, token_id: str) -> Token | None:
+        return self._tokens.get(token_id)
+
+    @cached_property
+    def _tokens(self) -> dict[str, Token]:
+        return {t.id: t for t in self.scene.tokens}
+
+
+@dataclass(frozen=True, slots=True)
+class PatchResult:
+    state: SceneState
+    ignored: dict[str, list[str]]
+
+
+@dataclass
+class World:
+    """The scenes of one Foundry world; no other world can reach them."""
+
+    id: str
+    scenes: dict[str, SceneState] = field(default_factory=dict)
+    limits: SceneLimits = field(default_factory=SceneLimits)
+
+    def sync(self, scene: Scene) -> SceneState:
+        """Replace (or create) the scene; raises :class:`SceneRejected` leaving the world unchanged."""
+        ruleset = check_scene(scene, self.limits)
+        previous = self.scenes.get(scene.id)
+        state = SceneState(scene, ruleset, version=previous.version + 1 if previous else 0)
+        self.scenes[scene.id] = state
+        return state
+
+    def patch(
+        self,
+        scene_id: str,
+        *,
+        upsert: dict[str, list[Any]],
+        remove: dict[str, list[str]],
+        replace: dict[str, Grid | Rules | dict[str, Any] | str],
+    ) -> PatchResult:
+        """Apply upserts (whole objects), removals (ids) and scene-level replacements, atomically.
+
+        Removing an id the scene does not hold is not an error — a create and delete that Foundry made
+        between two patches arrive as a bare removal — but it is reported in ``ignored``.
+        Raises ``KeyError`` for an unknown scene and :class:`SceneRejected` for an invalid result.
+        """
+        state = self.scenes[scene_id]
+        scene = state.scene
+        collections: dict[str, dict[str, Any]] = {
+            "regions": {r.id: r for r in scene.regions},
+            "tokens": {t.id: t for t in scene.tokens},
+            "walls": {w.id: w for w in scene.walls},
+            "lights": {light.id: light for light in scene.lights},
+        }
+        ignored: dict[str, list[str]] = {}
+        for kind, ids in remove.items():
+            for item_id in ids:
+                if collections[kind].pop(item_id, None) is None:
+                    ignored.setdefault(kind, []).append(item_id)
+        for kind, items in upsert.items():
+            for item in items:
+                collections[kind][item.id] = item
+        data: dict[str, Any] = {
+            "id": scene.id,
+            "name": scene.name,
+            "grid": scene.grid,
+            "rules": scene.rules,
+            "environment": scene.environment,
+            **{kind: list(items.values()) for kind, items in collections.items()},
+        }
+        data.update(replace)
+        try:
+            new_scene = Scene.model_validate(data)
+        except ValidationError as exc:  # only cross-object checks can fail here
+            raise SceneRejected(str(exc.errors()[0]["msg"]), field="scene") from exc
+        ruleset = check_scene(new_scene, self.limits)
+        new_state = SceneState(new_scene, ruleset, version=state.version + 1)
+        self.scenes[scene_id] = new_state
+        return PatchResult(new_state, ignored)

@@ -1,0 +1,106 @@
+"""Errors the bridge answers with, each knowing its contract ``code``.
+
+::
+
+    BridgeError                      any problem the client is told about as {"type": "error", …}
+    ├── InvalidMessage               invalid-message: malformed JSON, wrong field, unknown id of a vocabulary
+    ├── UnknownScene                 unknown-scene: a scene id this world never synced
+    ├── UnknownToken                 unknown-token: an actor or target not in the scene
+    ├── UnknownRuleset               unknown-ruleset: a ruleset or edition the bridge does not have
+    ├── TooLarge                     too-large: a frame or a scene over the configured limits
+    ├── RateLimited                  rate-limited: too many messages too fast
+    ├── LogUnavailable               log-unavailable: a log operation with no log store behind it
+    └── ConnectionFatal              errors after which the bridge closes the connection
+        ├── Unauthorized             unauthorized (close 4401): wrong or missing secret
+        ├── UnsupportedProtocol      unsupported-protocol (close 4400): a protocol other than 1
+        ├── TooManyConnections       rate-limited (close 4429): the world has its most connections
+        └── HelloRequired            invalid-message (close 4400): the first message was not hello
+
+After any error but a :class:`ConnectionFatal` one the connection stays open and every scene and log
+record held before it is intact.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "BridgeError",
+    "ConnectionFatal",
+    "HelloRequired",
+    "InvalidMessage",
+    "LogUnavailable",
+    "RateLimited",
+    "TooLarge",
+    "TooManyConnections",
+    "Unauthorized",
+    "UnknownRuleset",
+    "UnknownScene",
+    "UnknownToken",
+    "UnsupportedProtocol",
+]
+
+
+class BridgeError(Exception):
+    """A problem to report to the client; ``details`` is JSON-safe."""
+
+    code: ClassVar[str] = "internal-error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class InvalidMessage(BridgeError):
+    code = "invalid-message"
+
+
+class UnknownScene(BridgeError):
+    code = "unknown-scene"
+
+
+class UnknownToken(BridgeError):
+    code = "unknown-token"
+
+
+class UnknownRuleset(BridgeError):
+    code = "unknown-ruleset"
+
+
+class TooLarge(BridgeError):
+    code = "too-large"
+
+
+class RateLimited(BridgeError):
+    code = "rate-limited"
+
+
+class LogUnavailable(BridgeError):
+    code = "log-unavailable"
+
+
+class ConnectionFatal(BridgeError):
+    """After this error the bridge closes the connection with ``close_code``."""
+
+    close_code: ClassVar[int] = 4400
+
+
+class Unauthorized(ConnectionFatal):
+    code = "unauthorized"
+    close_code = 4401
+
+
+class UnsupportedProtocol(ConnectionFatal):
+    code = "unsupported-protocol"
+    close_code = 4400
+
+
+class TooManyConnections(ConnectionFatal):
+    code = "rate-limited"
+    close_code = 4429
+
+
+class HelloRequired(ConnectionFatal):
+    code = "invalid-message"
+    close_code = 4400

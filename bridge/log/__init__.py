@@ -1,0 +1,1 @@
+"""The adjudication log: every logged ruling kept per world and game session."""

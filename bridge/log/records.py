@@ -1,0 +1,70 @@
+"""What the log keeps: one record per logged ruling, and one per GM override beside it.
+
+A record holds enough to redraw the ruling later: the sight line's endpoints and elevations, and a
+reference to a snapshot of the scene's zones (regions) and walls at the time, stored once per distinct
+content.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["Party", "RulingRecord", "SceneSnapshot"]
+
+
+class Party(BaseModel):
+    """A user or token as the log names it: id and display name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    name: str = ""
+
+
+class SceneSnapshot(BaseModel):
+    """The zones and walls of a scene when a ruling was made; ``key`` is a hash of the content."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    key: str
+    scene: str
+    name: str = ""
+    grid: dict[str, Any]
+    regions: list[dict[str, Any]]
+    walls: list[dict[str, Any]]
+
+
+class RulingRecord(BaseModel):
+    """One logged ruling (``kind == "ruling"``) or a GM override of one (``kind == "override"``).
+
+    ``id`` and ``session`` are given by the store when the record is appended; ``time`` is UTC ISO 8601.
+    ``crossings``, ``modifiers``, ``notes``, ``citations`` and ``line`` are exactly the adjudication's
+    wire fields; ``details`` holds the ruleset's own fields (Traveller difficulty, …).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str | None = None
+    kind: Literal["ruling", "override"] = "ruling"
+    overrides: str | None = None
+    time: str
+    world: str
+    scene: str
+    session: str | None = None
+    request: str | None = None
+    user: Party | None = None
+    actor: Party
+    target: Party | None = None
+    action: str
+    reaction: bool = False
+    ruleset: str
+    edition: str
+    allowed: bool
+    modifier: int | None
+    crossings: list[dict[str, Any]] = []
+    modifiers: list[dict[str, Any]] = []
+    notes: list[str] = []
+    citations: list[str] = []
+    line: dict[str, Any] | None = None
+    details: dict[str, Any] = {}
+    reason: str | None = None
+    snapshot: SceneSnapshot | None = None

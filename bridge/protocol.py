@@ -1,0 +1,363 @@
+"""Every wire message of protocol 1, as pydantic models discriminated on ``type``.
+
+The contract (``shared/contract/protocol-v1.md``) is the source; this module is its executable form.
+Client messages validate through :data:`CLIENT_MESSAGE`, bridge messages dump through
+:func:`dump_message`. The JSON Schema of both unions is exported to ``schema/protocol-v1.schema.json``
+(``python -m bridge.schema``) and a test fails when that file drifts from these models.
+
+Extensions to the contract (new types and optional fields) are marked ``Extension`` and documented in
+``docs/protocol.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .core.scene import Grid, Identifier, Light, Region, Rules, Scene, Token, Wall
+
+__all__ = [
+    "CLIENT_MESSAGE",
+    "PROTOCOL",
+    "Adjudicate",
+    "Adjudication",
+    "BridgeMessage",
+    "ClientMessage",
+    "ErrorMessage",
+    "Hello",
+    "Ping",
+    "Pong",
+    "RulingOverridden",
+    "RulingOverride",
+    "ScenePatch",
+    "ScenePatched",
+    "SceneSync",
+    "SceneSynced",
+    "SessionEnd",
+    "SessionEnded",
+    "SessionStart",
+    "SessionStarted",
+    "Welcome",
+    "dump_message",
+]
+
+PROTOCOL = 1
+
+RequestId = Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class Message(BaseModel):
+    """Base of every wire message: unknown fields are an error that names them; numbers are finite."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+# --- Client → bridge ------------------------------------------------------------------------------
+
+
+class ClientInfo(Message):
+    name: str = ""
+    version: str = ""
+    foundry: str = ""
+    system: str = ""
+
+
+class UserInfo(Message):
+    id: str = ""
+    name: str = ""
+    gm: bool = False
+
+
+class Hello(Message):
+    """Must be the first message; ``secret`` is the world's (or the bridge's) secret."""
+
+    type: Literal["hello"] = "hello"
+    protocol: int
+    world: Identifier
+    secret: str | None = None
+    client: ClientInfo = ClientInfo()
+    user: UserInfo = UserInfo()
+
+
+class SceneSync(Message):
+    """The whole scene; replaces whatever the bridge held under that scene id."""
+
+    type: Literal["scene.sync"] = "scene.sync"
+    id: RequestId
+    scene: Scene
+
+
+class PatchUpsert(Message):
+    tokens: list[Token] = []
+    regions: list[Region] = []
+    walls: list[Wall] = []
+    lights: list[Light] = []
+
+
+class PatchRemove(Message):
+    tokens: list[Identifier] = []
+    regions: list[Identifier] = []
+    walls: list[Identifier] = []
+    lights: list[Identifier] = []
+
+
+class ScenePatch(Message):
+    """Changes since the last sync; upserts replace whole objects, removals name ids.
+
+    Extension: ``name``, ``grid``, ``rules`` and ``environment`` replace the scene's own when given.
+    """
+
+    type: Literal["scene.patch"] = "scene.patch"
+    id: RequestId
+    scene: Identifier
+    upsert: PatchUpsert = PatchUpsert()
+    remove: PatchRemove = PatchRemove()
+    name: str | None = None
+    grid: Grid | None = None
+    rules: Rules | None = None
+    environment: dict[str, Any] | None = None
+
+
+class Adjudicate(Message):
+    """One action from one token at another (no ``target`` for Combat Jump).
+
+    Extension: ``user`` (who asked, for the log; the module relays players through the GM's client)
+    and ``options`` (ruleset-specific inputs, documented per ruleset).
+    """
+
+    type: Literal["adjudicate"] = "adjudicate"
+    id: RequestId
+    scene: Identifier
+    actor: Identifier
+    target: Identifier | None = None
+    action: Identifier
+    reaction: bool = False
+    aware: bool = True
+    log: bool = True
+    user: UserInfo | None = None
+    options: dict[str, Any] = {}
+
+
+class Ping(Message):
+    type: Literal["ping"] = "ping"
+    id: RequestId | None = None
+
+
+class SessionStart(Message):
+    """Extension: open a named game session for this world (closing the open one)."""
+
+    type: Literal["session.start"] = "session.start"
+    id: RequestId
+    name: Annotated[str, Field(max_length=200)] = ""
+
+
+class SessionEnd(Message):
+    """Extension: close this world's open game session."""
+
+    type: Literal["session.end"] = "session.end"
+    id: RequestId
+
+
+class RulingOverride(Message):
+    """Extension: a GM overrides a logged ruling; kept as its own record beside the original."""
+
+    type: Literal["ruling.override"] = "ruling.override"
+    id: RequestId
+    record: Identifier
+    modifier: int | None
+    allowed: bool = True
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+ClientMessage = Annotated[
+    Hello | SceneSync | ScenePatch | Adjudicate | Ping | SessionStart | SessionEnd | RulingOverride,
+    Field(discriminator="type"),
+]
+
+#: Validates one decoded client message (a ``dict``) into its model.
+CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+
+
+# --- Bridge → client ------------------------------------------------------------------------------
+
+
+class RulesetInfo(Message):
+    id: str
+    editions: list[str]
+
+
+class BridgeInfo(Message):
+    version: str
+
+
+class Welcome(Message):
+    type: Literal["welcome"] = "welcome"
+    protocol: int = PROTOCOL
+    bridge: BridgeInfo
+    rulesets: list[RulesetInfo]
+
+
+class SceneSynced(Message):
+    type: Literal["scene.synced"] = "scene.synced"
+    id: str
+    scene: str
+    regions: int
+    tokens: int
+    walls: int
+
+
+class ScenePatched(Message):
+    """Extension: ``ignored`` lists removed ids the scene did not hold (not an error)."""
+
+    type: Literal["scene.patched"] = "scene.patched"
+    id: str
+    scene: str
+    ignored: dict[str, list[str]] | None = None
+
+
+class WireCrossing(Message):
+    region: str
+    zone: str
+    kind: Literal["from", "into", "within", "through"]
+
+
+class WireModifier(Message):
+    source: str
+    value: int | None
+    applied: bool
+    label: str
+    region: str | None = None
+    zone: str | None = None
+    reason: str | None = None
+    citation: str | None = None
+
+
+class WirePoint(Message):
+    x: float
+    y: float
+    z: float
+
+
+class WireLine(Message):
+    """Extension: the sight line the ruling used, to redraw it."""
+
+    start: WirePoint
+    end: WirePoint
+
+
+class Adjudication(Message):
+    """The ruling. ``modifier`` is null exactly when ``allowed`` is false.
+
+    Extensions: ``line``; ``logged`` (whether the ruling was committed to the log before this answer)
+    and ``record`` (its log record id); ruleset fields (Traveller ``difficulty``, ``asset``,
+    ``device``, …) in ``details`` and, for those the contract names, at the top level.
+    """
+
+    type: Literal["adjudication"] = "adjudication"
+    id: str
+    scene: str
+    actor: str
+    target: str | None
+    action: str
+    ruleset: str
+    edition: str
+    allowed: bool
+    modifier: int | None
+    crossings: list[WireCrossing]
+    modifiers: list[WireModifier]
+    notes: list[str]
+    citations: list[str]
+    line: WireLine | None = None
+    logged: bool = False
+    record: str | None = None
+    difficulty: str | None = None
+    asset: int | None = None
+    device: str | None = None
+    details: dict[str, Any] = {}
+
+
+class Pong(Message):
+    type: Literal["pong"] = "pong"
+    id: str | None = None
+
+
+class GameSession(Message):
+    id: str
+    world: str
+    name: str
+    started: str
+    ended: str | None = None
+
+
+class SessionStarted(Message):
+    type: Literal["session.started"] = "session.started"
+    id: str
+    session: GameSession
+
+
+class SessionEnded(Message):
+    type: Literal["session.ended"] = "session.ended"
+    id: str
+    session: GameSession | None
+
+
+class RulingOverridden(Message):
+    type: Literal["ruling.overridden"] = "ruling.overridden"
+    id: str
+    record: str
+    original: str
+
+
+class ErrorMessage(Message):
+    type: Literal["error"] = "error"
+    id: str | None = None
+    code: str
+    message: str
+    details: dict[str, Any] = {}
+
+
+BridgeMessage = Annotated[
+    Welcome
+    | SceneSynced
+    | ScenePatched
+    | Adjudication
+    | Pong
+    | SessionStarted
+    | SessionEnded
+    | RulingOverridden
+    | ErrorMessage,
+    Field(discriminator="type"),
+]
+
+BRIDGE_MESSAGE: TypeAdapter[BridgeMessage] = TypeAdapter(BridgeMessage)
+
+#: Fields that stay on the wire even when null (the contract shows them).
+_KEEP_NULL = frozenset({"modifier", "target", "value", "session"})
+
+
+def dump_message(message: BaseModel) -> dict[str, Any]:
+    """The wire form of a bridge message: optional fields left out when empty."""
+    data = message.model_dump(mode="json")
+    return _prune(data)
+
+
+def _prune(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if value is None and key not in _KEEP_NULL:
+            continue
+        if key == "details" and value == {}:
+            continue
+        if isinstance(value, dict):
+            value = _prune(value)
+        elif isinstance(value, list):
+            value = [_prune(item) if isinstance(item, dict) else item for item in value]
+        out[key] = value
+    return out
+
+
+def encode(message: BaseModel) -> str:
+    """One text frame."""
+    return json.dumps(dump_message(message), ensure_ascii=False, separators=(",", ":"))

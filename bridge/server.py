@@ -1,0 +1,256 @@
+"""The bridge's network side: one aiohttp application on one port.
+
+``/ws`` pumps text frames through a :class:`~bridge.session.Session` per connection and carries out its
+effects; ``/healthz`` answers anonymously; the log's API and pages are mounted beside them. This module
+adds no rules and keeps no scene state of its own.
+
+Per connection: a reader (this handler) and a writer task draining a bounded queue, so a client that
+stops reading is closed (1013) instead of growing the bridge's memory; a deadline for ``hello``
+(close 4408); a heartbeat that drops clients that vanished without closing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import ssl
+import weakref
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from . import __version__
+from .access import Access
+from .config import BridgeConfig
+from .errors import InvalidMessage
+from .log.effects import LogStoreLike, perform
+from .protocol import encode
+from .session import Close, Limits, Send, Session, StoreThenSend, Worlds, error_message
+
+__all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context"]
+
+HELLO_TIMEOUT_CLOSE = 4408
+TOO_MANY_CONNECTIONS_CLOSE = 4429
+
+
+@dataclass
+class BridgeState:
+    """What every connection of this process shares."""
+
+    config: BridgeConfig
+    access: Access
+    worlds: Worlds
+    store: LogStoreLike | None
+    sockets: weakref.WeakSet[web.WebSocketResponse] = field(default_factory=weakref.WeakSet)
+    connections: Counter[str] = field(default_factory=Counter)
+
+    def admit(self, world: str) -> str | None:
+        """``None`` if one more connection of ``world`` is welcome, else why not."""
+        limit = self.config.max_connections_per_world
+        if self.connections[world] >= limit:
+            return f"world {world!r} already has {limit} connections, the most this bridge allows"
+        return None
+
+
+BRIDGE = web.AppKey("bridge", BridgeState)
+
+
+# --- Routes ---------------------------------------------------------------------------------------
+
+
+async def healthz(request: web.Request) -> web.Response:
+    state = request.app[BRIDGE]
+    return web.json_response(
+        {
+            "status": "ok",
+            "version": __version__,
+            "worlds": len(state.worlds.worlds),
+            "connections": len(state.sockets),
+            "log": state.store is not None,
+        }
+    )
+
+
+async def websocket(request: web.Request) -> web.StreamResponse:
+    state = request.app[BRIDGE]
+    config = state.config
+    origin = request.headers.get("Origin")
+    if config.allowed_origins and origin not in config.allowed_origins:
+        raise web.HTTPForbidden(text=f"origin {origin!r} is not allowed to connect to this bridge")
+    ws = web.WebSocketResponse(heartbeat=config.heartbeat or None, max_msg_size=config.max_frame_bytes * 4)
+    await ws.prepare(request)
+    state.sockets.add(ws)
+    session = Session(
+        state.worlds,
+        authenticate=state.access.opens,
+        admit=state.admit,
+        limits=Limits(
+            max_frame_bytes=config.max_frame_bytes,
+            messages_per_second=config.messages_per_second,
+            burst=config.message_burst,
+        ),
+    )
+    outbox: asyncio.Queue[Send | StoreThenSend | Close] = asyncio.Queue(maxsize=config.send_queue)
+    writer = asyncio.create_task(_write(ws, outbox, state))
+    deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
+    counted: str | None = None
+    try:
+        async for msg in ws:
+            if msg.type == WSMsgType.TEXT:
+                effects = session.receive(msg.data)
+            elif msg.type == WSMsgType.BINARY:
+                error = InvalidMessage("binary frames are not part of the protocol; send JSON text frames")
+                effects = [Send(error_message(error))]
+            else:
+                break
+            if counted is None and session.state == "ready" and session.world is not None:
+                deadline.cancel()
+                counted = session.world.id
+                state.connections[counted] += 1
+            if not _enqueue(effects, outbox):
+                await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
+                break
+            if any(isinstance(effect, Close) for effect in effects):
+                await writer
+                break
+    finally:
+        deadline.cancel()
+        if counted is not None:
+            state.connections[counted] -= 1
+            if state.connections[counted] <= 0:
+                del state.connections[counted]
+        if not writer.done():
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+        state.sockets.discard(ws)
+    return ws
+
+
+def _enqueue(effects: list[Any], outbox: asyncio.Queue[Any]) -> bool:
+    """Queue the session's effects; False when the queue is full (a client that stopped reading)."""
+    for effect in effects:
+        try:
+            outbox.put_nowait(effect)
+        except asyncio.QueueFull:
+            return False
+    return True
+
+
+def _hello_overdue(session: Session, outbox: asyncio.Queue[Any]) -> None:
+    if session.state == "awaiting-hello":
+        session.state = "closed"
+        error = InvalidMessage("no hello within the deadline; the connection is closed")
+        with contextlib.suppress(asyncio.QueueFull):
+            outbox.put_nowait(Send(error_message(error)))
+            outbox.put_nowait(Close(HELLO_TIMEOUT_CLOSE, "hello timeout"))
+
+
+async def _write(ws: web.WebSocketResponse, outbox: asyncio.Queue[Any], state: BridgeState) -> None:
+    """Carry out effects in order: send, log-then-send, close."""
+    while True:
+        effect = await outbox.get()
+        try:
+            if isinstance(effect, Send):
+                await ws.send_str(encode(effect.message))
+            elif isinstance(effect, StoreThenSend):
+                await ws.send_str(encode(await perform(effect, state.store)))
+            elif isinstance(effect, Close):
+                await ws.close(code=effect.code, message=effect.reason.encode())
+                return
+        except ConnectionError:
+            return
+
+
+# --- Application ----------------------------------------------------------------------------------
+
+
+def create_app(
+    config: BridgeConfig,
+    *,
+    store: LogStoreLike | None = None,
+    extend: Callable[[web.Application, BridgeState], None] | None = None,
+) -> web.Application:
+    """The bridge application (sync factory): routes, shared state, clean shutdown.
+
+    ``extend`` mounts more routes (the log's API and pages) with access to the shared state.
+    """
+    app = web.Application(client_max_size=config.max_frame_bytes)
+    state = BridgeState(
+        config=config,
+        access=Access(config.secret, dict(config.world_secrets)),
+        worlds=Worlds(),
+        store=store,
+    )
+    app[BRIDGE] = state
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/ws", websocket)
+    if extend is not None:
+        extend(app, state)
+    app.on_shutdown.append(_close_sockets)
+    return app
+
+
+async def _close_sockets(app: web.Application) -> None:
+    """Clients are told the bridge is going away (1001), not dropped."""
+    for ws in list(app[BRIDGE].sockets):
+        with contextlib.suppress(Exception):
+            await ws.close(code=WSCloseCode.GOING_AWAY, message=b"bridge shutting down")
+
+
+def ssl_context(config: BridgeConfig) -> ssl.SSLContext | None:
+    """TLS from ``--certfile``/``--keyfile`` (so the module can use ``wss://``), or ``None``."""
+    if config.certfile is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(str(config.certfile), str(config.keyfile) if config.keyfile else None)
+    return context
+
+
+@contextlib.asynccontextmanager
+async def run_bridge(
+    config: BridgeConfig,
+    *,
+    store: LogStoreLike | None = None,
+    extend: Callable[[web.Application, BridgeState], None] | None = None,
+) -> AsyncIterator[tuple[str, int]]:
+    """Start the bridge and yield the ``(host, port)`` it listens on (``port=0`` picks a free one)."""
+    app = create_app(config, store=store, extend=extend)
+    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5.0)
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port, ssl_context=ssl_context(config))
+    await site.start()
+    server = site._server
+    sockets = getattr(server, "sockets", None) or []
+    host, port = sockets[0].getsockname()[:2] if sockets else (config.host, config.port)
+    try:
+        yield host, port
+    finally:
+        await runner.cleanup()
+
+
+async def serve(
+    config: BridgeConfig,
+    *,
+    store: LogStoreLike | None = None,
+    extend: Callable[[web.Application, BridgeState], None] | None = None,
+    announce: Callable[[str], None],
+) -> None:
+    """Run until SIGINT or SIGTERM, then close every client with 1001 and stop."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with run_bridge(config, store=store, extend=extend) as (host, port):
+        shown = f"[{host}]" if ":" in host else host
+        scheme = "wss" if config.certfile else "ws"
+        announce(f"Sightline bridge {__version__} listening on {scheme}://{shown}:{port}/ws")
+        announce(f"Health check: {'https' if config.certfile else 'http'}://{shown}:{port}/healthz")
+        announce(f"Secret (paste into Foundry's Sightline settings): {config.secret}")
+        announce(f"Data directory: {config.data_dir}")
+        await stop.wait()
+        announce("Shutting down: closing connections")

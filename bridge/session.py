@@ -1,0 +1,551 @@
+"""One client's conversation with the bridge, without sockets (sans-I/O).
+
+The adapter (WebSocket server, ``sightline replay``) feeds each received text frame to
+:meth:`Session.receive` and carries out the effects it returns, in order:
+
+- :class:`Send` — send this message;
+- :class:`StoreThenSend` — run this log operation on the store, then send the answer it gives
+  (:func:`bridge.log.effects.perform` does both; a logged ruling is committed before its answer);
+- :class:`Close` — close the connection with this code.
+
+Life cycle (one table, no chains of ``if``): ``awaiting-hello`` → ``ready`` on a good ``hello``;
+``awaiting-hello`` → ``closed`` on anything else; ``ready`` stays ``ready`` whatever the client sends,
+errors included. The world's scenes live in :class:`Worlds`, shared by every session of that world.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from . import __version__
+from .core.rules import RULESETS, RulingError, Situation
+from .core.rules.base import Ruling
+from .core.world import SceneLimits, SceneRejected, SceneState, World
+from .errors import (
+    BridgeError,
+    ConnectionFatal,
+    HelloRequired,
+    InvalidMessage,
+    RateLimited,
+    TooLarge,
+    TooManyConnections,
+    Unauthorized,
+    UnknownRuleset,
+    UnknownScene,
+    UnknownToken,
+    UnsupportedProtocol,
+)
+from .log.records import Party, RulingRecord, SceneSnapshot
+from .protocol import (
+    CLIENT_MESSAGE,
+    PROTOCOL,
+    Adjudicate,
+    Adjudication,
+    BridgeInfo,
+    ErrorMessage,
+    Hello,
+    Ping,
+    Pong,
+    RulesetInfo,
+    RulingOverride,
+    ScenePatch,
+    ScenePatched,
+    SceneSync,
+    SceneSynced,
+    SessionEnd,
+    SessionStart,
+    UserInfo,
+    Welcome,
+    WireCrossing,
+    WireLine,
+    WireModifier,
+    WirePoint,
+)
+
+__all__ = [
+    "Close",
+    "Effect",
+    "Limits",
+    "Send",
+    "Session",
+    "StoreThenSend",
+    "Worlds",
+    "error_message",
+]
+
+OFFLINE_WORLD = "offline"
+
+
+# --- Effects the adapter carries out -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    message: BaseModel
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    code: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreThenSend:
+    """A log operation and the answer to send once it is done (or known to have failed).
+
+    ``operation`` is ``append`` (``record`` set, ``answer`` the adjudication to complete with
+    ``logged``/``record``), ``start`` (``name``), ``end``, or ``override`` (``override`` set).
+    """
+
+    operation: Literal["append", "start", "end", "override"]
+    request_id: str
+    world: str
+    at: datetime
+    record: RulingRecord | None = None
+    answer: Adjudication | None = None
+    name: str = ""
+    override: RulingOverride | None = None
+    user: UserInfo | None = None
+
+
+Effect = Send | Close | StoreThenSend
+
+
+# --- Shared state ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Worlds:
+    """Every world's scenes, by world id; sessions of one world share its :class:`World`."""
+
+    worlds: dict[str, World] = field(default_factory=dict)
+    scene_limits: SceneLimits = field(default_factory=SceneLimits)
+
+    def get(self, world_id: str) -> World:
+        world = self.worlds.get(world_id)
+        if world is None:
+            world = self.worlds[world_id] = World(world_id, limits=self.scene_limits)
+        return world
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on one connection: frame size, and a token bucket of messages per second."""
+
+    max_frame_bytes: int = 4 * 1024 * 1024
+    messages_per_second: float = 100.0
+    burst: int = 200
+
+
+class _Bucket:
+    """Token bucket: ``burst`` messages at once, refilled at ``rate`` per second."""
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate, self.burst = rate, float(burst)
+        self.tokens, self.stamp = float(burst), now
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+Authenticator = Callable[[str, str | None], bool]
+Clock = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- The session -----------------------------------------------------------------------------------
+
+
+class Session:
+    """One client's conversation. Not thread-safe; one per connection.
+
+    ``authenticate(world, secret)`` decides a ``hello`` and ``admit(world)`` may still refuse it (too many
+    connections: it returns the reason); ``offline=True`` (replay) needs no hello and
+    works in the world ``"offline"``.
+    """
+
+    def __init__(
+        self,
+        worlds: Worlds,
+        *,
+        authenticate: Authenticator | None = None,
+        admit: Callable[[str], str | None] | None = None,
+        offline: bool = False,
+        limits: Limits | None = None,
+        clock: Clock = _utc_now,
+        monotonic: Callable[[], float] = time.monotonic,
+        logging: bool = True,
+    ) -> None:
+        self._worlds = worlds
+        self._authenticate = authenticate or (lambda world, secret: False)
+        self._admit = admit or (lambda world: None)
+        self._limits = limits or Limits()
+        self._clock = clock
+        self._monotonic = monotonic
+        self._bucket = _Bucket(self._limits.messages_per_second, self._limits.burst, monotonic())
+        self._logging = logging
+        self.state: Literal["awaiting-hello", "ready", "closed"] = "awaiting-hello"
+        self.world: World | None = None
+        self.user: UserInfo | None = None
+        if offline:
+            self.world = worlds.get(OFFLINE_WORLD)
+            self.state = "ready"
+
+    # Public methods for receiving data.
+
+    def receive(self, text: str | bytes) -> list[Effect]:
+        """Handle one text frame; return what to do, in order. Never raises for bad input."""
+        if self.state == "closed":
+            return []
+        request_id: str | None = None
+        try:
+            if not self._bucket.take(self._monotonic()):
+                raise RateLimited(
+                    f"more than {self._limits.messages_per_second:g} messages per second; this one was dropped",
+                    limit=self._limits.messages_per_second,
+                )
+            raw = self._decode(text)
+            request_id = _request_id(raw)
+            message = self._validate(raw)
+            return self._dispatch(message)
+        except ConnectionFatal as exc:
+            self.state = "closed"
+            return [Send(error_message(exc, request_id)), Close(exc.close_code, exc.code)]
+        except BridgeError as exc:
+            return [Send(error_message(exc, request_id))]
+
+    # Decoding and validation.
+
+    def _decode(self, text: str | bytes) -> dict[str, Any]:
+        size = len(text.encode() if isinstance(text, str) else text)
+        if size > self._limits.max_frame_bytes:
+            raise TooLarge(
+                f"frame of {size} bytes is over the limit of {self._limits.max_frame_bytes}",
+                limit=self._limits.max_frame_bytes,
+                size=size,
+            )
+        try:
+            raw = json.loads(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise self._pre_hello(InvalidMessage(f"not valid JSON: {exc}")) from exc
+        if not isinstance(raw, dict):
+            raise self._pre_hello(InvalidMessage(f"a message must be a JSON object, not {type(raw).__name__}"))
+        return raw
+
+    def _validate(self, raw: dict[str, Any]) -> BaseModel:
+        if self.state == "awaiting-hello" and raw.get("type") != "hello":
+            raise HelloRequired(f"the first message must be 'hello', not {raw.get('type')!r}")
+        try:
+            return CLIENT_MESSAGE.validate_python(raw)
+        except ValidationError as exc:
+            raise self._pre_hello(_invalid(exc)) from exc
+
+    def _pre_hello(self, error: BridgeError) -> BridgeError:
+        """Before hello, every error closes the connection."""
+        if self.state == "awaiting-hello":
+            return HelloRequired(error.message, **error.details)
+        return error
+
+    # Dispatch.
+
+    def _dispatch(self, message: BaseModel) -> list[Effect]:
+        handler = self._HANDLERS.get(type(message))
+        if handler is None:  # pragma: no cover - every client message type has a handler
+            raise InvalidMessage(f"no handler for {type(message).__name__}")
+        return handler(self, message)
+
+    def _hello(self, message: Hello) -> list[Effect]:
+        if self.state == "ready" and self.world is not None and self.world.id != OFFLINE_WORLD:
+            raise InvalidMessage("hello: this connection has already said hello")
+        if message.protocol != PROTOCOL:
+            raise UnsupportedProtocol(
+                f"protocol {message.protocol} is not supported; this bridge speaks {PROTOCOL}",
+                supported=[PROTOCOL],
+            )
+        if self.state == "awaiting-hello":
+            if not self._authenticate(message.world, message.secret):
+                raise Unauthorized(f"wrong or missing secret for world {message.world!r}")
+            refusal = self._admit(message.world)
+            if refusal is not None:
+                raise TooManyConnections(refusal)
+            self.world = self._worlds.get(message.world)
+        self.user = message.user
+        self.state = "ready"
+        return [Send(welcome())]
+
+    def _scene_sync(self, message: SceneSync) -> list[Effect]:
+        world = self._ready_world()
+        try:
+            state = world.sync(message.scene)
+        except SceneRejected as exc:
+            raise _rejected(exc) from exc
+        scene = state.scene
+        return [
+            Send(
+                SceneSynced(
+                    id=message.id,
+                    scene=scene.id,
+                    regions=len(scene.regions),
+                    tokens=len(scene.tokens),
+                    walls=len(scene.walls),
+                )
+            )
+        ]
+
+    def _scene_patch(self, message: ScenePatch) -> list[Effect]:
+        world = self._ready_world()
+        replace_fields: dict[str, Any] = {
+            key: value
+            for key in ("name", "grid", "rules", "environment")
+            if (value := getattr(message, key)) is not None
+        }
+        try:
+            result = world.patch(
+                message.scene,
+                upsert={k: list(getattr(message.upsert, k)) for k in ("regions", "tokens", "walls", "lights")},
+                remove={k: list(getattr(message.remove, k)) for k in ("regions", "tokens", "walls", "lights")},
+                replace=replace_fields,
+            )
+        except KeyError as exc:
+            raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first") from exc
+        except SceneRejected as exc:
+            raise _rejected(exc) from exc
+        return [Send(ScenePatched(id=message.id, scene=message.scene, ignored=result.ignored or None))]
+
+    def _adjudicate(self, message: Adjudicate) -> list[Effect]:
+        world = self._ready_world()
+        state = world.scenes.get(message.scene)
+        if state is None:
+            raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first")
+        ruling = self.rule(state, message)
+        answer = _adjudication(message, state, ruling)
+        if not (message.log and self._logging):
+            return [Send(answer)]
+        record = self._record(message, state, ruling, answer)
+        return [StoreThenSend("append", message.id, world.id, record.time_at, record=record.record, answer=answer)]
+
+    def rule(self, state: SceneState, message: Adjudicate) -> Ruling:
+        """The ruling for ``message`` on ``state`` (raises the contract's errors)."""
+        scene = state.scene
+        actor = state.token(message.actor)
+        if actor is None:
+            raise UnknownToken(f"actor: no token {message.actor!r} in scene {scene.id!r}", field="actor")
+        ruleset = state.ruleset
+        if message.action not in ruleset.actions:
+            raise InvalidMessage(
+                f"action: unknown action {message.action!r} for {ruleset.id}; "
+                f"known: {', '.join(sorted(ruleset.actions))}",
+                field="action",
+            )
+        target = None
+        lines: tuple[Any, ...] = ()
+        if message.target is not None:
+            target = state.token(message.target)
+            if target is None:
+                raise UnknownToken(f"target: no token {message.target!r} in scene {scene.id!r}", field="target")
+            geometry = state.geometry
+            sight_lines = geometry.sight_lines(actor.id, target.id, scene.rules.lines)
+            lines = tuple(geometry.evidence(actor.id, target.id, line) for line in sight_lines)
+        situation = Situation(
+            scene=scene,
+            geometry=state.geometry,
+            actor=actor,
+            target=target,
+            action=message.action,
+            reaction=message.reaction,
+            lines=lines,
+            options={"aware": message.aware, **message.options},
+        )
+        try:
+            return ruleset.adjudicate(situation)
+        except RulingError as exc:
+            raise InvalidMessage(f"{exc.field}: {exc}", field=exc.field) from exc
+
+    def _record(self, message: Adjudicate, state: SceneState, ruling: Ruling, answer: Adjudication) -> _PendingRecord:
+        at = self._clock()
+        scene = state.scene
+        actor = state.token(message.actor)
+        target = state.token(message.target) if message.target else None
+        user = message.user or self.user
+        wire = answer.model_dump(mode="json")
+        assert self.world is not None and actor is not None
+        record = RulingRecord(
+            time=at.isoformat(),
+            world=self.world.id,
+            scene=scene.id,
+            request=message.id,
+            user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
+            actor=Party(id=actor.id, name=actor.name),
+            target=Party(id=target.id, name=target.name) if target else None,
+            action=message.action,
+            reaction=message.reaction,
+            ruleset=answer.ruleset,
+            edition=answer.edition,
+            allowed=ruling.allowed,
+            modifier=ruling.modifier,
+            crossings=wire["crossings"],
+            modifiers=wire["modifiers"],
+            notes=list(ruling.notes),
+            citations=list(ruling.citations),
+            line=wire["line"],
+            details=dict(ruling.extra),
+            snapshot=SceneSnapshot.model_validate(state.snapshot),
+        )
+        return _PendingRecord(record, at)
+
+    def _session_start(self, message: SessionStart) -> list[Effect]:
+        world = self._ready_world()
+        return [StoreThenSend("start", message.id, world.id, self._clock(), name=message.name, user=self.user)]
+
+    def _session_end(self, message: SessionEnd) -> list[Effect]:
+        world = self._ready_world()
+        return [StoreThenSend("end", message.id, world.id, self._clock(), user=self.user)]
+
+    def _ruling_override(self, message: RulingOverride) -> list[Effect]:
+        world = self._ready_world()
+        if message.allowed == (message.modifier is None):
+            raise InvalidMessage("modifier: give a modifier exactly when allowed is true", field="modifier")
+        return [StoreThenSend("override", message.id, world.id, self._clock(), override=message, user=self.user)]
+
+    def _ping(self, message: Ping) -> list[Effect]:
+        return [Send(Pong(id=message.id))]
+
+    def _ready_world(self) -> World:
+        assert self.world is not None, "dispatch happens only after hello"
+        return self.world
+
+    _HANDLERS: ClassVar[dict[type[BaseModel], Callable[[Session, Any], list[Effect]]]] = {
+        Hello: _hello,
+        SceneSync: _scene_sync,
+        ScenePatch: _scene_patch,
+        Adjudicate: _adjudicate,
+        Ping: _ping,
+        SessionStart: _session_start,
+        SessionEnd: _session_end,
+        RulingOverride: _ruling_override,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _PendingRecord:
+    record: RulingRecord
+    time_at: datetime
+
+
+# --- Building answers ------------------------------------------------------------------------------
+
+
+def welcome() -> Welcome:
+    return Welcome(
+        bridge=BridgeInfo(version=__version__),
+        rulesets=[RulesetInfo(id=r.id, editions=list(r.editions)) for r in RULESETS.values()],
+    )
+
+
+def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adjudication:
+    extra = dict(ruling.extra)
+    top = {key: extra.pop(key) for key in ("difficulty", "asset", "device") if key in extra}
+    line = None
+    if ruling.line is not None:
+        start, end = ruling.line.start, ruling.line.end
+        line = WireLine(start=WirePoint(x=start.x, y=start.y, z=start.z), end=WirePoint(x=end.x, y=end.y, z=end.z))
+    return Adjudication(
+        id=message.id,
+        scene=state.scene.id,
+        actor=message.actor,
+        target=message.target,
+        action=message.action,
+        ruleset=state.ruleset.id,
+        edition=state.scene.rules.edition,
+        allowed=ruling.allowed,
+        modifier=ruling.modifier,
+        crossings=[WireCrossing(region=c.region, zone=c.zone, kind=c.kind.value) for c in ruling.crossings],
+        modifiers=[WireModifier.model_validate(entry.to_wire()) for entry in ruling.modifiers],
+        notes=list(ruling.notes),
+        citations=list(ruling.citations),
+        line=line,
+        details=extra,
+        **top,
+    )
+
+
+def with_log_result(answer: Adjudication, *, logged: bool, record: str | None) -> Adjudication:
+    """The answer to send once the store has (or has not) committed its record."""
+    return answer.model_copy(update={"logged": logged, "record": record})
+
+
+def error_message(error: BridgeError, request_id: str | None = None) -> ErrorMessage:
+    return ErrorMessage(id=request_id, code=error.code, message=error.message, details=error.details)
+
+
+def _request_id(raw: dict[str, Any]) -> str | None:
+    value = raw.get("id")
+    return value if isinstance(value, str) and 0 < len(value) <= 128 else None
+
+
+def _invalid(exc: ValidationError) -> InvalidMessage:
+    errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    where = _location(first["loc"])
+    problems = [{"field": _location(e["loc"]), "problem": e["msg"]} for e in errors[:10]]
+    if first["type"] == "union_tag_invalid":
+        return InvalidMessage(f"type: {first['msg']}", field="type", errors=problems)
+    if first["type"] == "union_tag_not_found":
+        return InvalidMessage("type: every message needs a 'type'", field="type", errors=problems)
+    return InvalidMessage(f"{where}: {first['msg']}", field=where, errors=problems)
+
+
+_MESSAGE_TAGS = frozenset(
+    (
+        "hello",
+        "scene.sync",
+        "scene.patch",
+        "adjudicate",
+        "ping",
+        "session.start",
+        "session.end",
+        "ruling.override",
+    )
+)
+_SHAPE_TAGS = frozenset(("rectangle", "circle", "ellipse", "polygon", "unknown"))
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as a readable path: ``scene.regions[0].shapes[1].radius``.
+
+    Union tags (the message type, the shape type) are left out: they are not fields.
+    """
+    parts = list(loc[1:]) if loc and loc[0] in _MESSAGE_TAGS else list(loc)
+    text = ""
+    for index, part in enumerate(parts):
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part in _SHAPE_TAGS and index > 0 and isinstance(parts[index - 1], int):
+            continue
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "message"
+
+
+def _rejected(exc: SceneRejected) -> BridgeError:
+    if exc.too_large:
+        return TooLarge(str(exc), field=exc.field)
+    if exc.unknown_ruleset:
+        return UnknownRuleset(str(exc), field=exc.field)
+    return InvalidMessage(str(exc), field=exc.field)

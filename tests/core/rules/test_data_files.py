@@ -1,0 +1,70 @@
+"""Rules data is validated at load: a broken data file is refused before any ruling is made."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from bridge.core.rules import RULESETS
+from bridge.core.rules.data_files import load_toml, vocabulary
+from bridge.core.rules.infinity import InfinityData
+
+
+def infinity_raw() -> dict[str, Any]:
+    return load_toml("infinity-n4")
+
+
+def test_shipped_rulesets_load_and_match_the_contract_vocabulary() -> None:
+    """Every ruleset in the registry uses exactly its row of the contract vocabulary."""
+    vocab = vocabulary()
+    for ruleset_id, ruleset in RULESETS.items():
+        row = vocab.rulesets[ruleset_id]
+        assert ruleset.zone_types == frozenset(row.zones)
+        assert ruleset.actions == frozenset(row.actions)
+        assert ruleset.editions[-1] == "current"
+
+
+def test_infinity_n4_has_the_five_editions_of_the_contract() -> None:
+    """Contract: infinity-n4 editions are original, 1.2, 1.3, 2.1, current."""
+    assert RULESETS["infinity-n4"].editions == ("original", "1.2", "1.3", "2.1", "current")
+
+
+def test_a_citation_to_a_missing_passage_is_refused() -> None:
+    """Each rule cites the seed; a cite key naming no passage fails validation."""
+    raw = infinity_raw()
+    raw["zones"]["low"]["cite"] = ["no-such-passage"]
+    with pytest.raises(ValidationError, match="no-such-passage"):
+        InfinityData.model_validate(raw)
+
+
+def test_a_zero_zone_with_a_mod_is_refused() -> None:
+    """Only Low and Poor zones carry a MOD; a Zero zone with one is a data error."""
+    raw = infinity_raw()
+    raw["zones"]["zero"]["mod"] = -9
+    with pytest.raises(ValidationError, match="carry a mod"):
+        InfinityData.model_validate(raw)
+
+
+def test_a_zone_type_outside_the_vocabulary_is_refused() -> None:
+    """The data may not invent zone types the contract does not list."""
+    raw = infinity_raw()
+    raw["zones"]["fog"] = dict(raw["zones"]["low"])
+    with pytest.raises(ValidationError, match="vocabulary"):
+        InfinityData.model_validate(raw)
+
+
+def test_a_text_missing_its_spanish_is_refused() -> None:
+    """Every note and reason exists in English and Spanish."""
+    raw = infinity_raw()
+    raw["texts"]["blocks"] = {"en": "blocked"}
+    with pytest.raises(ValidationError, match="es"):
+        InfinityData.model_validate(raw)
+
+
+def test_rules_data_is_read_only() -> None:
+    """Rules are read-only data: a loaded zone cannot be changed in place."""
+    data = RULESETS["infinity-n4"].data  # type: ignore[attr-defined]
+    with pytest.raises(ValidationError):
+        data.zones["low"].mod = 0

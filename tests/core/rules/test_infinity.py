@@ -1,0 +1,392 @@
+"""Infinity N4 and CodeOne visibility zones, rule by rule, each test quoting the seed situation.
+
+Layout used throughout: the actor A stands at x 0–100, the target T at x 1000–1100, both y 400–500,
+so the centre line runs along y = 450; zones are placed on or off that line.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scenes import applied, by_region, rect_region, rule, scene, token, wall
+
+A = token("a", 0, 400)
+T = token("t", 1000, 400)
+
+
+def on_line(region_id: str, zone: str, x: float = 300, **kw: object) -> dict[str, object]:
+    """A 200×200 zone across the centre line, starting at ``x``."""
+    return rect_region(region_id, zone, x, 350, 200, 200, **kw)  # type: ignore[arg-type]
+
+
+def around(region_id: str, zone: str, x: float) -> dict[str, object]:
+    """A zone that holds the token standing at ``x`` (and nothing else on the line)."""
+    return rect_region(region_id, zone, x - 50, 350, 200, 200)
+
+
+def with_traits(base: dict[str, object], *traits: str) -> dict[str, object]:
+    return {**base, "traits": list(traits)}
+
+
+# --- Low, Poor, Zero ---------------------------------------------------------------------------------
+
+
+def test_low_visibility_zone_applies_minus_3() -> None:
+    """001: 'Low Visibility Zones apply a MOD of -3.' — a BS Attack through one takes -3."""
+    answer = rule(scene(regions=[on_line("r-low", "low")], tokens=[A, T]), "a", "t")
+    assert answer["allowed"] is True
+    assert answer["modifier"] == -3
+    assert answer["crossings"] == [{"region": "r-low", "zone": "low", "kind": "through"}]
+    assert any("Low Visibility Zones apply a MOD of -3." in c for c in answer["citations"])
+
+
+def test_poor_visibility_zone_applies_minus_6() -> None:
+    """001: 'Poor Visibility Zones apply a MOD of -6.'"""
+    answer = rule(scene(regions=[on_line("r-poor", "poor")], tokens=[A, T]), "a", "t")
+    assert answer["modifier"] == -6
+    assert by_region(answer, "r-poor") == {
+        "source": "zone",
+        "value": -6,
+        "applied": True,
+        "label": "Poor Visibility Zone",
+        "region": "r-poor",
+        "zone": "poor",
+    }
+
+
+@pytest.mark.parametrize(
+    ("zone_x", "kind"),
+    [(300, "through"), (-50, "from"), (950, "into")],
+)
+def test_zero_visibility_blocks_lof_into_through_and_out_of(zone_x: float, kind: str) -> None:
+    """001: 'LoF cannot be drawn into, through, or out of a Zero Visibility Zone.'"""
+    answer = rule(scene(regions=[on_line("r-zero", "zero", x=zone_x)], tokens=[A, T]), "a", "t")
+    assert answer["crossings"][0]["kind"] == kind
+    assert answer["allowed"] is False
+    assert answer["modifier"] is None
+    assert by_region(answer, "r-zero")["applied"] is True
+
+
+def test_zero_visibility_blocks_lof_within() -> None:
+    """001: no LoF out of a Zero zone — both troopers inside one zone ('within') cannot see each other."""
+    big = rect_region("r-zero", "zero", -100, 300, 1400, 400)
+    answer = rule(scene(regions=[big], tokens=[A, T]), "a", "t")
+    assert answer["crossings"] == [{"region": "r-zero", "zone": "zero", "kind": "within"}]
+    assert answer["allowed"] is False
+
+
+def test_inside_means_the_footprint_touches_the_zone_not_its_centre() -> None:
+    """rules-notes: a trooper is inside when its silhouette touches the zone — a Low zone whose edge
+    touches the actor's base, off the line, still gives -3 'from' it."""
+    touching = rect_region("r-low", "low", 100, 200, 100, 200)  # touches A's corner (100, 400)
+    answer = rule(scene(regions=[touching], tokens=[A, T]), "a", "t")
+    assert answer["crossings"] == [{"region": "r-low", "zone": "low", "kind": "from"}]
+    assert answer["modifier"] == -3
+
+
+def test_zone_below_the_line_is_not_crossed() -> None:
+    """Elevation: a Low zone of top 2 under a line between troopers at elevation 5 is not crossed."""
+    low = on_line("r-low", "low", top=2)
+    tokens = [{**A, "elevation": 5}, {**T, "elevation": 5}]
+    answer = rule(scene(regions=[low], tokens=tokens), "a", "t")
+    assert answer["crossings"] == []
+    assert answer["modifier"] == 0
+
+
+# --- Zone MODs never stack -------------------------------------------------------------------------
+
+
+def test_low_and_poor_do_not_stack_only_minus_6_applies() -> None:
+    """001: 'if a BS Attack's LoF passes through a Low Visibility Zone (-3 MOD) and a Poor Visibility
+    Zone (-6 MOD), apply only one single -6 MOD.'"""
+    regions = [on_line("r-low", "low", x=250), on_line("r-poor", "poor", x=600)]
+    answer = rule(scene(regions=regions, tokens=[A, T]), "a", "t")
+    assert answer["modifier"] == -6
+    assert [m["region"] for m in applied(answer)] == ["r-poor"]
+    low = by_region(answer, "r-low")
+    assert low["applied"] is False and low["value"] == -3
+    assert "never stack" in low["reason"]
+    assert any("never stack" in c for c in answer["citations"])
+
+
+def test_two_poor_zones_give_a_single_minus_6() -> None:
+    """004: 'En caso de que fueran dos Zonas de Mala Visibilidad las que coincidieran, sólo se aplicaría
+    un único MOD de -6.'"""
+    regions = [on_line("r-p1", "poor", x=250), on_line("r-p2", "poor", x=600)]
+    answer = rule(scene(regions=regions, tokens=[A, T], locale="es"), "a", "t")
+    assert answer["modifier"] == -6
+    assert len(applied(answer)) == 1
+    assert by_region(answer, "r-p2")["label"] == "Zona de Mala Visibilidad"
+    assert any(c.startswith("004_acbdbfc06fa3cda7.txt: Los MOD de Zona de Visibilidad") for c in answer["citations"])
+
+
+def test_zero_beats_any_mod_when_zones_combine() -> None:
+    """rules-notes: 'a blocked line beats any MOD' — Poor then Zero on one line is no LoF at all."""
+    regions = [on_line("r-poor", "poor", x=250), on_line("r-zero", "zero", x=600)]
+    answer = rule(scene(regions=regions, tokens=[A, T]), "a", "t")
+    assert answer["allowed"] is False
+    assert [m["region"] for m in applied(answer)] == ["r-zero"]
+
+
+# --- White Noise and Marksmanship ------------------------------------------------------------------
+
+
+def test_white_noise_does_not_affect_a_trooper_without_msv() -> None:
+    """001: 'A White Noise Zone acts as a Zero Visibility Zone, but only for Troopers with the
+    Marksmanship Special Skill or equipped with a Multispectral Visor' — others see through it."""
+    answer = rule(scene(regions=[on_line("r-wn", "white-noise")], tokens=[A, T]), "a", "t")
+    assert answer["allowed"] is True and answer["modifier"] == 0
+    assert by_region(answer, "r-wn")["applied"] is False
+
+
+@pytest.mark.parametrize("visor", ["multispectral-visor-1", "multispectral-visor-2", "multispectral-visor-3"])
+def test_white_noise_is_zero_for_msv_of_any_level(visor: str) -> None:
+    """001: White Noise is Zero for 'a Multispectral Visor of any Level' — even L2/L3 cannot see through."""
+    answer = rule(scene(regions=[on_line("r-wn", "white-noise")], tokens=[with_traits(A, visor), T]), "a", "t")
+    assert answer["allowed"] is False
+
+
+@pytest.mark.parametrize(("edition", "blocked"), [("current", True), ("2.1", False), ("original", False)])
+def test_marksmanship_sees_white_noise_as_zero_only_in_the_current_text(edition: str, blocked: bool) -> None:
+    """001/004 add 'Troopers with the Marksmanship Special Skill'; 002 (up to 2.1) names only the MSV."""
+    data = scene(regions=[on_line("r-wn", "white-noise")], tokens=[with_traits(A, "marksmanship"), T], edition=edition)
+    answer = rule(data, "a", "t")
+    assert answer["allowed"] is (not blocked)
+
+
+# --- Multispectral Visor ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("visor", "zone", "expected"),
+    [
+        ("multispectral-visor-1", "low", 0),
+        ("multispectral-visor-1", "poor", -3),
+        ("multispectral-visor-1", "zero", -6),
+        ("multispectral-visor-1", "smoke", -6),
+        ("multispectral-visor-2", "poor", 0),
+        ("multispectral-visor-2", "zero", 0),
+        ("multispectral-visor-3", "smoke", 0),
+        ("multispectral-visor-2", "eclipse", None),
+        ("multispectral-visor-3", "eclipse", None),
+    ],
+)
+def test_multispectral_visor_levels(visor: str, zone: str, expected: int | None) -> None:
+    """rules-notes: 'MSV L1: Low -> 0, Poor -> -3; may draw LoF through Zero at -6. MSV L2: every zone
+    MOD -> 0 and LoF through Zero'; Eclipse 'blocks LoF for MSV users of every level'."""
+    answer = rule(scene(regions=[on_line("r", zone)], tokens=[with_traits(A, visor), T]), "a", "t")
+    assert answer["modifier"] == expected
+    assert answer["allowed"] is (expected is not None)
+
+
+def test_msv_reduces_each_zone_before_the_most_restrictive_is_chosen() -> None:
+    """rules-notes order of operations: 'apply each observer's MSV reduction per zone, then take the single
+    most restrictive zone MOD' — MSV L1 through Poor (-3) and Zero (-6) takes -6 from the Zero zone."""
+    regions = [on_line("r-poor", "poor", x=250), on_line("r-zero", "zero", x=600)]
+    answer = rule(scene(regions=regions, tokens=[with_traits(A, "multispectral-visor-1"), T]), "a", "t")
+    assert answer["modifier"] == -6
+    assert [m["region"] for m in applied(answer)] == ["r-zero"]
+    assert by_region(answer, "r-poor")["value"] == -3
+
+
+# --- The target of a BS Attack through Zero answers -------------------------------------------------
+
+
+def test_answer_through_zero_counts_as_poor() -> None:
+    """001: 'Any Trooper who is the target of a BS Attack into, through, or out of a Zero Visibility Zone
+    treats the Zero Visibility Zone as a Poor Visibility Zone when drawing LoF to the attacker.'"""
+    answer = rule(scene(regions=[on_line("r-zero", "zero")], tokens=[A, T]), "a", "t", reaction=True)
+    assert answer["allowed"] is True and answer["modifier"] == -6
+    assert "Poor Visibility Zone" in by_region(answer, "r-zero")["reason"]
+
+
+def test_answer_through_smoke_with_discover_also_counts_as_poor() -> None:
+    """rules-notes: the answer rule 'covers every LoF skill in that answer, and every zone that is Zero
+    for that trooper: Smoke, Eclipse…' — a Discover answering through Smoke takes -6."""
+    answer = rule(scene(regions=[on_line("r", "smoke")], tokens=[A, T]), "a", "t", "discover", reaction=True)
+    assert answer["modifier"] == -6
+
+
+def test_original_answer_through_zero_is_a_bs_attack_at_minus_6_if_facing() -> None:
+    """002 Original: 'the Skills the target can declare in ARO … are limited to BS Attack with a -6 MOD,
+    Dodge without the MOD, or any Skill that doesn't require LoF.'"""
+    data = scene(regions=[on_line("r-zero", "zero")], tokens=[A, T], edition="original")
+    bs = rule(data, "a", "t", reaction=True)
+    assert bs["modifier"] == -6
+    assert any("faces the attacker" in note for note in bs["notes"])
+    discover = rule(data, "a", "t", "discover", reaction=True)
+    assert discover["allowed"] is False
+    dodge = rule(data, "a", "t", "dodge", reaction=True)
+    assert dodge["allowed"] is True and dodge["modifier"] == 0
+
+
+@pytest.mark.parametrize(("edition", "expected"), [("1.2", -3), ("1.3", -6), ("current", -6)])
+def test_msv_answering_through_white_noise(edition: str, expected: int) -> None:
+    """002 Update 1.3: 'If a Trooper with a Multispectral Visor is the target of a BS Attack into, through,
+    or out of a White Noise Zone, their Multispectral Visor cannot reduce the MODs of the resulting Poor
+    Visibility Zone.' — before 1.3 an MSV L1 reduced that Poor to -3."""
+    data = scene(
+        regions=[on_line("r-wn", "white-noise")],
+        tokens=[with_traits(A, "multispectral-visor-1"), T],
+        edition=edition,
+    )
+    answer = rule(data, "a", "t", reaction=True)
+    assert answer["modifier"] == expected
+
+
+def test_msv_l1_answering_through_zero_takes_its_own_minus_6() -> None:
+    """rules-notes: 'MSV L1 answering through Zero: -6 (its own see-through-Zero MOD)'."""
+    data = scene(regions=[on_line("r", "zero")], tokens=[with_traits(A, "multispectral-visor-1"), T])
+    assert rule(data, "a", "t", reaction=True)["modifier"] == -6
+
+
+@pytest.mark.parametrize(
+    ("edition", "traits", "expected"),
+    [
+        ("current", ["sixth-sense"], 0),
+        ("1.3", ["sixth-sense"], 0),
+        ("1.2", ["sixth-sense"], -6),
+        ("1.2", ["sixth-sense", "multispectral-visor-1"], 0),
+        ("current", [], -6),
+    ],
+)
+def test_sixth_sense_cancels_the_answer_penalty(edition: str, traits: list[str], expected: int) -> None:
+    """rules-notes: 'a trooper with MSV L1 and Sixth Sense, target of a BS Attack through Zero, ignores the
+    -6; from 1.3 the Sixth Sense trooper ignores the -6 of the resulting Poor zone on its own'."""
+    data = scene(regions=[on_line("r", "zero")], tokens=[with_traits(A, *traits), T], edition=edition)
+    assert rule(data, "a", "t", reaction=True)["modifier"] == expected
+
+
+def test_eclipse_answer_cannot_be_reduced_by_msv() -> None:
+    """rules-notes: 'MSV cannot reduce that Poor for White Noise (from 1.3) or for Eclipse.'"""
+    data = scene(regions=[on_line("r", "eclipse")], tokens=[with_traits(A, "multispectral-visor-2"), T])
+    answer = rule(data, "a", "t", reaction=True)
+    assert answer["modifier"] == -6
+    assert "cannot reduce" in by_region(answer, "r")["reason"]
+
+
+# --- Actions that need no LoF -------------------------------------------------------------------------
+
+
+def test_dodge_is_exempt_from_zone_mods() -> None:
+    """001: 'Any Skill … that requires LoF, except Dodge, … suffers a MOD' — Dodge through Poor: 0."""
+    answer = rule(scene(regions=[on_line("r", "poor")], tokens=[A, T]), "a", "t", "dodge")
+    assert answer["allowed"] is True and answer["modifier"] == 0
+    assert by_region(answer, "r")["applied"] is False
+
+
+def test_speculative_attack_takes_only_its_own_minus_6() -> None:
+    """001: 'Speculative Attacks do not require LoF, so do not apply any negative MODs for Visibility
+    Zones, only the -6 MOD for Speculative Attack.' — even through Zero and a wall."""
+    data = scene(regions=[on_line("r", "zero")], tokens=[A, T], walls=[wall("w", 700, 0, 700, 1000)])
+    answer = rule(data, "a", "t", "speculative-attack")
+    assert answer["allowed"] is True and answer["modifier"] == -6
+    assert [m["source"] for m in applied(answer)] == ["action"]
+
+
+def test_hacking_needs_no_lof() -> None:
+    """rules-notes: 'Hacking programs need no LoF: no zone MOD.'"""
+    answer = rule(scene(regions=[on_line("r", "poor")], tokens=[A, T]), "a", "t", "hacking")
+    assert answer["modifier"] == 0
+
+
+def test_discover_takes_the_same_mods_as_a_bs_attack() -> None:
+    """rules-notes: 'Discover needs LoF and takes the same MODs as a BS Attack.'"""
+    answer = rule(scene(regions=[on_line("r", "low")], tokens=[A, T]), "a", "t", "discover")
+    assert answer["modifier"] == -3
+
+
+# --- Walls --------------------------------------------------------------------------------------------
+
+
+def test_a_sight_wall_blocks_a_bs_attack() -> None:
+    """Contract: 'walls with sight block the line' — allowed false, the wall named as the reason."""
+    answer = rule(scene(tokens=[A, T], walls=[wall("w1", 700, 0, 700, 1000)]), "a", "t")
+    assert answer["allowed"] is False
+    assert [m["region"] for m in applied(answer)] == ["w1"]
+
+
+def test_best_line_finds_the_lof_around_a_zone() -> None:
+    """Contract: rules.lines 'best' lets the ruleset take the line most favourable to the actor (any LoF
+    the player can draw) — a Zero zone covering only the centre line no longer blocks."""
+    thin = rect_region("r-zero", "zero", 500, 420, 100, 60)
+    centre = rule(scene(regions=[thin], tokens=[A, T]), "a", "t")
+    best = rule(scene(regions=[thin], tokens=[A, T], lines="best"), "a", "t")
+    assert centre["allowed"] is False
+    assert best["allowed"] is True and best["modifier"] == 0
+    assert best["line"]["start"] != centre["line"]["start"] or best["line"]["end"] != centre["line"]["end"]
+
+
+# --- Combat Jump ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("zone", "allowed"),
+    [("low", False), ("poor", False), ("zero", False), ("smoke", False), ("eclipse", False), ("white-noise", True)],
+)
+def test_combat_jump_is_forbidden_inside_low_poor_or_zero(zone: str, allowed: bool) -> None:
+    """001: 'You cannot use Combat Jump inside of, or in contact with, an area with Low, Poor, or Zero
+    Visibility Conditions.' — White Noise is not listed (rules-notes)."""
+    answer = rule(scene(regions=[around("r", zone, 0)], tokens=[A, T]), "a", None, "combat-jump")
+    assert answer["allowed"] is allowed
+
+
+def test_combat_jump_in_contact_with_a_zone_is_forbidden() -> None:
+    """004: 'No se permite efectuar un Salto de Combate en el interior o en contacto con una Zona…' —
+    a base touching the zone's edge counts."""
+    touching = rect_region("r", "low", 100, 0, 300, 400)  # touches A at its corner (100, 400)
+    answer = rule(scene(regions=[touching], tokens=[A, T], locale="es"), "a", None, "combat-jump")
+    assert answer["allowed"] is False
+    assert answer["modifier"] is None
+    assert any("Salto de Combate" in note for note in answer["notes"])
+
+
+def test_combat_jump_away_from_zones_is_allowed() -> None:
+    """001: the prohibition is only 'inside of, or in contact with' a zone — elsewhere the jump stands."""
+    answer = rule(scene(regions=[on_line("r", "poor", x=600)], tokens=[A, T]), "a", None, "combat-jump")
+    assert answer["allowed"] is True and answer["modifier"] == 0
+
+
+# --- Editions, locales, CodeOne, foreign vocabulary -------------------------------------------------
+
+
+def test_each_edition_cites_its_own_text() -> None:
+    """002 carries dated texts: an 'original' ruling cites the Original wording, '1.2' the Jan 2022 update."""
+    base = {"regions": [on_line("r", "zero")], "tokens": [A, T]}
+    original = rule(scene(**base, edition="original"), "a", "t")  # type: ignore[arg-type]
+    update = rule(scene(**base, edition="1.2"), "a", "t")  # type: ignore[arg-type]
+    assert any("Original: Troopers cannot draw LoF through" in c for c in original["citations"])
+    assert any("Update 1.2, Jan 2022: Troopers cannot draw LoF" in c for c in update["citations"])
+    assert all(c.startswith("002_") or c.startswith("http") or c.startswith("rules-notes") for c in update["citations"])
+
+
+def test_spanish_scene_speaks_spanish() -> None:
+    """004's wording: a Spanish scene labels 'Zona de Baja Visibilidad' and cites 004."""
+    answer = rule(scene(regions=[on_line("r", "low")], tokens=[A, T], locale="es"), "a", "t")
+    assert by_region(answer, "r")["label"] == "Zona de Baja Visibilidad"
+    assert any(c.startswith("004_acbdbfc06fa3cda7.txt: Zona de Baja Visibilidad aplicará") for c in answer["citations"])
+
+
+def test_codeone_does_not_use_the_rule() -> None:
+    """002: 'This N4 rule is not used in CodeOne.' — zones give no MOD and block nothing; walls still do."""
+    data = scene(regions=[on_line("r", "zero"), on_line("p", "poor", x=600)], tokens=[A, T], ruleset="infinity-codeone")
+    answer = rule(data, "a", "t")
+    assert answer["allowed"] is True and answer["modifier"] == 0
+    assert all(not m["applied"] for m in answer["modifiers"])
+    assert any("not used in CodeOne" in c for c in answer["citations"])
+    jump = rule(
+        scene(regions=[around("r", "zero", 0)], tokens=[A, T], ruleset="infinity-codeone"), "a", None, "combat-jump"
+    )
+    assert jump["allowed"] is True
+    walled = rule(scene(tokens=[A, T], walls=[wall("w", 700, 0, 700, 1000)], ruleset="infinity-codeone"), "a", "t")
+    assert walled["allowed"] is False
+
+
+def test_zone_and_trait_of_another_ruleset_are_ignored_with_a_note() -> None:
+    """Contract: 'a zone type or trait of another ruleset than the scene's is ignored with a note on the
+    rulings it touches — never a silent zero.'"""
+    darkness = on_line("r-dark", "darkness", total=True)
+    answer = rule(scene(regions=[darkness], tokens=[with_traits(A, "infravision"), T]), "a", "t")
+    assert answer["modifier"] == 0
+    assert any("r-dark" in note and "darkness" in note for note in answer["notes"])
+    assert any("infravision" in note for note in answer["notes"])

@@ -1,0 +1,48 @@
+"""`sightline replay` through the real console script: file and standard input, same answers as the server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.scenes import on_line_scene
+
+SIGHTLINE = str(Path(sys.executable).parent / "sightline")
+
+MESSAGES = [
+    {"type": "scene.sync", "id": "q1", "scene": on_line_scene()},
+    {"type": "adjudicate", "id": "a1", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"},
+    {"type": "adjudicate", "id": "a2", "scene": "s1", "actor": "a", "target": "t", "action": "speculative-attack"},
+    {"type": "session.start", "id": "g1", "name": "Friday"},
+]
+
+
+def replay(args: list[str], stdin: str | None = None) -> list[dict[str, object]]:
+    done = subprocess.run([SIGHTLINE, "replay", *args], input=stdin, capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_replay_answers_each_line_from_a_file(tmp_path: Path) -> None:
+    """One answer line per message line, in order, with no hello needed."""
+    source = tmp_path / "game.jsonl"
+    source.write_text("\n".join(json.dumps(m) for m in MESSAGES) + "\n\n")
+    answers = replay([str(source)])
+    assert [a["type"] for a in answers] == ["scene.synced", "adjudication", "adjudication", "error"]
+    assert answers[1]["modifier"] == -6 and answers[1]["logged"] is False
+    assert answers[2]["modifier"] == -6
+    assert answers[3]["code"] == "log-unavailable"
+
+
+def test_replay_reads_standard_input_and_survives_bad_lines() -> None:
+    """`-` reads stdin; a malformed line is answered with an error and the rest goes on."""
+    lines = [json.dumps(MESSAGES[0]), "{broken", json.dumps(MESSAGES[1])]
+    answers = replay(["-"], stdin="\n".join(lines) + "\n")
+    assert [a["type"] for a in answers] == ["scene.synced", "error", "adjudication"]
+
+
+def test_replay_of_a_missing_file_says_so() -> None:
+    """A file that cannot be read exits 2 with a message naming it."""
+    done = subprocess.run([SIGHTLINE, "replay", "/nonexistent/game.jsonl"], capture_output=True, text=True)
+    assert done.returncode == 2 and "/nonexistent/game.jsonl" in done.stderr

@@ -1,0 +1,42 @@
+"""The committed JSON Schema matches the pydantic models, and it accepts what the bridge really sends."""
+
+from __future__ import annotations
+
+import json
+
+from bridge.schema import SCHEMA_PATH, main, rendered_schema
+from tests.scenes import OfflineClient, on_line_scene
+
+
+def test_committed_schema_matches_the_models() -> None:
+    """Drift check: regenerate with `python -m bridge.schema` when this fails."""
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == rendered_schema()
+    assert main(["--check"]) == 0
+
+
+def test_schema_names_every_message_type() -> None:
+    """Both unions are in the document, discriminated on type."""
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    client = schema["$defs"]["ClientMessage"]["discriminator"]["mapping"]
+    bridge = schema["$defs"]["BridgeMessage"]["discriminator"]["mapping"]
+    assert {"hello", "scene.sync", "scene.patch", "adjudicate", "ping"} <= set(client)
+    assert {"welcome", "scene.synced", "scene.patched", "adjudication", "pong", "error"} <= set(bridge)
+
+
+def test_real_answers_validate_against_the_schema() -> None:
+    """Every answer of a real session validates against the exported schema (jsonschema, draft 2020-12)."""
+    import jsonschema
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    client = OfflineClient()
+    answers = client.send({"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+    answers += client.send(
+        {"type": "adjudicate", "id": "a", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+    )
+    answers += client.send({"type": "adjudicate", "id": "b", "scene": "s1", "actor": "a", "action": "combat-jump"})
+    answers += client.send({"type": "adjudicate", "id": "c", "scene": "nope", "actor": "a", "action": "bs-attack"})
+    answers += client.send({"type": "ping", "id": "p"})
+    assert [a["type"] for a in answers] == ["scene.synced", "adjudication", "adjudication", "error", "pong"]
+    for answer in answers:
+        validator.validate(answer)

@@ -1,0 +1,144 @@
+"""The bridge's guards over a real socket: world secrets, Origin, TLS, connection caps, hello deadline,
+slow readers — each refusal names its reason and leaves the other connections untouched."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trustme
+import websockets
+from websockets.asyncio.client import ClientConnection, connect
+
+from bridge.config import BridgeConfig
+from bridge.server import run_bridge
+from tests.scenes import on_line_scene
+
+BridgeFactory = Callable[..., AbstractAsyncContextManager[str]]
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> BridgeFactory:
+    """Start a bridge on a free port with config overrides; yields ``host:port``."""
+
+    def factory(**overrides: Any) -> AbstractAsyncContextManager[str]:
+        config = replace(BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret="bridge-secret"), **overrides)
+
+        async def run() -> AsyncIterator[str]:
+            async with run_bridge(config) as (host, port):
+                yield f"{host}:{port}"
+
+        from contextlib import asynccontextmanager
+
+        return asynccontextmanager(run)()
+
+    return factory
+
+
+async def hello(ws: ClientConnection, world: str, secret: str) -> dict[str, Any]:
+    await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": secret}))
+    return json.loads(await ws.recv())
+
+
+async def close_code(ws: ClientConnection) -> int | None:
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        while True:
+            await asyncio.wait_for(ws.recv(), timeout=10)
+    return closed.value.rcvd.code if closed.value.rcvd else None
+
+
+async def test_world_secret_opens_only_its_world(start: BridgeFactory) -> None:
+    """A world's own secret opens that world and no other; the bridge secret opens every world."""
+    async with start(world_secrets={"w-ashes": "ashes-secret"}) as addr:
+        async with connect(f"ws://{addr}/ws") as ws:
+            assert (await hello(ws, "w-ashes", "ashes-secret"))["type"] == "welcome"
+        async with connect(f"ws://{addr}/ws") as ws:
+            assert (await hello(ws, "w-embers", "ashes-secret"))["code"] == "unauthorized"
+            assert await close_code(ws) == 4401
+        async with connect(f"ws://{addr}/ws") as ws:
+            assert (await hello(ws, "w-embers", "bridge-secret"))["type"] == "welcome"
+
+
+async def test_origin_allow_list(start: BridgeFactory) -> None:
+    """With an allow-list, a WebSocket from another Origin is refused at the handshake (403)."""
+    async with start(allowed_origins=("https://foundry.example.org",)) as addr:
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            async with connect(f"ws://{addr}/ws", origin="https://evil.example.com"):  # type: ignore[arg-type]
+                pass
+        assert refused.value.response.status_code == 403
+        async with connect(f"ws://{addr}/ws", origin="https://foundry.example.org") as ws:  # type: ignore[arg-type]
+            assert (await hello(ws, "w", "bridge-secret"))["type"] == "welcome"
+
+
+async def test_tls_serves_wss_with_a_self_signed_certificate(start: BridgeFactory, tmp_path: Path) -> None:
+    """--certfile/--keyfile: the module can use wss://; the client trusts the test CA."""
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    certfile, keyfile = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert.cert_chain_pems[0].write_to_path(str(certfile))
+    for extra in cert.cert_chain_pems[1:]:
+        with certfile.open("ab") as handle:
+            handle.write(extra.bytes())
+    cert.private_key_pem.write_to_path(str(keyfile))
+    client_context = ssl.create_default_context()
+    ca.configure_trust(client_context)
+    async with start(certfile=certfile, keyfile=keyfile) as addr:
+        async with connect(f"wss://{addr}/ws", ssl=client_context) as ws:
+            assert (await hello(ws, "w", "bridge-secret"))["type"] == "welcome"
+        with pytest.raises((websockets.InvalidMessage, websockets.ConnectionClosed, OSError, EOFError)):
+            async with connect(f"ws://{addr}/ws", open_timeout=5) as ws:
+                await hello(ws, "w", "bridge-secret")
+
+
+async def test_connections_per_world_are_capped(start: BridgeFactory) -> None:
+    """Past the cap a new connection of that world is refused (rate-limited, close 4429); others go on."""
+    async with start(max_connections_per_world=2) as addr:
+        async with connect(f"ws://{addr}/ws") as a, connect(f"ws://{addr}/ws") as b:
+            await hello(a, "w", "bridge-secret")
+            await hello(b, "w", "bridge-secret")
+            async with connect(f"ws://{addr}/ws") as c:
+                answer = await hello(c, "w", "bridge-secret")
+                assert answer["code"] == "rate-limited" and "connections" in answer["message"]
+                assert await close_code(c) == 4429
+            async with connect(f"ws://{addr}/ws") as other:
+                assert (await hello(other, "w-other", "bridge-secret"))["type"] == "welcome"
+            await a.send(json.dumps({"type": "ping", "id": "still"}))
+            assert json.loads(await a.recv()) == {"type": "pong", "id": "still"}
+        async with connect(f"ws://{addr}/ws") as again:  # the two left: room again
+            assert (await hello(again, "w", "bridge-secret"))["type"] == "welcome"
+
+
+async def test_hello_deadline_closes_a_silent_client(start: BridgeFactory) -> None:
+    """A client that never says hello is told so and closed with 4408."""
+    async with start(hello_timeout=0.3) as addr, connect(f"ws://{addr}/ws") as ws:
+        error = json.loads(await asyncio.wait_for(ws.recv(), timeout=5))
+        assert error["code"] == "invalid-message" and "hello" in error["message"]
+        assert await close_code(ws) == 4408
+
+
+async def test_a_client_that_stops_reading_is_closed_not_buffered(start: BridgeFactory) -> None:
+    """The send queue is bounded: a client flooding requests without reading is closed with 1013."""
+    async with start(send_queue=4, messages_per_second=1e9, message_burst=10**9) as addr:
+        async with connect(f"ws://{addr}/ws", max_queue=1, write_limit=2**22) as ws:
+            await hello(ws, "w", "bridge-secret")
+            await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
+            request = json.dumps(
+                {"type": "adjudicate", "id": "a", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+            )
+            code = None
+            try:
+                for _ in range(20_000):
+                    await ws.send(request)
+                code = await close_code(ws)
+            except websockets.ConnectionClosed as closed:
+                code = closed.rcvd.code if closed.rcvd else None
+            assert code == 1013
+        async with connect(f"ws://{addr}/ws") as healthy:  # the bridge itself is fine
+            assert (await hello(healthy, "w", "bridge-secret"))["type"] == "welcome"

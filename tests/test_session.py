@@ -1,0 +1,318 @@
+"""The sans-I/O session: life cycle, scene state, errors that name the problem and lose nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from bridge.core.world import SceneLimits
+from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds
+from tests.scenes import OfflineClient, on_line_scene, rect_region, scene, token
+
+SECRET = "s3cret"
+
+
+def authenticate(world: str, secret: str | None) -> bool:
+    return secret == SECRET
+
+
+def hello(world: str = "w1", secret: str | None = SECRET, **extra: Any) -> str:
+    return json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": secret, **extra})
+
+
+def answers(effects: list[Any]) -> list[dict[str, Any]]:
+    return [json.loads(e.message.model_dump_json()) for e in effects if isinstance(e, Send)]
+
+
+def online(worlds: Worlds | None = None, world: str = "w1", **kw: Any) -> Session:
+    session = Session(worlds or Worlds(), authenticate=authenticate, **kw)
+    (welcome,) = answers(session.receive(hello(world)))
+    assert welcome["type"] == "welcome"
+    return session
+
+
+def send(session: Session, message: dict[str, Any] | str) -> list[Any]:
+    return session.receive(message if isinstance(message, str) else json.dumps(message))
+
+
+def one(session: Session, message: dict[str, Any] | str) -> dict[str, Any]:
+    (answer,) = answers(send(session, message))
+    return answer
+
+
+# --- Life cycle ----------------------------------------------------------------------------------
+
+
+def test_welcome_lists_rulesets_and_editions() -> None:
+    """hello → welcome with protocol 1 and every ruleset with its editions."""
+    session = Session(Worlds(), authenticate=authenticate)
+    (welcome,) = answers(session.receive(hello()))
+    assert welcome["protocol"] == 1
+    rulesets = {r["id"]: r["editions"] for r in welcome["rulesets"]}
+    assert rulesets["infinity-n4"] == ["original", "1.2", "1.3", "2.1", "current"]
+    assert session.state == "ready"
+
+
+def test_first_message_must_be_hello() -> None:
+    """Contract: 'Any other first message gets an error and a close.'"""
+    session = Session(Worlds(), authenticate=authenticate)
+    effects = send(session, {"type": "ping", "id": "p"})
+    assert answers(effects)[0]["code"] == "invalid-message"
+    assert isinstance(effects[-1], Close) and effects[-1].code == 4400
+    assert session.state == "closed"
+    assert session.receive(hello()) == []
+
+
+def test_wrong_secret_is_unauthorized_and_closes_4401() -> None:
+    """Contract: 'A wrong or missing secret: an error with code unauthorized, then close code 4401.'"""
+    for secret in ("nope", None):
+        session = Session(Worlds(), authenticate=authenticate)
+        effects = session.receive(hello(secret=secret))
+        assert answers(effects)[0]["code"] == "unauthorized"
+        assert effects[-1] == Close(4401, "unauthorized")
+
+
+def test_unsupported_protocol_closes() -> None:
+    """A protocol other than 1 gets unsupported-protocol and a close."""
+    session = Session(Worlds(), authenticate=authenticate)
+    effects = session.receive(json.dumps({"type": "hello", "protocol": 2, "world": "w", "secret": SECRET}))
+    assert answers(effects)[0]["code"] == "unsupported-protocol"
+    assert isinstance(effects[-1], Close)
+
+
+def test_second_hello_is_an_error_but_the_connection_stays() -> None:
+    """A repeated hello is refused with invalid-message; the session stays ready."""
+    session = online()
+    assert one(session, hello())["code"] == "invalid-message"
+    assert session.state == "ready"
+    assert one(session, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+
+
+# --- Scenes --------------------------------------------------------------------------------------
+
+
+def test_sync_counts_what_it_holds() -> None:
+    """scene.sync answers scene.synced with the counts of regions, tokens and walls."""
+    session = online()
+    answer = one(session, {"type": "scene.sync", "id": "q1", "scene": on_line_scene()})
+    assert answer == {"type": "scene.synced", "id": "q1", "scene": "s1", "regions": 2, "tokens": 2, "walls": 0}
+
+
+def test_patch_moves_a_token_and_changes_the_ruling() -> None:
+    """scene.patch upserts replace whole objects: moving the target away from both zones."""
+    client = OfflineClient()
+    client.sync(on_line_scene())
+    assert client.adjudicate("a", "t")["modifier"] == -6
+    moved = {"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": [token("t", 1000, 1500)]}}
+    assert client.one(moved) == {"type": "scene.patched", "id": "p", "scene": "s1"}
+    assert client.adjudicate("a", "t")["modifier"] == 0
+
+
+def test_patch_removes_and_reports_unknown_removals() -> None:
+    """Removing a region drops its MOD; removing an id never held is reported in 'ignored', not an error."""
+    client = OfflineClient()
+    client.sync(on_line_scene())
+    answer = client.one({"type": "scene.patch", "id": "p", "scene": "s1", "remove": {"regions": ["r-poor", "ghost"]}})
+    assert answer["ignored"] == {"regions": ["ghost"]}
+    assert client.adjudicate("a", "t")["modifier"] == -3
+
+
+def test_patch_before_sync_is_unknown_scene() -> None:
+    """A patch for a scene never synced gets unknown-scene."""
+    session = online()
+    answer = one(session, {"type": "scene.patch", "id": "p", "scene": "nowhere"})
+    assert answer["code"] == "unknown-scene" and answer["id"] == "p"
+
+
+def test_rejected_patch_leaves_the_scene_unchanged() -> None:
+    """A patch that would make the scene invalid changes nothing (the token keeps its place)."""
+    client = OfflineClient()
+    client.sync(on_line_scene())
+    bad_zone = rect_region("r-bad", "fog", 0, 0, 10, 10)
+    answer = client.one(
+        {
+            "type": "scene.patch",
+            "id": "p",
+            "scene": "s1",
+            "upsert": {"tokens": [token("t", 1000, 0)], "regions": [bad_zone]},
+        }
+    )
+    assert answer["code"] == "invalid-message" and "fog" in answer["message"]
+    assert client.adjudicate("a", "t")["modifier"] == -6
+
+
+def test_unknown_ruleset_and_edition() -> None:
+    """Contract: 'An unknown ruleset or edition gets unknown-ruleset.'"""
+    client = OfflineClient()
+    for rules in ({"ruleset": "warhammer"}, {"ruleset": "infinity-n4", "edition": "9.9"}):
+        data = {**on_line_scene(), "rules": rules}
+        answer = client.one({"type": "scene.sync", "id": "q", "scene": data})
+        assert answer["code"] == "unknown-ruleset"
+
+
+def test_zone_type_or_trait_no_ruleset_knows_is_invalid() -> None:
+    """Contract: 'a zone type or trait that no ruleset knows gets invalid-message naming it'."""
+    client = OfflineClient()
+    zone = client.one({"type": "scene.sync", "id": "q", "scene": scene(regions=[rect_region("r", "fog", 0, 0, 5, 5)])})
+    assert zone["code"] == "invalid-message" and "'fog'" in zone["message"]
+    assert zone["details"]["field"] == "scene.regions[0].zone.type"
+    trait = client.one({"type": "scene.sync", "id": "q", "scene": scene(tokens=[token("a", 0, 0, "x-ray")])})
+    assert trait["code"] == "invalid-message" and "'x-ray'" in trait["message"]
+
+
+def test_invalid_field_is_named_with_its_path() -> None:
+    """A wrong type deep in a scene is reported by its path, e.g. scene.regions[0].shapes[0].radius."""
+    session = online()
+    data = scene(regions=[{"id": "r", "shapes": [{"type": "circle", "x": 0, "y": 0, "radius": "big"}]}])
+    answer = one(session, {"type": "scene.sync", "id": "q", "scene": data})
+    assert answer["code"] == "invalid-message"
+    assert answer["message"].startswith("scene.regions[0].shapes[0].radius:")
+
+
+@pytest.mark.parametrize(
+    ("frame", "needle"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"id": "x"}', "type"),
+        ('{"type": "teleport", "id": "x"}', "type"),
+        ('{"type": "adjudicate", "id": "x", "scene": 5}', "scene"),
+        (
+            '{"type": "scene.sync", "id": "x", "scene": {"id": "s", "rules": {"ruleset": "infinity-n4"}, '
+            '"tokens": [{"id": "t", "x": NaN, "y": 0}]}}',
+            "scene.tokens[0].x",
+        ),
+    ],
+)
+def test_bad_input_gets_a_named_error_and_loses_nothing(frame: str, needle: str) -> None:
+    """Malformed JSON, wrong types, unknown types, NaN: a clear error; the held scene survives."""
+    session = online()
+    one(session, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+    answer = one(session, frame)
+    assert answer["type"] == "error" and answer["code"] == "invalid-message"
+    assert needle in answer["message"]
+    ruling = one(
+        session,
+        {
+            "type": "adjudicate",
+            "id": "a",
+            "scene": "s1",
+            "actor": "a",
+            "target": "t",
+            "action": "bs-attack",
+            "log": False,
+        },
+    )
+    assert ruling["modifier"] == -6
+
+
+def test_too_large_frame_is_refused_and_the_connection_stays() -> None:
+    """A frame over the limit gets too-large; the session stays ready."""
+    session = online(limits=Limits(max_frame_bytes=1000))
+    answer = one(session, json.dumps({"type": "ping", "id": "p", "pad": "x" * 2000}))
+    assert answer["code"] == "too-large"
+    assert session.state == "ready"
+
+
+def test_unknown_tokens_and_action() -> None:
+    """unknown-token names actor or target; an unknown action is invalid-message naming it."""
+    client = OfflineClient()
+    client.sync(on_line_scene())
+    assert client.adjudicate("nobody", "t")["code"] == "unknown-token"
+    missing = client.adjudicate("a", "nobody")
+    assert missing["code"] == "unknown-token" and missing["details"]["field"] == "target"
+    action = client.adjudicate("a", "t", "fireball")
+    assert action["code"] == "invalid-message" and "'fireball'" in action["message"]
+    assert client.adjudicate("a", None, "bs-attack")["code"] == "invalid-message"
+
+
+def test_worlds_are_isolated() -> None:
+    """One world's scenes are never visible to another."""
+    worlds = Worlds()
+    ashes, embers = online(worlds, "w-ashes"), online(worlds, "w-embers")
+    one(ashes, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+    answer = one(
+        embers, {"type": "adjudicate", "id": "a", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+    )
+    assert answer["code"] == "unknown-scene"
+    second = online(worlds, "w-ashes")  # another client of the same world shares its scenes
+    ok = one(
+        second,
+        {
+            "type": "adjudicate",
+            "id": "a",
+            "scene": "s1",
+            "actor": "a",
+            "target": "t",
+            "action": "bs-attack",
+            "log": False,
+        },
+    )
+    assert ok["modifier"] == -6
+
+
+# --- Logging effects -----------------------------------------------------------------------------
+
+
+def test_logged_ruling_asks_the_store_first() -> None:
+    """log: true yields a StoreThenSend carrying a complete record; the answer waits for the store."""
+    at = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
+    session = online(clock=lambda: at)
+    one(session, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+    (effect,) = send(
+        session,
+        {
+            "type": "adjudicate",
+            "id": "a1",
+            "scene": "s1",
+            "actor": "a",
+            "target": "t",
+            "action": "bs-attack",
+            "user": {"id": "u1", "name": "Ana"},
+        },
+    )
+    assert isinstance(effect, StoreThenSend) and effect.operation == "append"
+    record = effect.record
+    assert record is not None and effect.answer is not None
+    assert (record.world, record.scene, record.time) == ("w1", "s1", at.isoformat())
+    assert (record.actor.id, record.actor.name, record.target and record.target.id) == ("a", "A", "t")
+    assert record.user is not None and record.user.name == "Ana"
+    assert record.modifier == -6 and record.allowed is True
+    assert record.line is not None and record.line["start"] == {"x": 50.0, "y": 450.0, "z": 0.0}
+    assert record.snapshot is not None and [r["id"] for r in record.snapshot.regions] == ["r-low", "r-poor"]
+    assert effect.answer.modifier == -6
+
+
+# --- Limits --------------------------------------------------------------------------------------
+
+
+def test_rate_limit_drops_the_excess_and_recovers() -> None:
+    """Past the burst a message gets rate-limited; after a second's refill the connection answers again."""
+    now = [100.0]
+    session = Session(
+        Worlds(), authenticate=authenticate, limits=Limits(messages_per_second=2, burst=3), monotonic=lambda: now[0]
+    )
+    session.receive(hello())
+    codes = [answers(send(session, {"type": "ping", "id": str(i)}))[0].get("code") for i in range(3)]
+    assert codes == [None, None, "rate-limited"]
+    now[0] += 1.0
+    assert one(session, {"type": "ping", "id": "later"}) == {"type": "pong", "id": "later"}
+    assert session.state == "ready"
+
+
+def test_scene_over_the_size_limits_is_too_large() -> None:
+    """Too many tokens, or too many polygon vertices, are refused with too-large naming the field."""
+    worlds = Worlds(scene_limits=SceneLimits(tokens=2, vertices=10))
+    session = online(worlds)
+    many = scene(tokens=[token(f"t{i}", i * 100, 0) for i in range(3)])
+    answer = one(session, {"type": "scene.sync", "id": "q", "scene": many})
+    assert answer["code"] == "too-large" and answer["details"]["field"] == "scene.tokens"
+    ring = [coord for i in range(12) for coord in (i, i * i)]
+    big = scene(regions=[{"id": "r", "polygons": [{"points": ring}], "zone": {"type": "low"}}])
+    assert one(session, {"type": "scene.sync", "id": "q", "scene": big})["code"] == "too-large"
+    grown = {"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": [token("t9", 0, 900)]}}
+    one(session, {"type": "scene.sync", "id": "q", "scene": scene(tokens=[token("t0", 0, 0), token("t1", 0, 100)])})
+    assert one(session, grown)["code"] == "too-large"
