@@ -1,0 +1,337 @@
+/**
+ * The module's Foundry-facing service: who holds the bridge connection, what is synced, how a
+ * targeting or a roll becomes a ruling, and where the ruling goes. Every Foundry global it uses
+ * comes in through `env`, so tests build it with stubs of `game`, `Hooks`, `ui` and `canvas`.
+ *
+ * "What happens when a token moves?" → `onDocumentChange`: the token is serialised and queued in
+ * the batcher; the batcher sends one `scene.patch` per scene when the changes quiet down.
+ */
+
+import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
+import { BridgeConnection } from "../connection.js";
+import { PatchBatcher } from "../batcher.js";
+import { BridgeError, adjudicate as adjudicateMessage, sceneSync, scenePatch } from "../protocol.js";
+import { SERIALIZERS, patchTargetOf, serializeScene } from "../serialize.js";
+import { attackActionFor } from "../vocabulary.js";
+import { SocketRelay } from "./socket.js";
+import { postRulingCard } from "./chat.js";
+import { announce, feedModifier } from "../systems/generic.js";
+
+/** Documents whose create/update/delete hooks feed scene patches. Never `refreshToken`. */
+export const WATCHED_DOCUMENTS = Object.freeze(["Token", "Region", "RegionBehavior", "Wall", "AmbientLight"]);
+
+/** The hook names the service listens to (checked by a test: no refresh* hooks). */
+export function documentHookNames() {
+  return WATCHED_DOCUMENTS.flatMap((d) => [`create${d}`, `update${d}`, `delete${d}`]);
+}
+
+export class Sightline {
+  /**
+   * @param {{game: any, Hooks: any, ui: any, ChatMessage?: any, getCanvas: () => any,
+   *          WebSocket?: any, location?: {protocol: string}, globals?: any,
+   *          batchDelayMs?: number, setTimeout?: any, clearTimeout?: any}} env
+   */
+  constructor(env) {
+    this.env = env;
+    this.connection = null;
+    this.status = { state: "idle", error: null };
+    /** Scene ids the bridge holds since the last welcome. */
+    this.synced = new Set();
+    /** Last ruling per `${actor}->${target}`, for the overlay. */
+    this.rulings = new Map();
+    this._previewing = new Set();
+    this._gurpsFed = new Set();
+    this.batcher = new PatchBatcher({
+      flush: (scene, changes) => this._sendPatch(scene, changes),
+      delayMs: env.batchDelayMs ?? 150,
+      setTimeout: env.setTimeout ?? globalThis.setTimeout,
+      clearTimeout: env.clearTimeout ?? globalThis.clearTimeout,
+    });
+    this.relay = null;
+    this.onRulingsChanged = () => {};
+  }
+
+  get game() {
+    return this.env.game;
+  }
+
+  setting(key) {
+    return this.game.settings.get(MODULE_ID, key);
+  }
+
+  /** World defaults for a scene's `rules`. */
+  ruleDefaults() {
+    return { ruleset: this.setting(SETTINGS.RULESET), edition: this.setting(SETTINGS.EDITION) || "current", locale: this.game.i18n?.lang ?? "en" };
+  }
+
+  // Who holds the connection.
+
+  /** Exactly one client per world: the active GM's. */
+  isHolder() {
+    const { user, users } = this.game;
+    return Boolean(user?.isGM && users?.activeGM && users.activeGM.id === user.id);
+  }
+
+  /** Start the socket relay (at `ready`). */
+  startRelay() {
+    this.relay = new SocketRelay({
+      socket: this.game.socket,
+      channel: SOCKET_NAME,
+      userId: this.game.user.id,
+      activeGMId: () => this.game.users.activeGM?.id ?? null,
+      isHolder: () => this.isHolder() && Boolean(this.connection?.ready),
+      forward: (message) => this.request(message),
+      onApply: (ruling) => this.applyRuling(ruling),
+      setTimeout: this.env.setTimeout,
+      clearTimeout: this.env.clearTimeout,
+    });
+    this.relay.start();
+  }
+
+  /** Open or drop the connection after a user (dis)connects or the settings change. */
+  refreshHolder({ force = false } = {}) {
+    if (!this.isHolder()) {
+      if (this.connection) {
+        this.connection.close();
+        this.connection = null;
+      }
+      return;
+    }
+    const url = this.setting(SETTINGS.URL);
+    const secret = this.setting(SETTINGS.SECRET);
+    if (this.connection && !force && this.connection.url === url && this.connection.secret === secret) return;
+    this.connection?.close();
+    if (!secret) {
+      this._onStatus({ state: "error", error: { code: "no-secret", message: "no secret set" } });
+      this.connection = null;
+      return;
+    }
+    const game = this.game;
+    const conn = new BridgeConnection({
+      url,
+      secret,
+      WebSocket: this.env.WebSocket,
+      pageProtocol: this.env.location?.protocol ?? "http:",
+      setTimeout: this.env.setTimeout,
+      clearTimeout: this.env.clearTimeout,
+      identity: () => ({
+        world: game.world?.id ?? "world",
+        foundry: String(game.version ?? game.release?.version ?? ""),
+        system: game.system?.id,
+        user: { id: game.user.id, name: game.user.name, gm: Boolean(game.user.isGM) },
+      }),
+      onReady: () => this.resyncAll(),
+    });
+    conn.on("status", (s) => this._onStatus(s));
+    this.connection = conn;
+    conn.connect();
+  }
+
+  _onStatus(status) {
+    const before = this.status;
+    this.status = status;
+    this.env.Hooks.callAll("sightline.status", status);
+    if (status.state === "error" || (status.state === "reconnecting" && before.state === "ready") || (status.state === "reconnecting" && status.error?.code === "unreachable" && before.state !== "reconnecting")) {
+      const code = status.error?.code ?? "error";
+      const notify = status.state === "error" ? "error" : "warn";
+      this.env.ui?.notifications?.[notify](this.game.i18n.format(`SIGHTLINE.Error.${code}`, { url: this.setting(SETTINGS.URL) }), { permanent: status.state === "error" });
+    } else if (status.state === "ready" && before.state !== "ready") {
+      this.env.ui?.notifications?.info(this.game.i18n.localize("SIGHTLINE.Status.Connected"));
+    }
+  }
+
+  // Scene sync.
+
+  /** After every welcome: the bridge holds nothing of ours; send the scenes in view again. */
+  async resyncAll() {
+    this.synced.clear();
+    this.batcher.discard();
+    const scenes = new Map();
+    const viewed = this.env.getCanvas()?.scene;
+    if (viewed) scenes.set(viewed.id, viewed);
+    const active = this.game.scenes?.active;
+    if (active) scenes.set(active.id, active);
+    for (const scene of scenes.values()) await this.syncScene(scene);
+  }
+
+  /** `scene.sync`: the whole scene, replacing what the bridge held. */
+  async syncScene(scene) {
+    if (!this.isHolder() || !this.connection?.ready || !scene) return;
+    this.batcher.discard(scene.id);
+    await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, this.ruleDefaults())));
+    this.synced.add(scene.id);
+  }
+
+  async ensureSynced(sceneId) {
+    if (this.synced.has(sceneId)) return;
+    const scene = this.game.scenes?.get(sceneId);
+    if (!scene) throw new BridgeError("unknown-scene", `no scene ${sceneId} in this world`);
+    await this.syncScene(scene);
+  }
+
+  /** A create/update/delete hook fired for a watched document. */
+  onDocumentChange(documentName, doc, action) {
+    if (!this.isHolder() || !this.connection?.ready) return;
+    const target = patchTargetOf(documentName, doc);
+    if (!target) return;
+    const sceneId = target.doc.parent?.id;
+    if (!sceneId || !this.synced.has(sceneId)) return;
+    if (action === "delete" && documentName !== "RegionBehavior") {
+      this.batcher.remove(sceneId, target.kind, target.doc.id);
+      return;
+    }
+    const obj = SERIALIZERS[target.kind](target.doc);
+    if (obj) this.batcher.upsert(sceneId, target.kind, obj);
+    else this.batcher.remove(sceneId, target.kind, target.doc.id);
+  }
+
+  _sendPatch(sceneId, changes) {
+    if (!this.connection?.ready) return;
+    this.connection.request(scenePatch(this.connection.nextId(), sceneId, changes)).catch((err) => {
+      // The bridge lost the scene (restart without reconnect, or an invalid patch): start over.
+      console.warn(`${MODULE_ID} | scene.patch failed (${err.code}); resyncing ${sceneId}`);
+      this.synced.delete(sceneId);
+      this.ensureSynced(sceneId).catch(() => {});
+    });
+  }
+
+  // Requests.
+
+  /** Send a message to the bridge: directly on the holder, through the holder otherwise. */
+  async request(message) {
+    if (this.isHolder()) {
+      if (!this.connection?.ready) throw new BridgeError("not-connected", "the bridge is not connected");
+      if (message.scene) await this.ensureSynced(message.scene);
+      return this.connection.request(message.id ? message : { ...message, id: this.connection.nextId() });
+    }
+    if (!this.relay) throw new BridgeError("not-connected", "the module is not ready");
+    try {
+      return await this.relay.request(message);
+    } catch (err) {
+      if (err?.code === "no-gm") this.env.ui?.notifications?.warn(this.game.i18n.localize("SIGHTLINE.Error.no-gm"));
+      throw err;
+    }
+  }
+
+  /**
+   * Adjudicate one action. Tokens may be documents, placeables or ids.
+   * @param {any} actor @param {any} target
+   * @param {{action?: string, log?: boolean, reaction?: boolean, aware?: boolean, scene?: string}} [opts]
+   */
+  async adjudicate(actor, target, { action, log = true, reaction = false, aware, scene } = {}) {
+    const actorDoc = actor?.document ?? actor;
+    const targetDoc = target?.document ?? target;
+    const actorId = typeof actorDoc === "string" ? actorDoc : actorDoc?.id;
+    const targetId = typeof targetDoc === "string" ? targetDoc : targetDoc?.id;
+    const sceneId = scene ?? actorDoc?.parent?.id ?? this.env.getCanvas()?.scene?.id;
+    const sceneDoc = this.game.scenes?.get(sceneId);
+    const ruleset = sceneDoc?.flags?.[MODULE_ID]?.rules?.ruleset || this.setting(SETTINGS.RULESET);
+    const ruling = await this.request(
+      adjudicateMessage("", { scene: sceneId, actor: actorId, target: targetId, action: action ?? attackActionFor(ruleset), reaction, log, aware }),
+    );
+    if (targetId) {
+      this.rulings.set(`${actorId}->${targetId}`, ruling);
+      this.onRulingsChanged();
+    }
+    return ruling;
+  }
+
+  /** The cached ruling for a pair, for the overlay. */
+  rulingFor(actorId, targetId) {
+    return this.rulings.get(`${actorId}->${targetId}`);
+  }
+
+  /** Fetch previews (`log: false`) the overlay lacks, one at a time per pair. */
+  wantPreviews(actorDoc, targetDocs) {
+    for (const t of targetDocs) {
+      const key = `${actorDoc.id}->${t.id}`;
+      if (this.rulings.has(key) || this._previewing.has(key)) continue;
+      this._previewing.add(key);
+      this.adjudicate(actorDoc, t, { log: false })
+        .catch(() => {})
+        .finally(() => this._previewing.delete(key));
+    }
+  }
+
+  /** Cached rulings of a token go stale when it or anything in the scene moves. */
+  invalidateRulings() {
+    if (!this.rulings.size) return;
+    this.rulings.clear();
+    this.onRulingsChanged();
+  }
+
+  // Targeting and rolls.
+
+  /** `targetToken(user, token, targeted)`: a preview for each controlled token. */
+  async onTargetToken(user, token, targeted) {
+    if (!targeted || user?.id !== this.game.user.id || !this.setting(SETTINGS.PREVIEW_ON_TARGET)) return [];
+    const controlled = (this.env.getCanvas()?.tokens?.controlled ?? []).filter((t) => t !== token && t.id !== token.id);
+    const rulings = [];
+    for (const actor of controlled) {
+      try {
+        const ruling = await this.adjudicate(actor, token, { log: false });
+        rulings.push(ruling);
+        // GURPS reads its bucket at roll time, so with auto-apply the preview fills it now.
+        if (this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.AUTO) {
+          const key = `${ruling.actor}->${ruling.target}`;
+          if (!this._gurpsFed.has(key) && this.applyRuling(ruling) === "gurps") this._gurpsFed.add(key);
+        }
+      } catch (err) {
+        console.warn(`${MODULE_ID} | preview failed`, err);
+      }
+    }
+    return rulings;
+  }
+
+  /** Feed a ruling's modifier into the roll where the system allows (GURPS bucket). */
+  applyRuling(ruling) {
+    return feedModifier({ systemId: this.game.system?.id, globals: this.env.globals ?? globalThis, ruling });
+  }
+
+  /**
+   * `createChatMessage`: an attack is a roll message made by this user while a token is controlled
+   * and targets are set. Adjudicate (`log: true`), post the card, announce the hook.
+   */
+  async onChatMessage(message) {
+    if (!this.setting(SETTINGS.ADJUDICATE_ON_ROLL)) return [];
+    const author = message.author?.id ?? message.user?.id ?? message.user;
+    if (author !== this.game.user.id) return [];
+    if (message.flags?.[MODULE_ID]) return [];
+    if (!(message.isRoll || message.rolls?.length)) return [];
+    const targets = [...(this.game.user.targets ?? [])];
+    if (!targets.length) return [];
+    const canvas = this.env.getCanvas();
+    const speakerToken = message.speaker?.token && canvas?.scene?.tokens?.get(message.speaker.token);
+    const actor = speakerToken ?? canvas?.tokens?.controlled?.[0]?.document;
+    if (!actor) return [];
+    const rulings = [];
+    for (const target of targets) {
+      const targetDoc = target.document ?? target;
+      if (targetDoc.id === actor.id) continue;
+      try {
+        const ruling = await this.adjudicate(actor, targetDoc, { log: true });
+        await this.publish(ruling, { trigger: "roll", messageId: message.id });
+        rulings.push(ruling);
+      } catch (err) {
+        console.warn(`${MODULE_ID} | adjudication failed`, err);
+        if (err?.code !== "no-gm") this.env.ui?.notifications?.warn(`${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${err.message ?? err}`);
+      }
+    }
+    this._gurpsFed.clear();
+    return rulings;
+  }
+
+  /** Chat card (whispered to GMs with an Apply button in confirm mode) and the hook. */
+  async publish(ruling, context = {}) {
+    const confirm = this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.CONFIRM;
+    if (this.env.ChatMessage) await postRulingCard({ ChatMessage: this.env.ChatMessage, game: this.game, ruling, confirm, rollerId: this.game.user.id });
+    announce(this.env.Hooks, ruling, { ...context, confirm });
+  }
+
+  /** The GM pressed Apply on a card: the roller's client feeds the modifier. */
+  confirmFromMessage(message) {
+    const data = message.flags?.[MODULE_ID];
+    if (!data?.ruling || !this.game.user.isGM) return;
+    this.relay?.sendApply(data.rollerId, data.ruling);
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The one entry: wires Foundry hooks to the service and publishes
+ * `game.modules.get("sightline-bridge").api`. No logic of its own.
+ */
+
+import { LAYER_NAME, MODULE_ID, SETTINGS } from "./const.js";
+import { registerKeybindings, registerSettings, setSetting } from "./adapters/settings.js";
+import { registerZoneBehavior } from "./region-behavior.js";
+import { addOverlayControl, defineOverlayLayer, registerOverlayLayer } from "./adapters/overlay.js";
+import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
+import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
+
+/** @type {Sightline} */
+let sightline;
+
+const overlay = () => /** @type {any} */ (canvas)?.[LAYER_NAME];
+const refreshOverlay = () => overlay()?.refresh?.();
+/** @returns {any} */
+const setting = (key) => game.settings.get(MODULE_ID, /** @type {any} */ (key));
+const toggleOverlay = (on = !setting(SETTINGS.OVERLAY_ENABLED)) => setSetting(game, SETTINGS.OVERLAY_ENABLED, on);
+
+Hooks.once("init", () => {
+  sightline = new Sightline({
+    game,
+    Hooks,
+    get ui() {
+      return ui;
+    },
+    ChatMessage,
+    getCanvas: () => canvas,
+    WebSocket: globalThis.WebSocket,
+    location: globalThis.location,
+    globals: globalThis,
+  });
+  sightline.onRulingsChanged = refreshOverlay;
+  registerSettings(game, {
+    onConnectionChange: () => sightline.refreshHolder({ force: true }),
+    onRulesChange: () => sightline.resyncAll(),
+    onOverlayChange: refreshOverlay,
+  });
+  registerKeybindings(game, { toggleOverlay: () => toggleOverlay() });
+  registerZoneBehavior(CONFIG, foundry);
+  registerOverlayLayer(
+    CONFIG,
+    defineOverlayLayer({
+      foundry,
+      PIXI,
+      game,
+      getCanvas: () => canvas,
+      rulingFor: (a, t) => sightline.rulingFor(a, t),
+      wantPreviews: (a, ts) => sightline.wantPreviews(a, ts),
+      showAllTokens: () => setting(SETTINGS.OVERLAY_ALL_TOKENS),
+      enabled: () => setting(SETTINGS.OVERLAY_ENABLED),
+    }),
+  );
+  const module = game.modules.get(MODULE_ID);
+  if (module) {
+    module.api = {
+      adjudicate: (actor, target, options) => sightline.adjudicate(actor, target, options),
+      preview: (actor, target, options) => sightline.adjudicate(actor, target, { ...options, log: false }),
+      sync: () => sightline.resyncAll(),
+      status: () => ({ ...sightline.status }),
+      editTraits: (tokenDoc) => editTraits({ DialogV2: foundry.applications.api.DialogV2, game, tokenDoc, ruleset: setting(SETTINGS.RULESET) }),
+      toggleOverlay,
+    };
+  }
+});
+
+Hooks.once("ready", () => {
+  sightline.startRelay();
+  sightline.refreshHolder();
+});
+
+Hooks.on("userConnected", () => sightline.refreshHolder());
+Hooks.on("canvasReady", (c) => {
+  sightline.invalidateRulings();
+  sightline.syncScene(c.scene).catch((err) => console.warn(`${MODULE_ID} | sync failed`, err));
+});
+Hooks.on("updateScene", (scene) => {
+  if (sightline.synced.has(scene.id)) sightline.syncScene(scene).catch(() => {});
+});
+
+for (const documentName of WATCHED_DOCUMENTS) {
+  for (const action of ["create", "update", "delete"]) {
+    Hooks.on(/** @type {any} */ (`${action}${documentName}`), (doc) => {
+      sightline.onDocumentChange(documentName, doc, action);
+      sightline.invalidateRulings();
+    });
+  }
+}
+
+Hooks.on("targetToken", (user, token, targeted) => {
+  sightline.onTargetToken(user, token, targeted);
+  refreshOverlay();
+});
+Hooks.on("controlToken", () => refreshOverlay());
+Hooks.on("createChatMessage", (message) => sightline.onChatMessage(message));
+
+Hooks.on("renderChatMessageHTML", (message, html) => {
+  const button = html.querySelector?.("[data-sightline-apply]");
+  if (!button) return;
+  if (!game.user.isGM) button.remove();
+  else button.addEventListener("click", () => sightline.confirmFromMessage(message));
+});
+
+Hooks.on("getSceneControlButtons", (controls) => {
+  addOverlayControl(controls, { isGM: game.user.isGM, active: setting(SETTINGS.OVERLAY_ENABLED), onToggle: (on) => toggleOverlay(on) });
+});
+
+Hooks.on("renderTokenHUD", (hud, html) => {
+  addTraitsHudButton(hud, html, {
+    isGM: game.user.isGM,
+    title: game.i18n.localize("SIGHTLINE.Traits.Title"),
+    onClick: (tokenDoc) => editTraits({ DialogV2: foundry.applications.api.DialogV2, game, tokenDoc, ruleset: setting(SETTINGS.RULESET) }),
+  });
+});
+
+Hooks.on("sightline.status", (status) => {
+  if (!game.user?.isGM) return;
+  let badge = document.getElementById("sightline-status");
+  if (!badge) {
+    badge = document.createElement("div");
+    badge.id = "sightline-status";
+    document.body.append(badge);
+  }
+  badge.dataset.state = status.state;
+  badge.textContent = `Sightline: ${game.i18n.localize(`SIGHTLINE.Status.${status.state}`)}`;
+  badge.title = status.error?.message ?? "";
+});

@@ -1,0 +1,281 @@
+/**
+ * Foundry documents → contract objects (protocol-v1.md, `scene.sync` / `scene.patch`).
+ *
+ * Reads documents by duck typing, the way Foundry V13/V14 stores them — `doc.id`, `doc.x`,
+ * `region.shapes`, `region.polygonTree`, `wall.c`, embedded collections that iterate — so tests can
+ * pass plain objects shaped like the stored data. Pure: no Foundry globals.
+ */
+
+import { FLAGS, MODULE_ID, ZONE_BEHAVIOR_TYPE } from "./const.js";
+import { RULESETS } from "./vocabulary.js";
+
+/** Scene collections the bridge keeps, by contract key → Foundry embedded document name. */
+export const KINDS = Object.freeze({
+  tokens: "Token",
+  regions: "Region",
+  walls: "Wall",
+  lights: "AmbientLight",
+});
+
+// Small readers.
+
+/** Finite numbers pass; ±Infinity, NaN, null and undefined become null (the contract's "unbounded"). */
+export function finiteOrNull(value) {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+function num(value, fallback = 0) {
+  return typeof value === "number" && Number.isFinite(value) ? value : fallback;
+}
+
+function idOf(doc) {
+  return doc.id ?? doc._id;
+}
+
+function flagOf(doc, key) {
+  return doc.flags?.[MODULE_ID]?.[key];
+}
+
+/** Embedded collections, arrays and Maps all iterate; `undefined` is empty. */
+function listOf(collection) {
+  if (!collection) return [];
+  if (Array.isArray(collection)) return collection;
+  if (Array.isArray(collection.contents)) return collection.contents;
+  if (typeof collection.values === "function" && !(Symbol.iterator in collection)) return [...collection.values()];
+  return [...collection];
+}
+
+/** PIXI.Polygon, a `{points}` object or a flat array → a plain flat array of numbers. */
+function flatPoints(polygon) {
+  const pts = Array.isArray(polygon) ? polygon : polygon?.points;
+  return pts ? Array.from(pts, Number) : [];
+}
+
+// Tokens.
+
+/** Foundry's CONST.TOKEN_SHAPES: ELLIPSE_1 = 0, ELLIPSE_2 = 1; trapezoids 2–3 and rectangles 4–5. */
+const ELLIPSE_SHAPES = new Set([0, 1]);
+
+/**
+ * @param {any} doc a TokenDocument (V13/V14 fields: x, y, width, height, elevation, shape, light)
+ * @returns {Record<string, unknown>}
+ */
+export function serializeToken(doc) {
+  /** @type {Record<string, unknown>} */
+  const out = {
+    id: idOf(doc),
+    name: doc.name ?? "",
+    x: num(doc.x),
+    y: num(doc.y),
+    width: num(doc.width, 1),
+    height: num(doc.height, 1),
+    elevation: num(doc.elevation),
+  };
+  const traits = flagOf(doc, FLAGS.TRAITS);
+  out.traits = Array.isArray(traits) ? traits.filter((t) => typeof t === "string" && t) : [];
+  if (ELLIPSE_SHAPES.has(doc.shape)) out.shape = "ellipse";
+  const radius = Math.max(num(doc.light?.dim), num(doc.light?.bright));
+  if (radius > 0) out.light = { radius };
+  return out;
+}
+
+// Walls.
+
+/**
+ * @param {any} doc a WallDocument (c, sight, door, ds, dir, threshold)
+ */
+export function serializeWall(doc) {
+  /** @type {Record<string, unknown>} */
+  const out = {
+    id: idOf(doc),
+    c: Array.from(doc.c ?? [], Number).slice(0, 4),
+    sight: num(doc.sight, 20),
+    door: num(doc.door),
+    ds: num(doc.ds),
+    dir: num(doc.dir),
+  };
+  const threshold = doc.threshold;
+  if (threshold && typeof threshold.sight === "number") {
+    out.threshold = { sight: threshold.sight, attenuation: Boolean(threshold.attenuation) };
+  }
+  return out;
+}
+
+// Lights.
+
+/**
+ * @param {any} doc an AmbientLightDocument (x, y, config.dim/bright in grid units)
+ * @returns {Record<string, unknown> | null} null for a light that sheds nothing or is hidden
+ */
+export function serializeLight(doc) {
+  const radius = Math.max(num(doc.config?.dim), num(doc.config?.bright));
+  if (radius <= 0 || doc.hidden) return null;
+  const kind = flagOf(doc, "kind") === "ir" ? "ir" : "white";
+  return { id: idOf(doc), x: num(doc.x), y: num(doc.y), radius, kind };
+}
+
+// Regions.
+
+/** Region shapes the contract names, with the fields each carries. */
+const SHAPE_FIELDS = Object.freeze({
+  rectangle: ["x", "y", "width", "height", "rotation"],
+  circle: ["x", "y", "radius"],
+  ellipse: ["x", "y", "radiusX", "radiusY", "rotation"],
+  polygon: ["points"],
+});
+
+/**
+ * One stored shape → its contract form; shape types the contract does not name (V14's newer
+ * ones) give null — the region's resolved `polygons` carry them.
+ */
+export function serializeShape(shape) {
+  const fields = SHAPE_FIELDS[shape?.type];
+  if (!fields) return null;
+  /** @type {Record<string, unknown>} */
+  const out = { type: shape.type };
+  for (const f of fields) out[f] = f === "points" ? flatPoints(shape.points) : num(shape[f]);
+  out.hole = Boolean(shape.hole);
+  return out;
+}
+
+/**
+ * The region's resolved area as Foundry computes it: a walk of `polygonTree` (each node a polygon
+ * and whether it is a hole), else `polygons` (a PIXI.Polygon whose orientation is negative is a
+ * hole). Empty when neither is available (a region not yet prepared).
+ */
+export function resolvedPolygons(doc) {
+  const tree = doc.polygonTree;
+  if (tree && (tree.children || Symbol.iterator in tree)) {
+    const out = [];
+    const walk = (node) => {
+      for (const child of listOf(node.children)) {
+        const points = flatPoints(child.polygon ?? child.points);
+        if (points.length >= 6) out.push({ points, hole: Boolean(child.isHole) });
+        walk(child);
+      }
+    };
+    walk(tree);
+    return out;
+  }
+  return listOf(doc.polygons)
+    .map((p) => ({ points: flatPoints(p), hole: p?.isPositive === false }))
+    .filter((p) => p.points.length >= 6);
+}
+
+/**
+ * The `zone` of a region: from its first enabled behaviour of type `sightline-bridge.visibilityZone`,
+ * or null when it has none (then the region is no visibility zone).
+ */
+export function zoneOf(doc) {
+  for (const behavior of listOf(doc.behaviors)) {
+    if (behavior.type !== ZONE_BEHAVIOR_TYPE || behavior.disabled) continue;
+    const zone = zoneFromSystem(behavior.system);
+    if (zone) return zone;
+  }
+  return null;
+}
+
+/**
+ * The behaviour's stored data (`{zoneType, penalty, total, density, by}`) → a contract zone:
+ * the type and the parameters that type takes in any ruleset, blank ones left out.
+ */
+export function zoneFromSystem(system) {
+  const type = system?.zoneType;
+  if (!type || typeof type !== "string") return null;
+  /** @type {Record<string, unknown>} */
+  const zone = { type };
+  const params = new Map();
+  for (const spec of Object.values(RULESETS)) for (const p of spec.zones[type]?.params ?? []) params.set(p.name, p);
+  for (const [name, p] of params) {
+    const value = system[name];
+    if (p.kind === "boolean") {
+      if (value === true) zone[name] = true;
+    } else if (p.kind === "integer") {
+      if (typeof value === "number" && Number.isFinite(value)) zone[name] = value;
+    } else if (typeof value === "string" && value) {
+      zone[name] = value;
+    }
+  }
+  // GURPS darkness: total darkness stands instead of a penalty.
+  if (zone.total === true) delete zone.penalty;
+  return zone;
+}
+
+/**
+ * @param {any} doc a RegionDocument (name, elevation.bottom/top, shapes, polygonTree, behaviors)
+ */
+export function serializeRegion(doc) {
+  /** @type {Record<string, unknown>} */
+  const out = {
+    id: idOf(doc),
+    name: doc.name ?? "",
+    elevation: { bottom: finiteOrNull(doc.elevation?.bottom), top: finiteOrNull(doc.elevation?.top) },
+    shapes: listOf(doc.shapes).map(serializeShape).filter(Boolean),
+  };
+  const polygons = resolvedPolygons(doc);
+  if (polygons.length) out.polygons = polygons;
+  const zone = zoneOf(doc);
+  if (zone) out.zone = zone;
+  return out;
+}
+
+// Scenes.
+
+/** The serializer for each contract collection. */
+export const SERIALIZERS = Object.freeze({
+  tokens: serializeToken,
+  regions: serializeRegion,
+  walls: serializeWall,
+  lights: serializeLight,
+});
+
+/**
+ * The contract `rules` of a scene: the scene's own flag wins over the world's settings.
+ * @param {any} scene
+ * @param {{ruleset: string, edition?: string, locale?: string}} defaults
+ */
+export function rulesOf(scene, { ruleset, edition = "current", locale = "en" }) {
+  const own = flagOf(scene, FLAGS.RULES) ?? {};
+  /** @type {Record<string, string>} */
+  const rules = {
+    ruleset: own.ruleset || ruleset,
+    edition: own.edition || edition,
+    locale: own.locale || (locale === "es" ? "es" : "en"),
+  };
+  if (own.lines === "best" || own.lines === "center") rules.lines = own.lines;
+  return rules;
+}
+
+/**
+ * A whole Scene document → the contract `scene` of a `scene.sync`.
+ * @param {any} scene
+ * @param {{ruleset: string, edition?: string, locale?: string}} defaults world settings
+ */
+export function serializeScene(scene, defaults) {
+  const grid = scene.grid ?? {};
+  /** @type {Record<string, unknown>} */
+  const out = {
+    id: idOf(scene),
+    name: scene.name ?? "",
+    grid: { size: num(grid.size, 100), distance: num(grid.distance, 1), units: String(grid.units ?? "") },
+    rules: rulesOf(scene, defaults),
+    environment: { ...(flagOf(scene, FLAGS.ENVIRONMENT) ?? {}) },
+    regions: listOf(scene.regions).map(serializeRegion),
+    tokens: listOf(scene.tokens).map(serializeToken),
+    walls: listOf(scene.walls).map(serializeWall),
+  };
+  const lights = listOf(scene.lights).map(serializeLight).filter(Boolean);
+  if (lights.length) out.lights = lights;
+  return out;
+}
+
+/**
+ * Which contract collection a document belongs to, and the document whose change it is: a
+ * RegionBehavior's change is its parent region's change (the region's `zone` is re-sent).
+ * @returns {{kind: string, doc: any} | null}
+ */
+export function patchTargetOf(documentName, doc) {
+  if (documentName === "RegionBehavior") return doc.parent ? { kind: "regions", doc: doc.parent } : null;
+  const kind = Object.keys(KINDS).find((k) => KINDS[k] === documentName);
+  return kind ? { kind, doc } : null;
+}

@@ -1,0 +1,123 @@
+/**
+ * The contract's fixed vocabulary (protocol-v1.md, "Vocabulary") as data: per ruleset, its zone
+ * types with the parameters each takes, its token traits and its actions. The region behaviour
+ * sheet, the trait editor and the default attack action all read this table. Pure.
+ */
+
+/**
+ * @typedef {{name: string, kind: string, min?: number, max?: number,
+ *            choices?: readonly string[]}} ZoneParam
+ * @typedef {{params: readonly ZoneParam[]}} ZoneSpec
+ * @typedef {{zones: Readonly<Record<string, ZoneSpec>>, traits: readonly string[],
+ *            actions: readonly string[], attack: string}} RulesetSpec
+ */
+
+const NONE = Object.freeze([]);
+
+const INFINITY_ZONES = Object.freeze({
+  low: { params: NONE },
+  poor: { params: NONE },
+  zero: { params: NONE },
+  "white-noise": { params: NONE },
+  smoke: { params: NONE },
+  eclipse: { params: NONE },
+});
+const INFINITY_TRAITS = Object.freeze([
+  "multispectral-visor-1",
+  "multispectral-visor-2",
+  "multispectral-visor-3",
+  "marksmanship",
+  "sixth-sense",
+]);
+const INFINITY_ACTIONS = Object.freeze([
+  "bs-attack",
+  "dodge",
+  "speculative-attack",
+  "discover",
+  "hacking",
+  "combat-jump",
+]);
+
+/** @type {Readonly<Record<string, RulesetSpec>>} */
+export const RULESETS = Object.freeze({
+  "infinity-n4": { zones: INFINITY_ZONES, traits: INFINITY_TRAITS, actions: INFINITY_ACTIONS, attack: "bs-attack" },
+  "infinity-codeone": { zones: INFINITY_ZONES, traits: INFINITY_TRAITS, actions: INFINITY_ACTIONS, attack: "bs-attack" },
+  "gurps-4e": {
+    zones: Object.freeze({
+      darkness: {
+        params: Object.freeze([
+          { name: "penalty", kind: "integer", min: -9, max: -1 },
+          { name: "total", kind: "boolean" },
+        ]),
+      },
+      smoke: { params: NONE },
+      "unnatural-darkness": { params: NONE },
+    }),
+    traits: Object.freeze([
+      "blind",
+      "accustomed-to-blindness",
+      "invisible",
+      "night-vision-N",
+      "dark-vision",
+      "infravision",
+    ]),
+    actions: Object.freeze(["attack", "dodge", "parry", "block"]),
+    attack: "attack",
+  },
+  traveller: {
+    zones: Object.freeze({
+      smoke: { params: Object.freeze([{ name: "density", kind: "integer", min: 1 }]) },
+      woods: { params: NONE },
+      illuminated: {
+        params: Object.freeze([
+          { name: "by", kind: "choice", choices: Object.freeze(["ir-spotlight", "white-spotlight", "illumination-round"]) },
+        ]),
+      },
+    }),
+    traits: Object.freeze([
+      "binoculars",
+      "image-intensifier",
+      "color-enhancement",
+      "la-goggles",
+      "ir-goggles",
+      "thermal-viewer",
+      "wide-spectrum-visual",
+      "radar",
+      "ladar",
+    ]),
+    actions: Object.freeze(["observation", "sensors"]),
+    attack: "observation",
+  },
+});
+
+export const DEFAULT_RULESET = "infinity-n4";
+
+/** Every zone type any ruleset knows, in table order, without repeats. */
+export function allZoneTypes() {
+  const seen = new Set();
+  for (const spec of Object.values(RULESETS)) for (const type of Object.keys(spec.zones)) seen.add(type);
+  return [...seen];
+}
+
+/** The rulesets whose vocabulary names this zone type. */
+export function rulesetsForZone(type) {
+  return Object.entries(RULESETS)
+    .filter(([, spec]) => Object.hasOwn(spec.zones, type))
+    .map(([id]) => id);
+}
+
+/** The action an attack roll stands for under this ruleset (`bs-attack`, `attack`, …). */
+export function attackActionFor(ruleset) {
+  return (RULESETS[ruleset] ?? RULESETS[DEFAULT_RULESET]).attack;
+}
+
+/** The traits a ruleset knows, with `night-vision-N` standing for night-vision-1 … -9. */
+export function traitsFor(ruleset) {
+  return (RULESETS[ruleset] ?? RULESETS[DEFAULT_RULESET]).traits;
+}
+
+/** Whether a trait string belongs to the contract's vocabulary (any ruleset). */
+export function isKnownTrait(trait) {
+  if (/^night-vision-[1-9]$/.test(trait)) return true;
+  return Object.values(RULESETS).some((spec) => spec.traits.includes(trait) && !trait.endsWith("-N"));
+}

@@ -1,0 +1,88 @@
+import { test, describe, mock } from "node:test";
+import assert from "node:assert/strict";
+import * as P from "../scripts/protocol.js";
+import { assertConforms, schemaSkipReason } from "./helpers/schema.js";
+
+const skip = schemaSkipReason();
+
+describe("protocol builders", () => {
+  const user = { id: "u1", name: "Gamemaster", gm: true };
+
+  test("hello carries protocol 1, world, secret, client and user as the contract shows", () => {
+    const msg = P.hello({ world: "w-ashes", secret: "s3", foundry: "14.366", system: "gurps", user });
+    assert.deepEqual(msg, {
+      type: "hello",
+      protocol: 1,
+      world: "w-ashes",
+      secret: "s3",
+      client: { name: "sightline-bridge", version: "0.1.0", foundry: "14.366", system: "gurps" },
+      user,
+    });
+  });
+
+  test("scene.patch drops empty kinds and empty groups", () => {
+    const msg = P.scenePatch("q2", "s-docks", { upsert: { tokens: [{ id: "t" }], walls: [] }, remove: { regions: [] } });
+    assert.deepEqual(msg, { type: "scene.patch", id: "q2", scene: "s-docks", upsert: { tokens: [{ id: "t" }] } });
+  });
+
+  test("adjudicate omits target for combat-jump and keeps log and reaction explicit", () => {
+    assert.deepEqual(P.adjudicate("a1", { scene: "s", actor: "t1", action: "combat-jump", log: false }), {
+      type: "adjudicate", id: "a1", scene: "s", actor: "t1", action: "combat-jump", reaction: false, log: false,
+    });
+  });
+
+  test("every builder output conforms to the bridge schema", { skip }, () => {
+    assertConforms(P.hello({ world: "w", secret: "x", foundry: "13.345", system: "gurps", user }));
+    assertConforms(P.adjudicate("a1", { scene: "s", actor: "t1", target: "t2", action: "bs-attack", log: true }));
+    assertConforms(P.adjudicate("a2", { scene: "s", actor: "t1", target: "t2", action: "dodge", aware: false, log: false }));
+    assertConforms(P.scenePatch("q2", "s", { remove: { tokens: ["t1"] } }));
+    assertConforms(P.ping("p1"));
+  });
+
+  test("ids are unique and prefixed", () => {
+    const next = P.createIdGenerator("x");
+    assert.deepEqual([next(), next()], ["x-1", "x-2"]);
+  });
+
+  test("parseMessage refuses non-objects and objects without type", () => {
+    assert.throws(() => P.parseMessage("nope"), { code: "invalid-message" });
+    assert.throws(() => P.parseMessage("[1]"), { code: "invalid-message" });
+    assert.equal(P.parseMessage('{"type":"pong","id":"p"}').type, "pong");
+  });
+});
+
+describe("PendingRequests", () => {
+  test("an answer resolves, an error answer rejects with its code", async () => {
+    const pending = new P.PendingRequests();
+    const a = pending.add("a");
+    const b = pending.add("b");
+    assert.equal(pending.settle({ type: "pong", id: "a" }), true);
+    assert.equal(pending.settle({ type: "error", id: "b", code: "unknown-scene", message: "no scene s" }), true);
+    assert.deepEqual(await a, { type: "pong", id: "a" });
+    await assert.rejects(b, { name: "BridgeError", code: "unknown-scene" });
+    assert.equal(pending.settle({ type: "pong", id: "zzz" }), false);
+    assert.equal(pending.size, 0);
+  });
+
+  test("a request without answer times out", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    try {
+      const pending = new P.PendingRequests({ timeoutMs: 500 });
+      const a = pending.add("a");
+      mock.timers.tick(499);
+      assert.equal(pending.size, 1);
+      mock.timers.tick(1);
+      await assert.rejects(a, { code: "timeout" });
+      assert.equal(pending.size, 0);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  test("rejectAll settles everything outstanding", async () => {
+    const pending = new P.PendingRequests();
+    const a = pending.add("a");
+    pending.rejectAll(new P.BridgeError("disconnected", "gone"));
+    await assert.rejects(a, { code: "disconnected" });
+  });
+});

@@ -1,0 +1,218 @@
+import { test, describe, beforeEach, afterEach, mock } from "node:test";
+import assert from "node:assert/strict";
+import { Sightline, documentHookNames } from "../scripts/adapters/sightline.js";
+import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
+import { gameStub, hooksStub, notificationsStub, socketBus } from "./helpers/foundry-stubs.js";
+import * as F from "./helpers/fixtures.js";
+import { assertConforms, schemaSkipReason } from "./helpers/schema.js";
+
+const settle = async (n = 5) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+/** A fake bridge: answers hello, sync, patch and adjudicate like the contract says. */
+function autoBridge(FakeWebSocket, sockets, { ruling = { allowed: true, modifier: -6 } } = {}) {
+  const received = [];
+  class AutoSocket extends FakeWebSocket {
+    constructor(url) {
+      super(url);
+      queueMicrotask(() => this.open());
+    }
+    send(text) {
+      super.send(text);
+      const m = JSON.parse(text);
+      received.push(m);
+      const reply = (a) => queueMicrotask(() => this.receive(a));
+      if (m.type === "hello") reply({ type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] });
+      else if (m.type === "scene.sync") reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: m.scene.regions.length, tokens: m.scene.tokens.length, walls: m.scene.walls.length });
+      else if (m.type === "scene.patch") reply({ type: "scene.patched", id: m.id, scene: m.scene });
+      else if (m.type === "adjudicate") reply({ type: "adjudication", id: m.id, scene: m.scene, actor: m.actor, target: m.target, action: m.action, ruleset: "infinity-n4", edition: "current", crossings: [{ region: "r-poor", zone: "poor", kind: "into" }], modifiers: [], notes: [], citations: ["x.txt: y"], ...ruling });
+    }
+  }
+  return { AutoSocket, received, sockets };
+}
+
+function world({ system = "gurps", settings = {}, gmActive = true } = {}) {
+  const scene = F.scene();
+  for (const coll of [scene.tokens, scene.regions, scene.walls, scene.lights]) for (const d of coll) d.parent = scene;
+  const gm = { id: "gm1", name: "GM", isGM: true, active: gmActive };
+  const gm2 = { id: "gm2", name: "Co-GM", isGM: true, active: false };
+  const player = { id: "p1", name: "Player", isGM: false, active: true };
+  return { scene, gm, gm2, player, users: [gm, gm2, player], system, settings };
+}
+
+function client(w, user, { bus, WebSocket, globals = {}, ChatMessage } = {}) {
+  const hooks = hooksStub();
+  const { log, notifications } = notificationsStub();
+  const game = gameStub({ user, users: w.users, settings: w.settings, scenes: [w.scene], socket: bus.client(), system: w.system });
+  const canvas = { scene: w.scene, tokens: { controlled: [] } };
+  const s = new Sightline({ game, Hooks: hooks, ui: { notifications }, ChatMessage, getCanvas: () => canvas, WebSocket, globals, batchDelayMs: 50 });
+  return { s, game, hooks, log, canvas };
+}
+
+describe("the hooks the module listens to", () => {
+  test("document hooks are create/update/delete only — never refreshToken", () => {
+    const names = documentHookNames();
+    assert.ok(names.includes("updateToken") && names.includes("deleteRegionBehavior") && names.includes("createWall"));
+    assert.equal(names.some((n) => n.startsWith("refresh")), false);
+  });
+});
+
+describe("Sightline service", () => {
+  let ws;
+  let bridge;
+  let bus;
+  beforeEach(() => {
+    ws = fakeWebSocketClass();
+    bridge = autoBridge(ws.FakeWebSocket, ws.sockets);
+    bus = socketBus();
+  });
+
+  test("only the active GM connects; it says hello and syncs the viewed scene", async () => {
+    const w = world();
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket });
+    gm.s.refreshHolder();
+    pl.s.refreshHolder();
+    await settle();
+    assert.equal(bridge.received.filter((m) => m.type === "hello").length, 1);
+    assert.equal(gm.s.connection.state, "ready");
+    assert.equal(pl.s.connection, null);
+    const sync = bridge.received.find((m) => m.type === "scene.sync");
+    assert.equal(sync.scene.id, "s-docks");
+    assert.ok(gm.s.synced.has("s-docks"));
+    if (!schemaSkipReason()) for (const m of bridge.received) assertConforms(m);
+  });
+
+  test("another GM takes over when the active GM leaves", async () => {
+    const w = world();
+    const gm1 = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    const gm2 = client(w, w.gm2, { bus, WebSocket: bridge.AutoSocket });
+    gm1.s.refreshHolder();
+    await settle();
+    w.gm.active = false;
+    w.gm2.active = true;
+    gm1.s.refreshHolder();
+    gm2.s.refreshHolder();
+    await settle();
+    assert.equal(gm1.s.connection, null);
+    assert.equal(gm2.s.connection.state, "ready");
+    assert.equal(bridge.received.filter((m) => m.type === "hello").length, 2);
+  });
+
+  test("document changes become one debounced scene.patch; deletes win", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    try {
+      const w = world();
+      const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+      gm.s.batcher._now = () => 0;
+      gm.s.refreshHolder();
+      await settle();
+      const tok = w.scene.tokens.contents[0];
+      for (const x of [300, 400, 500]) gm.s.onDocumentChange("Token", { ...tok, x }, "update");
+      gm.s.onDocumentChange("Wall", w.scene.walls.contents[0], "update");
+      gm.s.onDocumentChange("Wall", w.scene.walls.contents[0], "delete");
+      const behavior = w.scene.regions.contents[0].behaviors.contents[0];
+      gm.s.onDocumentChange("RegionBehavior", behavior, "delete");
+      assert.equal(bridge.received.filter((m) => m.type === "scene.patch").length, 0);
+      mock.timers.tick(50);
+      await settle();
+      const patches = bridge.received.filter((m) => m.type === "scene.patch");
+      assert.equal(patches.length, 1);
+      assert.deepEqual(patches[0].upsert.tokens.map((t) => t.x), [500]);
+      assert.deepEqual(patches[0].remove, { walls: ["w1"] });
+      assert.equal(patches[0].upsert.regions[0].id, "r-smoke", "a behaviour change re-sends its region");
+      if (!schemaSkipReason()) assertConforms(patches[0]);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  test("a player's targeting fetches a preview through the GM and feeds the GURPS bucket", async () => {
+    const w = world();
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    const added = [];
+    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket, globals: { GURPS: { ModifierBucket: { addModifier: (v, r) => added.push([v, r]) } } } });
+    gm.s.startRelay();
+    pl.s.startRelay();
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    const rulings = await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
+    assert.equal(rulings.length, 1);
+    const adj = bridge.received.find((m) => m.type === "adjudicate");
+    assert.equal(adj.log, false);
+    assert.equal(adj.action, "bs-attack");
+    assert.deepEqual(added, [[-6, "Sightline: poor (\u22126)"]]);
+    // Retargeting the same pair does not add it twice before the roll.
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
+    assert.equal(added.length, 1);
+  });
+
+  test("a roll with targets adjudicates with log: true, posts the card and calls the hook", async () => {
+    const w = world({ system: "dnd5e" });
+    const created = [];
+    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket, ChatMessage });
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    gm.game.user.targets = new Set([{ id: tgt.id, document: tgt }]);
+    const rulings = await gm.s.onChatMessage({ id: "m1", author: { id: "gm1" }, rolls: [{}], speaker: {}, flags: {} });
+    assert.equal(rulings.length, 1);
+    assert.equal(bridge.received.find((m) => m.type === "adjudicate").log, true);
+    assert.equal(created.length, 1);
+    assert.match(created[0].content, /sightline-card/);
+    assert.equal(created[0].whisper, undefined);
+    assert.ok(gm.hooks.called.some(([name, r]) => name === "sightline.adjudicated" && r.modifier === -6));
+    // Its own card (a message with the module flag) never triggers another adjudication.
+    assert.deepEqual(await gm.s.onChatMessage({ author: { id: "gm1" }, rolls: [{}], flags: { "sightline-bridge": {} } }), []);
+  });
+
+  test("confirm mode whispers the card to the GMs with an Apply button", async () => {
+    const w = world({ system: "dnd5e", settings: { applyMode: "confirm" } });
+    const created = [];
+    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket, ChatMessage });
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    await gm.s.publish(await gm.s.adjudicate(fus, tgt));
+    assert.deepEqual(created[0].whisper, ["gm1"]);
+    assert.match(created[0].content, /data-sightline-apply/);
+  });
+
+  test("with no GM online a player is told so", async () => {
+    const w = world({ gmActive: false });
+    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket });
+    pl.s.startRelay();
+    const [fus, tgt] = w.scene.tokens.contents;
+    await assert.rejects(pl.s.adjudicate(fus, tgt), { code: "no-gm" });
+    assert.deepEqual(pl.log, [["warn", "SIGHTLINE.Error.no-gm"]]);
+  });
+
+  test("a wrong secret gives a localised error notice", async () => {
+    const w = world();
+    class Refusing extends ws.FakeWebSocket {
+      constructor(url) {
+        super(url);
+        queueMicrotask(() => this.open());
+      }
+      send(text) {
+        super.send(text);
+        queueMicrotask(() => {
+          this.receive({ type: "error", code: "unauthorized", message: "bad secret" });
+          this.drop(4401);
+        });
+      }
+    }
+    const gm = client(w, w.gm, { bus, WebSocket: Refusing });
+    gm.s.refreshHolder();
+    await settle();
+    assert.equal(gm.s.status.state, "error");
+    assert.deepEqual(gm.log.at(-1)[0], "error");
+    assert.match(gm.log.at(-1)[1], /SIGHTLINE\.Error\.unauthorized/);
+  });
+});

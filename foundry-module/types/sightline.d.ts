@@ -1,0 +1,46 @@
+/**
+ * Declaration merging that tells fvtt-types about this module: its settings, its API on
+ * `game.modules.get("sightline-bridge")`, and the hooks it calls.
+ */
+export {};
+
+interface SightlineApi {
+  adjudicate(actor: unknown, target: unknown, options?: { action?: string; log?: boolean; reaction?: boolean; aware?: boolean; scene?: string }): Promise<any>;
+  preview(actor: unknown, target: unknown, options?: { action?: string }): Promise<any>;
+  sync(): Promise<void>;
+  status(): { state: string; error: { code: string; message: string } | null };
+  editTraits(tokenDoc: unknown): Promise<unknown>;
+  toggleOverlay(on?: boolean): unknown;
+}
+
+declare global {
+  interface SettingConfig {
+    "sightline-bridge.bridgeUrl": string;
+    "sightline-bridge.secret": string;
+    "sightline-bridge.ruleset": string;
+    "sightline-bridge.edition": string;
+    "sightline-bridge.applyMode": string;
+    "sightline-bridge.adjudicateOnRoll": boolean;
+    "sightline-bridge.previewOnTarget": boolean;
+    "sightline-bridge.overlayEnabled": boolean;
+    "sightline-bridge.overlayAllTokens": boolean;
+  }
+
+  interface ModuleConfig {
+    "sightline-bridge": { api: SightlineApi };
+  }
+
+  interface RequiredModules {
+    "sightline-bridge": true;
+  }
+
+}
+
+declare module "fvtt-types/configuration" {
+  namespace Hooks {
+    interface HookConfig {
+      "sightline.status": (status: { state: string; error: { code: string; message: string } | null }) => void;
+      "sightline.adjudicated": (ruling: any, context: any) => void;
+    }
+  }
+}
