@@ -57,6 +57,15 @@ def _parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="answer client messages from a file, one JSON object per line")
     replay.add_argument("file", help="the file to read, or - for standard input")
 
+    traveller = commands.add_parser("traveller", help="Traveller tools").add_subparsers(dest="tool", required=True)
+    encounter = traveller.add_parser("encounter-range", help="encounter range after night and weather (seed 000)")
+    encounter.add_argument("base", type=float, help="the terrain's encounter range, in metres")
+    encounter.add_argument("--light", default="day", choices=["day", "1", "2", "3"], help="background light level")
+    encounter.add_argument("--weather", default="good", choices=["good", "poor", "very-poor"])
+    encounter.add_argument("--woods", action="store_true", help="in woods: unaffected by night and weather")
+    encounter.add_argument("--locale", default="en", choices=["en", "es"])
+    encounter.add_argument("--json", action="store_true", help="print the answer as JSON")
+
     demo = commands.add_parser("demo", help="play a short Infinity skirmish through a real bridge")
     demo.add_argument("--svg", default="sightline-demo.svg", help="where to write the scene picture")
     demo.add_argument("--locale", choices=["en", "es"], default="en")
@@ -75,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _replay(args)
     if args.command == "secret":
         return _secret(args)
+    if args.command == "traveller":
+        return _encounter_range(args)
     if args.command == "demo":
         from .demo import run_demo
 
@@ -116,6 +127,28 @@ def _serve(args: argparse.Namespace) -> int:
         print(line, flush=True)
 
     asyncio.run(serve(config, announce=announce))
+    return 0
+
+
+def _encounter_range(args: argparse.Namespace) -> int:
+    import json
+
+    from .core.rules.traveller import explain_encounter_range
+
+    light = args.light if args.light == "day" else int(args.light)
+    try:
+        result = explain_encounter_range(
+            args.base, light=light, weather=args.weather, woods=args.woods, locale=args.locale
+        )
+    except ValueError as exc:
+        print(f"sightline traveller encounter-range: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"range": result.range, "steps": result.steps, "citations": result.citations}))
+    else:
+        print("\n".join(result.steps))
+        for citation in result.citations:
+            print(f"  — {citation}")
     return 0
 
 

@@ -25,6 +25,8 @@ __all__ = [
     "Adjudication",
     "BridgeMessage",
     "ClientMessage",
+    "EncounterRangeRequest",
+    "EncounterRangeResult",
     "ErrorMessage",
     "Hello",
     "Ping",
@@ -171,8 +173,28 @@ class RulingOverride(Message):
     reason: Annotated[str, Field(min_length=1, max_length=2000)]
 
 
+class EncounterRangeRequest(Message):
+    """Extension: Traveller's encounter range after night and weather (seed 000); no scene needed."""
+
+    type: Literal["traveller.encounter-range"] = "traveller.encounter-range"
+    id: RequestId
+    base: Annotated[float, Field(ge=0, le=1e9)]
+    light: Literal["day", 1, 2, 3] = "day"
+    weather: Literal["good", "poor", "very-poor"] = "good"
+    woods: bool = False
+    locale: Literal["en", "es"] = "en"
+
+
 ClientMessage = Annotated[
-    Hello | SceneSync | ScenePatch | Adjudicate | Ping | SessionStart | SessionEnd | RulingOverride,
+    Hello
+    | SceneSync
+    | ScenePatch
+    | Adjudicate
+    | Ping
+    | SessionStart
+    | SessionEnd
+    | RulingOverride
+    | EncounterRangeRequest,
     Field(discriminator="type"),
 ]
 
@@ -310,6 +332,16 @@ class RulingOverridden(Message):
     original: str
 
 
+class EncounterRangeResult(Message):
+    """Answer to ``traveller.encounter-range``: the range (fractions kept until here) and each step."""
+
+    type: Literal["traveller.encounter-range.result"] = "traveller.encounter-range.result"
+    id: str
+    range: float
+    steps: list[str]
+    citations: list[str]
+
+
 class ErrorMessage(Message):
     type: Literal["error"] = "error"
     id: str | None = None
@@ -327,6 +359,7 @@ BridgeMessage = Annotated[
     | SessionStarted
     | SessionEnded
     | RulingOverridden
+    | EncounterRangeResult
     | ErrorMessage,
     Field(discriminator="type"),
 ]

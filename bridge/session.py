@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from . import __version__
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
+from .core.rules.traveller import explain_encounter_range
 from .core.world import SceneLimits, SceneRejected, SceneState, World
 from .errors import (
     BridgeError,
@@ -49,6 +50,8 @@ from .protocol import (
     Adjudicate,
     Adjudication,
     BridgeInfo,
+    EncounterRangeRequest,
+    EncounterRangeResult,
     ErrorMessage,
     Hello,
     Ping,
@@ -423,6 +426,15 @@ class Session:
             raise InvalidMessage("modifier: give a modifier exactly when allowed is true", field="modifier")
         return [StoreThenSend("override", message.id, world.id, self._clock(), override=message, user=self.user)]
 
+    def _encounter_range(self, message: EncounterRangeRequest) -> list[Effect]:
+        result = explain_encounter_range(
+            message.base, light=message.light, weather=message.weather, woods=message.woods, locale=message.locale
+        )
+        answer = EncounterRangeResult(
+            id=message.id, range=result.range, steps=list(result.steps), citations=list(result.citations)
+        )
+        return [Send(answer)]
+
     def _ping(self, message: Ping) -> list[Effect]:
         return [Send(Pong(id=message.id))]
 
@@ -439,6 +451,7 @@ class Session:
         SessionStart: _session_start,
         SessionEnd: _session_end,
         RulingOverride: _ruling_override,
+        EncounterRangeRequest: _encounter_range,
     }
 
 
@@ -521,6 +534,7 @@ _MESSAGE_TAGS = frozenset(
         "session.start",
         "session.end",
         "ruling.override",
+        "traveller.encounter-range",
     )
 )
 _SHAPE_TAGS = frozenset(("rectangle", "circle", "ellipse", "polygon", "unknown"))
