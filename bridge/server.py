@@ -94,7 +94,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             burst=config.message_burst,
         ),
     )
-    outbox: asyncio.Queue[Send | StoreThenSend | Close] = asyncio.Queue(maxsize=config.send_queue)
+    outbox: asyncio.Queue[Send | StoreThenSend | Close | None] = asyncio.Queue(maxsize=config.send_queue)
     writer = asyncio.create_task(_write(ws, outbox, state))
     deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
     counted: str | None = None
@@ -123,12 +123,22 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             state.connections[counted] -= 1
             if state.connections[counted] <= 0:
                 del state.connections[counted]
-        if not writer.done():
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
+        await _finish_writer(writer, outbox)
         state.sockets.discard(ws)
     return ws
+
+
+async def _finish_writer(writer: asyncio.Task[None], outbox: asyncio.Queue[Any]) -> None:
+    """Let the writer finish what it has (a log write under way completes), then stop it."""
+    if writer.done():
+        return
+    try:
+        outbox.put_nowait(None)
+        await asyncio.wait_for(asyncio.shield(writer), timeout=5.0)
+    except (asyncio.QueueFull, TimeoutError):
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writer
 
 
 def _enqueue(effects: list[Any], outbox: asyncio.Queue[Any]) -> bool:
@@ -154,6 +164,8 @@ async def _write(ws: web.WebSocketResponse, outbox: asyncio.Queue[Any], state: B
     """Carry out effects in order: send, log-then-send, close."""
     while True:
         effect = await outbox.get()
+        if effect is None:  # the connection is over
+            return
         try:
             if isinstance(effect, Send):
                 await ws.send_str(encode(effect.message))
