@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from bridge.log.export import CSV_COLUMNS
@@ -49,7 +50,9 @@ async def logged(store: SqlLogStore) -> list[RulingRecord]:
 
 
 @pytest.fixture
-async def client(store: SqlLogStore, logged: list[RulingRecord]) -> AsyncIterator[TestClient[object, object]]:
+async def client(
+    store: SqlLogStore, logged: list[RulingRecord]
+) -> AsyncIterator[TestClient[web.Request, web.Application]]:
     """A test client of the stand-alone log application over the test store."""
     app = create_log_app(check_secret=check_secret, store=store)
     async with TestClient(TestServer(app)) as test_client:
@@ -61,7 +64,7 @@ def _rulings_url(record: RulingRecord) -> str:
 
 
 async def test_every_route_refuses_anonymous_and_wrong_secrets(
-    client: TestClient[object, object], logged: list[RulingRecord]
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
     """Without a secret, or with another world's, every API route answers 401 and pages go to sign-in."""
     base = _rulings_url(logged[0])
@@ -84,7 +87,7 @@ async def test_every_route_refuses_anonymous_and_wrong_secrets(
 
 
 async def test_worlds_and_sessions_by_secret(
-    client: TestClient[object, object], logged: list[RulingRecord]
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
     """The bridge's secret lists every world, a world's secret only its own; sessions list with counts."""
     assert (await (await client.get("/api/worlds", headers=BRIDGE)).json()) == {
@@ -96,7 +99,7 @@ async def test_worlds_and_sessions_by_secret(
 
 
 async def test_rulings_filters_and_pagination(
-    client: TestClient[object, object], logged: list[RulingRecord]
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
     """The rulings endpoint filters by actor and allowed, pages with cursors and carries snapshots by key."""
     url = _rulings_url(logged[0]) + "/rulings"
@@ -124,7 +127,7 @@ async def test_rulings_filters_and_pagination(
 
 
 async def test_bad_queries_and_unknown_sessions(
-    client: TestClient[object, object], logged: list[RulingRecord]
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
     """Unreadable filters answer 400 naming the parameter; another world's session is 404."""
     url = _rulings_url(logged[0]) + "/rulings"
@@ -136,7 +139,7 @@ async def test_bad_queries_and_unknown_sessions(
 
 
 async def test_exports_stream_jsonl_and_csv(
-    client: TestClient[object, object], logged: list[RulingRecord]
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
     """export.jsonl gives every record whole (snapshot included); export.csv a header and a row each."""
     url = _rulings_url(logged[0])
@@ -153,7 +156,7 @@ async def test_exports_stream_jsonl_and_csv(
 
 
 async def test_login_sets_httponly_cookie_and_pages_render(
-    client: TestClient[object, object], logged: list[RulingRecord]
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
     """Signing in with a world's secret sets an HttpOnly cookie opening its pages, in English or Spanish."""
     bad = await client.post("/log/login", data={"secret": "nope", "next": "/log/"}, allow_redirects=False)
@@ -182,7 +185,7 @@ async def test_login_sets_httponly_cookie_and_pages_render(
     assert (await client.get("/log/", allow_redirects=False)).status == 303
 
 
-async def test_login_never_redirects_off_the_log(client: TestClient[object, object]) -> None:
+async def test_login_never_redirects_off_the_log(client: TestClient[web.Request, web.Application]) -> None:
     """The sign-in form's next target is kept inside /log/ (no open redirect)."""
     response = await client.post(
         "/log/login", data={"secret": "bridge-secret", "next": "//evil.example/"}, allow_redirects=False
