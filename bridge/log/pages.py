@@ -22,13 +22,15 @@ __all__ = ["login_page", "session_page", "sessions_page"]
 _STYLE = """
 body{font:15px/1.4 system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
 header{background:#1d2d3a;color:#fff;padding:.6rem 1rem;display:flex;gap:1rem;align-items:center}
-header h1{font-size:1.1rem;margin:0;flex:1}header a,header button{color:#fff}
+header h1{font-size:1.1rem;margin:0;flex:1}header form{margin:0}
+header button{background:none;color:#fff;border:1px solid #9fb3c8;border-radius:4px;
+padding:.2rem .6rem;cursor:pointer}
 main{padding:1rem;max-width:1400px;margin:auto}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{border-bottom:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef1f4;font-weight:600}
 tbody tr.ruling{cursor:pointer}tbody tr.ruling:hover{background:#f0f6ff}
-tbody tr[aria-selected=true]{background:#d6e8ff}
+tbody tr.ruling[aria-selected=true],tbody tr.ruling[aria-selected=true]:hover{background:#cfe3ff}
 tr.override td:first-child{border-left:4px solid #c0392b}
 .denied{color:#b03a2e;font-weight:600}.muted{color:#68737d}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.5rem 0 1rem}

@@ -67,8 +67,17 @@
       const outlines = region.polygons && region.polygons.length
         ? region.polygons.map((p) => ({ type: "polygon", points: p.points, hole: p.hole }))
         : region.shapes || [];
-      for (const shape of outlines.filter((s) => !s.hole)) bounds.push(...shapeElement(shape, group, fill));
+      const own = [];
+      for (const shape of outlines.filter((s) => !s.hole)) own.push(...shapeElement(shape, group, fill));
       for (const shape of outlines.filter((s) => s.hole)) shapeElement(shape, group, hole);
+      if (own.length) {
+        const cx = own.reduce((sum, p) => sum + p[0], 0) / own.length;
+        const cy = own.reduce((sum, p) => sum + p[1], 0) / own.length;
+        const label = el("text", { x: cx, y: cy, "text-anchor": "middle", "font-size": 36, fill: "#1d232a",
+          "font-family": "system-ui, sans-serif" }, group);
+        label.textContent = region.name || region.id;
+        bounds.push(...own);
+      }
     }
     const walls = el("g", { class: "walls" }, svg);
     for (const wall of (snapshot && snapshot.walls) || []) {
