@@ -218,3 +218,26 @@ async def test_open_store_picks_the_backend_from_the_url(tmp_path: Path) -> None
     assert (tmp_path / "other.db").exists()
     with pytest.raises(ValueError):
         await open_store("mysql://x", tmp_path)
+
+
+async def test_append_is_committed_before_it_returns(store: SqlLogStore, store_url: str) -> None:
+    """A record is visible to a separate connection as soon as append returns (nothing left uncommitted)."""
+    stored = await store.append(ruling(0))
+    other = make_store(store_url)
+    await other.connect()
+    try:
+        assert await other.get_record("w-ashes", str(stored.id)) == stored
+    finally:
+        await other.close()
+
+
+async def test_sqlite_writes_with_wal_and_full_sync(tmp_path: Path) -> None:
+    """The SQLite writer runs in WAL mode with synchronous=FULL, so a commit is on disk when it returns."""
+    store = make_store(f"sqlite://{tmp_path / 'log.db'}")
+    await store.connect()
+    try:
+        async with store._write([]) as db:
+            assert (await db.fetch("PRAGMA journal_mode"))[0][0] == "wal"
+            assert (await db.fetch("PRAGMA synchronous"))[0][0] == 2  # FULL
+    finally:
+        await store.close()

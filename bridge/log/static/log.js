@@ -83,8 +83,10 @@
     for (const wall of (snapshot && snapshot.walls) || []) {
       const [x1, y1, x2, y2] = wall.c;
       const sight = wall.sight === true ? 20 : wall.sight === false ? 0 : wall.sight;
-      el("line", { x1, y1, x2, y2, stroke: "#111", "stroke-width": 6, "stroke-linecap": "round",
-        "stroke-dasharray": sight === 0 ? "4 8" : sight === 10 ? "14 6" : "none" }, walls);
+      const open = wall.door && wall.ds === 1;  // an open door never blocks
+      el("line", { x1, y1, x2, y2, stroke: open ? "#95a5a6" : "#111", "stroke-width": 6, "stroke-linecap": "round",
+        "stroke-dasharray": sight === 0 || open ? "4 8" : sight === 10 ? "14 6" : "none",
+        "data-wall": wall.id }, walls);
       bounds.push([x1, y1], [x2, y2]);
     }
     const line = ruling && ruling.line;
