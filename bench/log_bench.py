@@ -134,10 +134,7 @@ async def bench(store: SqlLogStore, *, records: int, batch: int, naive: int, dia
     if sys.stderr.isatty():
         print(file=sys.stderr)
     batched_rate = (records - naive) / batched
-    print(
-        f"  batched commits (append_many, {batch}/commit) x{records - naive:,}: "
-        f"{batched_rate:12,.0f} records/s"
-    )
+    print(f"  batched commits (append_many, {batch}/commit) x{records - naive:,}: {batched_rate:12,.0f} records/s")
     print(f"  ratio batched / one-per-commit: {batched_rate / naive_rate:.1f}x  (total {batched:.1f} s)")
 
     session = (await store.list_sessions(WORLD))[0]
@@ -158,8 +155,7 @@ async def bench(store: SqlLogStore, *, records: int, batch: int, naive: int, dia
     async def offset_page() -> object:
         async with store._read() as db:
             return await db.fetch(
-                "SELECT id, body, snapshot FROM rulings WHERE world = ? AND session = ? "
-                "ORDER BY id LIMIT 100 OFFSET ?",
+                "SELECT id, body, snapshot FROM rulings WHERE world = ? AND session = ? ORDER BY id LIMIT 100 OFFSET ?",
                 WORLD,
                 session.id,
                 depth,
@@ -173,12 +169,8 @@ async def bench(store: SqlLogStore, *, records: int, batch: int, naive: int, dia
         "actor, first 100 (indexed)",
         lambda: store.query(WORLD, session.id, filters=actor, limit=100),
     )
-    timed_filter = RulingFilter(
-        since=T0 + timedelta(seconds=depth), until=T0 + timedelta(seconds=depth + 3600)
-    )
-    await timed(
-        "one hour at 90% depth (time range)", lambda: store.query(WORLD, session.id, filters=timed_filter)
-    )
+    timed_filter = RulingFilter(since=T0 + timedelta(seconds=depth), until=T0 + timedelta(seconds=depth + 3600))
+    await timed("one hour at 90% depth (time range)", lambda: store.query(WORLD, session.id, filters=timed_filter))
     if dialect == "sqlite":
 
         async def unindexed() -> object:
@@ -204,23 +196,16 @@ async def bench(store: SqlLogStore, *, records: int, batch: int, naive: int, dia
         count += 1
         size += len(chunk)
     took = time.perf_counter() - started
-    print(
-        f"  {count - 1:,} records, {size / 1e6:,.0f} MB of CSV in {took:.1f} s: "
-        f"{(count - 1) / took:,.0f} records/s"
-    )
+    print(f"  {count - 1:,} records, {size / 1e6:,.0f} MB of CSV in {took:.1f} s: {(count - 1) / took:,.0f} records/s")
     print(f"  peak RSS before export {before:,.0f} MB, after {peak_rss_mb():,.0f} MB")
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=1000, help="records per commit in the batched run")
     parser.add_argument("--naive", type=int, default=2000, help="records written one commit each (baseline)")
-    parser.add_argument(
-        "--database", help="postgresql://… to run against PostgreSQL as well (an empty database)"
-    )
+    parser.add_argument("--database", help="postgresql://… to run against PostgreSQL as well (an empty database)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sightline-bench-") as tmp:
         store: SqlLogStore = SqliteLogStore(Path(tmp) / "bench.db")

@@ -59,9 +59,7 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write one session's rulings")
     export.add_argument("--session", required=True, help="session id (see `sightline log sessions`)")
     export.add_argument("--world", help="the session's world (checked when given)")
-    export.add_argument(
-        "--format", choices=sorted(FORMATS), default="jsonl", help="output format (default jsonl)"
-    )
+    export.add_argument("--format", choices=sorted(FORMATS), default="jsonl", help="output format (default jsonl)")
     export.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
     _storage_options(export)
     return log  # type: ignore[no-any-return]
@@ -107,9 +105,7 @@ async def _sessions(store: LogStore, args: argparse.Namespace, out: TextIO) -> i
     rows = [(s.id, s.world, s.name, s.started, s.ended or "open", str(s.rulings)) for s in sessions]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
-        out.write(
-            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n"
-        )
+        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
     return 0
 
 

@@ -45,9 +45,7 @@ def _point(line: dict[str, Any] | None, end: str, axis: str) -> str:
 
 
 def _crossings(record: RulingRecord) -> str:
-    return "; ".join(
-        f"{c.get('zone', '')} {c.get('kind', '')} ({c.get('region', '')})" for c in record.crossings
-    )
+    return "; ".join(f"{c.get('zone', '')} {c.get('kind', '')} ({c.get('region', '')})" for c in record.crossings)
 
 
 def _modifiers(record: RulingRecord) -> str:

@@ -113,9 +113,7 @@ def setup_log(
     else:
         if data_dir is None:
             raise ValueError("setup_log needs a store or a data_dir")
-        app.cleanup_ctx.append(
-            log_store_context(database=database, data_dir=data_dir, idle_timeout=idle_timeout)
-        )
+        app.cleanup_ctx.append(log_store_context(database=database, data_dir=data_dir, idle_timeout=idle_timeout))
     app.router.add_routes(log_routes())
 
 
@@ -290,9 +288,7 @@ async def api_rulings(request: web.Request) -> web.Response:
     except ValueError as exc:
         raise _bad_request(str(exc)) from exc
     snapshots = {r.snapshot.key: r.snapshot.model_dump(mode="json") for r in page.records if r.snapshot}
-    return _json(
-        {"rulings": [_ruling_json(r) for r in page.records], "snapshots": snapshots, "next": page.next_cursor}
-    )
+    return _json({"rulings": [_ruling_json(r) for r in page.records], "snapshots": snapshots, "next": page.next_cursor})
 
 
 def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -353,9 +349,7 @@ async def log_root(request: web.Request) -> web.Response:
 @routes.get("/log/login")
 async def login_form(request: web.Request) -> web.Response:
     """The sign-in form."""
-    return _html(
-        login_page(_language(request), next_url=_safe_next(request.query.get("next", "")), failed=False)
-    )
+    return _html(login_page(_language(request), next_url=_safe_next(request.query.get("next", "")), failed=False))
 
 
 @routes.post("/log/login")
@@ -368,9 +362,7 @@ async def login(request: web.Request) -> web.Response:
     if not secret or await _visible_worlds(request, secret) is None:
         return _html(login_page(lang, next_url=next_url, failed=True), status=401)
     response = web.HTTPSeeOther(next_url)
-    response.set_cookie(
-        COOKIE_NAME, secret, httponly=True, samesite="Strict", secure=request.secure, path="/"
-    )
+    response.set_cookie(COOKIE_NAME, secret, httponly=True, samesite="Strict", secure=request.secure, path="/")
     raise response
 
 

@@ -191,21 +191,14 @@ def session_page(
     if filters.get("cursor"):
         first = {k: v for k, v in query.items() if k != "cursor"}
         paging.append(
-            f'<a href="{escape(base + "?" + urlencode({**first, "lang": lang}))}">'
-            f"{escape(t['first_page'])}</a>"
+            f'<a href="{escape(base + "?" + urlencode({**first, "lang": lang}))}">{escape(t["first_page"])}</a>'
         )
     if next_cursor:
         nxt = {**query, "cursor": next_cursor, "lang": lang}
-        paging.append(
-            f'<a rel="next" href="{escape(base + "?" + urlencode(nxt))}">{escape(t["next_page"])}</a>'
-        )
-    exports = " · ".join(
-        f'<a href="{escape(api)}/export.{ext}" download>{ext.upper()}</a>' for ext in ("jsonl", "csv")
-    )
+        paging.append(f'<a rel="next" href="{escape(base + "?" + urlencode(nxt))}">{escape(t["next_page"])}</a>')
+    exports = " · ".join(f'<a href="{escape(api)}/export.{ext}" download>{ext.upper()}</a>' for ext in ("jsonl", "csv"))
     title = session.name or _short_time(session.started)
-    error_html = (
-        f'<p class="error" role="alert">{escape(t["bad_filter"])}: {escape(error)}</p>' if error else ""
-    )
+    error_html = f'<p class="error" role="alert">{escape(t["bad_filter"])}: {escape(error)}</p>' if error else ""
     data = {"rulings": lines, "snapshots": snapshots, "texts": {"from": t["line_from"], "to": t["line_to"]}}
     body = (
         f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'

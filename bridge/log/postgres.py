@@ -65,9 +65,7 @@ class PostgresLogStore(SqlLogStore):
         self._pool: asyncpg.Pool | None = None
 
     async def connect(self) -> None:
-        self._pool = await asyncpg.create_pool(
-            self.dsn, min_size=self._pool_size[0], max_size=self._pool_size[1]
-        )
+        self._pool = await asyncpg.create_pool(self.dsn, min_size=self._pool_size[0], max_size=self._pool_size[1])
         await self._migrate()
 
     async def close(self) -> None:
@@ -81,9 +79,7 @@ class PostgresLogStore(SqlLogStore):
             raise RuntimeError("log store is not connected")
         async with self._pool.acquire() as connection, connection.transaction():
             for name in sorted(set(locks)):
-                await connection.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "sightline:" + name
-                )
+                await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "sightline:" + name)
             yield _PostgresExecutor(connection)
 
     @asynccontextmanager

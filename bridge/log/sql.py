@@ -109,9 +109,7 @@ class _SessionTracker:
         current = self._open[world]
         if current is not None and at - parse_time(current.last_activity) > self._idle:
             await self._flush_one(current)
-            await self._db.execute(
-                "UPDATE sessions SET ended = ? WHERE id = ?", current.last_activity, current.id
-            )
+            await self._db.execute("UPDATE sessions SET ended = ? WHERE id = ?", current.last_activity, current.id)
             current = None
         if current is None:
             stamp = format_time(at)
@@ -222,9 +220,7 @@ class SqlLogStore(LogStore):
                     await db.execute("UPDATE sessions SET rulings = rulings + 1 WHERE id = ?", session)
                 if record.snapshot is not None:
                     snapshots[record.snapshot.key] = record.snapshot
-                stored.append(
-                    record.model_copy(update={"id": new_id(), "session": session, "time": format_time(at)})
-                )
+                stored.append(record.model_copy(update={"id": new_id(), "session": session, "time": format_time(at)}))
             await sessions.flush()
             if snapshots:
                 await db.executemany(
@@ -257,9 +253,7 @@ class SqlLogStore(LogStore):
 
     async def end_session(self, world: str, at: datetime) -> LoggedSession | None:
         async with self._write([world]) as db:
-            rows = await db.fetch(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE world = ? AND ended IS NULL", world
-            )
+            rows = await db.fetch(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE world = ? AND ended IS NULL", world)
             if not rows:
                 return None
             session = _session(rows[0])
@@ -308,9 +302,7 @@ class SqlLogStore(LogStore):
 
     async def get_record(self, world: str, record_id: str) -> RulingRecord | None:
         async with self._read() as db:
-            rows = await db.fetch(
-                "SELECT id, body, snapshot FROM rulings WHERE id = ? AND world = ?", record_id, world
-            )
+            rows = await db.fetch("SELECT id, body, snapshot FROM rulings WHERE id = ? AND world = ?", record_id, world)
             records = await self._records(db, rows)
         return records[0] if records else None
 
@@ -362,9 +354,7 @@ class SqlLogStore(LogStore):
         next_cursor = encode_cursor(str(records[-1].id)) if more and records else None
         return RulingPage(records, next_cursor)
 
-    async def export(
-        self, world: str, session: str | None, *, batch_size: int = 500
-    ) -> AsyncIterator[RulingRecord]:
+    async def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
         cursor: str | None = None
         while True:
             page = await self.query(world, session, limit=batch_size, cursor=cursor)
@@ -418,9 +408,7 @@ def _ruling_row(record: RulingRecord) -> tuple[object, ...]:
     )
 
 
-def _query_sql(
-    world: str, session: str | None, filters: RulingFilter, after: str | None
-) -> tuple[str, list[object]]:
+def _query_sql(world: str, session: str | None, filters: RulingFilter, after: str | None) -> tuple[str, list[object]]:
     clauses = ["world = ?"]
     params: list[object] = [world]
     if session is not None:

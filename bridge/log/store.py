@@ -60,9 +60,7 @@ class LoggedSession(BaseModel):
 
     def wire(self) -> GameSession:
         """The session as ``session.started`` / ``session.ended`` carry it."""
-        return GameSession(
-            id=self.id, world=self.world, name=self.name, started=self.started, ended=self.ended
-        )
+        return GameSession(id=self.id, world=self.world, name=self.name, started=self.started, ended=self.ended)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -212,9 +210,7 @@ class LogStore(abc.ABC):
         """
 
     @abc.abstractmethod
-    def export(
-        self, world: str, session: str | None, *, batch_size: int = 500
-    ) -> AsyncIterator[RulingRecord]:
+    def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
         """Every record of a session (or world), oldest first, read ``batch_size`` at a time."""
 
     @abc.abstractmethod

@@ -29,12 +29,8 @@ SCENE = {
 def test_snapshot_key_follows_zones_and_walls_only() -> None:
     """Equal zones and walls give one key; moving a token keeps it; moving a wall changes it."""
     first = snapshot_of(Scene.model_validate(SCENE))
-    moved_token = snapshot_of(
-        Scene.model_validate({**SCENE, "tokens": [{"id": "t-fus", "x": 900, "y": 800}]})
-    )
-    moved_wall = snapshot_of(
-        Scene.model_validate({**SCENE, "walls": [{"id": "w1", "c": [1100, 0, 1000, 600]}]})
-    )
+    moved_token = snapshot_of(Scene.model_validate({**SCENE, "tokens": [{"id": "t-fus", "x": 900, "y": 800}]}))
+    moved_wall = snapshot_of(Scene.model_validate({**SCENE, "walls": [{"id": "w1", "c": [1100, 0, 1000, 600]}]}))
     assert first.key == moved_token.key != moved_wall.key
     assert first.regions[0]["zone"]["type"] == "zero" and first.walls[0]["c"] == [1000, 0, 1000, 600]
 

@@ -57,9 +57,7 @@ async def test_export_formats_to_stdout_and_file_with_progress(
     assert [RulingRecord.model_validate_json(line) for line in out.getvalue().splitlines()] == stored
     assert "exported 30/30 records (100%)" in err.getvalue()
     target = tmp_path / "session.csv"
-    args = parse(
-        "log", "export", "--session", session, "--format", "csv", "-o", str(target), "--database", store_url
-    )
+    args = parse("log", "export", "--session", session, "--format", "csv", "-o", str(target), "--database", store_url)
     quiet = io.StringIO()
     assert await run_log_command_async(args, stderr=quiet) == 0
     assert quiet.getvalue() == "" and not (tmp_path / "session.csv.partial").exists()

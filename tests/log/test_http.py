@@ -90,9 +90,7 @@ async def test_worlds_and_sessions_by_secret(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
     """The bridge's secret lists every world, a world's secret only its own; sessions list with counts."""
-    assert (await (await client.get("/api/worlds", headers=BRIDGE)).json()) == {
-        "worlds": ["w-ashes", "w-other"]
-    }
+    assert (await (await client.get("/api/worlds", headers=BRIDGE)).json()) == {"worlds": ["w-ashes", "w-other"]}
     assert (await (await client.get("/api/worlds", headers=ASHES)).json()) == {"worlds": ["w-ashes"]}
     body = await (await client.get("/api/worlds/w-ashes/sessions", headers=ASHES)).json()
     assert [(s["id"], s["rulings"]) for s in body["sessions"]] == [(logged[0].session, 12)]
@@ -119,9 +117,7 @@ async def test_rulings_filters_and_pagination(
         params = {"limit": "5", "cursor": page["next"]}
     assert ids == [r.id for r in logged]
     timed = await (
-        await client.get(
-            url, headers=ASHES, params={"from": "2025-03-01T19:02:00Z", "to": "2025-03-01T19:04:00Z"}
-        )
+        await client.get(url, headers=ASHES, params={"from": "2025-03-01T19:02:00Z", "to": "2025-03-01T19:04:00Z"})
     ).json()
     assert len(timed["rulings"]) == 3
 
@@ -162,9 +158,7 @@ async def test_login_sets_httponly_cookie_and_pages_render(
     bad = await client.post("/log/login", data={"secret": "nope", "next": "/log/"}, allow_redirects=False)
     assert bad.status == 401
     session_path = f"/log/{logged[0].world}/{logged[0].session}"
-    good = await client.post(
-        "/log/login", data={"secret": "ashes-secret", "next": session_path}, allow_redirects=False
-    )
+    good = await client.post("/log/login", data={"secret": "ashes-secret", "next": session_path}, allow_redirects=False)
     assert good.status == 303 and good.headers["Location"] == session_path
     cookie = good.headers["Set-Cookie"]
     assert COOKIE_NAME in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
@@ -172,9 +166,7 @@ async def test_login_sets_httponly_cookie_and_pages_render(
     assert listing.status == 200 and str(logged[0].session) in await listing.text()
     page = await (await client.get(session_path)).text()
     assert page.count('class="ruling') == 12 and "Time (UTC)" in page
-    spanish = await (
-        await client.get(session_path, headers={"Accept-Language": "es-ES,es;q=0.9,en;q=0.5"})
-    ).text()
+    spanish = await (await client.get(session_path, headers={"Accept-Language": "es-ES,es;q=0.9,en;q=0.5"})).text()
     assert 'lang="es"' in spanish and "Hora (UTC)" in spanish
     assert "Hora (UTC)" in await (await client.get(session_path + "?lang=es")).text()
     filtered = await (await client.get(session_path, params={"actor": "Sniper"})).text()
