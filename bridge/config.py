@@ -29,6 +29,7 @@ class BridgeConfig:
     secret: str = ""
     world_secrets: dict[str, str] = field(default_factory=dict)
     database: str | None = None
+    log: bool = True
     certfile: Path | None = None
     keyfile: Path | None = None
     allowed_origins: tuple[str, ...] = ()

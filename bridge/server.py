@@ -27,7 +27,9 @@ from . import __version__
 from .access import Access
 from .config import BridgeConfig
 from .errors import InvalidMessage
-from .log.effects import LogStoreLike, perform
+from .log.effects import perform
+from .log.http import setup_log
+from .log.store import LogStore, open_store
 from .protocol import encode
 from .session import Close, Limits, Send, Session, StoreThenSend, Worlds, error_message
 
@@ -44,7 +46,7 @@ class BridgeState:
     config: BridgeConfig
     access: Access
     worlds: Worlds
-    store: LogStoreLike | None
+    store: LogStore | None
     sockets: weakref.WeakSet[web.WebSocketResponse] = field(default_factory=weakref.WeakSet)
     connections: Counter[str] = field(default_factory=Counter)
 
@@ -184,7 +186,7 @@ async def _write(ws: web.WebSocketResponse, outbox: asyncio.Queue[Any], state: B
 def create_app(
     config: BridgeConfig,
     *,
-    store: LogStoreLike | None = None,
+    store: LogStore | None = None,
     extend: Callable[[web.Application, BridgeState], None] | None = None,
 ) -> web.Application:
     """The bridge application (sync factory): routes, shared state, clean shutdown.
@@ -201,6 +203,8 @@ def create_app(
     app[BRIDGE] = state
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/ws", websocket)
+    if store is not None:
+        setup_log(app, check_secret=lambda world, secret: state.access.opens(world, secret), store=store)
     if extend is not None:
         extend(app, state)
     app.on_shutdown.append(_close_sockets)
@@ -212,6 +216,13 @@ async def _close_sockets(app: web.Application) -> None:
     for ws in list(app[BRIDGE].sockets):
         with contextlib.suppress(Exception):
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"bridge shutting down")
+
+
+def _describe_database(config: BridgeConfig) -> str:
+    if config.database and "://" in config.database and "@" in config.database:
+        scheme, rest = config.database.split("://", 1)
+        return f"{scheme}://…@{rest.split('@', 1)[1]}"  # never print a password
+    return config.database or str(config.data_dir / "sightline.db")
 
 
 def ssl_context(config: BridgeConfig) -> ssl.SSLContext | None:
@@ -227,10 +238,31 @@ def ssl_context(config: BridgeConfig) -> ssl.SSLContext | None:
 async def run_bridge(
     config: BridgeConfig,
     *,
-    store: LogStoreLike | None = None,
+    store: LogStore | None = None,
     extend: Callable[[web.Application, BridgeState], None] | None = None,
 ) -> AsyncIterator[tuple[str, int]]:
-    """Start the bridge and yield the ``(host, port)`` it listens on (``port=0`` picks a free one)."""
+    """Start the bridge and yield the ``(host, port)`` it listens on (``port=0`` picks a free one).
+
+    The log store is opened (and migrated) before the port opens, from ``config.database`` or the data
+    directory, unless one is given or ``config.log`` is off; it is closed after the last connection.
+    """
+    own_store = store is None and config.log
+    if own_store:
+        store = await open_store(config.database, config.data_dir)
+    try:
+        async with _listening(config, store, extend) as address:
+            yield address
+    finally:
+        if own_store and store is not None:
+            await store.close()
+
+
+@contextlib.asynccontextmanager
+async def _listening(
+    config: BridgeConfig,
+    store: LogStore | None,
+    extend: Callable[[web.Application, BridgeState], None] | None,
+) -> AsyncIterator[tuple[str, int]]:
     app = create_app(config, store=store, extend=extend)
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5.0)
     await runner.setup()
@@ -248,7 +280,7 @@ async def run_bridge(
 async def serve(
     config: BridgeConfig,
     *,
-    store: LogStoreLike | None = None,
+    store: LogStore | None = None,
     extend: Callable[[web.Application, BridgeState], None] | None = None,
     announce: Callable[[str], None],
 ) -> None:
@@ -264,5 +296,9 @@ async def serve(
         announce(f"Health check: {'https' if config.certfile else 'http'}://{shown}:{port}/healthz")
         announce(f"Secret (paste into Foundry's Sightline settings): {config.secret}")
         announce(f"Data directory: {config.data_dir}")
+        if config.log:
+            announce(
+                f"Log: {_describe_database(config)}; browse it at {'https' if config.certfile else 'http'}://{shown}:{port}/log/"
+            )
         await stop.wait()
         announce("Shutting down: closing connections")

@@ -43,6 +43,7 @@ from .errors import (
     UnknownToken,
     UnsupportedProtocol,
 )
+from .log.capture import record_of, snapshot_of
 from .log.records import Party, RulingRecord, SceneSnapshot
 from .protocol import (
     CLIENT_MESSAGE,
@@ -131,6 +132,15 @@ class Worlds:
 
     worlds: dict[str, World] = field(default_factory=dict)
     scene_limits: SceneLimits = field(default_factory=SceneLimits)
+    _snapshots: dict[tuple[str, str], tuple[SceneState, SceneSnapshot]] = field(default_factory=dict)
+
+    def snapshot(self, world: str, state: SceneState) -> SceneSnapshot:
+        """The log's snapshot of a scene state, computed once per state (not once per ruling)."""
+        key = (world, state.scene.id)
+        cached = self._snapshots.get(key)
+        if cached is None or cached[0] is not state:
+            cached = self._snapshots[key] = (state, snapshot_of(state.scene))
+        return cached[1]
 
     def get(self, world_id: str) -> World:
         world = self.worlds.get(world_id)
@@ -382,33 +392,19 @@ class Session:
 
     def _record(self, message: Adjudicate, state: SceneState, ruling: Ruling, answer: Adjudication) -> _PendingRecord:
         at = self._clock()
-        scene = state.scene
         actor = state.token(message.actor)
         target = state.token(message.target) if message.target else None
         user = message.user or self.user
-        wire = answer.model_dump(mode="json")
         assert self.world is not None and actor is not None
-        record = RulingRecord(
-            time=at.isoformat(),
+        record = record_of(
+            answer,
             world=self.world.id,
-            scene=scene.id,
-            request=message.id,
-            user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
             actor=Party(id=actor.id, name=actor.name),
             target=Party(id=target.id, name=target.name) if target else None,
-            action=message.action,
+            user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
             reaction=message.reaction,
-            ruleset=answer.ruleset,
-            edition=answer.edition,
-            allowed=ruling.allowed,
-            modifier=ruling.modifier,
-            crossings=wire["crossings"],
-            modifiers=wire["modifiers"],
-            notes=list(ruling.notes),
-            citations=list(ruling.citations),
-            line=wire["line"],
-            details=dict(ruling.extra),
-            snapshot=SceneSnapshot.model_validate(state.snapshot),
+            snapshot=self._worlds.snapshot(self.world.id, state),
+            at=at,
         )
         return _PendingRecord(record, at)
 

@@ -22,8 +22,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TextIO
 
-import platformdirs
-
+from ..config import data_dir_from
 from .export import FORMATS
 from .records import RulingRecord
 from .store import LoggedSession, LogStore, open_store
@@ -32,9 +31,8 @@ __all__ = ["add_log_parser", "default_data_dir", "run_log_command", "run_log_com
 
 
 def default_data_dir() -> Path:
-    """``SIGHTLINE_DATA_DIR``, else the platform's per-user data directory for Sightline."""
-    configured = os.environ.get("SIGHTLINE_DATA_DIR")
-    return Path(configured) if configured else platformdirs.user_data_path("sightline")
+    """``SIGHTLINE_DATA_DIR``, else the platform's per-user data directory — exactly as ``serve`` decides."""
+    return data_dir_from(None)
 
 
 def _storage_options(parser: argparse.ArgumentParser) -> None:
