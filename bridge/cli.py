@@ -42,6 +42,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="accept WebSocket connections only from this Origin, e.g. https://foundry.example.org (repeatable)",
     )
+    serve.add_argument(
+        "--session-idle",
+        type=float,
+        default=BridgeConfig().session_idle_minutes,
+        metavar="MINUTES",
+        help="a game session with no logged ruling for this long closes; the next ruling opens a new one",
+    )
     limits = serve.add_argument_group("limits")
     defaults = BridgeConfig()
     limits.add_argument("--max-frame-bytes", type=int, default=defaults.max_frame_bytes)
@@ -123,6 +130,7 @@ def _serve(args: argparse.Namespace) -> int:
         secret=load_or_create_secret(data_dir, args.secret),
         world_secrets=world_secrets,
         database=args.database,
+        session_idle_minutes=args.session_idle,
         certfile=Path(args.certfile) if args.certfile else None,
         keyfile=Path(args.keyfile) if args.keyfile else None,
         allowed_origins=tuple(args.allow_origin),

@@ -19,6 +19,7 @@ import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -248,7 +249,8 @@ async def run_bridge(
     """
     own_store = store is None and config.log
     if own_store:
-        store = await open_store(config.database, config.data_dir)
+        idle = timedelta(minutes=config.session_idle_minutes)
+        store = await open_store(config.database, config.data_dir, idle_timeout=idle)
     try:
         async with _listening(config, store, extend) as address:
             yield address
