@@ -32,7 +32,7 @@ from .log.effects import perform
 from .log.http import setup_log
 from .log.store import LogStore, open_store
 from .protocol import encode
-from .session import Close, Limits, Send, Session, StoreThenSend, Worlds, error_message
+from .session import Close, Deliver, Limits, Send, Session, StoreThenSend, Worlds, error_message
 
 __all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context"]
 
@@ -50,6 +50,8 @@ class BridgeState:
     store: LogStore | None
     sockets: weakref.WeakSet[web.WebSocketResponse] = field(default_factory=weakref.WeakSet)
     connections: Counter[str] = field(default_factory=Counter)
+    outboxes: dict[Session, tuple[asyncio.Queue[Any], web.WebSocketResponse]] = field(default_factory=dict)
+    background: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def admit(self, world: str) -> str | None:
         """``None`` if one more connection of ``world`` is welcome, else why not."""
@@ -99,6 +101,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     )
     outbox: asyncio.Queue[Send | StoreThenSend | Close | None] = asyncio.Queue(maxsize=config.send_queue)
     writer = asyncio.create_task(_write(ws, outbox, state))
+    state.outboxes[session] = (outbox, ws)
     deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
     counted: str | None = None
     try:
@@ -114,13 +117,15 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 deadline.cancel()
                 counted = session.world.id
                 state.connections[counted] += 1
-            if not _enqueue(effects, outbox):
+            if not _enqueue(effects, outbox, state):
                 await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
                 break
             if any(isinstance(effect, Close) for effect in effects):
                 await writer
                 break
     finally:
+        session.close()
+        state.outboxes.pop(session, None)
         deadline.cancel()
         if counted is not None:
             state.connections[counted] -= 1
@@ -144,9 +149,28 @@ async def _finish_writer(writer: asyncio.Task[None], outbox: asyncio.Queue[Any])
             await writer
 
 
-def _enqueue(effects: list[Any], outbox: asyncio.Queue[Any]) -> bool:
-    """Queue the session's effects; False when the queue is full (a client that stopped reading)."""
+def _enqueue(effects: list[Any], outbox: asyncio.Queue[Any], state: BridgeState) -> bool:
+    """Queue the session's effects; False when its own queue is full (a client that stopped reading).
+
+    Pushes for other sessions (``Deliver``) go to their queues; a watcher whose queue is full is closed
+    (1013) rather than let its backlog grow.
+    """
     for effect in effects:
+        if isinstance(effect, Deliver):
+            target = state.outboxes.get(effect.to)
+            if target is None:
+                continue
+            other_box, other_ws = target
+            try:
+                other_box.put_nowait(Send(effect.message))
+            except asyncio.QueueFull:
+                state.outboxes.pop(effect.to, None)
+                closing = asyncio.get_running_loop().create_task(
+                    other_ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
+                )
+                state.background.add(closing)
+                closing.add_done_callback(state.background.discard)
+            continue
         try:
             outbox.put_nowait(effect)
         except asyncio.QueueFull:
