@@ -32,6 +32,7 @@ __all__ = [
     "Hello",
     "Ping",
     "Pong",
+    "Prebuilt",
     "RulingOverridden",
     "RulingOverride",
     "ScenePatch",
@@ -453,8 +454,21 @@ BRIDGE_MESSAGE: TypeAdapter[BridgeMessage] = TypeAdapter(BridgeMessage)
 _KEEP_NULL = frozenset({"modifier", "target", "value", "session"})
 
 
+class Prebuilt(BaseModel):
+    """A bridge message already in wire form (a plain dict), for hot paths that skip model building.
+
+    Only for messages whose model exists above (``annotations``): the tests validate what is sent
+    against the exported schema, so the two cannot drift apart unseen.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    payload: dict[str, Any]
+
+
 def dump_message(message: BaseModel) -> dict[str, Any]:
     """The wire form of a bridge message: optional fields left out when empty."""
+    if isinstance(message, Prebuilt):
+        return message.payload
     data = message.model_dump(mode="json")
     return _prune(data)
 

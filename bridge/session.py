@@ -51,8 +51,6 @@ from .protocol import (
     PROTOCOL,
     Adjudicate,
     Adjudication,
-    Annotation,
-    Annotations,
     BridgeInfo,
     EncounterRangeRequest,
     EncounterRangeResult,
@@ -60,6 +58,7 @@ from .protocol import (
     Hello,
     Ping,
     Pong,
+    Prebuilt,
     RulesetInfo,
     RulingOverride,
     ScenePatch,
@@ -68,7 +67,6 @@ from .protocol import (
     SceneSynced,
     SessionEnd,
     SessionStart,
-    TokenPair,
     Unwatch,
     Unwatched,
     UserInfo,
@@ -602,16 +600,45 @@ def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adj
 
 def _annotations(
     watch_id: str, state: SceneState, changes: dict[tuple[str, str], Ruling | None], *, full: bool
-) -> Annotations:
-    changed = [
-        Annotation(actor=actor, target=target, **_ruling_fields(ruling))
-        for (actor, target), ruling in sorted(changes.items())
-        if ruling is not None
-    ]
-    removed = [TokenPair(actor=a, target=t) for (a, t), ruling in sorted(changes.items()) if ruling is None]
-    return Annotations(
-        watch=watch_id, scene=state.scene.id, version=state.version, full=full, changed=changed, removed=removed
+) -> Prebuilt:
+    """An ``annotations`` push, built straight into wire form: it carries every changed pair of a scene."""
+    changed = []
+    removed = []
+    for (actor, target), ruling in sorted(changes.items()):
+        if ruling is None:
+            removed.append({"actor": actor, "target": target})
+        else:
+            changed.append({"actor": actor, "target": target, **_ruling_wire(ruling)})
+    return Prebuilt(
+        payload={
+            "type": "annotations",
+            "watch": watch_id,
+            "scene": state.scene.id,
+            "version": state.version,
+            "full": full,
+            "changed": changed,
+            "removed": removed,
+        }
     )
+
+
+def _ruling_wire(ruling: Ruling) -> dict[str, Any]:
+    """:func:`_ruling_fields` as plain JSON-ready values (same fields, same pruning)."""
+    wire: dict[str, Any] = {
+        "allowed": ruling.allowed,
+        "modifier": ruling.modifier,
+        "crossings": [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in ruling.crossings],
+        "modifiers": [entry.to_wire() for entry in ruling.modifiers],
+        "notes": list(ruling.notes),
+        "citations": list(ruling.citations),
+    }
+    if ruling.line is not None:
+        start, end = ruling.line.start, ruling.line.end
+        wire["line"] = {
+            "start": {"x": start.x, "y": start.y, "z": start.z},
+            "end": {"x": end.x, "y": end.y, "z": end.z},
+        }
+    return wire
 
 
 def with_log_result(answer: Adjudication, *, logged: bool, record: str | None) -> Adjudication:

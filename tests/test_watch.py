@@ -9,10 +9,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from bridge.config import BridgeConfig
+from bridge.schema import SCHEMA_PATH
 from bridge.server import run_bridge
 from tests.scenes import OfflineClient, rect_region, scene, token
 
@@ -27,6 +29,19 @@ def three_tokens() -> dict[str, Any]:
     )
 
 
+VALIDATOR = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+
+
+class CheckedClient(OfflineClient):
+    """An offline client that validates every answer and push against the exported schema."""
+
+    def send(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        answers = super().send(message)
+        for answer in answers:
+            VALIDATOR.validate(answer)
+        return answers
+
+
 def pairs(annotations: dict[str, Any]) -> dict[tuple[str, str], int | None]:
     return {(c["actor"], c["target"]): c["modifier"] for c in annotations["changed"]}
 
@@ -34,7 +49,7 @@ def pairs(annotations: dict[str, Any]) -> dict[tuple[str, str], int | None]:
 def test_watch_sends_every_pair_once_then_only_changes() -> None:
     """The first push is the whole matrix; a move pushes only the moved token's pairs (their lines moved);
     a change that alters no ruling pushes nothing."""
-    client = OfflineClient()
+    client = CheckedClient()
     client.sync(three_tokens())
     watching, full = client.send({"type": "watch", "id": "w1", "scene": "s1", "action": "bs-attack"})
     assert watching == {"type": "watching", "id": "w1", "watch": "w1", "scene": "s1", "action": "bs-attack"}
@@ -59,7 +74,7 @@ def test_watch_sends_every_pair_once_then_only_changes() -> None:
 
 def test_removing_a_token_reports_its_pairs_removed_and_unwatch_stops_pushes() -> None:
     """Pairs of a removed token come back in `removed`; after `unwatch` nothing more is pushed."""
-    client = OfflineClient()
+    client = CheckedClient()
     client.sync(three_tokens())
     client.send({"type": "watch", "id": "w1", "scene": "s1", "action": "bs-attack", "tokens": ["b"]})
     answers = client.send({"type": "scene.patch", "id": "p", "scene": "s1", "remove": {"tokens": ["b"]}})
@@ -72,7 +87,7 @@ def test_removing_a_token_reports_its_pairs_removed_and_unwatch_stops_pushes() -
 
 def test_watch_errors_name_the_problem() -> None:
     """Unknown scene, token or action, and unwatch of an unknown watch, are named errors."""
-    client = OfflineClient()
+    client = CheckedClient()
     client.sync(three_tokens())
     assert client.one({"type": "watch", "id": "w", "scene": "nope", "action": "bs-attack"})["code"] == "unknown-scene"
     assert (
