@@ -38,7 +38,20 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
-from .geometry import SceneGeometry, WallIndex, _ellipse, _first_meeting, _orient, _span_params, region_area
+from .geometry import (
+    _DIR_LEFT,
+    _DIR_RIGHT,
+    _SIGHT_DISTANCE,
+    _SIGHT_PROXIMITY,
+    SceneGeometry,
+    WallIndex,
+    _ellipse,
+    _first_meeting,
+    _orient,
+    _segment_distance,
+    _span_params,
+    region_area,
+)
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
 from .scene import Region, Scene, Token
@@ -51,6 +64,8 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 BoolArray = npt.NDArray[np.bool_]
 Pair = tuple[str, str]
+#: A wall a segment crosses properly: wall index, orientation of either end, distance from either end.
+_WallHit = tuple[int, float, float, float, float]
 
 #: Relative error allowed on one orientation product before its sign counts as uncertain.
 _ORIENT_TOL = 1e-13
@@ -143,6 +158,7 @@ class SceneVisibility:
             or old_scene.rules != new_scene.rules
             or old_scene.grid != new_scene.grid
             or old_scene.environment != new_scene.environment
+            or _region_names(old_scene) != _region_names(new_scene)  # rulings name regions in their reasons
             or not _same_relative_order(old_zones, self._zones)
         ):
             self._memo.clear()
@@ -324,7 +340,8 @@ class SceneVisibility:
         lines_2d = np.flatnonzero(~flat)
         if lines_2d.size and self._zones:
             self._zone_keys(idx, lines_2d, crossings, ambiguous)
-        wall_hit = self._wall_hits(idx, lines_2d)
+        wall_hits = self._wall_hits(idx, lines_2d)
+        inside = [np.flatnonzero(row).tolist() for row in self._inside]
 
         results: dict[Pair, Ruling] = {}
         zones = self._zones
@@ -334,16 +351,20 @@ class SceneVisibility:
                 dp = 2 * u + d
                 found = None
                 if u not in exact_lines and not ambiguous[dp]:
-                    found = self._ordered_crossings(s, e, crossings.get(dp, {}))
+                    found = self._ordered_crossings(inside[s], inside[e], crossings.get(dp, {}))
                 if found is None:
                     found = self._exact_crossings(s, e)
                 walls: tuple[str, ...] = ()
-                if wall_hit[u]:
-                    walls = self._walls.blocked(
-                        Point3(t.cx[s], t.cy[s], t.cz[s]),
-                        Point3(t.cx[e], t.cy[e], t.cz[e]),
-                        external_radius=float(t.radius[s]),
-                    )
+                if u in wall_hits:
+                    hits = wall_hits[u]
+                    if hits is None:
+                        walls = self._walls.blocked(
+                            Point3(t.cx[s], t.cy[s], t.cz[s]),
+                            Point3(t.cx[e], t.cy[e], t.cz[e]),
+                            external_radius=float(t.radius[s]),
+                        )
+                    else:
+                        walls = self._blocking(hits, d, float(t.radius[s]))
                 cross = tuple(zones[z].crossings[k] for z, k in found)
                 results[(t.tokens[s].id, t.tokens[e].id)] = self._rule(s, e, cross, walls)
         return results
@@ -525,17 +546,15 @@ class SceneVisibility:
         cross_err.append(err)
 
     def _ordered_crossings(
-        self, s: int, e: int, met: Mapping[int, tuple[float, float, bool]]
+        self, inside_s: list[int], inside_e: list[int], met: Mapping[int, tuple[float, float, bool]]
     ) -> list[tuple[int, int]] | None:
         """(zone, kind) in evidence order from the fast keys, or ``None`` if rounding could reorder them."""
-        inside_s = np.flatnonzero(self._inside[s])
-        inside_e = np.flatnonzero(self._inside[e])
         found: list[tuple[float, float, bool, int, int]] = []
-        e_set = set(inside_e.tolist())
-        s_set = set(inside_s.tolist())
-        for z in inside_s.tolist():
+        e_set = set(inside_e)
+        s_set = set(inside_s)
+        for z in inside_s:
             found.append((0.0, 0.0, True, z, _WITHIN if z in e_set else _FROM))
-        for z in inside_e.tolist():
+        for z in inside_e:
             if z in s_set:
                 continue
             hit = met.get(z)
@@ -593,12 +612,14 @@ class SceneVisibility:
                 entries[index] = first
         return entries
 
-    def _wall_hits(self, idx: IntArray, lines: IntArray) -> BoolArray:
-        """Per unordered pair, whether its segment hits a wall by ``WallIndex.blocking``'s own test."""
-        hit = np.zeros(len(idx), dtype=bool)
+    def _wall_hits(self, idx: IntArray, lines: IntArray) -> dict[int, list[_WallHit] | None]:
+        """Per unordered pair whose segment hits a wall (``WallIndex.blocking``'s own test, the same
+        floats): the walls it crosses properly, or ``None`` when one is met at an end point (a corner,
+        judged by ``WallIndex.blocked`` itself)."""
+        found: dict[int, list[_WallHit] | None] = {}
         walls = self._walls
         if not len(walls) or lines.size == 0:
-            return hit
+            return found
         t = self._tokens
         i, j = idx[lines, 0], idx[lines, 1]
         if len(walls) <= WallIndex.TREE_ABOVE:
@@ -618,9 +639,48 @@ class SceneVisibility:
             s_a = np.sign(_orient(x0, y0, x1, y1, ax, ay))
             s_b = np.sign(_orient(x0, y0, x1, y1, bx, by))
             straddles = np.sign(o_start) * np.sign(o_end) < 0
-            touches = straddles & ((s_a * s_b < 0) | (s_a == 0) | (s_b == 0))
-            hit[lines[lc[touches]]] = True
-        return hit
+            proper = straddles & (s_a * s_b < 0)
+            touches = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
+            if touches.size == 0:
+                continue
+            rows = touches
+            # Distances from either end to each wall, as WallIndex.blocking computes them.
+            d0 = _segment_distance(x0[rows], y0[rows], ax[rows], ay[rows], bx[rows], by[rows])
+            d1 = _segment_distance(x1[rows], y1[rows], ax[rows], ay[rows], bx[rows], by[rows])
+            for k, row in enumerate(rows.tolist()):
+                u = int(lines[lc[row]])
+                if not proper[row]:
+                    found[u] = None
+                    continue
+                hits = found.setdefault(u, [])
+                if hits is not None:
+                    w = int(wc[row])
+                    hits.append((w, float(o_start[row]), float(o_end[row]), float(d0[k]), float(d1[k])))
+        return found
+
+    def _blocking(self, hits: list[_WallHit], source: int, radius: float) -> tuple[str, ...]:
+        """``WallIndex.blocking`` for walls crossed properly (no corners), from one end of the line."""
+        walls = self._walls
+        hard: list[tuple[float, int]] = []
+        soft: list[tuple[float, int]] = []
+        for w, o_start, o_end, d0, d1 in hits:
+            o_src, o_dst, distance = (o_start, o_end, d0) if source == 0 else (o_end, o_start, d1)
+            direction = walls.direction[w]
+            if not (
+                direction == 0 or (direction == _DIR_LEFT and o_src > 0) or (direction == _DIR_RIGHT and o_src < 0)
+            ):
+                continue
+            threshold = walls.threshold[w]
+            if not math.isnan(threshold):
+                kind = walls.kind[w]
+                if kind == _SIGHT_PROXIMITY and max(distance - radius, 0.0) < threshold:
+                    continue
+                if kind == _SIGHT_DISTANCE and distance + radius > threshold:
+                    continue
+            unit = (float(np.float64(o_src) / np.float64(o_src - o_dst)), w)
+            (soft if walls.limited[w] else hard).append(unit)
+        blocking = hard + (soft if len(soft) >= 2 else [])
+        return tuple(dict.fromkeys(walls.ids[w] for _, w in sorted(blocking)))
 
     def _compute_best(self, pairs: Sequence[tuple[int, int]]) -> dict[Pair, Ruling]:
         """``rules.lines == "best"``: the exact per-line path of ``SceneGeometry``, memoised."""
@@ -819,3 +879,7 @@ def _wall_coords(wall: Any) -> tuple[float, float, float, float]:
 
 def _segment_box(s: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
     return (min(s[0], s[2]), min(s[1], s[3]), max(s[0], s[2]), max(s[1], s[3]))
+
+
+def _region_names(scene: Scene) -> dict[str, str]:
+    return {region.id: region.name for region in scene.regions}
