@@ -22,7 +22,7 @@ from pathlib import Path
 import asyncpg  # type: ignore[import-untyped]
 import pytest
 
-__all__ = ["PostgresServer", "new_postgres_database", "run_postgres"]
+__all__ = ["PostgresProcess", "PostgresServer", "new_postgres_database", "run_postgres"]
 
 
 @dataclass(frozen=True)
@@ -53,78 +53,86 @@ def _free_port() -> int:
         return port
 
 
-def run_postgres() -> Iterator[PostgresServer]:
-    """Start a PostgreSQL server, yield it, stop and remove it."""
-    bindir = _postgres_bin()
-    root = Path(tempfile.mkdtemp(prefix="sightline-pg-"))
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        account = pwd.getpwnam("postgres")
-        os.chown(root, account.pw_uid, account.pw_gid)
-        prefix = ["runuser", "-u", "postgres", "--"]
-    data = root / "data"
-    subprocess.run(
-        [
-            *prefix,
-            str(bindir / "initdb"),
-            "-D",
-            str(data),
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "-E",
-            "UTF8",
-            "--locale=C.UTF-8",
-            "--no-sync",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    port = _free_port()
-    log = open(root / "server.log", "wb")  # noqa: SIM115 - open for the server's lifetime
-    server = subprocess.Popen(
-        [
-            *prefix,
-            str(bindir / "postgres"),
-            "-D",
-            str(data),
-            "-p",
-            str(port),
-            "-k",
-            str(root),
-            "-c",
-            "listen_addresses=127.0.0.1",
-            "-c",
-            "fsync=off",
-            "-c",
-            "max_connections=200",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
+class PostgresProcess:
+    """A PostgreSQL cluster in a temporary directory that a test can stop and start again."""
+
+    def __init__(self, *, fsync: bool = False) -> None:
+        self.bindir = _postgres_bin()
+        self.root = Path(tempfile.mkdtemp(prefix="sightline-pg-"))
+        self.prefix: list[str] = []
+        if os.geteuid() == 0:
+            account = pwd.getpwnam("postgres")
+            os.chown(self.root, account.pw_uid, account.pw_gid)
+            self.prefix = ["runuser", "-u", "postgres", "--"]
+        self.data = self.root / "data"
+        self.port = _free_port()
+        self.fsync = fsync
+        self.server: subprocess.Popen[bytes] | None = None
+        subprocess.run(
+            [
+                *self.prefix,
+                str(self.bindir / "initdb"),
+                *("-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8"),
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+        )
+
+    def start(self) -> PostgresServer:
+        log = open(self.root / "server.log", "ab")  # noqa: SIM115 - the server's own log, closed by the child
+        self.server = subprocess.Popen(
+            [
+                *self.prefix,
+                str(self.bindir / "postgres"),
+                *("-D", str(self.data), "-p", str(self.port), "-k", str(self.root)),
+                *("-c", "listen_addresses=127.0.0.1", "-c", f"fsync={'on' if self.fsync else 'off'}"),
+                *("-c", "max_connections=200"),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
         deadline = time.monotonic() + 30
         while True:
             ready = subprocess.run(
-                [str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"],
+                [str(self.bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"],
                 capture_output=True,
             )
             if ready.returncode == 0:
-                break
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"PostgreSQL did not start: {(root / 'server.log').read_text()}", pytrace=False)
+                return PostgresServer(self.port)
+            if self.server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"PostgreSQL did not start: {(self.root / 'server.log').read_text()}", pytrace=False)
             time.sleep(0.1)
-        yield PostgresServer(port)
-    finally:
-        server.terminate()  # runuser passes SIGTERM on: a smart shutdown
+
+    def stop(self, *, fast: bool = True) -> None:
+        """Stop the server with ``pg_ctl``: ``fast`` disconnects clients at once, else a smart shutdown."""
+        if self.server is None:
+            return
+        mode = "fast" if fast else "smart"
+        subprocess.run(
+            [*self.prefix, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop"],
+            capture_output=True,
+        )
         try:
-            server.wait(timeout=30)
+            self.server.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
-        shutil.rmtree(root, ignore_errors=True)
+            self.server.kill()
+            self.server.wait()
+        self.server = None
+
+    def remove(self) -> None:
+        self.stop(fast=False)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def run_postgres() -> Iterator[PostgresServer]:
+    """Start a PostgreSQL server, yield it, stop and remove it."""
+    process = PostgresProcess()
+    try:
+        yield process.start()
+    finally:
+        process.remove()
 
 
 _database_counter = iter(range(1, 1_000_000))
