@@ -15,6 +15,11 @@ let sightline;
 
 const overlay = () => /** @type {any} */ (canvas)?.[LAYER_NAME];
 const refreshOverlay = () => overlay()?.refresh?.();
+/** The overlay's watch follows control, the toggles and the scene; then redraw. */
+const overlayChanged = () => {
+  sightline.updateOverlayWatch().catch(() => {});
+  refreshOverlay();
+};
 /** @returns {any} */
 const setting = (key) => game.settings.get(MODULE_ID, /** @type {any} */ (key));
 const toggleOverlay = (on = !setting(SETTINGS.OVERLAY_ENABLED)) => setSetting(game, SETTINGS.OVERLAY_ENABLED, on);
@@ -36,7 +41,7 @@ Hooks.once("init", () => {
   registerSettings(game, {
     onConnectionChange: () => sightline.refreshHolder({ force: true }),
     onRulesChange: () => sightline.resyncAll(),
-    onOverlayChange: refreshOverlay,
+    onOverlayChange: overlayChanged,
   });
   registerKeybindings(game, { toggleOverlay: () => toggleOverlay() });
   registerZoneBehavior(CONFIG, foundry);
@@ -47,9 +52,7 @@ Hooks.once("init", () => {
       PIXI,
       game,
       getCanvas: () => canvas,
-      rulingFor: (a, t) => sightline.rulingFor(a, t),
-      wantPreviews: (a, ts) => sightline.wantPreviews(a, ts),
-      showAllTokens: () => setting(SETTINGS.OVERLAY_ALL_TOKENS),
+      pairs: (c, scene) => sightline.overlayPairs(c, scene),
       enabled: () => setting(SETTINGS.OVERLAY_ENABLED),
     }),
   );
@@ -74,7 +77,10 @@ Hooks.once("ready", () => {
 Hooks.on("userConnected", () => sightline.refreshHolder());
 Hooks.on("canvasReady", (c) => {
   sightline.invalidateRulings();
-  sightline.syncScene(c.scene).catch((err) => console.warn(`${MODULE_ID} | sync failed`, err));
+  sightline
+    .syncScene(c.scene)
+    .catch((err) => console.warn(`${MODULE_ID} | sync failed`, err))
+    .finally(overlayChanged);
 });
 Hooks.on("updateScene", (scene) => {
   if (sightline.synced.has(scene.id)) sightline.syncScene(scene).catch(() => {});
@@ -93,7 +99,7 @@ Hooks.on("targetToken", (user, token, targeted) => {
   sightline.onTargetToken(user, token, targeted);
   refreshOverlay();
 });
-Hooks.on("controlToken", () => refreshOverlay());
+Hooks.on("controlToken", () => overlayChanged());
 Hooks.on("createChatMessage", (message) => sightline.onChatMessage(message));
 
 Hooks.on("renderChatMessageHTML", (message, html) => {

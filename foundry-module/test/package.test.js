@@ -11,7 +11,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const read = (p) => readFileSync(resolve(root, p), "utf8");
 
 /** Pure modules: no Foundry global may appear in them. */
-const PURE = ["const.js", "vocabulary.js", "protocol.js", "serialize.js", "batcher.js", "backoff.js", "connection.js", "geometry.js", "systems/gurps.js", "systems/generic.js"];
+const PURE = ["const.js", "vocabulary.js", "protocol.js", "serialize.js", "batcher.js", "backoff.js", "connection.js", "geometry.js", "overlay-draw.js", "annotations.js", "systems/gurps.js", "systems/generic.js"];
 const FOUNDRY_GLOBALS = /\b(game|canvas|CONFIG|Hooks|ui|foundry|PIXI|ChatMessage|CONST|fromUuid|GURPS)\s*[.[(]/;
 
 test("pure modules touch no Foundry global", () => {
