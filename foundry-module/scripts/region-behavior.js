@@ -42,11 +42,12 @@ export function defineVisibilityZoneType(foundry) {
         zoneType: new fields.StringField({ required: true, blank: false, choices: zoneTypeChoices(), initial: "poor" }),
         penalty: new fields.NumberField({ required: false, nullable: true, integer: true, min: -9, max: -1, initial: null }),
         total: new fields.BooleanField({ initial: false }),
-        density: new fields.NumberField({ required: false, nullable: true, integer: true, min: 1, initial: null }),
+        // Traveller requires these two; a fresh behaviour starts complete (density 1, a white spotlight).
+        density: new fields.NumberField({ required: false, nullable: true, integer: true, min: 1, initial: 1 }),
         by: new fields.StringField({
           required: false,
           blank: true,
-          initial: "",
+          initial: "white-spotlight",
           choices: { "": "SIGHTLINE.Behavior.None", ...Object.fromEntries(ILLUMINATION.map((b) => [b, `SIGHTLINE.Illumination.${b}`])) },
         }),
       };

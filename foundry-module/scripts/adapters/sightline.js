@@ -11,7 +11,7 @@ import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
 import { BridgeConnection } from "../connection.js";
 import { PatchBatcher } from "../batcher.js";
 import { BridgeError, adjudicate as adjudicateMessage, sceneSync, scenePatch } from "../protocol.js";
-import { SERIALIZERS, patchTargetOf, serializeScene } from "../serialize.js";
+import { SERIALIZERS, patchTargetOf, rulesOf, serializeScene } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
 import { choosePairs } from "../overlay-draw.js";
@@ -199,7 +199,7 @@ export class Sightline {
       this.batcher.remove(sceneId, target.kind, target.doc.id);
       return;
     }
-    const obj = SERIALIZERS[target.kind](target.doc);
+    const obj = SERIALIZERS[target.kind](target.doc, { ruleset: rulesOf(target.doc.parent, this.ruleDefaults()).ruleset });
     if (obj) this.batcher.upsert(sceneId, target.kind, obj);
     else this.batcher.remove(sceneId, target.kind, target.doc.id);
   }
