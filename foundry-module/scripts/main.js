@@ -9,6 +9,9 @@ import { registerZoneBehavior } from "./region-behavior.js";
 import { addOverlayControl, defineOverlayLayer, registerOverlayLayer } from "./adapters/overlay.js";
 import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
 import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
+import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
+import { rulesOf } from "./serialize.js";
+import { prefillRollDialog } from "./systems/twodsix.js";
 
 /** @type {Sightline} */
 let sightline;
@@ -23,6 +26,11 @@ const overlayChanged = () => {
 /** @returns {any} */
 const setting = (key) => game.settings.get(MODULE_ID, /** @type {any} */ (key));
 const toggleOverlay = (on = !setting(SETTINGS.OVERLAY_ENABLED)) => setSetting(game, SETTINGS.OVERLAY_ENABLED, on);
+/** The ruleset of the scene a token stands on (its own flag, else the world's). */
+const rulesetOf = (scene) => rulesOf(scene ?? canvas?.scene, sightline.ruleDefaults()).ruleset;
+const openTraits = (tokenDoc) => editTraits({ DialogV2: foundry.applications.api.DialogV2, game, tokenDoc, ruleset: rulesetOf(tokenDoc?.parent) });
+const openSceneSettings = (scene = canvas?.scene) =>
+  scene && editSceneSettings({ DialogV2: foundry.applications.api.DialogV2, game, scene, defaults: sightline.ruleDefaults() });
 
 Hooks.once("init", () => {
   sightline = new Sightline({
@@ -63,7 +71,8 @@ Hooks.once("init", () => {
       preview: (actor, target, options) => sightline.adjudicate(actor, target, { ...options, log: false }),
       sync: () => sightline.resyncAll(),
       status: () => ({ ...sightline.status }),
-      editTraits: (tokenDoc) => editTraits({ DialogV2: foundry.applications.api.DialogV2, game, tokenDoc, ruleset: setting(SETTINGS.RULESET) }),
+      editTraits: openTraits,
+      editScene: openSceneSettings,
       toggleOverlay,
     };
   }
@@ -111,13 +120,14 @@ Hooks.on("renderChatMessageHTML", (message, html) => {
 
 Hooks.on("getSceneControlButtons", (controls) => {
   addOverlayControl(controls, { isGM: game.user.isGM, active: setting(SETTINGS.OVERLAY_ENABLED), onToggle: (on) => toggleOverlay(on) });
+  addSceneSettingsControl(controls, { isGM: game.user.isGM, onClick: () => openSceneSettings() });
 });
 
 Hooks.on("renderTokenHUD", (hud, html) => {
   addTraitsHudButton(hud, html, {
     isGM: game.user.isGM,
     title: game.i18n.localize("SIGHTLINE.Traits.Title"),
-    onClick: (tokenDoc) => editTraits({ DialogV2: foundry.applications.api.DialogV2, game, tokenDoc, ruleset: setting(SETTINGS.RULESET) }),
+    onClick: openTraits,
   });
 });
 
@@ -132,4 +142,16 @@ Hooks.on("sightline.status", (status) => {
   badge.dataset.state = status.state;
   badge.textContent = `Sightline: ${game.i18n.localize(`SIGHTLINE.Status.${status.state}`)}`;
   badge.title = status.error?.message ?? "";
+});
+
+// twodsix (Traveller): its roll dialog (ApplicationV2 class RollDialog) gets the ruling's difficulty
+// and the device's asset as DM, for the roller's token and its single target.
+Hooks.on(/** @type {any} */ ("renderRollDialog"), (app, element) => {
+  if (game.system?.id !== "twodsix") return;
+  const canvasNow = /** @type {any} */ (canvas);
+  const actorId = canvasNow?.tokens?.controlled?.[0]?.document?.id;
+  const targets = [...(game.user?.targets ?? [])];
+  if (!actorId || targets.length !== 1) return;
+  const ruling = sightline.rulingFor(actorId, targets[0].document?.id ?? targets[0].id);
+  prefillRollDialog({ element: element ?? app.element, difficulties: app.settings?.difficulties, ruling, localize: (k, data) => game.i18n.format(k, data) });
 });

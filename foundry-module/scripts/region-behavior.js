@@ -12,9 +12,12 @@
 import { ZONE_BEHAVIOR_TYPE } from "./const.js";
 import { RULESETS, allZoneTypes, rulesetsForZone } from "./vocabulary.js";
 
-/** `{type: "SIGHTLINE.Zone.poor"}` choices — localisation keys Foundry resolves in the sheet. */
+/**
+ * `{poor: "SIGHTLINE.ZoneChoice.poor"}` choices — localisation keys Foundry resolves in the sheet;
+ * each label names the rulesets the type belongs to and the parameter it takes there.
+ */
 export function zoneTypeChoices() {
-  return Object.fromEntries(allZoneTypes().map((t) => [t, `SIGHTLINE.Zone.${t}`]));
+  return Object.fromEntries(allZoneTypes().map((t) => [t, `SIGHTLINE.ZoneChoice.${t}`]));
 }
 
 /** Which rulesets each zone type belongs to, for the sheet's hint. */
