@@ -146,7 +146,7 @@ Hooks.on("sightline.status", (status) => {
 
 // twodsix (Traveller): its roll dialog (ApplicationV2 class RollDialog) gets the ruling's difficulty
 // and the device's asset as DM, for the roller's token and its single target.
-Hooks.on(/** @type {any} */ ("renderRollDialog"), (app, element) => {
+Hooks.on("renderRollDialog", (app, element) => {
   if (game.system?.id !== "twodsix") return;
   const canvasNow = /** @type {any} */ (canvas);
   const actorId = canvasNow?.tokens?.controlled?.[0]?.document?.id;

@@ -76,6 +76,7 @@ export async function editSceneSettings({ DialogV2, game, scene, defaults }) {
       label: localize("SIGHTLINE.Traits.Save"),
       callback: (_event, button) => {
         const form = button.form;
+        /** @type {Record<string, string | boolean>} */
         const values = {};
         for (const name of ["ruleset", "edition", "locale", "lines", "light", "weather", "darkness"]) values[name] = form.elements[name]?.value ?? "";
         values.useSceneDarkness = Boolean(form.elements.useSceneDarkness?.checked);
