@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
 from .config import BridgeConfig, data_dir_from, load_or_create_secret
+from .log.cli import add_log_parser, run_log_command
 
 __all__ = ["main"]
 
@@ -40,6 +42,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="accept WebSocket connections only from this Origin, e.g. https://foundry.example.org (repeatable)",
     )
+    serve.add_argument(
+        "--session-idle",
+        type=float,
+        default=BridgeConfig().session_idle_minutes,
+        metavar="MINUTES",
+        help="a game session with no logged ruling for this long closes; the next ruling opens a new one",
+    )
     limits = serve.add_argument_group("limits")
     defaults = BridgeConfig()
     limits.add_argument("--max-frame-bytes", type=int, default=defaults.max_frame_bytes)
@@ -53,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     secret = commands.add_parser("secret", help="print the bridge secret, or a world's own secret (made if new)")
     _storage_options(secret)
     secret.add_argument("--world", help="the world whose own secret to print (created on first use)")
+
+    add_log_parser(commands)
 
     replay = commands.add_parser("replay", help="answer client messages from a file, one JSON object per line")
     replay.add_argument("file", help="the file to read, or - for standard input")
@@ -74,6 +85,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _storage_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="where the bridge keeps its data (env SIGHTLINE_DATA_DIR)")
+    parser.add_argument(
+        "--database",
+        default=os.environ.get("SIGHTLINE_DATABASE"),
+        help="postgresql://… to keep the log in PostgreSQL (env SIGHTLINE_DATABASE; default: SQLite in the data dir)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _replay(args)
     if args.command == "secret":
         return _secret(args)
+    if args.command == "log":
+        return run_log_command(args)
     if args.command == "traveller":
         return _encounter_range(args)
     if args.command == "demo":
@@ -111,6 +129,8 @@ def _serve(args: argparse.Namespace) -> int:
         data_dir=data_dir,
         secret=load_or_create_secret(data_dir, args.secret),
         world_secrets=world_secrets,
+        database=args.database,
+        session_idle_minutes=args.session_idle,
         certfile=Path(args.certfile) if args.certfile else None,
         keyfile=Path(args.keyfile) if args.keyfile else None,
         allowed_origins=tuple(args.allow_origin),

@@ -29,6 +29,8 @@ class BridgeConfig:
     secret: str = ""
     world_secrets: dict[str, str] = field(default_factory=dict)
     database: str | None = None
+    log: bool = True
+    session_idle_minutes: float = 240.0
     certfile: Path | None = None
     keyfile: Path | None = None
     allowed_origins: tuple[str, ...] = ()

@@ -23,6 +23,7 @@ __all__ = [
     "PROTOCOL",
     "Adjudicate",
     "Adjudication",
+    "Annotations",
     "BridgeMessage",
     "ClientMessage",
     "EncounterRangeRequest",
@@ -31,6 +32,7 @@ __all__ = [
     "Hello",
     "Ping",
     "Pong",
+    "Prebuilt",
     "RulingOverridden",
     "RulingOverride",
     "ScenePatch",
@@ -41,6 +43,10 @@ __all__ = [
     "SessionEnded",
     "SessionStart",
     "SessionStarted",
+    "Unwatch",
+    "Unwatched",
+    "Watch",
+    "Watching",
     "Welcome",
     "dump_message",
 ]
@@ -185,6 +191,30 @@ class EncounterRangeRequest(Message):
     locale: Literal["en", "es"] = "en"
 
 
+class Watch(Message):
+    """Extension: subscribe to a scene's rulings for one action.
+
+    All pairs of tokens, or (``tokens``) the pairs in which one of these tokens takes part. The bridge
+    answers ``watching``, pushes one ``annotations`` with every pair (``full: true``), then pushes
+    ``annotations`` with only the pairs whose ruling changed, whenever the scene changes.
+    """
+
+    type: Literal["watch"] = "watch"
+    id: RequestId
+    scene: Identifier
+    action: Identifier
+    reaction: bool = False
+    tokens: list[Identifier] | None = None
+
+
+class Unwatch(Message):
+    """Extension: end a subscription made with ``watch``."""
+
+    type: Literal["unwatch"] = "unwatch"
+    id: RequestId
+    watch: Identifier
+
+
 ClientMessage = Annotated[
     Hello
     | SceneSync
@@ -194,7 +224,9 @@ ClientMessage = Annotated[
     | SessionStart
     | SessionEnd
     | RulingOverride
-    | EncounterRangeRequest,
+    | EncounterRangeRequest
+    | Watch
+    | Unwatch,
     Field(discriminator="type"),
 ]
 
@@ -283,6 +315,7 @@ class Adjudication(Message):
     actor: str
     target: str | None
     action: str
+    reaction: bool = False
     ruleset: str
     edition: str
     allowed: bool
@@ -342,6 +375,54 @@ class EncounterRangeResult(Message):
     citations: list[str]
 
 
+class Watching(Message):
+    type: Literal["watching"] = "watching"
+    id: str
+    watch: str
+    scene: str
+    action: str
+
+
+class Unwatched(Message):
+    """Answer to ``unwatch``, or pushed (``id`` null, ``reason`` set) when the bridge ends a watch."""
+
+    type: Literal["unwatched"] = "unwatched"
+    id: str | None = None
+    watch: str
+    reason: str | None = None
+
+
+class Annotation(Message):
+    """One pair's ruling inside ``annotations`` (the adjudication's fields, without the envelope)."""
+
+    actor: str
+    target: str
+    allowed: bool
+    modifier: int | None
+    crossings: list[WireCrossing]
+    modifiers: list[WireModifier]
+    notes: list[str]
+    citations: list[str]
+    line: WireLine | None = None
+
+
+class TokenPair(Message):
+    actor: str
+    target: str
+
+
+class Annotations(Message):
+    """Pushed to a watcher: the pairs whose ruling changed (all pairs once, with ``full``), and pairs gone."""
+
+    type: Literal["annotations"] = "annotations"
+    watch: str
+    scene: str
+    version: int
+    full: bool = False
+    changed: list[Annotation]
+    removed: list[TokenPair] = []
+
+
 class ErrorMessage(Message):
     type: Literal["error"] = "error"
     id: str | None = None
@@ -360,6 +441,9 @@ BridgeMessage = Annotated[
     | SessionEnded
     | RulingOverridden
     | EncounterRangeResult
+    | Watching
+    | Unwatched
+    | Annotations
     | ErrorMessage,
     Field(discriminator="type"),
 ]
@@ -370,8 +454,21 @@ BRIDGE_MESSAGE: TypeAdapter[BridgeMessage] = TypeAdapter(BridgeMessage)
 _KEEP_NULL = frozenset({"modifier", "target", "value", "session"})
 
 
+class Prebuilt(BaseModel):
+    """A bridge message already in wire form (a plain dict), for hot paths that skip model building.
+
+    Only for messages whose model exists above (``annotations``): the tests validate what is sent
+    against the exported schema, so the two cannot drift apart unseen.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    payload: dict[str, Any]
+
+
 def dump_message(message: BaseModel) -> dict[str, Any]:
     """The wire form of a bridge message: optional fields left out when empty."""
+    if isinstance(message, Prebuilt):
+        return message.payload
     data = message.model_dump(mode="json")
     return _prune(data)
 

@@ -19,6 +19,7 @@ import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -27,9 +28,11 @@ from . import __version__
 from .access import Access
 from .config import BridgeConfig
 from .errors import InvalidMessage
-from .log.effects import LogStoreLike, perform
+from .log.effects import perform
+from .log.http import setup_log
+from .log.store import LogStore, open_store
 from .protocol import encode
-from .session import Close, Limits, Send, Session, StoreThenSend, Worlds, error_message
+from .session import Close, Deliver, Limits, Send, Session, StoreThenSend, Worlds, error_message
 
 __all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context"]
 
@@ -44,9 +47,11 @@ class BridgeState:
     config: BridgeConfig
     access: Access
     worlds: Worlds
-    store: LogStoreLike | None
+    store: LogStore | None
     sockets: weakref.WeakSet[web.WebSocketResponse] = field(default_factory=weakref.WeakSet)
     connections: Counter[str] = field(default_factory=Counter)
+    outboxes: dict[Session, tuple[asyncio.Queue[Any], web.WebSocketResponse]] = field(default_factory=dict)
+    background: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def admit(self, world: str) -> str | None:
         """``None`` if one more connection of ``world`` is welcome, else why not."""
@@ -94,8 +99,9 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             burst=config.message_burst,
         ),
     )
-    outbox: asyncio.Queue[Send | StoreThenSend | Close] = asyncio.Queue(maxsize=config.send_queue)
+    outbox: asyncio.Queue[Send | StoreThenSend | Close | None] = asyncio.Queue(maxsize=config.send_queue)
     writer = asyncio.create_task(_write(ws, outbox, state))
+    state.outboxes[session] = (outbox, ws)
     deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
     counted: str | None = None
     try:
@@ -111,29 +117,60 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 deadline.cancel()
                 counted = session.world.id
                 state.connections[counted] += 1
-            if not _enqueue(effects, outbox):
+            if not _enqueue(effects, outbox, state):
                 await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
                 break
             if any(isinstance(effect, Close) for effect in effects):
                 await writer
                 break
     finally:
+        session.close()
+        state.outboxes.pop(session, None)
         deadline.cancel()
         if counted is not None:
             state.connections[counted] -= 1
             if state.connections[counted] <= 0:
                 del state.connections[counted]
-        if not writer.done():
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
+        await _finish_writer(writer, outbox)
         state.sockets.discard(ws)
     return ws
 
 
-def _enqueue(effects: list[Any], outbox: asyncio.Queue[Any]) -> bool:
-    """Queue the session's effects; False when the queue is full (a client that stopped reading)."""
+async def _finish_writer(writer: asyncio.Task[None], outbox: asyncio.Queue[Any]) -> None:
+    """Let the writer finish what it has (a log write under way completes), then stop it."""
+    if writer.done():
+        return
+    try:
+        outbox.put_nowait(None)
+        await asyncio.wait_for(asyncio.shield(writer), timeout=5.0)
+    except (asyncio.QueueFull, TimeoutError):
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writer
+
+
+def _enqueue(effects: list[Any], outbox: asyncio.Queue[Any], state: BridgeState) -> bool:
+    """Queue the session's effects; False when its own queue is full (a client that stopped reading).
+
+    Pushes for other sessions (``Deliver``) go to their queues; a watcher whose queue is full is closed
+    (1013) rather than let its backlog grow.
+    """
     for effect in effects:
+        if isinstance(effect, Deliver):
+            target = state.outboxes.get(effect.to)
+            if target is None:
+                continue
+            other_box, other_ws = target
+            try:
+                other_box.put_nowait(Send(effect.message))
+            except asyncio.QueueFull:
+                state.outboxes.pop(effect.to, None)
+                closing = asyncio.get_running_loop().create_task(
+                    other_ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
+                )
+                state.background.add(closing)
+                closing.add_done_callback(state.background.discard)
+            continue
         try:
             outbox.put_nowait(effect)
         except asyncio.QueueFull:
@@ -154,6 +191,8 @@ async def _write(ws: web.WebSocketResponse, outbox: asyncio.Queue[Any], state: B
     """Carry out effects in order: send, log-then-send, close."""
     while True:
         effect = await outbox.get()
+        if effect is None:  # the connection is over
+            return
         try:
             if isinstance(effect, Send):
                 await ws.send_str(encode(effect.message))
@@ -172,7 +211,7 @@ async def _write(ws: web.WebSocketResponse, outbox: asyncio.Queue[Any], state: B
 def create_app(
     config: BridgeConfig,
     *,
-    store: LogStoreLike | None = None,
+    store: LogStore | None = None,
     extend: Callable[[web.Application, BridgeState], None] | None = None,
 ) -> web.Application:
     """The bridge application (sync factory): routes, shared state, clean shutdown.
@@ -189,6 +228,8 @@ def create_app(
     app[BRIDGE] = state
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/ws", websocket)
+    if store is not None:
+        setup_log(app, check_secret=lambda world, secret: state.access.opens(world, secret), store=store)
     if extend is not None:
         extend(app, state)
     app.on_shutdown.append(_close_sockets)
@@ -200,6 +241,13 @@ async def _close_sockets(app: web.Application) -> None:
     for ws in list(app[BRIDGE].sockets):
         with contextlib.suppress(Exception):
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"bridge shutting down")
+
+
+def _describe_database(config: BridgeConfig) -> str:
+    if config.database and "://" in config.database and "@" in config.database:
+        scheme, rest = config.database.split("://", 1)
+        return f"{scheme}://…@{rest.split('@', 1)[1]}"  # never print a password
+    return config.database or str(config.data_dir / "sightline.db")
 
 
 def ssl_context(config: BridgeConfig) -> ssl.SSLContext | None:
@@ -215,10 +263,32 @@ def ssl_context(config: BridgeConfig) -> ssl.SSLContext | None:
 async def run_bridge(
     config: BridgeConfig,
     *,
-    store: LogStoreLike | None = None,
+    store: LogStore | None = None,
     extend: Callable[[web.Application, BridgeState], None] | None = None,
 ) -> AsyncIterator[tuple[str, int]]:
-    """Start the bridge and yield the ``(host, port)`` it listens on (``port=0`` picks a free one)."""
+    """Start the bridge and yield the ``(host, port)`` it listens on (``port=0`` picks a free one).
+
+    The log store is opened (and migrated) before the port opens, from ``config.database`` or the data
+    directory, unless one is given or ``config.log`` is off; it is closed after the last connection.
+    """
+    own_store = store is None and config.log
+    if own_store:
+        idle = timedelta(minutes=config.session_idle_minutes)
+        store = await open_store(config.database, config.data_dir, idle_timeout=idle)
+    try:
+        async with _listening(config, store, extend) as address:
+            yield address
+    finally:
+        if own_store and store is not None:
+            await store.close()
+
+
+@contextlib.asynccontextmanager
+async def _listening(
+    config: BridgeConfig,
+    store: LogStore | None,
+    extend: Callable[[web.Application, BridgeState], None] | None,
+) -> AsyncIterator[tuple[str, int]]:
     app = create_app(config, store=store, extend=extend)
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5.0)
     await runner.setup()
@@ -236,7 +306,7 @@ async def run_bridge(
 async def serve(
     config: BridgeConfig,
     *,
-    store: LogStoreLike | None = None,
+    store: LogStore | None = None,
     extend: Callable[[web.Application, BridgeState], None] | None = None,
     announce: Callable[[str], None],
 ) -> None:
@@ -252,5 +322,9 @@ async def serve(
         announce(f"Health check: {'https' if config.certfile else 'http'}://{shown}:{port}/healthz")
         announce(f"Secret (paste into Foundry's Sightline settings): {config.secret}")
         announce(f"Data directory: {config.data_dir}")
+        if config.log:
+            announce(
+                f"Log: {_describe_database(config)}; browse it at {'https' if config.certfile else 'http'}://{shown}:{port}/log/"
+            )
         await stop.wait()
         announce("Shutting down: closing connections")

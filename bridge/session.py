@@ -28,6 +28,7 @@ from . import __version__
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
 from .core.rules.traveller import explain_encounter_range
+from .core.visibility import SceneVisibility
 from .core.world import SceneLimits, SceneRejected, SceneState, World
 from .errors import (
     BridgeError,
@@ -43,6 +44,7 @@ from .errors import (
     UnknownToken,
     UnsupportedProtocol,
 )
+from .log.capture import record_of, snapshot_of
 from .log.records import Party, RulingRecord, SceneSnapshot
 from .protocol import (
     CLIENT_MESSAGE,
@@ -56,6 +58,7 @@ from .protocol import (
     Hello,
     Ping,
     Pong,
+    Prebuilt,
     RulesetInfo,
     RulingOverride,
     ScenePatch,
@@ -64,7 +67,11 @@ from .protocol import (
     SceneSynced,
     SessionEnd,
     SessionStart,
+    Unwatch,
+    Unwatched,
     UserInfo,
+    Watch,
+    Watching,
     Welcome,
     WireCrossing,
     WireLine,
@@ -73,7 +80,9 @@ from .protocol import (
 )
 
 __all__ = [
+    "ActiveWatch",
     "Close",
+    "Deliver",
     "Effect",
     "Limits",
     "Send",
@@ -119,7 +128,25 @@ class StoreThenSend:
     user: UserInfo | None = None
 
 
-Effect = Send | Close | StoreThenSend
+@dataclass(frozen=True, slots=True)
+class Deliver:
+    """Send ``message`` to another session of the same world (a watcher of a scene this one changed)."""
+
+    to: Session
+    message: BaseModel
+
+
+Effect = Send | Close | StoreThenSend | Deliver
+
+
+@dataclass
+class ActiveWatch:
+    """One ``watch``: who asked, under which id, and the engine keeping its rulings."""
+
+    owner: Session
+    watch_id: str
+    scene: str
+    visibility: SceneVisibility
 
 
 # --- Shared state ----------------------------------------------------------------------------------
@@ -131,6 +158,20 @@ class Worlds:
 
     worlds: dict[str, World] = field(default_factory=dict)
     scene_limits: SceneLimits = field(default_factory=SceneLimits)
+    _snapshots: dict[tuple[str, str], tuple[SceneState, SceneSnapshot]] = field(default_factory=dict)
+
+    def snapshot(self, world: str, state: SceneState) -> SceneSnapshot:
+        """The log's snapshot of a scene state, computed once per state (not once per ruling)."""
+        key = (world, state.scene.id)
+        cached = self._snapshots.get(key)
+        if cached is None or cached[0] is not state:
+            cached = self._snapshots[key] = (state, snapshot_of(state.scene))
+        return cached[1]
+
+    watches: dict[tuple[str, str], list[ActiveWatch]] = field(default_factory=dict)
+
+    def watchers(self, world: str, scene: str) -> list[ActiveWatch]:
+        return self.watches.get((world, scene), [])
 
     def get(self, world_id: str) -> World:
         world = self.worlds.get(world_id)
@@ -299,17 +340,10 @@ class Session:
         except SceneRejected as exc:
             raise _rejected(exc) from exc
         scene = state.scene
-        return [
-            Send(
-                SceneSynced(
-                    id=message.id,
-                    scene=scene.id,
-                    regions=len(scene.regions),
-                    tokens=len(scene.tokens),
-                    walls=len(scene.walls),
-                )
-            )
-        ]
+        answer = SceneSynced(
+            id=message.id, scene=scene.id, regions=len(scene.regions), tokens=len(scene.tokens), walls=len(scene.walls)
+        )
+        return [Send(answer), *self._notify_watchers(world, state)]
 
     def _scene_patch(self, message: ScenePatch) -> list[Effect]:
         world = self._ready_world()
@@ -329,7 +363,8 @@ class Session:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first") from exc
         except SceneRejected as exc:
             raise _rejected(exc) from exc
-        return [Send(ScenePatched(id=message.id, scene=message.scene, ignored=result.ignored or None))]
+        answer = ScenePatched(id=message.id, scene=message.scene, ignored=result.ignored or None)
+        return [Send(answer), *self._notify_watchers(world, result.state)]
 
     def _adjudicate(self, message: Adjudicate) -> list[Effect]:
         world = self._ready_world()
@@ -382,33 +417,19 @@ class Session:
 
     def _record(self, message: Adjudicate, state: SceneState, ruling: Ruling, answer: Adjudication) -> _PendingRecord:
         at = self._clock()
-        scene = state.scene
         actor = state.token(message.actor)
         target = state.token(message.target) if message.target else None
         user = message.user or self.user
-        wire = answer.model_dump(mode="json")
         assert self.world is not None and actor is not None
-        record = RulingRecord(
-            time=at.isoformat(),
+        record = record_of(
+            answer,
             world=self.world.id,
-            scene=scene.id,
-            request=message.id,
-            user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
             actor=Party(id=actor.id, name=actor.name),
             target=Party(id=target.id, name=target.name) if target else None,
-            action=message.action,
+            user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
             reaction=message.reaction,
-            ruleset=answer.ruleset,
-            edition=answer.edition,
-            allowed=ruling.allowed,
-            modifier=ruling.modifier,
-            crossings=wire["crossings"],
-            modifiers=wire["modifiers"],
-            notes=list(ruling.notes),
-            citations=list(ruling.citations),
-            line=wire["line"],
-            details=dict(ruling.extra),
-            snapshot=SceneSnapshot.model_validate(state.snapshot),
+            snapshot=self._worlds.snapshot(self.world.id, state),
+            at=at,
         )
         return _PendingRecord(record, at)
 
@@ -435,6 +456,75 @@ class Session:
         )
         return [Send(answer)]
 
+    # Watches.
+
+    def _watch(self, message: Watch) -> list[Effect]:
+        world = self._ready_world()
+        state = world.scenes.get(message.scene)
+        if state is None:
+            raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first")
+        if message.action not in state.ruleset.actions:
+            raise InvalidMessage(f"action: unknown action {message.action!r} for {state.ruleset.id}", field="action")
+        for token_id in message.tokens or ():
+            if state.token(token_id) is None:
+                raise UnknownToken(f"tokens: no token {token_id!r} in scene {state.scene.id!r}", field="tokens")
+        key = (world.id, message.scene)
+        if any(w.owner is self and w.watch_id == message.id for ws in self._worlds.watches.values() for w in ws):
+            raise InvalidMessage(f"id: a watch {message.id!r} is already open on this connection", field="id")
+        try:
+            visibility = SceneVisibility(state, action=message.action, reaction=message.reaction, tokens=message.tokens)
+            rulings = visibility.rulings()
+        except RulingError as exc:
+            raise InvalidMessage(f"{exc.field}: {exc}", field=exc.field) from exc
+        self._worlds.watches.setdefault(key, []).append(ActiveWatch(self, message.id, message.scene, visibility))
+        everything = _annotations(message.id, state, dict(rulings), full=True)
+        return [
+            Send(Watching(id=message.id, watch=message.id, scene=message.scene, action=message.action)),
+            Send(everything),
+        ]
+
+    def _unwatch(self, message: Unwatch) -> list[Effect]:
+        self._ready_world()
+        if not self._drop_watches(lambda w: w.watch_id == message.watch):
+            raise InvalidMessage(f"watch: no watch {message.watch!r} on this connection", field="watch")
+        return [Send(Unwatched(id=message.id, watch=message.watch))]
+
+    def close(self) -> None:
+        """The connection is gone: forget its watches. Call once, from the adapter."""
+        self._drop_watches(lambda w: True)
+        self.state = "closed"
+
+    def _drop_watches(self, which: Callable[[ActiveWatch], bool]) -> int:
+        dropped = 0
+        for key, watches in list(self._worlds.watches.items()):
+            kept = [w for w in watches if not (w.owner is self and which(w))]
+            dropped += len(watches) - len(kept)
+            if kept:
+                self._worlds.watches[key] = kept
+            else:
+                del self._worlds.watches[key]
+        return dropped
+
+    def _notify_watchers(self, world: World, state: SceneState) -> list[Effect]:
+        """After a scene changed: each watcher gets only the pairs whose ruling changed."""
+        effects: list[Effect] = []
+        key = (world.id, state.scene.id)
+        for watch in list(self._worlds.watchers(world.id, state.scene.id)):
+            try:
+                changes = watch.visibility.update(state)
+            except (RulingError, KeyError, ValueError) as exc:
+                self._worlds.watches[key].remove(watch)
+                ended = Unwatched(watch=watch.watch_id, reason=f"the scene changed so that this watch ends: {exc}")
+                effects.append(Send(ended) if watch.owner is self else Deliver(watch.owner, ended))
+                continue
+            if not changes:
+                continue
+            pushed = _annotations(watch.watch_id, state, changes, full=False)
+            effects.append(Send(pushed) if watch.owner is self else Deliver(watch.owner, pushed))
+        if key in self._worlds.watches and not self._worlds.watches[key]:
+            del self._worlds.watches[key]
+        return effects
+
     def _ping(self, message: Ping) -> list[Effect]:
         return [Send(Pong(id=message.id))]
 
@@ -452,6 +542,8 @@ class Session:
         SessionEnd: _session_end,
         RulingOverride: _ruling_override,
         EncounterRangeRequest: _encounter_range,
+        Watch: _watch,
+        Unwatch: _unwatch,
     }
 
 
@@ -471,31 +563,82 @@ def welcome() -> Welcome:
     )
 
 
-def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adjudication:
-    extra = dict(ruling.extra)
-    top = {key: extra.pop(key) for key in ("difficulty", "asset", "device") if key in extra}
+def _ruling_fields(ruling: Ruling) -> dict[str, Any]:
+    """The wire fields every ruling carries, in an adjudication or an annotation."""
     line = None
     if ruling.line is not None:
         start, end = ruling.line.start, ruling.line.end
         line = WireLine(start=WirePoint(x=start.x, y=start.y, z=start.z), end=WirePoint(x=end.x, y=end.y, z=end.z))
+    return {
+        "allowed": ruling.allowed,
+        "modifier": ruling.modifier,
+        "crossings": [WireCrossing(region=c.region, zone=c.zone, kind=c.kind.value) for c in ruling.crossings],
+        "modifiers": [WireModifier.model_validate(entry.to_wire()) for entry in ruling.modifiers],
+        "notes": list(ruling.notes),
+        "citations": list(ruling.citations),
+        "line": line,
+    }
+
+
+def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adjudication:
+    extra = dict(ruling.extra)
+    top = {key: extra.pop(key) for key in ("difficulty", "asset", "device") if key in extra}
     return Adjudication(
         id=message.id,
         scene=state.scene.id,
         actor=message.actor,
         target=message.target,
         action=message.action,
+        reaction=message.reaction,
         ruleset=state.ruleset.id,
         edition=state.scene.rules.edition,
-        allowed=ruling.allowed,
-        modifier=ruling.modifier,
-        crossings=[WireCrossing(region=c.region, zone=c.zone, kind=c.kind.value) for c in ruling.crossings],
-        modifiers=[WireModifier.model_validate(entry.to_wire()) for entry in ruling.modifiers],
-        notes=list(ruling.notes),
-        citations=list(ruling.citations),
-        line=line,
         details=extra,
+        **_ruling_fields(ruling),
         **top,
     )
+
+
+def _annotations(
+    watch_id: str, state: SceneState, changes: dict[tuple[str, str], Ruling | None], *, full: bool
+) -> Prebuilt:
+    """An ``annotations`` push, built straight into wire form: it carries every changed pair of a scene."""
+    changed = []
+    removed = []
+    for (actor, target), ruling in sorted(changes.items()):
+        if ruling is None:
+            removed.append({"actor": actor, "target": target})
+        else:
+            changed.append({"actor": actor, "target": target, **_ruling_wire(ruling)})
+    return Prebuilt(
+        payload={
+            "type": "annotations",
+            "watch": watch_id,
+            "scene": state.scene.id,
+            "version": state.version,
+            "full": full,
+            "changed": changed,
+            "removed": removed,
+        }
+    )
+
+
+def _ruling_wire(ruling: Ruling) -> dict[str, Any]:
+    """:func:`_ruling_fields` as plain JSON-ready values (same fields, same pruning)."""
+    wire: dict[str, Any] = {
+        "allowed": ruling.allowed,
+        "modifier": ruling.modifier,
+        "crossings": [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in ruling.crossings],
+        "modifiers": [entry.to_wire() for entry in ruling.modifiers],
+        "notes": list(ruling.notes),
+        "citations": list(ruling.citations),
+    }
+    if ruling.line is not None:
+        start, end = ruling.line.start, ruling.line.end
+        wire["line"] = {
+            "start": {"x": start.x, "y": start.y, "z": start.z},
+            "end": {"x": end.x, "y": end.y, "z": end.z},
+        }
+    return wire
 
 
 def with_log_result(answer: Adjudication, *, logged: bool, record: str | None) -> Adjudication:

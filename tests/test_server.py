@@ -52,7 +52,7 @@ async def test_hello_sync_adjudicate_over_a_real_websocket(bridge: str) -> None:
             ws, {"type": "adjudicate", "id": "a1", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
         )
         assert ruling["id"] == "a1" and ruling["modifier"] == -6
-        assert ruling["logged"] is False  # no store configured here
+        assert ruling["logged"] is True and ruling["record"]  # committed to the SQLite log before the answer
         assert await ask(ws, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "CURVE_TOLERANCE",
     "MIN_CURVE_VERTICES",
     "SceneGeometry",
+    "WallIndex",
     "curve_vertex_count",
     "region_area",
 ]
@@ -259,7 +260,7 @@ class SceneGeometry:
 
         self._tokens: dict[str, _TokenInfo] = {token.id: self._compile_token(token) for token in scene.tokens}
         self._inside_cache: dict[tuple[str, str], bool] = {}
-        self._compile_walls(scene.walls)
+        self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
 
     # Public methods: regions and tokens.
 
@@ -364,12 +365,7 @@ class SceneGeometry:
         ``a`` is the source: one-way walls and thresholds are judged from it. ``external_radius``
         (pixels) is the source's size, as Foundry's ``Edge#applyThreshold`` takes it (0 for a point).
         """
-        if (a.x == b.x and a.y == b.y) or not self._wall_ids:
-            return ()
-        candidates = self._wall_candidates(a, b)
-        if candidates.size == 0:
-            return ()
-        return self._blocking(candidates, a.x, a.y, b.x, b.y, external_radius)
+        return self._walls.blocked(a, b, external_radius=external_radius)
 
     # Private: compilation.
 
@@ -403,37 +399,6 @@ class SceneGeometry:
             center=Point3(cx, cy, token.elevation),
             external_radius=max(w, h) / 2,
         )
-
-    def _compile_walls(self, walls: Sequence[Wall]) -> None:
-        """Keep the walls that can ever stop sight, as columns; drop sight-0, open doors, points."""
-        kept = [
-            wall
-            for wall in walls
-            if wall.sight != _SIGHT_NONE
-            and not (wall.door > 0 and wall.ds == _DOOR_OPEN)
-            and (wall.c[0], wall.c[1]) != (wall.c[2], wall.c[3])
-        ]
-        self._wall_ids: tuple[str, ...] = tuple(wall.id for wall in kept)
-        coords = np.array([wall.c for wall in kept], dtype=np.float64).reshape(-1, 4)
-        self._wall_ax, self._wall_ay = coords[:, 0].copy(), coords[:, 1].copy()
-        self._wall_bx, self._wall_by = coords[:, 2].copy(), coords[:, 3].copy()
-        self._wall_limited = np.array([wall.sight == _SIGHT_LIMITED for wall in kept], dtype=bool)
-        self._wall_dir = np.array([wall.dir for wall in kept], dtype=np.int8)
-        # Threshold in pixels (Foundry: threshold.sight * distancePixels); NaN when none applies.
-        px_per_unit = 1.0 / self._units_per_px
-        self._wall_kind = np.array([wall.sight for wall in kept], dtype=np.int16)
-        self._wall_threshold = np.array(
-            [
-                wall.threshold.sight * px_per_unit
-                if wall.sight in (_SIGHT_PROXIMITY, _SIGHT_DISTANCE)
-                and wall.threshold is not None
-                and wall.threshold.sight  # Foundry: `if ( !d ) return false` — 0 means none
-                else math.nan
-                for wall in kept
-            ],
-            dtype=np.float64,
-        )
-        self._wall_tree = STRtree(shapely.linestrings(coords.reshape(-1, 2, 2))) if kept else None
 
     # Private: tokens and sampling.
 
@@ -499,84 +464,6 @@ class SceneGeometry:
                 entries[zone.order] = first
         return entries
 
-    # Private: walls along a line.
-
-    def _wall_candidates(self, a: Point3, b: Point3) -> npt.NDArray[np.intp]:
-        if self._wall_tree is None:
-            return np.empty(0, dtype=np.intp)
-        if len(self._wall_ids) <= 64:
-            return np.arange(len(self._wall_ids), dtype=np.intp)
-        segment = LineString([(a.x, a.y), (b.x, b.y)])
-        found: npt.NDArray[np.intp] = np.sort(self._wall_tree.query(segment))
-        return found
-
-    def _blocking(
-        self,
-        idx: npt.NDArray[np.intp],
-        x0: float,
-        y0: float,
-        x1: float,
-        y1: float,
-        external_radius: float,
-    ) -> tuple[str, ...]:
-        ax, ay, bx, by = self._wall_ax[idx], self._wall_ay[idx], self._wall_bx[idx], self._wall_by[idx]
-        # Side of each line end relative to each wall (Foundry's orient2dFast(wall.a, wall.b, point)).
-        o_start = _orient(ax, ay, bx, by, x0, y0)
-        o_end = _orient(ax, ay, bx, by, x1, y1)
-        # Side of each wall end relative to the line.
-        s_a = np.sign(_orient(x0, y0, x1, y1, ax, ay))
-        s_b = np.sign(_orient(x0, y0, x1, y1, bx, by))
-        # The line's ends lie strictly on both sides of the wall's line: it meets it at 0 < t < 1,
-        # and is neither collinear with it nor starting or ending on it.
-        straddles = np.sign(o_start) * np.sign(o_end) < 0
-        proper = straddles & (s_a * s_b < 0)
-        at_a = straddles & (s_a == 0)
-        at_b = straddles & (s_b == 0)
-        hit = proper | at_a | at_b
-        if not hit.any():
-            return ()
-
-        # Which of the walls met would stop sight from this source at all.
-        direction = self._wall_dir[idx]
-        effective = hit & (
-            (direction == 0) | ((direction == _DIR_LEFT) & (o_start > 0)) | ((direction == _DIR_RIGHT) & (o_start < 0))
-        )
-        threshold = self._wall_threshold[idx]
-        has_threshold = effective & ~np.isnan(threshold)
-        if has_threshold.any():
-            distance = _segment_distance(x0, y0, ax, ay, bx, by)
-            kind = self._wall_kind[idx]
-            proximity_pass = (kind == _SIGHT_PROXIMITY) & (np.maximum(distance - external_radius, 0.0) < threshold)
-            distance_pass = (kind == _SIGHT_DISTANCE) & (distance + external_radius > threshold)
-            effective &= ~(has_threshold & (proximity_pass | distance_pass))
-        if not effective.any():
-            return ()
-
-        # Where the line meets each wall's line; only read for walls it straddles (o_start ≠ o_end).
-        t = o_start / np.where(straddles, o_start - o_end, 1.0)
-        limited = self._wall_limited[idx]
-        # Crossing units: each properly crossed wall is one; each closed corner (walls meeting at a
-        # point of the line, strictly on both sides of it) is one. Grazing an open corner is not.
-        units: list[tuple[float, list[int]]] = [(float(t[i]), [int(i)]) for i in np.flatnonzero(proper & effective)]
-        corners: dict[tuple[float, float], list[tuple[int, int]]] = {}
-        for i in np.flatnonzero((at_a | at_b) & effective & ~proper):
-            if at_a[i]:
-                key, side = (float(ax[i]), float(ay[i])), int(s_b[i])
-            else:
-                key, side = (float(bx[i]), float(by[i])), int(s_a[i])
-            corners.setdefault(key, []).append((int(i), side))
-        for members in corners.values():
-            sides = {side for _, side in members}
-            if 1 in sides and -1 in sides:
-                indices = [i for i, _ in members]
-                units.append((float(t[indices[0]]), indices))
-
-        hard = [unit for unit in units if not all(limited[i] for i in unit[1])]
-        soft = [unit for unit in units if all(limited[i] for i in unit[1])]
-        blocking = hard + (soft if len(soft) >= 2 else [])
-        ordered = sorted((t_unit, int(idx[i])) for t_unit, members in blocking for i in members)
-        return tuple(dict.fromkeys(self._wall_ids[i] for _, i in ordered))
-
 
 def _span_params(z0: float, z1: float, bottom: float, top: float) -> tuple[float, float] | None:
     """The ``t`` interval within [0, 1] where ``z0 + t (z1 − z0)`` lies in [bottom, top], or ``None``."""
@@ -621,3 +508,140 @@ def _segment_distance(
     u = np.clip(((px - ax) * ex + (py - ay) * ey) / np.where(length2 > 0, length2, 1.0), 0.0, 1.0)
     result: FloatArray = np.hypot(ax + u * ex - px, ay + u * ey - py)
     return result
+
+
+# --- Walls ----------------------------------------------------------------------------------------
+
+
+class WallIndex:
+    """The walls of one scene that can ever stop sight, as numpy columns with an STRtree.
+
+    Sight-0 walls, open doors and zero-length walls are dropped at compile time. ``blocked`` judges
+    one line; the columns are public so that a whole-scene pass can vectorise the same orientation
+    tests over many lines (``bridge.core.visibility``).
+    """
+
+    #: Above this many walls, a line's candidates come from the STRtree rather than all walls.
+    TREE_ABOVE = 64
+
+    def __init__(self, walls: Sequence[Wall], *, units_per_px: float) -> None:
+        kept = [
+            wall
+            for wall in walls
+            if wall.sight != _SIGHT_NONE
+            and not (wall.door > 0 and wall.ds == _DOOR_OPEN)
+            and (wall.c[0], wall.c[1]) != (wall.c[2], wall.c[3])
+        ]
+        self.ids: tuple[str, ...] = tuple(wall.id for wall in kept)
+        coords = np.array([wall.c for wall in kept], dtype=np.float64).reshape(-1, 4)
+        self.ax, self.ay = coords[:, 0].copy(), coords[:, 1].copy()
+        self.bx, self.by = coords[:, 2].copy(), coords[:, 3].copy()
+        self.limited = np.array([wall.sight == _SIGHT_LIMITED for wall in kept], dtype=bool)
+        self.direction = np.array([wall.dir for wall in kept], dtype=np.int8)
+        # Threshold in pixels (Foundry: threshold.sight * distancePixels); NaN when none applies.
+        px_per_unit = 1.0 / units_per_px
+        self.kind = np.array([wall.sight for wall in kept], dtype=np.int16)
+        self.threshold = np.array(
+            [
+                wall.threshold.sight * px_per_unit
+                if wall.sight in (_SIGHT_PROXIMITY, _SIGHT_DISTANCE)
+                and wall.threshold is not None
+                and wall.threshold.sight  # Foundry: `if ( !d ) return false` — 0 means none
+                else math.nan
+                for wall in kept
+            ],
+            dtype=np.float64,
+        )
+        self.segments = shapely.linestrings(coords.reshape(-1, 2, 2))
+        self.tree = STRtree(self.segments) if kept else None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
+        """Ids of the walls that stop sight from ``a`` to ``b``, ordered along the line (see
+        :meth:`SceneGeometry.wall_blocked`)."""
+        if (a.x == b.x and a.y == b.y) or not self.ids:
+            return ()
+        candidates = self.candidates(a, b)
+        if candidates.size == 0:
+            return ()
+        return self.blocking(candidates, a.x, a.y, b.x, b.y, external_radius)
+
+    def candidates(self, a: Point3, b: Point3) -> npt.NDArray[np.intp]:
+        """Indices of the walls ``blocking`` must look at for the line ``a → b``, ascending."""
+        if self.tree is None:
+            return np.empty(0, dtype=np.intp)
+        if len(self.ids) <= self.TREE_ABOVE:
+            return np.arange(len(self.ids), dtype=np.intp)
+        segment = LineString([(a.x, a.y), (b.x, b.y)])
+        found: npt.NDArray[np.intp] = np.sort(self.tree.query(segment))
+        return found
+
+    def blocking(
+        self,
+        idx: npt.NDArray[np.intp],
+        x0: float,
+        y0: float,
+        x1: float,
+        y1: float,
+        external_radius: float,
+    ) -> tuple[str, ...]:
+        """The walls among ``idx`` that stop sight from ``(x0, y0)`` to ``(x1, y1)``, in order."""
+        ax, ay, bx, by = self.ax[idx], self.ay[idx], self.bx[idx], self.by[idx]
+        # Side of each line end relative to each wall (Foundry's orient2dFast(wall.a, wall.b, point)).
+        o_start = _orient(ax, ay, bx, by, x0, y0)
+        o_end = _orient(ax, ay, bx, by, x1, y1)
+        # Side of each wall end relative to the line.
+        s_a = np.sign(_orient(x0, y0, x1, y1, ax, ay))
+        s_b = np.sign(_orient(x0, y0, x1, y1, bx, by))
+        # The line's ends lie strictly on both sides of the wall's line: it meets it at 0 < t < 1,
+        # and is neither collinear with it nor starting or ending on it.
+        straddles = np.sign(o_start) * np.sign(o_end) < 0
+        proper = straddles & (s_a * s_b < 0)
+        at_a = straddles & (s_a == 0)
+        at_b = straddles & (s_b == 0)
+        hit = proper | at_a | at_b
+        if not hit.any():
+            return ()
+
+        # Which of the walls met would stop sight from this source at all.
+        direction = self.direction[idx]
+        effective = hit & (
+            (direction == 0) | ((direction == _DIR_LEFT) & (o_start > 0)) | ((direction == _DIR_RIGHT) & (o_start < 0))
+        )
+        threshold = self.threshold[idx]
+        has_threshold = effective & ~np.isnan(threshold)
+        if has_threshold.any():
+            distance = _segment_distance(x0, y0, ax, ay, bx, by)
+            kind = self.kind[idx]
+            proximity_pass = (kind == _SIGHT_PROXIMITY) & (np.maximum(distance - external_radius, 0.0) < threshold)
+            distance_pass = (kind == _SIGHT_DISTANCE) & (distance + external_radius > threshold)
+            effective &= ~(has_threshold & (proximity_pass | distance_pass))
+        if not effective.any():
+            return ()
+
+        # Where the line meets each wall's line; only read for walls it straddles (o_start ≠ o_end).
+        t = o_start / np.where(straddles, o_start - o_end, 1.0)
+        limited = self.limited[idx]
+        # Crossing units: each properly crossed wall is one; each closed corner (walls meeting at a
+        # point of the line, strictly on both sides of it) is one. Grazing an open corner is not.
+        units: list[tuple[float, list[int]]] = [(float(t[i]), [int(i)]) for i in np.flatnonzero(proper & effective)]
+        corners: dict[tuple[float, float], list[tuple[int, int]]] = {}
+        for i in np.flatnonzero((at_a | at_b) & effective & ~proper):
+            if at_a[i]:
+                key, side = (float(ax[i]), float(ay[i])), int(s_b[i])
+            else:
+                key, side = (float(bx[i]), float(by[i])), int(s_a[i])
+            corners.setdefault(key, []).append((int(i), side))
+        for members in corners.values():
+            sides = {side for _, side in members}
+            if 1 in sides and -1 in sides:
+                indices = [i for i, _ in members]
+                units.append((float(t[indices[0]]), indices))
+
+        hard = [unit for unit in units if not all(limited[i] for i in unit[1])]
+        soft = [unit for unit in units if all(limited[i] for i in unit[1])]
+        blocking = hard + (soft if len(soft) >= 2 else [])
+        ordered = sorted((t_unit, int(idx[i])) for t_unit, members in blocking for i in members)
+        return tuple(dict.fromkeys(self.ids[i] for _, i in ordered))

@@ -6,8 +6,6 @@ held scene: a rejected message leaves the world exactly as it was.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -109,7 +107,7 @@ def check_scene(scene: Scene, limits: SceneLimits | None = None) -> Ruleset:
 
 @dataclass
 class SceneState:
-    """One held scene, with its geometry and log snapshot computed once per version."""
+    """One held scene, with its geometry computed once per version."""
 
     scene: Scene
     ruleset: Ruleset
@@ -118,19 +116,6 @@ class SceneState:
     @cached_property
     def geometry(self) -> SceneGeometry:
         return SceneGeometry(self.scene)
-
-    @cached_property
-    def snapshot(self) -> dict[str, Any]:
-        """Zones and walls as the log keeps them to redraw a ruling, keyed by a hash of the content."""
-        content = {
-            "scene": self.scene.id,
-            "name": self.scene.name,
-            "grid": self.scene.grid.model_dump(mode="json"),
-            "regions": [r.model_dump(mode="json") for r in self.scene.regions if r.zone is not None],
-            "walls": [w.model_dump(mode="json") for w in self.scene.walls],
-        }
-        digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:32]
-        return {"key": digest, **content}
 
     def token(self, token_id: str) -> Token | None:
         return self._tokens.get(token_id)

@@ -7,31 +7,21 @@ ruling is still answered, with ``logged: false`` — the table never waits on a 
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from ..errors import BridgeError, InvalidMessage, LogUnavailable
-from ..protocol import GameSession, RulingOverridden, SessionEnded, SessionStarted
+from ..protocol import RulingOverridden, SessionEnded, SessionStarted
 from ..session import StoreThenSend, error_message, with_log_result
+from .records import Party
+from .store import LogStore
 
 __all__ = ["LogStoreLike", "perform", "unlogged_answer"]
 
 _log = logging.getLogger(__name__)
 
 
-class LogStoreLike(Protocol):
-    """What the bridge needs of a log store (:mod:`bridge.log.store` implements it)."""
-
-    async def append(self, record: Any) -> Any: ...
-
-    async def start_session(self, world: str, name: str, at: Any) -> Any: ...
-
-    async def end_session(self, world: str, at: Any) -> Any: ...
-
-    async def override(
-        self, world: str, record_id: str, *, modifier: int | None, allowed: bool, reason: str, user: Any, at: Any
-    ) -> Any: ...
+LogStoreLike = LogStore
 
 
 async def perform(effect: StoreThenSend, store: LogStoreLike | None) -> BaseModel:
@@ -68,29 +58,20 @@ def unlogged_answer(effect: StoreThenSend) -> BaseModel:
 async def _session_operation(effect: StoreThenSend, store: LogStoreLike) -> BaseModel:
     if effect.operation == "start":
         session = await store.start_session(effect.world, effect.name, effect.at)
-        return SessionStarted(id=effect.request_id, session=_game_session(session))
+        return SessionStarted(id=effect.request_id, session=session.wire())
     if effect.operation == "end":
-        session = await store.end_session(effect.world, effect.at)
-        return SessionEnded(id=effect.request_id, session=_game_session(session) if session else None)
+        ended = await store.end_session(effect.world, effect.at)
+        return SessionEnded(id=effect.request_id, session=ended.wire() if ended else None)
     override = effect.override
     assert override is not None
+    user = effect.user
     record = await store.override(
         effect.world,
         override.record,
         modifier=override.modifier,
         allowed=override.allowed,
         reason=override.reason,
-        user=effect.user,
+        user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
         at=effect.at,
     )
     return RulingOverridden(id=effect.request_id, record=str(record.id), original=override.record)
-
-
-def _game_session(session: Any) -> GameSession:
-    return GameSession(
-        id=str(session.id),
-        world=str(session.world),
-        name=str(session.name),
-        started=str(session.started),
-        ended=str(session.ended) if session.ended else None,
-    )

@@ -112,6 +112,8 @@ def load_infinity(name: str) -> InfinityData:
 # --- Evaluation ---------------------------------------------------------------------------------
 
 BLOCKED: None = None
+#: Memoised zone candidates kept before the memo is emptied.
+_CANDIDATE_MEMO = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +145,13 @@ class InfinityRuleset:
     def __init__(self, data: InfinityData) -> None:
         self.data = data
         self._row = vocabulary().rulesets[data.id]
+        # Whole-scene passes rule thousands of lines: texts and labels are looked up, not rebuilt.
+        self._texts = {(key, locale): text.get(locale) for key, text in data.texts.items() for locale in ("en", "es")}
+        self._zone_labels = {
+            (zone, locale): rules.label.get(locale) for zone, rules in data.zones.items() for locale in ("en", "es")
+        }
+        #: What one zone does to one kind of observer; pure in its key (see :meth:`_candidate`).
+        self._candidates: dict[tuple[Any, ...], _Candidate] = {}
 
     # --- The Ruleset interface ---
 
@@ -216,11 +225,13 @@ class InfinityRuleset:
             )
 
         applied = _most_restrictive(candidates)
+        stacking = ""
+        if applied is not None:
+            stacking = self._text("not_stacking", locale, applied=self._describe(applied, s))
         for candidate in candidates:
             is_applied = candidate is applied
             reason = candidate.reason
             if not is_applied and candidate.counts and applied is not None:
-                stacking = self._text("not_stacking", locale, applied=self._describe(applied, s))
                 reason = f"{reason} {stacking}" if reason else stacking
             value = None if candidate.blocks else candidate.value
             entries.append(self._entry(candidate.crossing, value, is_applied, reason, locale))
@@ -244,6 +255,27 @@ class InfinityRuleset:
         )
 
     def _candidate(self, crossing: Crossing, observer: _Observer, s: Situation, action: ActionRules) -> _Candidate:
+        """What one zone does to this observer's LoF along this line (memoised: it reads only the key)."""
+        key = (
+            crossing,
+            observer.msv,
+            observer.sees,
+            observer.visor,
+            observer.marksmanship,
+            observer.sixth_sense,
+            s.edition,
+            s.locale,
+            s.reaction,
+            s.action,
+        )
+        found = self._candidates.get(key)
+        if found is None:
+            if len(self._candidates) >= _CANDIDATE_MEMO:
+                self._candidates.clear()
+            found = self._candidates[key] = self._judge(crossing, observer, s, action)
+        return found
+
+    def _judge(self, crossing: Crossing, observer: _Observer, s: Situation, action: ActionRules) -> _Candidate:
         """What one zone does to this observer's LoF along this line."""
         zone = self.data.zones[crossing.zone]
         edition = self.data.editions[s.edition]
@@ -429,7 +461,7 @@ class InfinityRuleset:
             source="zone",
             value=value,
             applied=applied,
-            label=self.data.zones[crossing.zone].label.get(locale),
+            label=self._zone_label(crossing.zone, locale),
             reason=reason,
             region=crossing.region,
             zone=crossing.zone,
@@ -438,7 +470,7 @@ class InfinityRuleset:
     def _describe(self, candidate: _Candidate, s: Situation) -> str:
         """``Poor Visibility Zone "Smoke stack": -6`` — the region by its name, its id when it has none."""
         locale = s.locale
-        label = self.data.zones[candidate.crossing.zone].label.get(locale)
+        label = self._zone_label(candidate.crossing.zone, locale)
         region = next((r for r in s.scene.regions if r.id == candidate.crossing.region), None)
         shown_region = f'"{region.name}"' if region is not None and region.name else candidate.crossing.region
         value = self._text("no_lof", locale) if candidate.blocks else _signed(candidate.value or 0)
@@ -457,7 +489,11 @@ class InfinityRuleset:
         )
 
     def _text(self, key: str, locale: str, /, **values: Any) -> str:
-        return self.data.texts[key].get(locale, **values)
+        text = self._texts[(key, "es" if locale == "es" else "en")]
+        return text.format(**values) if values else text
+
+    def _zone_label(self, zone: str, locale: str) -> str:
+        return self._zone_labels[(zone, "es" if locale == "es" else "en")]
 
 
 def _most_restrictive(candidates: list[_Candidate]) -> _Candidate | None:

@@ -1,0 +1,296 @@
+"""Whole-scene visibility: the incremental engine against the per-pair shapely baseline.
+
+Run ``python -m bench.visibility_bench [--quick]``. For each seeded scene (tokens × zones) it prints
+the full all-pairs time and the one-token-move update time of :class:`~bridge.core.visibility.SceneVisibility`
+next to :class:`bench.baseline.BaselineVisibility` run in the same process, as a ratio, and writes a
+plot of time against tokens × zones to ``docs/img/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bridge.core.rules import RULESETS
+from bridge.core.scene import Scene
+from bridge.core.visibility import SceneVisibility
+from bridge.core.world import SceneState
+
+from .baseline import BaselineVisibility
+
+__all__ = ["SIZES", "SizeResult", "bench_size", "main", "make_scene", "move_token", "plot", "report"]
+
+#: (tokens, zones) of the benchmarked scenes.
+SIZES = ((20, 30), (50, 100), (100, 200), (200, 400))
+SCENE_PX = 8000
+GRID = 100
+ZONE_TYPES = ("low", "poor", "zero", "white-noise", "smoke", "eclipse")
+TRAITS = ("multispectral-visor-1", "multispectral-visor-2", "multispectral-visor-3", "marksmanship", "sixth-sense")
+
+
+def make_scene(tokens: int, zones: int, *, seed: int = 0, walls: int | None = None) -> Scene:
+    """A seeded ~8000 × 8000 px Infinity scene: zones of mixed shape and size, tokens, some walls."""
+    rng = random.Random(seed * 1_000_003 + tokens * 1009 + zones)
+    regions = [_zone(rng, f"z{i}") for i in range(zones)]
+    token_data = [_token(rng, f"t{i}") for i in range(tokens)]
+    wall_count = walls if walls is not None else max(4, zones // 8)
+    wall_data = [_wall(rng, f"w{i}") for i in range(wall_count)]
+    return Scene.model_validate(
+        {
+            "id": f"bench-{tokens}x{zones}",
+            "grid": {"size": GRID, "distance": 1},
+            "rules": {"ruleset": "infinity-n4", "edition": "current", "locale": "en"},
+            "regions": regions,
+            "tokens": token_data,
+            "walls": wall_data,
+        }
+    )
+
+
+def state_of(scene: Scene, version: int = 0) -> SceneState:
+    return SceneState(scene, RULESETS[scene.rules.ruleset], version=version)
+
+
+def move_token(scene: Scene, token_id: str, *, seed: int = 0) -> Scene:
+    """The scene with one token moved to a random place (as one ``scene.patch`` would)."""
+    rng = random.Random(seed)
+    tokens = [
+        token.model_copy(update={"x": rng.uniform(0, SCENE_PX - GRID), "y": rng.uniform(0, SCENE_PX - GRID)})
+        if token.id == token_id
+        else token
+        for token in scene.tokens
+    ]
+    return scene.model_copy(update={"tokens": tokens})
+
+
+# Scene generation.
+
+
+def _zone(rng: random.Random, region_id: str) -> dict[str, Any]:
+    size = rng.choice((60.0, 120.0, 200.0, 350.0, 600.0)) * rng.uniform(0.7, 1.3)
+    cx, cy = rng.uniform(0, SCENE_PX), rng.uniform(0, SCENE_PX)
+    kind = rng.choices(("rectangle", "circle", "ellipse", "polygon"), weights=(4, 3, 1, 2))[0]
+    shapes: list[dict[str, Any]]
+    if kind == "rectangle":
+        w, h = size * rng.uniform(0.5, 1.5), size * rng.uniform(0.5, 1.5)
+        rotation = rng.choice((0.0, 0.0, 0.0, rng.uniform(0, 180)))
+        corner = {"x": cx - w / 2, "y": cy - h / 2}
+        shapes = [{"type": "rectangle", **corner, "width": w, "height": h, "rotation": rotation}]
+    elif kind == "circle":
+        shapes = [{"type": "circle", "x": cx, "y": cy, "radius": size / 2}]
+    elif kind == "ellipse":
+        shapes = [
+            {
+                "type": "ellipse",
+                "x": cx,
+                "y": cy,
+                "radiusX": size / 2,
+                "radiusY": size / 2 * rng.uniform(0.4, 1.0),
+                "rotation": rng.uniform(0, 180),
+            }
+        ]
+    else:
+        n = rng.randint(5, 10)
+        angles = sorted(rng.uniform(0, 2 * math.pi) for _ in range(n))
+        points: list[float] = []
+        for angle in angles:
+            r = size / 2 * rng.uniform(0.5, 1.0)
+            points += [cx + r * math.cos(angle), cy + r * math.sin(angle)]
+        shapes = [{"type": "polygon", "points": points}]
+    if rng.random() < 0.15:  # a hole in the middle
+        shapes.append({"type": "circle", "x": cx, "y": cy, "radius": size / 6, "hole": True})
+    span = rng.random()
+    if span < 0.7:
+        elevation: dict[str, Any] = {"bottom": None, "top": None}
+    elif span < 0.85:
+        elevation = {"bottom": 0, "top": rng.choice((2, 4, 6))}
+    else:
+        elevation = {"bottom": rng.choice((1, 3)), "top": None}
+    return {
+        "id": region_id,
+        "shapes": shapes,
+        "elevation": elevation,
+        "zone": {"type": rng.choice(ZONE_TYPES)},
+    }
+
+
+def _token(rng: random.Random, token_id: str) -> dict[str, Any]:
+    traits = [t for t in TRAITS if rng.random() < 0.08]
+    return {
+        "id": token_id,
+        "name": token_id.upper(),
+        "x": rng.uniform(0, SCENE_PX - GRID),
+        "y": rng.uniform(0, SCENE_PX - GRID),
+        "width": rng.choice((1, 1, 1, 2)),
+        "height": rng.choice((1, 1, 1, 2)),
+        "shape": rng.choice(("rectangle", "rectangle", "ellipse")),
+        "elevation": rng.choice((0, 0, 0, 0, 1, 3, 5)),
+        "traits": traits,
+    }
+
+
+def _wall(rng: random.Random, wall_id: str) -> dict[str, Any]:
+    x0, y0 = rng.uniform(0, SCENE_PX), rng.uniform(0, SCENE_PX)
+    angle, length = rng.uniform(0, 2 * math.pi), rng.uniform(100, 600)
+    data: dict[str, Any] = {
+        "id": wall_id,
+        "c": [x0, y0, x0 + length * math.cos(angle), y0 + length * math.sin(angle)],
+        "sight": rng.choice((20, 20, 20, 10, 10, 30, 40, 0)),
+        "dir": rng.choice((0, 0, 0, 1, 2)),
+    }
+    if data["sight"] in (30, 40):
+        data["threshold"] = {"sight": rng.uniform(5, 40)}
+    if rng.random() < 0.2:
+        data["door"] = 1
+        data["ds"] = rng.choice((0, 1, 2))
+    return data
+
+
+@dataclass(frozen=True)
+class SizeResult:
+    """The figures of one scene size; times in seconds."""
+
+    tokens: int
+    zones: int
+    pairs: int
+    full: float
+    full_baseline: float
+    baseline_sampled: int  # pairs the baseline actually ran (its time is extrapolated to all pairs)
+    move: float
+    move_baseline: float
+    agree: bool
+
+    @property
+    def full_ratio(self) -> float:
+        return self.full_baseline / self.full
+
+    @property
+    def move_ratio(self) -> float:
+        return self.move_baseline / self.move
+
+
+def bench_size(tokens: int, zones: int, *, baseline_pairs: int, repeats: int, seed: int = 0) -> SizeResult:
+    """Full all-pairs time and one-token-move time, ours and the baseline's, on one seeded scene."""
+    scene = make_scene(tokens, zones, seed=seed)
+    state = state_of(scene)
+    action = "bs-attack"
+    ids = [token.id for token in scene.tokens]
+    every = [(a, b) for a in ids for b in ids if a != b]
+
+    full = _best(repeats, lambda: SceneVisibility(state, action=action))
+    engine = SceneVisibility(state, action=action)
+
+    baseline = BaselineVisibility(state, action=action)
+    sample = every if len(every) <= baseline_pairs else random.Random(seed).sample(every, baseline_pairs)
+    started = time.perf_counter()
+    expected = baseline.rulings(sample)
+    full_baseline = (time.perf_counter() - started) / len(sample) * len(every)
+    agree = all(engine.rulings()[pair] == ruling for pair, ruling in expected.items())
+
+    # One token moves: the engine diffs the scenes; the baseline re-rules that token's pairs.
+    mover = ids[len(ids) // 2]
+    times = []
+    for k in range(repeats):  # a different random move each time, on the same long-lived engine
+        moved = state_of(move_token(scene, mover, seed=seed + 1 + k), version=k + 1)
+        started = time.perf_counter()
+        engine.update(moved)
+        times.append(time.perf_counter() - started)
+    move = min(times)
+    touched = [(a, b) for a, b in every if mover in (a, b)]
+    moved_baseline = BaselineVisibility(moved, action=action)
+    started = time.perf_counter()
+    after = moved_baseline.rulings(touched)
+    move_baseline = time.perf_counter() - started
+    agree = agree and all(engine.rulings()[pair] == ruling for pair, ruling in after.items())
+    return SizeResult(tokens, zones, len(every), full, full_baseline, len(sample), move, move_baseline, agree)
+
+
+def report(results: list[SizeResult]) -> str:
+    """The figures as a table; every time next to the baseline's, as a ratio."""
+    rows = [
+        f"{'tokens x zones':>15} {'pairs':>7} | {'full':>9} {'baseline':>10} {'ratio':>7} | "
+        f"{'move':>9} {'baseline':>10} {'ratio':>7} | agree"
+    ]
+    for r in results:
+        sampled = "*" if r.baseline_sampled < r.pairs else " "
+        rows.append(
+            f"{f'{r.tokens} x {r.zones}':>15} {r.pairs:>7} | {_ms(r.full)} {_ms(r.full_baseline)}{sampled} "
+            f"{r.full_ratio:>6.1f}x | {_ms(r.move)} {_ms(r.move_baseline)}  {r.move_ratio:>6.1f}x | "
+            f"{'yes' if r.agree else 'NO'}"
+        )
+    if any(r.baseline_sampled < r.pairs for r in results):
+        rows.append(
+            "* baseline timed on a random sample of pairs "
+            + ", ".join(f"({r.baseline_sampled} of {r.pairs})" for r in results if r.baseline_sampled < r.pairs)
+            + " and extrapolated per pair"
+        )
+    return "\n".join(rows)
+
+
+def plot(results: list[SizeResult], path: Path) -> Path:
+    """Time against tokens × zones, ours beside the baseline (log–log), written to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [r.tokens * r.zones for r in results]
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    ax.loglog(x, [r.full_baseline for r in results], "o--", color="tab:red", label="full scene, per-pair shapely")
+    ax.loglog(x, [r.full for r in results], "o-", color="tab:blue", label="full scene, SceneVisibility")
+    ax.loglog(x, [r.move_baseline for r in results], "s--", color="tab:orange", label="one move, per-pair shapely")
+    ax.loglog(x, [r.move for r in results], "s-", color="tab:green", label="one move, SceneVisibility.update")
+    for r, xi in zip(results, x, strict=True):
+        ax.annotate(f"{r.tokens}×{r.zones}", (xi, r.full), textcoords="offset points", xytext=(4, -12), fontsize=8)
+    ax.set_xlabel("tokens × zones")
+    ax.set_ylabel("seconds")
+    ax.set_title("Whole-scene visibility (2-core machine)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _best(repeats: int, run: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:>8.1f}ms" if seconds < 10 else f"{seconds:>8.2f}s "
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Whole-scene visibility against the per-pair shapely baseline.")
+    parser.add_argument("--quick", action="store_true", help="the two smaller scenes only, one repetition")
+    parser.add_argument("--plot", type=Path, default=Path("docs/img/performance.png"), help="where to write the plot")
+    parser.add_argument("--baseline-pairs", type=int, default=2000, help="most pairs the baseline runs per scene")
+    args = parser.parse_args(argv)
+    sizes = SIZES[:2] if args.quick else SIZES
+    results = []
+    for tokens, zones in sizes:
+        results.append(bench_size(tokens, zones, baseline_pairs=args.baseline_pairs, repeats=1 if args.quick else 3))
+        lines = report(results[-1:]).splitlines()
+        print("\n".join(lines[:2]) if len(results) == 1 else lines[1], flush=True)
+    print()
+    print(report(results))
+    if not args.quick:
+        print(f"plot: {plot(results, args.plot)}")
+    return 0 if all(r.agree for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,286 @@
+"""The bridge over a real WebSocket: patch-to-annotations latency, rulings per second, idle-world memory.
+
+``python -m bench.ws_bench [--quick]``
+
+1. Latency: a real ``sightline serve`` child process; one client syncs a seeded scene (tokens × zones),
+   ``watch``es every pair, then sends one-token ``scene.patch`` moves one at a time and times each from
+   the send to the ``annotations`` push that answers it (p50, p99). Baseline, in this process: the
+   per-pair shapely implementation recomputing the moved token's pairs (bench/baseline.py).
+2. Throughput: 50 worlds, one connection each, every connection keeping 8 ``adjudicate`` requests in
+   flight for a fixed time; rulings answered per second. Baseline: per-pair shapely rulings per second
+   in this process (one core).
+3. Memory: 1,000 idle worlds, each holding one synced scene of 50 tokens × 50 zones, in this process;
+   resident memory added, against the same scenes kept as parsed JSON (the least any server must hold).
+
+Every figure is printed beside its baseline as a ratio. Loopback only; it stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import random
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+from bench.baseline import BaselineVisibility
+from bench.visibility_bench import make_scene, move_token, state_of
+from bridge.session import Session, Worlds
+
+SIGHTLINE = str(Path(sys.executable).parent / "sightline")
+
+
+def rss_kib() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+class Bridge:
+    """``sightline serve`` on a free loopback port, logging off the hot path's way (a temp data dir)."""
+
+    def __init__(self) -> None:
+        self.secret = secrets.token_urlsafe(12)
+        self.tmp = tempfile.TemporaryDirectory()
+        self.process = subprocess.Popen(
+            [
+                SIGHTLINE,
+                "serve",
+                "--port",
+                "0",
+                "--data-dir",
+                self.tmp.name,
+                "--secret",
+                self.secret,
+                "--messages-per-second",
+                "100000",
+                "--message-burst",
+                "100000",
+                "--send-queue",
+                "100000",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.url = ""
+        while not self.url:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("the bridge exited before listening")
+            if "ws://" in line:
+                self.url = line.split()[-1]
+
+    async def client(self, world: str) -> ClientConnection:
+        ws = await connect(self.url, max_size=None)
+        await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": self.secret}))
+        assert json.loads(await ws.recv())["type"] == "welcome"
+        return ws
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=15)
+        if self.process.stdout:
+            self.process.stdout.close()
+        self.tmp.cleanup()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def latency(bridge: Bridge, tokens: int, zones: int, moves: int) -> dict[str, Any]:
+    scene = make_scene(tokens, zones, seed=1)
+    ws = await bridge.client(f"lat-{tokens}x{zones}")
+    await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}))
+    assert json.loads(await ws.recv())["type"] == "scene.synced"
+    await ws.send(json.dumps({"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack"}))
+    assert json.loads(await ws.recv())["type"] == "watching"
+    assert json.loads(await ws.recv())["full"] is True
+    rng = random.Random(2)
+    timings: list[float] = []
+    baseline: list[float] = []
+    current = scene
+    for i in range(moves):
+        token_id = rng.choice(current.tokens).id
+        current = move_token(current, token_id, seed=i)
+        moved = next(t for t in current.tokens if t.id == token_id)
+        patch = {
+            "type": "scene.patch",
+            "id": f"p{i}",
+            "scene": scene.id,
+            "upsert": {"tokens": [moved.model_dump(mode="json")]},
+        }
+        started = time.perf_counter()
+        await ws.send(json.dumps(patch))
+        got_patched = got_annotations = False
+        while not (got_patched and got_annotations):
+            answer = json.loads(await ws.recv())
+            got_patched |= answer["type"] == "scene.patched"
+            got_annotations |= answer["type"] == "annotations"
+        timings.append(time.perf_counter() - started)
+        if i < 20:  # the baseline recomputes the moved token's pairs, per pair, with plain shapely
+            plain = BaselineVisibility(state_of(current), action="bs-attack")
+            pairs = [(token_id, t.id) for t in current.tokens if t.id != token_id]
+            pairs += [(b, a) for a, b in pairs]
+            begun = time.perf_counter()
+            plain.rulings(pairs)
+            baseline.append(time.perf_counter() - begun)
+    await ws.close()
+    p50, p99 = percentile(timings, 0.5), percentile(timings, 0.99)
+    base = statistics.median(baseline)
+    return {
+        "scene": f"{tokens}x{zones}",
+        "moves": moves,
+        "p50_ms": round(p50 * 1000, 2),
+        "p99_ms": round(p99 * 1000, 2),
+        "baseline_update_ms": round(base * 1000, 2),
+        "ratio_p50": round(base / p50, 1),
+    }
+
+
+async def throughput(bridge: Bridge, worlds: int, seconds: float) -> dict[str, Any]:
+    scene = make_scene(20, 30, seed=3)
+    data = scene.model_dump(mode="json")
+    clients = [await bridge.client(f"tp-{i}") for i in range(worlds)]
+    for ws in clients:
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": data}))
+        assert json.loads(await ws.recv())["type"] == "scene.synced"
+    ids = [t.id for t in scene.tokens]
+    answered = 0
+    until = time.perf_counter() + seconds
+
+    async def pump(ws: ClientConnection, seed: int) -> None:
+        nonlocal answered
+        rng = random.Random(seed)
+
+        def request(n: int) -> str:
+            actor, target = rng.sample(ids, 2)
+            return json.dumps(
+                {
+                    "type": "adjudicate",
+                    "id": str(n),
+                    "scene": scene.id,
+                    "actor": actor,
+                    "target": target,
+                    "action": "bs-attack",
+                    "log": False,
+                }
+            )
+
+        for n in range(8):
+            await ws.send(request(n))
+        n = 8
+        while time.perf_counter() < until:
+            answer = json.loads(await ws.recv())
+            assert answer["type"] == "adjudication", answer
+            answered += 1
+            await ws.send(request(n))
+            n += 1
+        for _ in range(8):
+            await ws.recv()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(pump(ws, i) for i, ws in enumerate(clients)))
+    elapsed = time.perf_counter() - started
+    for ws in clients:
+        await ws.close()
+    plain = BaselineVisibility(state_of(scene), action="bs-attack")
+    rng = random.Random(4)
+    pairs = [tuple(rng.sample(ids, 2)) for _ in range(300)]
+    begun = time.perf_counter()
+    plain.rulings(pairs)  # type: ignore[arg-type]
+    base_rate = len(pairs) / (time.perf_counter() - begun)
+    rate = answered / elapsed
+    return {
+        "worlds": worlds,
+        "seconds": seconds,
+        "rulings_per_s": round(rate),
+        "baseline_per_s": round(base_rate),
+        "ratio": round(rate / base_rate, 1),
+    }
+
+
+def memory(worlds: int) -> dict[str, Any]:
+    scenes = [make_scene(50, 50, seed=1000 + i).model_dump(mode="json") for i in range(worlds)]
+    texts = [json.dumps({"type": "scene.sync", "id": "q", "scene": s}) for s in scenes]
+    del scenes
+    gc.collect()
+    before = rss_kib()
+    parsed = [json.loads(t) for t in texts]
+    gc.collect()
+    plain_kib = rss_kib() - before
+    del parsed
+    gc.collect()
+    registry = Worlds()
+    before = rss_kib()
+    for i, text in enumerate(texts):
+        session = Session(registry, authenticate=lambda w, s: True)
+        session.receive(json.dumps({"type": "hello", "protocol": 1, "world": f"w{i}", "secret": "x"}))
+        session.receive(text)
+    gc.collect()
+    ours_kib = rss_kib() - before
+    return {
+        "worlds": worlds,
+        "scene": "50x50",
+        "bridge_mib": round(ours_kib / 1024, 1),
+        "plain_json_mib": round(plain_kib / 1024, 1),
+        "ratio": round(ours_kib / max(plain_kib, 1), 2),
+        "per_world_kib": round(ours_kib / worlds, 1),
+    }
+
+
+async def run(quick: bool) -> dict[str, Any]:
+    bridge = Bridge()
+    try:
+        sizes = [(20, 30), (50, 100)] if quick else [(20, 30), (50, 100), (100, 200)]
+        lat = [await latency(bridge, t, z, 50 if quick else 200) for t, z in sizes]
+        tp = await throughput(bridge, 50, 3.0 if quick else 10.0)
+    finally:
+        bridge.close()
+    mem = memory(100 if quick else 1000)
+    return {"latency": lat, "throughput": tp, "memory": mem}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.ws_bench")
+    parser.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    result = asyncio.run(run(args.quick))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print("patch → annotations over WebSocket (watch all pairs; one-token moves)")
+    for row in result["latency"]:
+        print(
+            f"  {row['scene']:>8}: p50 {row['p50_ms']:7.2f} ms  p99 {row['p99_ms']:7.2f} ms   "
+            f"baseline recompute {row['baseline_update_ms']:8.2f} ms  ratio(p50) {row['ratio_p50']}x"
+        )
+    tp = result["throughput"]
+    print(
+        f"rulings over WebSocket, {tp['worlds']} worlds: {tp['rulings_per_s']}/s   "
+        f"baseline {tp['baseline_per_s']}/s   ratio {tp['ratio']}x"
+    )
+    mem = result["memory"]
+    print(
+        f"{mem['worlds']} idle worlds of {mem['scene']}: {mem['bridge_mib']} MiB ({mem['per_world_kib']} KiB each)   "
+        f"as parsed JSON {mem['plain_json_mib']} MiB   ratio {mem['ratio']}x"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

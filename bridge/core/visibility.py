@@ -1,0 +1,885 @@
+"""Whole-scene visibility: every (actor, target) ruling of one scene for one action, kept up to date.
+
+:class:`SceneVisibility` answers exactly what :meth:`bridge.session.Session.rule` would answer for each
+pair — same :class:`~bridge.core.sight.LineEvidence`, same ruleset call — but computes the geometry of
+all sight lines at once and, on :meth:`SceneVisibility.update`, only for the pairs a change can touch.
+
+How the geometry is vectorised (``docs/performance.md`` has the figures):
+
+- Each unordered pair of tokens is one 2D segment; both directions share its geometry.
+- Zones sit in an STRtree; one ``query(segments, predicate="intersects")`` gives every (segment, zone)
+  pair that touches in 2D (the same GEOS predicate :class:`~bridge.core.geometry.SceneGeometry` uses).
+- For those pairs, numpy intersects the segment with every edge of the zone (holes included) at once:
+  the crossing parameters ``t`` and the parity of the start point (``inside`` via GEOS, closed) give,
+  per direction and per elevation span, whether the line meets the zone and the first ``t`` it does.
+- Every float decision carries an error bound. A pair whose answer could be changed by rounding — a
+  line through a zone vertex or along an edge, a crossing at the edge of an elevation span, two
+  crossings too close to order — falls back to the exact per-line path (GEOS ``intersection``, the
+  code of ``SceneGeometry``), so the result is the same, bit for bit, as the plain path.
+- Walls: the orientation tests of :meth:`~bridge.core.geometry.WallIndex.blocking` run over all
+  (segment, wall) pairs at once; only lines that hit a wall are judged wall by wall, exactly.
+- Rulings are memoised on everything a ruling reads: both tokens' traits, the crossings, the blocking
+  walls; action, reaction, edition, locale and ruleset are fixed per engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import shapely
+from shapely.geometry import LineString, Point
+from shapely.strtree import STRtree
+
+from .geometry import (
+    _DIR_LEFT,
+    _DIR_RIGHT,
+    _SIGHT_DISTANCE,
+    _SIGHT_PROXIMITY,
+    SceneGeometry,
+    WallIndex,
+    _ellipse,
+    _first_meeting,
+    _orient,
+    _segment_distance,
+    _span_params,
+    region_area,
+)
+from .rules import Ruling, Situation
+from .rules.base import Ruleset
+from .scene import Region, Scene, Token
+from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
+from .world import SceneState
+
+__all__ = ["SceneVisibility"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
+Pair = tuple[str, str]
+#: A wall a segment crosses properly: wall index, orientation of either end, distance from either end.
+_WallHit = tuple[int, float, float, float, float]
+
+#: Relative error allowed on one orientation product before its sign counts as uncertain.
+_ORIENT_TOL = 1e-13
+#: Most (segment, zone edge) rows handled by one numpy pass (bounds memory: ~100 bytes a row).
+_CHUNK_ROWS = 400_000
+#: Memoised rulings kept per engine before the memo is emptied.
+_MEMO_LIMIT = 200_000
+_KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
+_FROM, _INTO, _WITHIN, _THROUGH = range(4)
+
+
+@dataclass(frozen=True, slots=True)
+class _Zone:
+    """A zone region with an area, compiled: kept across updates while its region is unchanged."""
+
+    region: Region
+    region_id: str
+    zone_type: str
+    area: Any  # prepared shapely Polygon or MultiPolygon, never empty
+    bottom: float
+    top: float
+    bounds: tuple[float, float, float, float]
+    edges: FloatArray  # (m, 4): x0, y0, x1, y1 of every ring edge, holes included
+    crossings: tuple[Crossing, Crossing, Crossing, Crossing]  # from, into, within, through
+
+
+@dataclass(frozen=True, slots=True)
+class _Tokens:
+    """The scene's tokens as columns, in scene order."""
+
+    tokens: tuple[Token, ...]
+    index: Mapping[str, int]
+    cx: FloatArray
+    cy: FloatArray
+    cz: FloatArray
+    radius: FloatArray  # Foundry's externalRadius, pixels
+    box: FloatArray  # (n, 4) footprint bounds
+    probes: Any  # array of shapely geometries: footprint, or the segment/point of a degenerate token
+
+
+class SceneVisibility:
+    """All-pairs rulings of one scene for one action, kept up to date incrementally."""
+
+    def __init__(
+        self,
+        state: SceneState,
+        *,
+        action: str,
+        reaction: bool = False,
+        tokens: Collection[str] | None = None,
+    ) -> None:
+        """Compute every ruling of ``state`` for ``action``.
+
+        ``tokens=None`` watches all ordered pairs; otherwise the pairs in which one of ``tokens`` takes
+        part (ids the scene does not hold yet are watched once they appear). Raises ``ValueError`` for
+        an action the scene's ruleset does not know.
+        """
+        if action not in state.ruleset.actions:
+            raise ValueError(f"unknown action {action!r} for {state.ruleset.id}")
+        self.action = action
+        self.reaction = reaction
+        self.watched: frozenset[str] | None = None if tokens is None else frozenset(tokens)
+        self._zone_cache: dict[str, _Zone] = {}
+        self._memo: dict[tuple[Any, ...], Ruling] = {}
+        self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
+        self._compile(state)
+        self._rulings: dict[Pair, Ruling] = self._compute(self._all_pairs())
+
+    # Public methods.
+
+    def rulings(self) -> Mapping[Pair, Ruling]:
+        """Every watched ``(actor_id, target_id) -> Ruling`` (actor ≠ target), read-only."""
+        return MappingProxyType(self._rulings)
+
+    def update(self, new_state: SceneState) -> dict[Pair, Ruling | None]:
+        """Move to ``new_state`` and return only the pairs whose ruling changed (``None``: pair gone).
+
+        The old and new scenes are compared here: a token's pairs are recomputed when the token
+        changed; a zone or wall change recomputes the pairs whose sight line touches its old or new
+        bounds, and the pairs of tokens whose footprint does (from/into/within are footprint-based).
+        """
+        old_state, old_tokens = self._state, self._tokens
+        old_zones = self._zones
+        old_walls = {wall.id: wall for wall in old_state.scene.walls}
+        old_inside = self._inside_sets()
+        self._compile(new_state)
+        old_scene, new_scene = old_state.scene, new_state.scene
+        if (
+            old_state.ruleset is not new_state.ruleset
+            or old_scene.rules != new_scene.rules
+            or old_scene.grid != new_scene.grid
+            or old_scene.environment != new_scene.environment
+            or _region_names(old_scene) != _region_names(new_scene)  # rulings name regions in their reasons
+            or not _same_relative_order(old_zones, self._zones)
+        ):
+            self._memo.clear()
+            self._memo_best.clear()
+            return self._replace_all()
+
+        tokens = self._tokens
+        changed: set[str] = {
+            token.id
+            for token in tokens.tokens
+            if (old_index := old_tokens.index.get(token.id)) is None or old_tokens.tokens[old_index] != token
+        }
+        boxes: list[tuple[float, float, float, float]] = []
+        old_by_id = {zone.region_id: zone for zone in old_zones}
+        new_by_id = {zone.region_id: zone for zone in self._zones}
+        for region_id in old_by_id.keys() | new_by_id.keys():
+            before, after = old_by_id.get(region_id), new_by_id.get(region_id)
+            if before is after:
+                continue
+            boxes += [zone.bounds for zone in (before, after) if zone is not None]
+        segments: list[tuple[float, float, float, float]] = []
+        new_walls = {wall.id: wall for wall in new_scene.walls}
+        for wall_id in old_walls.keys() | new_walls.keys():
+            before_wall, after_wall = old_walls.get(wall_id), new_walls.get(wall_id)
+            if before_wall is after_wall or before_wall == after_wall:
+                continue
+            segments += [_wall_coords(w) for w in (before_wall, after_wall) if w is not None]
+        # Tokens whose set of zones changed (footprint-based crossings change on all their pairs).
+        new_inside = self._inside_sets()
+        for token_id, zones in new_inside.items():
+            if old_inside.get(token_id) != zones:
+                changed.add(token_id)
+
+        watched = self._all_pairs()
+        pairs = [(i, j) for i, j in watched if tokens.tokens[i].id in changed or tokens.tokens[j].id in changed]
+        rest = [(i, j) for i, j in watched if tokens.tokens[i].id not in changed and tokens.tokens[j].id not in changed]
+        if rest and (boxes or segments):
+            pairs += [rest[k] for k in np.flatnonzero(self._touched(rest, boxes, segments))]
+        fresh = self._compute(pairs)
+        result: dict[Pair, Ruling | None] = {}
+        alive = {token.id for token in tokens.tokens}
+        for pair in [p for p in self._rulings if p[0] not in alive or p[1] not in alive]:
+            del self._rulings[pair]
+            result[pair] = None
+        for pair, ruling in fresh.items():
+            if self._rulings.get(pair) != ruling:
+                result[pair] = ruling
+            self._rulings[pair] = ruling
+        return result
+
+    # Private: compilation.
+
+    def _compile(self, state: SceneState) -> None:
+        """Compile zones (reusing unchanged ones), tokens, walls and the token × zone matrices."""
+        self._state = state
+        scene = state.scene
+        self._ruleset: Ruleset = state.ruleset
+        self._units_per_px = scene.grid.distance / scene.grid.size
+        zones: list[_Zone] = []
+        cache: dict[str, _Zone] = {}
+        for region in scene.regions:
+            if region.zone is None:
+                continue
+            zone = self._zone_cache.get(region.id)
+            if zone is None or not (zone.region is region or zone.region == region):
+                zone = _compile_zone(region)
+            if zone is not None:
+                cache[region.id] = zone
+                zones.append(zone)
+        self._zone_cache = cache
+        self._zones: tuple[_Zone, ...] = tuple(zones)
+        self._areas = np.array([zone.area for zone in zones], dtype=object)
+        self._zone_bounds = np.array([zone.bounds for zone in zones], dtype=np.float64).reshape(-1, 4)
+        self._zone_tree = STRtree(self._areas)
+        self._bottom = np.array([zone.bottom for zone in zones], dtype=np.float64)
+        self._top = np.array([zone.top for zone in zones], dtype=np.float64)
+        counts = np.array([len(zone.edges) for zone in zones], dtype=np.intp)
+        self._edge_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if zones else counts
+        self._edge_count = counts
+        self._edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
+        self._tokens = _compile_tokens(scene)
+        self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
+        self._traits = [self._token_signature(token) for token in self._tokens.tokens]
+        n, m = len(self._tokens.tokens), len(zones)
+        # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
+        self._inside = np.zeros((n, m), dtype=bool)
+        # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
+        self._centre_in = np.zeros((n, m), dtype=bool)
+        if n and m:
+            ti, zi = self._zone_tree.query(self._tokens.probes, predicate="intersects")
+            within = (self._bottom[zi] <= self._tokens.cz[ti]) & (self._tokens.cz[ti] <= self._top[zi])
+            self._inside[ti[within], zi[within]] = True
+            centres = shapely.points(self._tokens.cx, self._tokens.cy)
+            ci, cz = self._zone_tree.query(centres, predicate="intersects")
+            self._centre_in[ci, cz] = True
+        self._geometry_proxy = _ZonesFromMatrix(self)
+
+    def _token_signature(self, token: Token) -> tuple[Any, ...]:
+        """What a ruling reads of a token: its traits, and its name when a trait is foreign (a note)."""
+        traits = tuple(token.traits)
+        if all(self._ruleset.knows_trait(trait) for trait in traits):
+            return traits
+        return (traits, token.name or token.id)
+
+    def _inside_sets(self) -> dict[str, frozenset[tuple[str, str]]]:
+        return {
+            token.id: frozenset(
+                (self._zones[z].region_id, self._zones[z].zone_type) for z in np.flatnonzero(self._inside[i])
+            )
+            for i, token in enumerate(self._tokens.tokens)
+        }
+
+    def _all_pairs(self) -> list[tuple[int, int]]:
+        """Unordered token index pairs (i < j) the engine watches."""
+        n = len(self._tokens.tokens)
+        if self.watched is None:
+            return [(i, j) for i in range(n) for j in range(i + 1, n)]
+        index = self._tokens.index
+        mine = sorted(index[t] for t in self.watched if t in index)
+        found = {(min(i, j), max(i, j)) for i in mine for j in range(n) if j != i}
+        return sorted(found)
+
+    def _replace_all(self) -> dict[Pair, Ruling | None]:
+        fresh = self._compute(self._all_pairs())
+        result: dict[Pair, Ruling | None] = {pair: None for pair in self._rulings if pair not in fresh}
+        for pair, ruling in fresh.items():
+            if self._rulings.get(pair) != ruling:
+                result[pair] = ruling
+        self._rulings = fresh
+        return result
+
+    # Private: which pairs a zone or wall change can touch.
+
+    def _touched(
+        self,
+        pairs: Sequence[tuple[int, int]],
+        boxes: Sequence[tuple[float, float, float, float]],
+        segments: Sequence[tuple[float, float, float, float]],
+    ) -> BoolArray:
+        """For each pair, whether its sight lines can touch one of ``boxes`` or ``segments``."""
+        t = self._tokens
+        idx = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+        i, j = idx[:, 0], idx[:, 1]
+        if self._state.scene.rules.lines == "best":
+            # Lines run between footprint points: the hull of both footprints bounds them.
+            lo_x, lo_y = np.minimum(t.box[i, 0], t.box[j, 0]), np.minimum(t.box[i, 1], t.box[j, 1])
+            hi_x, hi_y = np.maximum(t.box[i, 2], t.box[j, 2]), np.maximum(t.box[i, 3], t.box[j, 3])
+            hit = np.zeros(len(idx), dtype=bool)
+            for x0, y0, x1, y1 in [*boxes, *(_segment_box(s) for s in segments)]:
+                hit |= (lo_x <= x1) & (x0 <= hi_x) & (lo_y <= y1) & (y0 <= hi_y)
+            return hit
+        lines = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
+        shapes = [shapely.box(*b) for b in boxes] + [
+            shapely.linestrings([[s[0], s[1]], [s[2], s[3]]]) for s in segments
+        ]
+        # A small margin keeps the test a superset under rounding (a grazing line counts).
+        pad = 1e-6 * (1.0 + max(abs(v) for shape in shapes for v in shapely.bounds(shape)))
+        tree = STRtree([shapely.buffer(shape, pad, quad_segs=1) for shape in shapes])
+        li, _ = tree.query(lines, predicate="intersects")
+        hit = np.zeros(len(idx), dtype=bool)
+        hit[li] = True
+        return hit
+
+    # Private: computing rulings.
+
+    def _compute(self, pairs: Sequence[tuple[int, int]]) -> dict[Pair, Ruling]:
+        """Rulings of both directions of every unordered pair ``(i, j)``."""
+        if not pairs:
+            return {}
+        if self._state.scene.rules.lines == "best":
+            return self._compute_best(pairs)
+        t = self._tokens
+        idx = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+        i, j = idx[:, 0], idx[:, 1]
+        flat = (t.cx[i] == t.cx[j]) & (t.cy[i] == t.cy[j])
+        exact_lines = set(np.flatnonzero(flat).tolist())
+        crossings: dict[int, dict[int, tuple[float, float, bool]]] = {}  # directed pair -> zone -> key
+        ambiguous = np.zeros(2 * len(idx), dtype=bool)
+        lines_2d = np.flatnonzero(~flat)
+        if lines_2d.size and self._zones:
+            self._zone_keys(idx, lines_2d, crossings, ambiguous)
+        wall_hits = self._wall_hits(idx, lines_2d)
+        inside = [np.flatnonzero(row).tolist() for row in self._inside]
+
+        results: dict[Pair, Ruling] = {}
+        zones = self._zones
+        for u in range(len(idx)):
+            a, b = int(i[u]), int(j[u])
+            for d, (s, e) in enumerate(((a, b), (b, a))):
+                dp = 2 * u + d
+                found = None
+                if u not in exact_lines and not ambiguous[dp]:
+                    found = self._ordered_crossings(inside[s], inside[e], crossings.get(dp, {}))
+                if found is None:
+                    found = self._exact_crossings(s, e)
+                walls: tuple[str, ...] = ()
+                if u in wall_hits:
+                    hits = wall_hits[u]
+                    if hits is None:
+                        walls = self._walls.blocked(
+                            Point3(t.cx[s], t.cy[s], t.cz[s]),
+                            Point3(t.cx[e], t.cy[e], t.cz[e]),
+                            external_radius=float(t.radius[s]),
+                        )
+                    else:
+                        walls = self._blocking(hits, d, float(t.radius[s]))
+                cross = tuple(zones[z].crossings[k] for z, k in found)
+                results[(t.tokens[s].id, t.tokens[e].id)] = self._rule(s, e, cross, walls)
+        return results
+
+    def _zone_keys(
+        self,
+        idx: IntArray,
+        lines: IntArray,
+        out: dict[int, dict[int, tuple[float, float, bool]]],
+        ambiguous: BoolArray,
+    ) -> None:
+        """Where each line (both directions) first meets each zone, with an error bound.
+
+        Fills ``out[directed pair][zone] = (key, error, exact)`` for the zones the line meets, and
+        flags in ``ambiguous`` the directed pairs whose answer rounding could change.
+        """
+        t = self._tokens
+        i, j = idx[lines, 0], idx[lines, 1]
+        x0, y0, x1, y1 = t.cx[i], t.cy[i], t.cx[j], t.cy[j]
+        segs = shapely.linestrings(np.stack([x0, y0, x1, y1], axis=1).reshape(-1, 2, 2))
+        li, zi = self._touching_zones(segs, x0, y0, x1, y1)
+        if li.size == 0:
+            return
+        order = np.lexsort((zi, li))
+        li, zi = li[order], zi[order]
+        # Per (line, zone) pair: crossings of the segment with the zone's edges, and a doubt flag.
+        doubt = np.zeros(li.size, dtype=bool)
+        cross_pair: list[IntArray] = []
+        cross_t: list[FloatArray] = []
+        cross_err: list[FloatArray] = []
+        counts = self._edge_count[zi]
+        bounds = np.concatenate(([0], np.cumsum(counts)))
+        start = 0
+        while start < li.size:
+            stop = int(np.searchsorted(bounds, bounds[start] + _CHUNK_ROWS, side="right")) - 1
+            stop = max(stop, start + 1)
+            self._edge_pass(
+                li[start:stop], zi[start:stop], x0, y0, x1, y1, start, doubt, cross_pair, cross_t, cross_err
+            )
+            start = stop
+        cp = np.concatenate(cross_pair) if cross_pair else np.empty(0, dtype=np.intp)
+        ct = np.concatenate(cross_t) if cross_t else np.empty(0)
+        ce = np.concatenate(cross_err) if cross_err else np.empty(0)
+        k = li.size
+        ncross = np.bincount(cp, minlength=k)
+        ai, bi = i[li], j[li]
+        start_in = self._centre_in[ai, zi]
+        end_in = self._centre_in[bi, zi]
+        # Parity must agree with GEOS at the far end, and something must touch where GEOS says so.
+        doubt |= (start_in ^ (ncross % 2 == 1)) != end_in
+        doubt |= (ncross == 0) & ~start_in
+        bottom, top = self._bottom[zi], self._top[zi]
+        za, zb = t.cz[ai], t.cz[bi]
+        for d in (0, 1):
+            if d == 0:
+                z0, z1, s_in, tc = za, zb, start_in, ct
+            else:
+                z0, z1, s_in, tc = zb, za, end_in, 1.0 - ct
+            lo, hi, valid = _spans(z0, z1, bottom, top)
+            lo_c, hi_c = lo[cp], hi[cp]
+            before = np.bincount(cp, weights=(tc < lo_c), minlength=k).astype(np.intp)
+            near = (np.abs(tc - lo_c) <= ce) | (np.abs(tc - hi_c) <= ce)
+            unsure = doubt | (np.bincount(cp, weights=near, minlength=k) > 0)
+            after = tc >= lo_c
+            nxt = np.full(k, np.inf)
+            nxt_err = np.zeros(k)
+            if cp.size:
+                sel = np.flatnonzero(after)
+                # The smallest crossing t at or after lo, per pair (sorted so the first one wins).
+                o = np.lexsort((tc[sel], cp[sel]))
+                sel = sel[o]
+                first_of = np.ones(sel.size, dtype=bool)
+                first_of[1:] = cp[sel][1:] != cp[sel][:-1]
+                sel = sel[first_of]
+                nxt[cp[sel]] = tc[sel]
+                nxt_err[cp[sel]] = ce[sel]
+            inside_lo = s_in ^ (before % 2 == 1)
+            met = valid & (inside_lo | (nxt <= hi))
+            key = np.where(inside_lo, lo, nxt)
+            err = np.where(inside_lo, 0.0, nxt_err)
+            dp = 2 * lines[li] + d
+            bad = valid & unsure
+            ambiguous[dp[bad]] = True
+            for p, z, kv, ev, ex in zip(
+                dp[met].tolist(),
+                zi[met].tolist(),
+                key[met].tolist(),
+                err[met].tolist(),
+                inside_lo[met].tolist(),
+                strict=True,
+            ):
+                out.setdefault(p, {})[z] = (kv, ev, ex)
+
+    def _touching_zones(
+        self, segs: Any, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
+    ) -> tuple[IntArray, IntArray]:
+        """(segment, zone) pairs that touch in 2D: GEOS ``intersects``, as ``SceneGeometry`` decides it.
+
+        Boxes first (a tree over the segments, queried with every zone), then a numpy test that drops
+        the pairs whose zone box lies wholly on one side of the segment's line, then GEOS.
+        """
+        zi, li = STRtree(segs).query(self._areas)
+        px, py, qx, qy = x0[li], y0[li], x1[li], y1[li]
+        box = self._zone_bounds[zi]
+        dx, dy = qx - px, qy - py
+        lo = np.full(li.size, np.inf)
+        hi = np.full(li.size, -np.inf)
+        for cx, cy in ((box[:, 0], box[:, 1]), (box[:, 2], box[:, 1]), (box[:, 2], box[:, 3]), (box[:, 0], box[:, 3])):
+            side = dx * (cy - py) - dy * (cx - px)
+            lo, hi = np.minimum(lo, side), np.maximum(hi, side)
+        # A generous margin keeps this a superset of GEOS's answer under rounding.
+        margin = 1e-9 * (np.abs(dx) + np.abs(dy)) * (1.0 + np.abs(box).max(axis=1) + np.abs(px) + np.abs(py))
+        keep = np.flatnonzero((lo <= margin) & (hi >= -margin))
+        li, zi = li[keep], zi[keep]
+        touching = shapely.intersects(self._areas[zi], segs[li])
+        return li[touching], zi[touching]
+
+    def _edge_pass(
+        self,
+        li: IntArray,
+        zi: IntArray,
+        x0: FloatArray,
+        y0: FloatArray,
+        x1: FloatArray,
+        y1: FloatArray,
+        offset: int,
+        doubt: BoolArray,
+        cross_pair: list[IntArray],
+        cross_t: list[FloatArray],
+        cross_err: list[FloatArray],
+    ) -> None:
+        """One chunk of (segment, zone) pairs against every edge of the zone."""
+        counts = self._edge_count[zi]
+        total = int(counts.sum())
+        row_pair = np.repeat(np.arange(li.size, dtype=np.intp), counts)
+        first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        edge = np.repeat(self._edge_start[zi] - first, counts) + np.arange(total, dtype=np.intp)
+        line = li[row_pair]
+        px, py, qx, qy = x0[line], y0[line], x1[line], y1[line]
+        e = self._edges[edge]
+        ex0, ey0, ex1, ey1 = e[:, 0], e[:, 1], e[:, 2], e[:, 3]
+        # Sides of the edge ends relative to the segment, and of the segment ends relative to the edge.
+        sa, sa_m = _orient_bound(px, py, qx, qy, ex0, ey0)
+        sb, sb_m = _orient_bound(px, py, qx, qy, ex1, ey1)
+        oa, oa_m = _orient_bound(ex0, ey0, ex1, ey1, px, py)
+        ob, ob_m = _orient_bound(ex0, ey0, ex1, ey1, qx, qy)
+        near = (
+            (np.abs(sa) <= _ORIENT_TOL * sa_m)
+            | (np.abs(sb) <= _ORIENT_TOL * sb_m)
+            | (np.abs(oa) <= _ORIENT_TOL * oa_m)
+            | (np.abs(ob) <= _ORIENT_TOL * ob_m)
+        )
+        # Only edges whose box meets the segment's box can touch it.
+        overlap = (
+            (np.minimum(ex0, ex1) <= np.maximum(px, qx))
+            & (np.minimum(px, qx) <= np.maximum(ex0, ex1))
+            & (np.minimum(ey0, ey1) <= np.maximum(py, qy))
+            & (np.minimum(py, qy) <= np.maximum(ey0, ey1))
+        )
+        unsure = near & overlap
+        if unsure.any():
+            doubt[offset + np.unique(row_pair[unsure])] = True
+        crossing = ~near & (sa * sb < 0) & (oa * ob < 0)
+        rows = np.flatnonzero(crossing)
+        if rows.size == 0:
+            return
+        a, b = oa[rows], ob[rows]
+        tc = a / (a - b)
+        length = np.hypot(qx[rows] - px[rows], qy[rows] - py[rows])
+        scale = np.maximum.reduce([np.abs(px[rows]), np.abs(py[rows]), np.abs(qx[rows]), np.abs(qy[rows])])
+        # Our rounding (orientation products) and GEOS's (a rounded intersection point), generously.
+        err = (
+            10.0 * _ORIENT_TOL * (oa_m[rows] + ob_m[rows]) / (np.abs(a) + np.abs(b))
+            + (1e-10 * scale + 1e-9) / length
+            + 1e-12
+        )
+        cross_pair.append(offset + row_pair[rows])
+        cross_t.append(tc)
+        cross_err.append(err)
+
+    def _ordered_crossings(
+        self, inside_s: list[int], inside_e: list[int], met: Mapping[int, tuple[float, float, bool]]
+    ) -> list[tuple[int, int]] | None:
+        """(zone, kind) in evidence order from the fast keys, or ``None`` if rounding could reorder them."""
+        found: list[tuple[float, float, bool, int, int]] = []
+        e_set = set(inside_e)
+        s_set = set(inside_s)
+        for z in inside_s:
+            found.append((0.0, 0.0, True, z, _WITHIN if z in e_set else _FROM))
+        for z in inside_e:
+            if z in s_set:
+                continue
+            hit = met.get(z)
+            found.append((*hit, z, _INTO) if hit is not None else (1.0, 0.0, True, z, _INTO))
+        for z, hit in met.items():
+            if z not in s_set and z not in e_set:
+                found.append((*hit, z, _THROUGH))
+        found.sort(key=lambda item: (item[0], item[3]))
+        for before, after in itertools.pairwise(found):
+            if not (before[2] and after[2]) and after[0] - before[0] <= before[1] + after[1]:
+                return None
+        return [(z, k) for _, _, _, z, k in found]
+
+    def _exact_crossings(self, s: int, e: int) -> list[tuple[int, int]]:
+        """(zone, kind) in evidence order, computed like ``SceneGeometry.evidence`` (GEOS per zone)."""
+        t = self._tokens
+        a = Point3(float(t.cx[s]), float(t.cy[s]), float(t.cz[s]))
+        b = Point3(float(t.cx[e]), float(t.cy[e]), float(t.cz[e]))
+        met = self._exact_entries(a, b)
+        found: list[tuple[float, int, int]] = []
+        for z in sorted(set(np.flatnonzero(self._inside[s] | self._inside[e]).tolist()) | met.keys()):
+            actor_in, target_in = bool(self._inside[s, z]), bool(self._inside[e, z])
+            first = met.get(z)
+            if actor_in:
+                found.append((0.0, z, _WITHIN if target_in else _FROM))
+            elif target_in:
+                found.append((1.0 if first is None else first, z, _INTO))
+            elif first is not None:
+                found.append((first, z, _THROUGH))
+        found.sort(key=lambda item: (item[0], item[1]))
+        return [(z, k) for _, z, k in found]
+
+    def _exact_entries(self, a: Point3, b: Point3) -> dict[int, float]:
+        """``SceneGeometry._line_zone_entries`` over the engine's zones (same areas, same GEOS calls)."""
+        if a.x == b.x and a.y == b.y and a.z == b.z:
+            return {}
+        flat = a.x == b.x and a.y == b.y
+        segment: Any = Point(a.x, a.y) if flat else LineString([(a.x, a.y), (b.x, b.y)])
+        dx, dy = b.x - a.x, b.y - a.y
+        length2 = dx * dx + dy * dy
+        entries: dict[int, float] = {}
+        for index in self._zone_tree.query(segment, predicate="intersects").tolist():
+            zone = self._zones[index]
+            span = _span_params(a.z, b.z, zone.bottom, zone.top)
+            if span is None:
+                continue
+            if flat:
+                entries[index] = span[0]
+                continue
+            meeting = shapely.intersection(segment, zone.area)
+            if meeting.is_empty:
+                meeting = shapely.get_point(shapely.shortest_line(segment, zone.area), 0)
+            first = _first_meeting(meeting, a, dx, dy, length2, span)
+            if first is not None:
+                entries[index] = first
+        return entries
+
+    def _wall_hits(self, idx: IntArray, lines: IntArray) -> dict[int, list[_WallHit] | None]:
+        """Per unordered pair whose segment hits a wall (``WallIndex.blocking``'s own test, the same
+        floats): the walls it crosses properly, or ``None`` when one is met at an end point (a corner,
+        judged by ``WallIndex.blocked`` itself)."""
+        found: dict[int, list[_WallHit] | None] = {}
+        walls = self._walls
+        if not len(walls) or lines.size == 0:
+            return found
+        t = self._tokens
+        i, j = idx[lines, 0], idx[lines, 1]
+        if len(walls) <= WallIndex.TREE_ABOVE:
+            li = np.repeat(np.arange(lines.size, dtype=np.intp), len(walls))
+            wi = np.tile(np.arange(len(walls), dtype=np.intp), lines.size)
+        else:
+            assert walls.tree is not None
+            segs = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
+            li, wi = walls.tree.query(segs)
+        for lo in range(0, li.size, _CHUNK_ROWS):
+            lc, wc = li[lo : lo + _CHUNK_ROWS], wi[lo : lo + _CHUNK_ROWS]
+            x0, y0, x1, y1 = t.cx[i[lc]], t.cy[i[lc]], t.cx[j[lc]], t.cy[j[lc]]
+            ax, ay, bx, by = walls.ax[wc], walls.ay[wc], walls.bx[wc], walls.by[wc]
+            # The same expressions as WallIndex.blocking, so the same floats and the same signs.
+            o_start = _orient(ax, ay, bx, by, x0, y0)
+            o_end = _orient(ax, ay, bx, by, x1, y1)
+            s_a = np.sign(_orient(x0, y0, x1, y1, ax, ay))
+            s_b = np.sign(_orient(x0, y0, x1, y1, bx, by))
+            straddles = np.sign(o_start) * np.sign(o_end) < 0
+            proper = straddles & (s_a * s_b < 0)
+            touches = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
+            if touches.size == 0:
+                continue
+            rows = touches
+            # Distances from either end to each wall, as WallIndex.blocking computes them.
+            d0 = _segment_distance(x0[rows], y0[rows], ax[rows], ay[rows], bx[rows], by[rows])
+            d1 = _segment_distance(x1[rows], y1[rows], ax[rows], ay[rows], bx[rows], by[rows])
+            for k, row in enumerate(rows.tolist()):
+                u = int(lines[lc[row]])
+                if not proper[row]:
+                    found[u] = None
+                    continue
+                hits = found.setdefault(u, [])
+                if hits is not None:
+                    w = int(wc[row])
+                    hits.append((w, float(o_start[row]), float(o_end[row]), float(d0[k]), float(d1[k])))
+        return found
+
+    def _blocking(self, hits: list[_WallHit], source: int, radius: float) -> tuple[str, ...]:
+        """``WallIndex.blocking`` for walls crossed properly (no corners), from one end of the line."""
+        walls = self._walls
+        hard: list[tuple[float, int]] = []
+        soft: list[tuple[float, int]] = []
+        for w, o_start, o_end, d0, d1 in hits:
+            o_src, o_dst, distance = (o_start, o_end, d0) if source == 0 else (o_end, o_start, d1)
+            direction = walls.direction[w]
+            if not (
+                direction == 0 or (direction == _DIR_LEFT and o_src > 0) or (direction == _DIR_RIGHT and o_src < 0)
+            ):
+                continue
+            threshold = walls.threshold[w]
+            if not math.isnan(threshold):
+                kind = walls.kind[w]
+                if kind == _SIGHT_PROXIMITY and max(distance - radius, 0.0) < threshold:
+                    continue
+                if kind == _SIGHT_DISTANCE and distance + radius > threshold:
+                    continue
+            unit = (float(np.float64(o_src) / np.float64(o_src - o_dst)), w)
+            (soft if walls.limited[w] else hard).append(unit)
+        blocking = hard + (soft if len(soft) >= 2 else [])
+        return tuple(dict.fromkeys(walls.ids[w] for _, w in sorted(blocking)))
+
+    def _compute_best(self, pairs: Sequence[tuple[int, int]]) -> dict[Pair, Ruling]:
+        """``rules.lines == "best"``: the exact per-line path of ``SceneGeometry``, memoised."""
+        geometry = self._state.geometry
+        t = self._tokens
+        results: dict[Pair, Ruling] = {}
+        for a, b in pairs:
+            for s, e in ((a, b), (b, a)):
+                sid, eid = t.tokens[s].id, t.tokens[e].id
+                lines = tuple(geometry.evidence(sid, eid, line) for line in geometry.sight_lines(sid, eid, "best"))
+                results[(sid, eid)] = self._rule_lines(s, e, lines)
+        return results
+
+    # Private: the ruleset, memoised.
+
+    def _rule(self, s: int, e: int, crossings: tuple[Crossing, ...], walls: tuple[str, ...]) -> Ruling:
+        t = self._tokens
+        line = SightLine(
+            Point3(float(t.cx[s]), float(t.cy[s]), float(t.cz[s])),
+            Point3(float(t.cx[e]), float(t.cy[e]), float(t.cz[e])),
+        )
+        key = (self._traits[s], self._traits[e], crossings, walls)
+        ruling = self._memo.get(key)
+        if ruling is None:
+            evidence = LineEvidence(line=line, crossings=crossings, blocking_walls=walls)
+            ruling = self._adjudicate(s, e, (evidence,))
+            self._remember(key, ruling)
+            return ruling
+        if ruling.line is None or ruling.line == line:
+            return ruling
+        return dataclasses.replace(ruling, line=line)
+
+    def _rule_lines(self, s: int, e: int, lines: tuple[LineEvidence, ...]) -> Ruling:
+        key = (self._traits[s], self._traits[e], tuple((ev.crossings, ev.blocking_walls) for ev in lines))
+        cached = self._memo_best.get(key)
+        if cached is None:
+            ruling = self._adjudicate(s, e, lines)
+            # Which line the ruling chose, so that a pair with the same signature takes its own.
+            position = next((k for k, ev in enumerate(lines) if ev.line == ruling.line), None)
+            if len(self._memo_best) >= _MEMO_LIMIT:
+                self._memo_best.clear()
+            self._memo_best[key] = (ruling, position)
+            return ruling
+        ruling, position = cached
+        if position is None:
+            return ruling
+        line = lines[position].line
+        return ruling if line == ruling.line else dataclasses.replace(ruling, line=line)
+
+    def _adjudicate(self, s: int, e: int, lines: tuple[LineEvidence, ...]) -> Ruling:
+        situation = Situation(
+            scene=self._state.scene,
+            geometry=cast(SceneGeometry, self._geometry_proxy),
+            actor=self._tokens.tokens[s],
+            target=self._tokens.tokens[e],
+            action=self.action,
+            reaction=self.reaction,
+            lines=lines,
+            options={"aware": True},
+        )
+        return self._ruleset.adjudicate(situation)
+
+    def _remember(self, key: tuple[Any, ...], ruling: Ruling) -> None:
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[key] = ruling
+
+
+class _ZonesFromMatrix:
+    """What a ruleset may ask of ``Situation.geometry``, answered from the engine's matrices.
+
+    ``zones_containing`` (Combat Jump) comes from the token × zone matrix; anything else is
+    forwarded to the scene's own :class:`SceneGeometry`, built only if asked for.
+    """
+
+    def __init__(self, engine: SceneVisibility) -> None:
+        self._engine = engine
+
+    def zones_containing(self, token_id: str) -> tuple[str, ...]:
+        engine = self._engine
+        row = engine._inside[engine._tokens.index[token_id]]
+        return tuple(engine._zones[z].region_id for z in np.flatnonzero(row).tolist())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine._state.geometry, name)
+
+
+# Compilation helpers.
+
+
+def _compile_zone(region: Region) -> _Zone | None:
+    """A zone region compiled, or ``None`` when it has no area (it is then never met nor entered)."""
+    assert region.zone is not None
+    area = region_area(region)
+    if area.is_empty:
+        return None
+    shapely.prepare(area)
+    rings = shapely.get_rings(shapely.get_parts(area))
+    coords, ring = shapely.get_coordinates(rings, return_index=True)
+    same = ring[1:] == ring[:-1]
+    edges = np.column_stack((coords[:-1][same], coords[1:][same])).astype(np.float64)
+    elevation = region.elevation
+    zone_type = region.zone.type
+    return _Zone(
+        region=region,
+        region_id=region.id,
+        zone_type=zone_type,
+        area=area,
+        bottom=-math.inf if elevation.bottom is None else elevation.bottom,
+        top=math.inf if elevation.top is None else elevation.top,
+        bounds=tuple(float(v) for v in shapely.bounds(area)),  # type: ignore[arg-type]
+        edges=edges,
+        crossings=(
+            Crossing(region.id, zone_type, CrossingKind.FROM),
+            Crossing(region.id, zone_type, CrossingKind.INTO),
+            Crossing(region.id, zone_type, CrossingKind.WITHIN),
+            Crossing(region.id, zone_type, CrossingKind.THROUGH),
+        ),
+    )
+
+
+def _compile_tokens(scene: Scene) -> _Tokens:
+    size = scene.grid.size
+    n = len(scene.tokens)
+    cx, cy, cz = np.empty(n), np.empty(n), np.empty(n)
+    radius = np.empty(n)
+    box = np.empty((n, 4))
+    probes: list[Any] = []
+    for k, token in enumerate(scene.tokens):
+        # The same arithmetic as SceneGeometry._compile_token, so the same floats.
+        w, h = token.width * size, token.height * size
+        x0, y0 = token.x, token.y
+        cx[k], cy[k], cz[k] = x0 + w / 2, y0 + h / 2, token.elevation
+        radius[k] = max(w, h) / 2
+        box[k] = (x0, y0, x0 + w, y0 + h)
+        if w > 0 and h > 0:
+            probes.append(
+                _ellipse(x0 + w / 2, y0 + h / 2, w / 2, h / 2)
+                if token.shape == "ellipse"
+                else shapely.box(x0, y0, x0 + w, y0 + h)
+            )
+        elif w > 0 or h > 0:
+            probes.append(LineString([(x0, y0), (x0 + w, y0 + h)]))
+        else:
+            probes.append(Point(x0, y0))
+    return _Tokens(
+        tokens=tuple(scene.tokens),
+        index={token.id: k for k, token in enumerate(scene.tokens)},
+        cx=cx,
+        cy=cy,
+        cz=cz,
+        radius=radius,
+        box=box,
+        probes=np.array(probes, dtype=object),
+    )
+
+
+# Numeric helpers.
+
+
+def _orient_bound(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> tuple[FloatArray, FloatArray]:
+    """``_orient`` and the magnitude its rounding error is proportional to."""
+    p, q = (ay - cy) * (bx - cx), (ax - cx) * (by - cy)
+    return p - q, np.abs(p) + np.abs(q)
+
+
+def _spans(
+    z0: FloatArray, z1: FloatArray, bottom: FloatArray, top: FloatArray
+) -> tuple[FloatArray, FloatArray, BoolArray]:
+    """``_span_params`` over arrays: the ``t`` interval where the height is within [bottom, top]."""
+    dz = z1 - z0
+    flat = dz == 0
+    safe = np.where(flat, 1.0, dz)
+    with np.errstate(invalid="ignore"):
+        lo = (bottom - z0) / safe
+        hi = (top - z0) / safe
+    lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+    lo, hi = np.maximum(lo, 0.0), np.minimum(hi, 1.0)
+    level = (bottom <= z0) & (z0 <= top)
+    lo = np.where(flat, 0.0, lo)
+    hi = np.where(flat, 1.0, hi)
+    valid = np.where(flat, level, lo <= hi)
+    return lo, hi, valid
+
+
+def _same_relative_order(old: Sequence[_Zone], new: Sequence[_Zone]) -> bool:
+    """Whether the zones both scenes hold keep their relative order (ties in crossings use it)."""
+    common = {zone.region_id for zone in old} & {zone.region_id for zone in new}
+    return [z.region_id for z in old if z.region_id in common] == [z.region_id for z in new if z.region_id in common]
+
+
+def _wall_coords(wall: Any) -> tuple[float, float, float, float]:
+    c = wall.c
+    return (float(c[0]), float(c[1]), float(c[2]), float(c[3]))
+
+
+def _segment_box(s: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    return (min(s[0], s[2]), min(s[1], s[3]), max(s[0], s[2]), max(s[1], s[3]))
+
+
+def _region_names(scene: Scene) -> dict[str, str]:
+    return {region.id: region.name for region in scene.regions}

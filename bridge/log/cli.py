@@ -1,0 +1,167 @@
+"""``sightline log …``: list sessions and export one, from the same store ``serve`` writes.
+
+The lead's command line adds the parser with :func:`add_log_parser` and, for ``args.command == "log"``,
+returns :func:`run_log_command`. Both subcommands take ``--data-dir`` and ``--database`` (also read
+from ``SIGHTLINE_DATA_DIR`` / ``SIGHTLINE_DATABASE``); when the main parser defines them too, its
+values are used unless repeated after the subcommand.
+
+An export streams: records are read in batches and written as they come, to ``--output`` (written
+beside the target and renamed into place when complete) or standard output; on a terminal, standard
+error shows how many records are done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..config import data_dir_from
+from .export import FORMATS
+from .records import RulingRecord
+from .store import LoggedSession, LogStore, open_store
+
+__all__ = ["add_log_parser", "default_data_dir", "run_log_command", "run_log_command_async"]
+
+
+def default_data_dir() -> Path:
+    """``SIGHTLINE_DATA_DIR``, else the platform's per-user data directory — exactly as ``serve`` decides."""
+    return data_dir_from(None)
+
+
+def _storage_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir", type=Path, default=argparse.SUPPRESS, help="directory of sightline.db (as for serve)"
+    )
+    parser.add_argument(
+        "--database",
+        default=argparse.SUPPRESS,
+        help="sqlite:///path or postgresql://… (default: sightline.db in the data directory)",
+    )
+
+
+def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``log sessions`` and ``log export`` to the ``subparsers`` of the main parser; returns ``log``'s."""
+    log = subparsers.add_parser("log", help="browse and export the adjudication log")
+    commands = log.add_subparsers(dest="log_command", required=True, metavar="{sessions,export}")
+    sessions = commands.add_parser("sessions", help="list game sessions, newest first")
+    sessions.add_argument("--world", help="only this world's sessions")
+    sessions.add_argument("--json", action="store_true", help="one JSON array instead of a table")
+    _storage_options(sessions)
+    export = commands.add_parser("export", help="write one session's rulings")
+    export.add_argument("--session", required=True, help="session id (see `sightline log sessions`)")
+    export.add_argument("--world", help="the session's world (checked when given)")
+    export.add_argument("--format", choices=sorted(FORMATS), default="jsonl", help="output format (default jsonl)")
+    export.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
+    _storage_options(export)
+    return log  # type: ignore[no-any-return]
+
+
+def run_log_command(args: argparse.Namespace) -> int:
+    """Run ``log sessions`` or ``log export``; the process exit status."""
+    return asyncio.run(run_log_command_async(args))
+
+
+async def run_log_command_async(
+    args: argparse.Namespace, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    """:func:`run_log_command` inside a running event loop (tests, embedding)."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    database = getattr(args, "database", None) or os.environ.get("SIGHTLINE_DATABASE") or None
+    data_dir = getattr(args, "data_dir", None) or default_data_dir()
+    try:
+        store = await open_store(database, Path(data_dir))
+    except (ValueError, OSError) as exc:
+        print(f"sightline log: cannot open the log: {exc}", file=err)
+        return 2
+    try:
+        if args.log_command == "sessions":
+            return await _sessions(store, args, out)
+        return await _export(store, args, out, err)
+    finally:
+        await store.close()
+
+
+def _session_dict(session: LoggedSession) -> dict[str, Any]:
+    return session.model_dump(mode="json")
+
+
+async def _sessions(store: LogStore, args: argparse.Namespace, out: TextIO) -> int:
+    sessions = await store.list_sessions(args.world)
+    if args.json:
+        json.dump([_session_dict(s) for s in sessions], out, indent=2)
+        out.write("\n")
+        return 0
+    header = ("ID", "WORLD", "NAME", "STARTED", "ENDED", "RULINGS")
+    rows = [(s.id, s.world, s.name, s.started, s.ended or "open", str(s.rulings)) for s in sessions]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
+    return 0
+
+
+class _Progress:
+    """``exported N/M records`` on a terminal, at most five times a second."""
+
+    def __init__(self, stream: TextIO, total: int) -> None:
+        self._stream, self._total = stream, total
+        self._on = stream.isatty()
+        self._shown_at = 0.0
+        self.count = 0
+
+    async def counted(self, records: AsyncIterator[RulingRecord]) -> AsyncIterator[RulingRecord]:
+        async for record in records:
+            self.count += 1
+            now = time.monotonic()
+            if self._on and now - self._shown_at >= 0.2:
+                self._shown_at = now
+                self._show()
+            yield record
+
+    def _show(self) -> None:
+        percent = f" ({100 * self.count // self._total}%)" if self._total else ""
+        self._stream.write(f"\rexported {self.count}/{self._total} records{percent}")
+        self._stream.flush()
+
+    def done(self) -> None:
+        if self._on:
+            self._show()
+            self._stream.write("\n")
+            self._stream.flush()
+
+
+async def _export(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    session = await store.get_session(args.session, world=args.world)
+    if session is None:
+        print(
+            f"sightline log: no session {args.session!r}" + (f" in {args.world!r}" if args.world else ""),
+            file=err,
+        )
+        return 1
+    writer, _ = FORMATS[args.format]
+    progress = _Progress(err, session.rulings)
+    chunks = writer(progress.counted(store.export(session.world, session.id)))
+    if args.output is None:
+        async for chunk in chunks:
+            out.write(chunk)
+        out.flush()
+    else:
+        target: Path = args.output
+        partial = target.with_name(target.name + ".partial")
+        try:
+            with partial.open("w", encoding="utf-8", newline="") as file:
+                async for chunk in chunks:
+                    file.write(chunk)
+            partial.replace(target)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    progress.done()
+    return 0

@@ -1,0 +1,177 @@
+"""Export writers: JSONL, CSV and Markdown, each a stream of text chunks over ``LogStore.export``.
+
+Each writer takes an async iterable of records and yields text — one chunk per record (plus a header)
+— so the HTTP handlers and the command line write as they read and never hold the log in memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Any, Final, Literal
+
+from .records import Party, RulingRecord
+
+__all__ = [
+    "CSV_COLUMNS",
+    "FORMATS",
+    "ExportFormat",
+    "csv_chunks",
+    "jsonl_chunks",
+    "markdown_chunks",
+    "parse_jsonl_line",
+]
+
+ExportFormat = Literal["jsonl", "csv", "md"]
+
+
+async def jsonl_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]:
+    """One JSON object per line: the whole record, snapshot included (enough to redraw it)."""
+    async for record in records:
+        yield record.model_dump_json() + "\n"
+
+
+def _party(party: Party | None) -> tuple[str, str]:
+    return (party.id, party.name) if party else ("", "")
+
+
+def _point(line: dict[str, Any] | None, end: str, axis: str) -> str:
+    if not line or not isinstance(line.get(end), dict):
+        return ""
+    value = line[end].get(axis)
+    return "" if value is None else str(value)
+
+
+def _crossings(record: RulingRecord) -> str:
+    return "; ".join(f"{c.get('zone', '')} {c.get('kind', '')} ({c.get('region', '')})" for c in record.crossings)
+
+
+def _modifiers(record: RulingRecord) -> str:
+    parts = []
+    for m in record.modifiers:
+        text = f"{m.get('label') or m.get('zone') or m.get('source', '')} {m.get('value')}"
+        text += "" if m.get("applied") else " (not applied)"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+#: The CSV header, one column per flat field; lists are joined with "; ".
+CSV_COLUMNS: Final = (
+    "id",
+    "kind",
+    "overrides",
+    "time",
+    "world",
+    "session",
+    "scene",
+    "user_id",
+    "user_name",
+    "actor_id",
+    "actor_name",
+    "target_id",
+    "target_name",
+    "action",
+    "reaction",
+    "ruleset",
+    "edition",
+    "allowed",
+    "modifier",
+    "crossings",
+    "modifiers",
+    "notes",
+    "citations",
+    "reason",
+    "start_x",
+    "start_y",
+    "start_z",
+    "end_x",
+    "end_y",
+    "end_z",
+    "snapshot",
+)
+
+
+def _csv_row(record: RulingRecord) -> list[str]:
+    line = record.line
+    return [
+        record.id or "",
+        record.kind,
+        record.overrides or "",
+        record.time,
+        record.world,
+        record.session or "",
+        record.scene,
+        *_party(record.user),
+        *_party(record.actor),
+        *_party(record.target),
+        record.action,
+        "true" if record.reaction else "false",
+        record.ruleset,
+        record.edition,
+        "true" if record.allowed else "false",
+        "" if record.modifier is None else str(record.modifier),
+        _crossings(record),
+        _modifiers(record),
+        "; ".join(record.notes),
+        "; ".join(record.citations),
+        record.reason or "",
+        *(_point(line, end, axis) for end in ("start", "end") for axis in ("x", "y", "z")),
+        record.snapshot.key if record.snapshot else "",
+    ]
+
+
+async def csv_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]:
+    """RFC 4180 CSV with a header row (``CSV_COLUMNS``)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+
+    def take(row: list[str] | tuple[str, ...]) -> str:
+        writer.writerow(row)
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        return text
+
+    yield take(CSV_COLUMNS)
+    async for record in records:
+        yield take(_csv_row(record))
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+async def markdown_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]:
+    """A Markdown table, one row per record, for pasting into a campaign journal."""
+    yield "| Time | Actor | Target | Action | Allowed | MOD | Crossings | Notes |\n"
+    yield "|---|---|---|---|---|---|---|---|\n"
+    async for r in records:
+        allowed = "yes" if r.allowed else "no"
+        if r.kind == "override":
+            allowed += f" (override of {r.overrides}: {r.reason or ''})"
+        cells = [
+            r.time,
+            r.actor.name or r.actor.id,
+            (r.target.name or r.target.id) if r.target else "",
+            r.action,
+            allowed,
+            "" if r.modifier is None else f"{r.modifier:+d}",
+            _crossings(r),
+            "; ".join(r.notes),
+        ]
+        yield "| " + " | ".join(_cell(c) for c in cells) + " |\n"
+
+
+#: Writer and media type of each export format.
+FORMATS: Final[dict[str, tuple[Callable[[AsyncIterable[RulingRecord]], AsyncIterator[str]], str]]] = {
+    "jsonl": (jsonl_chunks, "application/x-ndjson"),
+    "csv": (csv_chunks, "text/csv"),
+    "md": (markdown_chunks, "text/markdown"),
+}
+
+
+def parse_jsonl_line(line: str) -> RulingRecord:
+    """A record back from one JSONL line (for imports and tests)."""
+    return RulingRecord.model_validate(json.loads(line))

@@ -1,0 +1,428 @@
+"""The log on the bridge's HTTP port: a JSON API, streamed exports and the GM pages.
+
+Wire it into the bridge's application with :func:`setup_log` (routes under ``/api/`` and ``/log/``),
+or run it alone with :func:`create_log_app`. Every route needs a secret, checked by the injected
+``check_secret(world, secret)``: ``world`` is ``None`` for "the bridge-wide secret?". A request carries
+its secret as ``Authorization: Bearer <secret>``, or — for the pages — in the HttpOnly cookie the
+sign-in form sets. A world's secret sees only its world; the bridge's secret sees all of them.
+
+JSON API
+  ``GET /api/worlds`` → ``{"worlds": [...]}``
+  ``GET /api/worlds/{world}/sessions`` → ``{"sessions": [...]}``
+  ``GET /api/worlds/{world}/sessions/{session}/rulings``
+  (query: ``actor target action allowed from to limit cursor``)
+  → ``{"rulings": [...], "snapshots": {key: snapshot}, "next": cursor-or-null}`` (each ruling's
+  ``snapshot`` is the key of its entry in ``snapshots``)
+  ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed.
+Pages: ``/log/`` (sessions), ``/log/{world}/{session}`` (rulings, filters, map), ``/log/login``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from datetime import timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import quote
+
+from aiohttp import web
+
+from .export import FORMATS
+from .i18n import TEXTS, pick_language
+from .pages import login_page, session_page, sessions_page
+from .records import RulingRecord
+from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store, parse_time
+
+__all__ = [
+    "COOKIE_NAME",
+    "LOG_CHECK_SECRET",
+    "LOG_STORE",
+    "SecretCheck",
+    "create_log_app",
+    "log_routes",
+    "log_store_context",
+    "setup_log",
+]
+
+#: ``check_secret(world, secret)``: may ``secret`` read ``world``'s log (``None``: every world's)?
+SecretCheck = Callable[[str | None, str], bool]
+
+LOG_STORE: Final = web.AppKey[LogStore]("sightline_log_store")
+LOG_CHECK_SECRET: Final = web.AppKey[SecretCheck]("sightline_log_check_secret")
+
+#: The cookie the sign-in form sets (HttpOnly, SameSite=Strict, Secure over TLS).
+COOKIE_NAME: Final = "sightline_log"
+_MAX_LIMIT: Final = 1000
+_EXPORT_FLUSH: Final = 64 * 1024
+_SECURITY_HEADERS: Final = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+}
+
+routes = web.RouteTableDef()
+
+
+# --- Wiring ---------------------------------------------------------------------------------------
+
+
+def log_routes() -> list[web.AbstractRouteDef]:
+    """The log's routes, to add to an application that has :data:`LOG_STORE` and :data:`LOG_CHECK_SECRET`."""
+    return list(routes)
+
+
+def log_store_context(
+    *, database: str | None, data_dir: Path, idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT
+) -> Callable[[web.Application], AsyncIterator[None]]:
+    """A ``cleanup_ctx`` entry that opens the store into ``app[LOG_STORE]`` and closes it at shutdown."""
+
+    async def context(app: web.Application) -> AsyncIterator[None]:
+        store = await open_store(database, data_dir, idle_timeout=idle_timeout)
+        app[LOG_STORE] = store
+        try:
+            yield
+        finally:
+            await store.close()
+
+    return context
+
+
+def setup_log(
+    app: web.Application,
+    *,
+    check_secret: SecretCheck,
+    store: LogStore | None = None,
+    database: str | None = None,
+    data_dir: Path | None = None,
+    idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+) -> None:
+    """Add the log's routes to ``app``; use ``store`` if given, else open one on start-up.
+
+    Without ``store``, ``data_dir`` is required and the store opened for ``database`` lives in
+    ``app[LOG_STORE]`` from start-up to clean-up — where the bridge's session code finds it too.
+    """
+    app[LOG_CHECK_SECRET] = check_secret
+    if store is not None:
+        app[LOG_STORE] = store
+    else:
+        if data_dir is None:
+            raise ValueError("setup_log needs a store or a data_dir")
+        app.cleanup_ctx.append(log_store_context(database=database, data_dir=data_dir, idle_timeout=idle_timeout))
+    app.router.add_routes(log_routes())
+
+
+def create_log_app(
+    *,
+    check_secret: SecretCheck,
+    store: LogStore | None = None,
+    database: str | None = None,
+    data_dir: Path | None = None,
+    idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+) -> web.Application:
+    """A stand-alone application serving only the log (tests, or a separate log viewer)."""
+    app = web.Application()
+    setup_log(
+        app,
+        check_secret=check_secret,
+        store=store,
+        database=database,
+        data_dir=data_dir,
+        idle_timeout=idle_timeout,
+    )
+    return app
+
+
+# --- Authentication -------------------------------------------------------------------------------
+
+
+def _presented_secret(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    cookie = request.cookies.get(COOKIE_NAME)
+    return cookie or None
+
+
+def _may_read(request: web.Request, world: str) -> bool:
+    secret = _presented_secret(request)
+    return secret is not None and request.app[LOG_CHECK_SECRET](world, secret)
+
+
+async def _visible_worlds(request: web.Request, secret: str) -> list[str] | None:
+    """The worlds ``secret`` may read; ``None`` when it is no secret at all."""
+    check = request.app[LOG_CHECK_SECRET]
+    worlds = [w for w in await request.app[LOG_STORE].list_worlds() if check(w, secret)]
+    if not worlds and not check(None, secret):
+        return None
+    return worlds
+
+
+def _unauthorized() -> web.HTTPUnauthorized:
+    return web.HTTPUnauthorized(
+        text='{"error": "unauthorized", "message": "a valid secret is required"}',
+        content_type="application/json",
+        headers={"WWW-Authenticate": 'Bearer realm="sightline"'},
+    )
+
+
+def _to_login(request: web.Request) -> web.HTTPSeeOther:
+    lang = _language(request)
+    target = quote(request.path_qs, safe="")
+    return web.HTTPSeeOther(f"/log/login?lang={lang}&next={target}")
+
+
+def _language(request: web.Request) -> str:
+    return pick_language(request.query.get("lang"), request.headers.get("Accept-Language"))
+
+
+def _html(text: str, *, status: int = 200) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", headers=_SECURITY_HEADERS)
+
+
+def _json(data: Any, *, status: int = 200) -> web.Response:
+    return web.json_response(data, status=status, headers={"Cache-Control": "no-store"})
+
+
+def _bad_request(message: str) -> web.HTTPBadRequest:
+    return web.HTTPBadRequest(
+        text=web.json_response({"error": "invalid-query", "message": message}).text,
+        content_type="application/json",
+    )
+
+
+# --- Query parameters -----------------------------------------------------------------------------
+
+_BOOLEANS: Final = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def parse_filters(query: Mapping[str, str]) -> RulingFilter:
+    """The filters of a query string; :class:`ValueError` naming the parameter at fault."""
+    allowed_text = query.get("allowed", "").strip().lower()
+    if allowed_text and allowed_text not in _BOOLEANS:
+        raise ValueError("allowed must be true or false")
+    times = {}
+    for name in ("from", "to"):
+        text = query.get(name, "").strip()
+        if text:
+            try:
+                times[name] = parse_time(text)
+            except ValueError as exc:
+                raise ValueError(f"{name} is not an ISO 8601 time") from exc
+    return RulingFilter(
+        actor=query.get("actor", "").strip() or None,
+        target=query.get("target", "").strip() or None,
+        action=query.get("action", "").strip() or None,
+        allowed=_BOOLEANS[allowed_text] if allowed_text else None,
+        since=times.get("from"),
+        until=times.get("to"),
+    )
+
+
+def _limit(query: Mapping[str, str], default: int = 100) -> int:
+    text = query.get("limit", "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or not 1 <= int(text) <= _MAX_LIMIT:
+        raise ValueError(f"limit must be a whole number from 1 to {_MAX_LIMIT}")
+    return int(text)
+
+
+def _ruling_json(record: RulingRecord) -> dict[str, Any]:
+    data: dict[str, Any] = record.model_dump(mode="json", exclude={"snapshot"})
+    data["snapshot"] = record.snapshot.key if record.snapshot else None
+    return data
+
+
+async def _session_or_404(request: web.Request, world: str, session_id: str) -> LoggedSession:
+    session = await request.app[LOG_STORE].get_session(session_id, world=world)
+    if session is None:
+        raise web.HTTPNotFound(
+            text='{"error": "not-found", "message": "no such session in this world"}',
+            content_type="application/json",
+        )
+    return session
+
+
+# --- JSON API -------------------------------------------------------------------------------------
+
+
+@routes.get("/api/worlds")
+async def api_worlds(request: web.Request) -> web.Response:
+    """The worlds the presented secret may read."""
+    secret = _presented_secret(request)
+    worlds = await _visible_worlds(request, secret) if secret else None
+    if worlds is None:
+        raise _unauthorized()
+    return _json({"worlds": worlds})
+
+
+@routes.get("/api/worlds/{world}/sessions")
+async def api_sessions(request: web.Request) -> web.Response:
+    """A world's sessions, newest first."""
+    world = request.match_info["world"]
+    if not _may_read(request, world):
+        raise _unauthorized()
+    sessions = await request.app[LOG_STORE].list_sessions(world)
+    return _json({"sessions": [s.model_dump(mode="json") for s in sessions]})
+
+
+@routes.get("/api/worlds/{world}/sessions/{session}/rulings")
+async def api_rulings(request: web.Request) -> web.Response:
+    """One page of a session's rulings, filtered; ``next`` is the cursor of the following page."""
+    world, session_id = request.match_info["world"], request.match_info["session"]
+    if not _may_read(request, world):
+        raise _unauthorized()
+    await _session_or_404(request, world, session_id)
+    try:
+        filters, limit = parse_filters(request.query), _limit(request.query)
+        page = await request.app[LOG_STORE].query(
+            world, session_id, filters=filters, limit=limit, cursor=request.query.get("cursor") or None
+        )
+    except ValueError as exc:
+        raise _bad_request(str(exc)) from exc
+    snapshots = {r.snapshot.key: r.snapshot.model_dump(mode="json") for r in page.records if r.snapshot}
+    return _json({"rulings": [_ruling_json(r) for r in page.records], "snapshots": snapshots, "next": page.next_cursor})
+
+
+def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    writer, media_type = FORMATS[fmt]
+
+    async def export(request: web.Request) -> web.StreamResponse:
+        world, session_id = request.match_info["world"], request.match_info["session"]
+        if not _may_read(request, world):
+            raise _unauthorized()
+        await _session_or_404(request, world, session_id)
+        filename = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{world}-{session_id}.{fmt}")
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": f"{media_type}; charset=utf-8",
+                "Content-Disposition": f'attachment; filename="{filename}"',
+                "Cache-Control": "no-store",
+            }
+        )
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        pending: list[str] = []
+        size = 0
+        async for chunk in writer(request.app[LOG_STORE].export(world, session_id)):
+            pending.append(chunk)
+            size += len(chunk)
+            if size >= _EXPORT_FLUSH:
+                await response.write("".join(pending).encode())
+                pending, size = [], 0
+        if pending:
+            await response.write("".join(pending).encode())
+        await response.write_eof()
+        return response
+
+    export.__doc__ = f"The whole session as {fmt}, streamed as it is read."
+    return export
+
+
+for _fmt in FORMATS:
+    routes.get(f"/api/worlds/{{world}}/sessions/{{session}}/export.{_fmt}")(_export_handler(_fmt))
+
+
+# --- Pages ----------------------------------------------------------------------------------------
+
+
+def _safe_next(target: str) -> str:
+    """Only paths of the log itself: never an open redirect."""
+    if target.startswith("/log/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/log/"
+
+
+@routes.get("/log")
+async def log_root(request: web.Request) -> web.Response:
+    """``/log`` → ``/log/``."""
+    raise web.HTTPFound("/log/" + (f"?{request.query_string}" if request.query_string else ""))
+
+
+@routes.get("/log/login")
+async def login_form(request: web.Request) -> web.Response:
+    """The sign-in form."""
+    return _html(login_page(_language(request), next_url=_safe_next(request.query.get("next", "")), failed=False))
+
+
+@routes.post("/log/login")
+async def login(request: web.Request) -> web.Response:
+    """Check the posted secret; when it opens any log, keep it in an HttpOnly cookie and go on."""
+    form = await request.post()
+    secret = str(form.get("secret", "")).strip()
+    next_url = _safe_next(str(form.get("next", "")))
+    lang = _language(request)
+    if not secret or await _visible_worlds(request, secret) is None:
+        return _html(login_page(lang, next_url=next_url, failed=True), status=401)
+    response = web.HTTPSeeOther(next_url)
+    response.set_cookie(COOKIE_NAME, secret, httponly=True, samesite="Strict", secure=request.secure, path="/")
+    raise response
+
+
+@routes.post("/log/logout")
+async def logout(request: web.Request) -> web.Response:
+    """Forget the cookie."""
+    response = web.HTTPSeeOther(f"/log/login?lang={_language(request)}")
+    response.del_cookie(COOKIE_NAME, path="/")
+    raise response
+
+
+@routes.get("/log/")
+async def sessions_list(request: web.Request) -> web.Response:
+    """Every session of every world the secret may read."""
+    secret = _presented_secret(request)
+    worlds = await _visible_worlds(request, secret) if secret else None
+    if worlds is None:
+        raise _to_login(request)
+    store = request.app[LOG_STORE]
+    sessions = [s for world in worlds for s in await store.list_sessions(world)]
+    sessions.sort(key=lambda s: (s.started, s.id), reverse=True)
+    return _html(sessions_page(_language(request), sessions))
+
+
+@routes.get("/log/static/log.js")
+async def script(request: web.Request) -> web.Response:
+    """The session page's map script (for signed-in readers only, like everything else)."""
+    secret = _presented_secret(request)
+    if not secret or await _visible_worlds(request, secret) is None:
+        raise _unauthorized()
+    text = resources.files("bridge.log").joinpath("static", "log.js").read_text(encoding="utf-8")
+    return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+
+@routes.get("/log/{world}/{session}")
+async def session_view(request: web.Request) -> web.Response:
+    """A session's rulings page: filters, table, paging, export links and the map."""
+    world, session_id = request.match_info["world"], request.match_info["session"]
+    if not _may_read(request, world):
+        raise _to_login(request)
+    lang = _language(request)
+    store = request.app[LOG_STORE]
+    session = await store.get_session(session_id, world=world)
+    if session is None:
+        return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
+    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor")
+    shown = {k: request.query.get(k, "") for k in keys}
+    error = None
+    records: list[RulingRecord] = []
+    next_cursor = None
+    try:
+        page = await store.query(
+            world,
+            session_id,
+            filters=parse_filters(request.query),
+            limit=_limit(request.query),
+            cursor=shown["cursor"] or None,
+        )
+        records, next_cursor = page.records, page.next_cursor
+    except ValueError as exc:
+        error = str(exc)
+    html = session_page(lang, session, records, filters=shown, next_cursor=next_cursor, error=error)
+    return _html(html, status=400 if error else 200)

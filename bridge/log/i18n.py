@@ -1,0 +1,130 @@
+"""The GM pages' words, in English and Spanish, and how a request picks its language."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Final
+
+__all__ = ["LANGUAGES", "TEXTS", "pick_language"]
+
+_EN: Final = {
+    "title": "Sightline log",
+    "sessions": "Game sessions",
+    "world": "World",
+    "session": "Session",
+    "name": "Name",
+    "started": "Started",
+    "ended": "Ended",
+    "open": "open",
+    "rulings": "Rulings",
+    "no_sessions": "No game session has been logged yet.",
+    "no_rulings": "No ruling matches.",
+    "login": "Sign in",
+    "login_help": "Enter the bridge's secret or your world's secret.",
+    "secret": "Secret",
+    "wrong_secret": "That secret opens no log.",
+    "logout": "Sign out",
+    "filters": "Filters",
+    "actor": "Actor",
+    "target": "Target",
+    "action": "Action",
+    "allowed": "Allowed",
+    "any": "any",
+    "yes": "yes",
+    "no": "no",
+    "from": "From",
+    "to": "To",
+    "filter": "Filter",
+    "clear": "Clear",
+    "time": "Time (UTC)",
+    "mod": "MOD",
+    "crossings": "Crossings",
+    "notes": "Notes",
+    "override": "override",
+    "override_of": "GM override of",
+    "next_page": "Next page",
+    "first_page": "First page",
+    "export": "Export",
+    "map": "Map",
+    "map_help": "Click a ruling to draw its line of sight over the scene's zones.",
+    "line_from": "Line from",
+    "line_to": "to",
+    "back": "All sessions",
+    "bad_filter": "A filter could not be read",
+    "not_found": "No such session in this world.",
+}
+
+_ES: Final = {
+    "title": "Registro de Sightline",
+    "sessions": "Sesiones de juego",
+    "world": "Mundo",
+    "session": "Sesión",
+    "name": "Nombre",
+    "started": "Inicio",
+    "ended": "Fin",
+    "open": "abierta",
+    "rulings": "Resoluciones",
+    "no_sessions": "Todavía no se ha registrado ninguna sesión de juego.",
+    "no_rulings": "Ninguna resolución coincide.",
+    "login": "Entrar",
+    "login_help": "Escribe el secreto del puente o el de tu mundo.",
+    "secret": "Secreto",
+    "wrong_secret": "Ese secreto no abre ningún registro.",
+    "logout": "Salir",
+    "filters": "Filtros",
+    "actor": "Actor",
+    "target": "Objetivo",
+    "action": "Acción",
+    "allowed": "Permitida",
+    "any": "cualquiera",
+    "yes": "sí",
+    "no": "no",
+    "from": "Desde",
+    "to": "Hasta",
+    "filter": "Filtrar",
+    "clear": "Limpiar",
+    "time": "Hora (UTC)",
+    "mod": "MOD",
+    "crossings": "Zonas cruzadas",
+    "notes": "Notas",
+    "override": "corrección",
+    "override_of": "Corrección del DJ sobre",
+    "next_page": "Página siguiente",
+    "first_page": "Primera página",
+    "export": "Exportar",
+    "map": "Mapa",
+    "map_help": "Pulsa una resolución para dibujar su línea de visión sobre las zonas de la escena.",
+    "line_from": "Línea desde",
+    "line_to": "hasta",
+    "back": "Todas las sesiones",
+    "bad_filter": "No se pudo leer un filtro",
+    "not_found": "Esa sesión no existe en este mundo.",
+}
+
+#: Every language the pages speak; English first (the fallback).
+LANGUAGES: Final = ("en", "es")
+TEXTS: Final = MappingProxyType({"en": MappingProxyType(_EN), "es": MappingProxyType(_ES)})
+assert _EN.keys() == _ES.keys()
+
+
+def pick_language(query: str | None, accept_language: str | None) -> str:
+    """``?lang=`` when it names a language we speak, else the best of ``Accept-Language``, else English."""
+    if query in LANGUAGES:
+        return str(query)
+    best, best_q = "en", -1.0
+    for position, item in enumerate((accept_language or "").split(",")):
+        tag, _, params = item.strip().partition(";")
+        language = tag.strip().lower().split("-")[0]
+        if language not in LANGUAGES:
+            continue
+        weight = 1.0
+        params = params.strip()
+        if params.startswith("q="):
+            try:
+                weight = float(params[2:])
+            except ValueError:
+                weight = 0.0
+        weight -= position * 1e-6  # earlier wins ties
+        if weight > best_q and weight > 0:
+            best, best_q = language, weight
+    return best

@@ -1,0 +1,222 @@
+"""The GM pages as HTML text: the login form, the session list and a session's rulings with its map.
+
+Pure functions from data to markup (every value escaped); :mod:`.http` serves them. The session page
+carries the rows' sight lines and the scene snapshots as JSON in a ``<script type="application/json">``
+block, which ``static/log.js`` reads to draw the map when a row is selected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from .i18n import TEXTS
+from .records import RulingRecord
+from .store import LoggedSession
+
+__all__ = ["login_page", "session_page", "sessions_page"]
+
+_STYLE = """
+body{font:15px/1.4 system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
+header{background:#1d2d3a;color:#fff;padding:.6rem 1rem;display:flex;gap:1rem;align-items:center}
+header h1{font-size:1.1rem;margin:0;flex:1}header form{margin:0}
+header button{background:none;color:#fff;border:1px solid #9fb3c8;border-radius:4px;
+padding:.2rem .6rem;cursor:pointer}
+main{padding:1rem;max-width:1400px;margin:auto}
+table{border-collapse:collapse;width:100%;background:#fff}
+th,td{border-bottom:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:#eef1f4;font-weight:600}
+tbody tr.ruling{cursor:pointer}tbody tr.ruling:hover{background:#f0f6ff}
+tbody tr.ruling[aria-selected=true],tbody tr.ruling[aria-selected=true]:hover{background:#cfe3ff}
+tr.override td:first-child{border-left:4px solid #c0392b}
+.denied{color:#b03a2e;font-weight:600}.muted{color:#68737d}
+form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.5rem 0 1rem}
+form.filters label{display:flex;flex-direction:column;font-size:.85rem}
+.layout{display:grid;grid-template-columns:minmax(0,3fr) minmax(280px,2fr);gap:1rem;align-items:start}
+#map{width:100%;height:auto;background:#fff;border:1px solid #dde1e6}
+.error{background:#fdecea;color:#8a1f11;padding:.5rem;border-radius:4px}
+.login{max-width:24rem;margin:3rem auto;background:#fff;padding:1.5rem;border-radius:6px}
+.login input{width:100%;box-sizing:border-box;margin:.3rem 0 1rem;padding:.4rem}
+"""
+
+
+def _document(lang: str, title: str, body: str, *, header: str = "") -> str:
+    t = TEXTS[lang]
+    return (
+        f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)} · {escape(t['title'])}</title><style>{_STYLE}</style></head>"
+        f"<body><header><h1>{escape(t['title'])}</h1>{header}</header><main>{body}</main></body></html>\n"
+    )
+
+
+def _logout(lang: str) -> str:
+    t = TEXTS[lang]
+    return (
+        f'<form method="post" action="/log/logout?lang={lang}">'
+        f'<button type="submit" class="link">{escape(t["logout"])}</button></form>'
+    )
+
+
+def login_page(lang: str, *, next_url: str, failed: bool) -> str:
+    """The sign-in form; posting it sets the HttpOnly cookie that the other pages read."""
+    t = TEXTS[lang]
+    error = f'<p class="error" role="alert">{escape(t["wrong_secret"])}</p>' if failed else ""
+    body = (
+        f'<form class="login" method="post" action="/log/login?lang={lang}">'
+        f"<h2>{escape(t['login'])}</h2><p>{escape(t['login_help'])}</p>{error}"
+        f'<label>{escape(t["secret"])}<input type="password" name="secret" autocomplete="current-password"'
+        " required autofocus></label>"
+        f'<input type="hidden" name="next" value="{escape(next_url)}">'
+        f'<button type="submit">{escape(t["login"])}</button></form>'
+    )
+    return _document(lang, t["login"], body)
+
+
+def _short_time(text: str | None) -> str:
+    if not text:
+        return ""
+    return text.replace("T", " ")[:19]
+
+
+def sessions_page(lang: str, sessions: Sequence[LoggedSession]) -> str:
+    """Every session the secret can see, newest first, each linking to its page."""
+    t = TEXTS[lang]
+    if not sessions:
+        body = f"<h2>{escape(t['sessions'])}</h2><p>{escape(t['no_sessions'])}</p>"
+        return _document(lang, t["sessions"], body, header=_logout(lang))
+    rows = []
+    for s in sessions:
+        href = f"/log/{_path(s.world)}/{_path(s.id)}?lang={lang}"
+        name = s.name or _short_time(s.started)
+        ended = _short_time(s.ended) if s.ended else f'<span class="muted">{escape(t["open"])}</span>'
+        rows.append(
+            f'<tr><td>{escape(s.world)}</td><td><a href="{escape(href)}">{escape(name)}</a></td>'
+            f"<td>{escape(_short_time(s.started))}</td><td>{ended}</td><td>{s.rulings}</td></tr>"
+        )
+    body = (
+        f'<h2>{escape(t["sessions"])}</h2><table id="sessions"><thead><tr>'
+        f"<th>{escape(t['world'])}</th><th>{escape(t['session'])}</th><th>{escape(t['started'])}</th>"
+        f"<th>{escape(t['ended'])}</th><th>{escape(t['rulings'])}</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+    return _document(lang, t["sessions"], body, header=_logout(lang))
+
+
+def _path(segment: str) -> str:
+    return quote(segment, safe="")
+
+
+def _party(record: RulingRecord, which: str) -> str:
+    party = record.actor if which == "actor" else record.target
+    if party is None:
+        return ""
+    return f'{escape(party.name or party.id)} <span class="muted">{escape(party.id)}</span>'
+
+
+def _crossings(record: RulingRecord) -> str:
+    return ", ".join(escape(f"{c.get('zone', '')} ({c.get('kind', '')})") for c in record.crossings)
+
+
+def _json_for_script(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def session_page(
+    lang: str,
+    session: LoggedSession,
+    records: Sequence[RulingRecord],
+    *,
+    filters: Mapping[str, str],
+    next_cursor: str | None,
+    error: str | None = None,
+) -> str:
+    """A session's rulings (one page), the filter form, export links and the map."""
+    t = TEXTS[lang]
+    base = f"/log/{_path(session.world)}/{_path(session.id)}"
+    api = f"/api/worlds/{_path(session.world)}/sessions/{_path(session.id)}"
+
+    def field(name: str, label: str, kind: str = "text") -> str:
+        value = escape(filters.get(name, ""))
+        return f'<label>{escape(t[label])}<input type="{kind}" name="{name}" value="{value}"></label>'
+
+    allowed_value = filters.get("allowed", "")
+    options = "".join(
+        f'<option value="{v}"{" selected" if v == allowed_value else ""}>{escape(t[k])}</option>'
+        for v, k in (("", "any"), ("true", "yes"), ("false", "no"))
+    )
+    form = (
+        f'<form class="filters" method="get" action="{escape(base)}" aria-label="{escape(t["filters"])}">'
+        f'<input type="hidden" name="lang" value="{lang}">'
+        + field("actor", "actor")
+        + field("target", "target")
+        + field("action", "action")
+        + f'<label>{escape(t["allowed"])}<select name="allowed">{options}</select></label>'
+        + field("from", "from", "datetime-local")
+        + field("to", "to", "datetime-local")
+        + f'<button type="submit" id="apply">{escape(t["filter"])}</button>'
+        f'<a href="{escape(base)}?lang={lang}">{escape(t["clear"])}</a></form>'
+    )
+    rows = []
+    lines: dict[str, Any] = {}
+    snapshots: dict[str, Any] = {}
+    for r in records:
+        rid = r.id or ""
+        key = r.snapshot.key if r.snapshot else None
+        if r.snapshot is not None and key not in snapshots:
+            snapshots[r.snapshot.key] = r.snapshot.model_dump(mode="json")
+        lines[rid] = {"line": r.line, "snapshot": key, "allowed": r.allowed, "modifier": r.modifier}
+        mod = "" if r.modifier is None else f"{r.modifier:+d}"
+        allowed = escape(t["yes"]) if r.allowed else f'<span class="denied">{escape(t["no"])}</span>'
+        notes = "<br>".join(escape(n) for n in r.notes)
+        if r.kind == "override":
+            notes = f"<strong>{escape(t['override_of'])} {escape(r.overrides or '')}</strong>: " + escape(
+                r.reason or ""
+            )
+        kind = " override" if r.kind == "override" else ""
+        rows.append(
+            f'<tr class="ruling{kind}" data-record="{escape(rid)}" tabindex="0" aria-selected="false">'
+            f"<td>{escape(_short_time(r.time))}</td>"
+            f"<td>{_party(r, 'actor')}</td><td>{_party(r, 'target')}</td>"
+            f"<td>{escape(r.action)}</td><td>{allowed}</td><td>{escape(mod)}</td><td>{_crossings(r)}</td>"
+            f"<td>{notes}</td></tr>"
+        )
+    if not rows:
+        rows.append(f'<tr><td colspan="8" class="muted">{escape(t["no_rulings"])}</td></tr>')
+    query = {k: v for k, v in filters.items() if v}
+    paging = []
+    if filters.get("cursor"):
+        first = {k: v for k, v in query.items() if k != "cursor"}
+        paging.append(
+            f'<a href="{escape(base + "?" + urlencode({**first, "lang": lang}))}">{escape(t["first_page"])}</a>'
+        )
+    if next_cursor:
+        nxt = {**query, "cursor": next_cursor, "lang": lang}
+        paging.append(f'<a rel="next" href="{escape(base + "?" + urlencode(nxt))}">{escape(t["next_page"])}</a>')
+    exports = " · ".join(f'<a href="{escape(api)}/export.{ext}" download>{ext.upper()}</a>' for ext in ("jsonl", "csv"))
+    title = session.name or _short_time(session.started)
+    error_html = f'<p class="error" role="alert">{escape(t["bad_filter"])}: {escape(error)}</p>' if error else ""
+    data = {"rulings": lines, "snapshots": snapshots, "texts": {"from": t["line_from"], "to": t["line_to"]}}
+    body = (
+        f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'
+        f'<h2>{escape(title)} <span class="muted">{escape(session.world)}</span></h2>'
+        f"<p>{escape(t['started'])}: {escape(_short_time(session.started))} · {escape(t['ended'])}: "
+        f"{escape(_short_time(session.ended) or t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
+        f"{escape(t['export'])}: {exports}</p>{error_html}{form}"
+        '<div class="layout"><div><table id="rulings"><thead><tr>'
+        + "".join(
+            f"<th>{escape(t[k])}</th>"
+            for k in ("time", "actor", "target", "action", "allowed", "mod", "crossings", "notes")
+        )
+        + f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<p class="paging">{" · ".join(paging)}</p></div>'
+        f'<section aria-label="{escape(t["map"])}"><svg id="map" xmlns="http://www.w3.org/2000/svg" '
+        'viewBox="0 0 1000 1000" role="img"></svg>'
+        f'<p id="map-caption" class="muted">{escape(t["map_help"])}</p></section></div>'
+        f'<script type="application/json" id="log-data">{_json_for_script(data)}</script>'
+        '<script src="/log/static/log.js" defer></script>'
+    )
+    return _document(lang, title, body, header=_logout(lang))

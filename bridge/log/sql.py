@@ -1,0 +1,438 @@
+"""The log store over SQL: everything both databases share.
+
+The subclasses (:mod:`.sqlite`, :mod:`.postgres`) only open connections, give transactions and
+translate placeholders; all SQL lives here and in ``migrations/*.sql``, written once for both. The
+dialect layer is three things: the byte-ordered text type (``{key}`` in the migrations), ``?`` versus
+``$n`` placeholders, and how writers of one world are serialised (SQLite: ``BEGIN IMMEDIATE`` locks the
+file; PostgreSQL: a transaction-scoped advisory lock per world). The partial unique index
+``sessions_one_open`` guarantees one open session per world in both, even if that were bypassed.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from importlib import resources
+from typing import Any, ClassVar, Protocol
+
+from .ids import new_id
+from .records import Party, RulingRecord, SceneSnapshot
+from .store import (
+    LoggedSession,
+    LogStore,
+    RulingFilter,
+    RulingPage,
+    decode_cursor,
+    encode_cursor,
+    format_time,
+    parse_time,
+)
+
+__all__ = ["Executor", "SqlLogStore", "load_migrations"]
+
+Row = Sequence[Any]
+
+_SESSION_COLUMNS = "id, world, name, started, ended, last_activity, rulings"
+_RULING_COLUMNS = (
+    "id, world, session, time, kind, overrides, scene, actor_id, actor_name, target_id, target_name,"
+    " action, allowed, modifier, snapshot, body"
+)
+_INSERT_RULING = f"INSERT INTO rulings ({_RULING_COLUMNS}) VALUES ({', '.join('?' * 16)})"
+_INSERT_SNAPSHOT = "INSERT INTO snapshots (key, scene, body) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING"
+_SNAPSHOT_CACHE_SIZE = 256
+_MIGRATION_LOCK = "sightline:migrations"
+
+
+class Executor(Protocol):
+    """One connection inside a transaction (or not, for reads); SQL uses ``?`` placeholders."""
+
+    async def execute(self, sql: str, *params: object) -> None: ...
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None: ...
+
+    async def fetch(self, sql: str, *params: object) -> list[Row]: ...
+
+
+def load_migrations() -> list[tuple[int, str, str]]:
+    """``(version, name, text)`` of every migration file, in order."""
+    found = []
+    for entry in resources.files("bridge.log").joinpath("migrations").iterdir():
+        if entry.name.endswith(".sql"):
+            version = int(entry.name.split("_", 1)[0])
+            found.append((version, entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def _statements(text: str) -> list[str]:
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
+    return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]
+
+
+def _session(row: Row) -> LoggedSession:
+    return LoggedSession(
+        id=row[0],
+        world=row[1],
+        name=row[2],
+        started=row[3],
+        ended=row[4],
+        last_activity=row[5],
+        rulings=int(row[6]),
+    )
+
+
+@dataclass
+class _OpenSession:
+    id: str
+    last_activity: str
+    added: int = 0
+    dirty: bool = False
+
+
+class _SessionTracker:
+    """Resolves the session of each record in one write transaction, writing session rows at the end."""
+
+    def __init__(self, db: Executor, idle_timeout: timedelta) -> None:
+        self._db = db
+        self._idle = idle_timeout
+        self._open: dict[str, _OpenSession | None] = {}
+
+    async def resolve(self, world: str, at: datetime, *, touch: bool) -> str:
+        if world not in self._open:
+            rows = await self._db.fetch(
+                "SELECT id, last_activity FROM sessions WHERE world = ? AND ended IS NULL", world
+            )
+            self._open[world] = _OpenSession(rows[0][0], rows[0][1]) if rows else None
+        current = self._open[world]
+        if current is not None and at - parse_time(current.last_activity) > self._idle:
+            await self._flush_one(current)
+            await self._db.execute("UPDATE sessions SET ended = ? WHERE id = ?", current.last_activity, current.id)
+            current = None
+        if current is None:
+            stamp = format_time(at)
+            current = _OpenSession(new_id(), stamp)
+            await self._db.execute(
+                f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, '', ?, NULL, ?, 0)",
+                current.id,
+                world,
+                stamp,
+                stamp,
+            )
+            self._open[world] = current
+        if touch:
+            current.added += 1
+            current.last_activity = max(current.last_activity, format_time(at))
+            current.dirty = True
+        return current.id
+
+    async def _flush_one(self, current: _OpenSession) -> None:
+        if current.dirty:
+            await self._db.execute(
+                "UPDATE sessions SET rulings = rulings + ?, last_activity = ? WHERE id = ?",
+                current.added,
+                current.last_activity,
+                current.id,
+            )
+            current.added, current.dirty = 0, False
+
+    async def flush(self) -> None:
+        for current in self._open.values():
+            if current is not None:
+                await self._flush_one(current)
+
+
+class SqlLogStore(LogStore):
+    """:class:`LogStore` on a SQL database; subclasses supply connections and transactions."""
+
+    #: The byte-ordered text type that replaces ``{key}`` in the migrations.
+    key_type: ClassVar[str] = "TEXT"
+
+    def __init__(self, *, idle_timeout: timedelta) -> None:
+        self.idle_timeout = idle_timeout
+        self._snapshots: OrderedDict[str, SceneSnapshot] = OrderedDict()
+
+    # Subclass hooks.
+
+    @abc.abstractmethod
+    async def connect(self) -> None:
+        """Open connections and bring the schema up to date."""
+
+    @abc.abstractmethod
+    def _write(self, locks: Sequence[str]) -> AbstractAsyncContextManager[Executor]:
+        """A write transaction, serialised with every other writer holding any of ``locks``."""
+
+    @abc.abstractmethod
+    def _read(self) -> AbstractAsyncContextManager[Executor]:
+        """A connection for reads."""
+
+    # Schema.
+
+    async def _migrate(self) -> None:
+        async with self._write([_MIGRATION_LOCK]) as db:
+            await db.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version "
+                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied TEXT NOT NULL)"
+            )
+            rows = await db.fetch("SELECT MAX(version) FROM schema_version")
+            current = rows[0][0] or 0
+            for version, name, text in load_migrations():
+                if version <= current:
+                    continue
+                for statement in _statements(text.replace("{key}", self.key_type)):
+                    await db.execute(statement)
+                await db.execute(
+                    "INSERT INTO schema_version (version, name, applied) VALUES (?, ?, ?)",
+                    version,
+                    name,
+                    format_time(datetime.now().astimezone()),
+                )
+
+    async def schema_version(self) -> int:
+        """The newest migration applied to this database."""
+        async with self._read() as db:
+            rows = await db.fetch("SELECT MAX(version) FROM schema_version")
+        return int(rows[0][0] or 0)
+
+    # Writing.
+
+    async def append(self, record: RulingRecord) -> RulingRecord:
+        return (await self.append_many([record]))[0]
+
+    async def append_many(self, records: Sequence[RulingRecord]) -> list[RulingRecord]:
+        if not records:
+            return []
+        worlds = sorted({record.world for record in records})
+        stored: list[RulingRecord] = []
+        async with self._write(worlds) as db:
+            sessions = _SessionTracker(db, self.idle_timeout)
+            snapshots: dict[str, SceneSnapshot] = {}
+            for record in records:
+                at = parse_time(record.time)
+                session = None
+                if record.session is not None:
+                    session = await self._existing_session(db, record.world, record.session)
+                if session is None:
+                    session = await sessions.resolve(record.world, at, touch=True)
+                else:
+                    await db.execute("UPDATE sessions SET rulings = rulings + 1 WHERE id = ?", session)
+                if record.snapshot is not None:
+                    snapshots[record.snapshot.key] = record.snapshot
+                stored.append(record.model_copy(update={"id": new_id(), "session": session, "time": format_time(at)}))
+            await sessions.flush()
+            if snapshots:
+                await db.executemany(
+                    _INSERT_SNAPSHOT,
+                    [(s.key, s.scene, s.model_dump_json()) for s in snapshots.values()],
+                )
+            await db.executemany(_INSERT_RULING, [_ruling_row(record) for record in stored])
+        for snapshot in snapshots.values():
+            self._remember(snapshot)
+        return stored
+
+    async def _existing_session(self, db: Executor, world: str, session: str) -> str | None:
+        rows = await db.fetch("SELECT id FROM sessions WHERE id = ? AND world = ?", session, world)
+        return str(rows[0][0]) if rows else None
+
+    async def start_session(self, world: str, name: str, at: datetime) -> LoggedSession:
+        stamp = format_time(at)
+        session_id = new_id()
+        async with self._write([world]) as db:
+            await db.execute("UPDATE sessions SET ended = ? WHERE world = ? AND ended IS NULL", stamp, world)
+            await db.execute(
+                f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, NULL, ?, 0)",
+                session_id,
+                world,
+                name,
+                stamp,
+                stamp,
+            )
+        return LoggedSession(id=session_id, world=world, name=name, started=stamp, last_activity=stamp)
+
+    async def end_session(self, world: str, at: datetime) -> LoggedSession | None:
+        async with self._write([world]) as db:
+            rows = await db.fetch(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE world = ? AND ended IS NULL", world)
+            if not rows:
+                return None
+            session = _session(rows[0])
+            stamp = max(format_time(at), session.started)
+            await db.execute("UPDATE sessions SET ended = ? WHERE id = ?", stamp, session.id)
+        return session.model_copy(update={"ended": stamp})
+
+    async def current_or_new_session(self, world: str, at: datetime) -> LoggedSession:
+        async with self._write([world]) as db:
+            session_id = await _SessionTracker(db, self.idle_timeout).resolve(world, at, touch=False)
+            rows = await db.fetch(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", session_id)
+        return _session(rows[0])
+
+    async def override(
+        self,
+        world: str,
+        record_id: str,
+        modifier: int | None,
+        allowed: bool,
+        reason: str,
+        user: Party | None,
+        at: datetime,
+    ) -> RulingRecord:
+        original = await self.get_record(world, record_id)
+        if original is None:
+            raise KeyError(record_id)
+        record = original.model_copy(
+            update={
+                "id": new_id(),
+                "kind": "override",
+                "overrides": original.id,
+                "time": format_time(at),
+                "request": None,
+                "user": user,
+                "allowed": allowed,
+                "modifier": modifier if allowed else None,
+                "reason": reason,
+            }
+        )
+        async with self._write([world]) as db:
+            await db.execute(_INSERT_RULING, *_ruling_row(record))
+            await db.execute("UPDATE sessions SET rulings = rulings + 1 WHERE id = ?", record.session)
+        return record
+
+    # Reading.
+
+    async def get_record(self, world: str, record_id: str) -> RulingRecord | None:
+        async with self._read() as db:
+            rows = await db.fetch("SELECT id, body, snapshot FROM rulings WHERE id = ? AND world = ?", record_id, world)
+            records = await self._records(db, rows)
+        return records[0] if records else None
+
+    async def get_session(self, session_id: str, *, world: str | None = None) -> LoggedSession | None:
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?"
+        params: list[object] = [session_id]
+        if world is not None:
+            sql += " AND world = ?"
+            params.append(world)
+        async with self._read() as db:
+            rows = await db.fetch(sql, *params)
+        return _session(rows[0]) if rows else None
+
+    async def list_worlds(self) -> list[str]:
+        async with self._read() as db:
+            rows = await db.fetch("SELECT DISTINCT world FROM sessions ORDER BY world")
+        return [str(row[0]) for row in rows]
+
+    async def list_sessions(self, world: str | None = None) -> list[LoggedSession]:
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions"
+        params: list[object] = []
+        if world is not None:
+            sql += " WHERE world = ?"
+            params.append(world)
+        sql += " ORDER BY started DESC, id DESC"
+        async with self._read() as db:
+            rows = await db.fetch(sql, *params)
+        return [_session(row) for row in rows]
+
+    async def query(
+        self,
+        world: str,
+        session: str | None,
+        *,
+        filters: RulingFilter | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> RulingPage:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        after = decode_cursor(cursor) if cursor else None
+        sql, params = _query_sql(world, session, filters or RulingFilter(), after)
+        sql += " ORDER BY id LIMIT ?"
+        params.append(limit + 1)
+        async with self._read() as db:
+            rows = await db.fetch(sql, *params)
+            records = await self._records(db, rows[:limit])
+        more = len(rows) > limit
+        next_cursor = encode_cursor(str(records[-1].id)) if more and records else None
+        return RulingPage(records, next_cursor)
+
+    async def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
+        cursor: str | None = None
+        while True:
+            page = await self.query(world, session, limit=batch_size, cursor=cursor)
+            for record in page.records:
+                yield record
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def _records(self, db: Executor, rows: Sequence[Row]) -> list[RulingRecord]:
+        missing = sorted({row[2] for row in rows if row[2] is not None and row[2] not in self._snapshots})
+        if missing:
+            found = await db.fetch(
+                f"SELECT body FROM snapshots WHERE key IN ({', '.join('?' * len(missing))})", *missing
+            )
+            for (body,) in found:
+                self._remember(SceneSnapshot.model_validate_json(body))
+        records = []
+        for record_id, body, key in rows:
+            record = RulingRecord.model_validate_json(body)
+            snapshot = self._snapshots.get(key) if key is not None else None
+            records.append(record.model_copy(update={"id": record_id, "snapshot": snapshot}))
+        return records
+
+    def _remember(self, snapshot: SceneSnapshot) -> None:
+        self._snapshots[snapshot.key] = snapshot
+        self._snapshots.move_to_end(snapshot.key)
+        while len(self._snapshots) > _SNAPSHOT_CACHE_SIZE:
+            self._snapshots.popitem(last=False)
+
+
+def _ruling_row(record: RulingRecord) -> tuple[object, ...]:
+    body = record.model_dump_json(exclude={"snapshot"})
+    return (
+        record.id,
+        record.world,
+        record.session,
+        record.time,
+        record.kind,
+        record.overrides,
+        record.scene,
+        record.actor.id,
+        record.actor.name,
+        record.target.id if record.target else None,
+        record.target.name if record.target else None,
+        record.action,
+        record.allowed,
+        record.modifier,
+        record.snapshot.key if record.snapshot else None,
+        body,
+    )
+
+
+def _query_sql(world: str, session: str | None, filters: RulingFilter, after: str | None) -> tuple[str, list[object]]:
+    clauses = ["world = ?"]
+    params: list[object] = [world]
+    if session is not None:
+        clauses.append("session = ?")
+        params.append(session)
+    if filters.actor is not None:
+        clauses.append("(actor_id = ? OR actor_name = ?)")
+        params += [filters.actor, filters.actor]
+    if filters.target is not None:
+        clauses.append("(target_id = ? OR target_name = ?)")
+        params += [filters.target, filters.target]
+    if filters.action is not None:
+        clauses.append("action = ?")
+        params.append(filters.action)
+    if filters.allowed is not None:
+        clauses.append("allowed = ?")
+        params.append(filters.allowed)
+    if filters.since is not None:
+        clauses.append("time >= ?")
+        params.append(format_time(filters.since))
+    if filters.until is not None:
+        clauses.append("time <= ?")
+        params.append(format_time(filters.until))
+    if after is not None:
+        clauses.append("id > ?")
+        params.append(after)
+    return "SELECT id, body, snapshot FROM rulings WHERE " + " AND ".join(clauses), params

@@ -1,0 +1,92 @@
+"""The log in an embedded SQLite file (the default): WAL, ``synchronous=FULL``, one writer at a time.
+
+Writes go through one connection inside ``BEGIN IMMEDIATE`` transactions, which take SQLite's write
+lock up front, so a read-then-write (which session is open?) is never interleaved with another
+writer — another coroutine (an asyncio lock) or another process on the same file (the file lock,
+waited on for up to ``busy_timeout``). Reads use a second connection and never wait for writers.
+With ``synchronous=FULL`` in WAL mode, a transaction is on disk when ``COMMIT`` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+
+import aiosqlite
+
+from .sql import Executor, Row, SqlLogStore
+from .store import DEFAULT_IDLE_TIMEOUT
+
+__all__ = ["SqliteLogStore"]
+
+_PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = FULL",
+    "PRAGMA busy_timeout = 30000",
+    "PRAGMA foreign_keys = ON",
+)
+
+
+class _SqliteExecutor:
+    def __init__(self, connection: aiosqlite.Connection) -> None:
+        self._connection = connection
+
+    async def execute(self, sql: str, *params: object) -> None:
+        await self._connection.execute(sql, params)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        await self._connection.executemany(sql, rows)
+
+    async def fetch(self, sql: str, *params: object) -> list[Row]:
+        async with self._connection.execute(sql, params) as cursor:
+            return list(await cursor.fetchall())
+
+
+class SqliteLogStore(SqlLogStore):
+    """The log in the SQLite file at ``path`` (created, with its directory, when missing)."""
+
+    def __init__(self, path: Path, *, idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT) -> None:
+        super().__init__(idle_timeout=idle_timeout)
+        self.path = path
+        self._writer: aiosqlite.Connection | None = None
+        self._reader: aiosqlite.Connection | None = None
+        self._write_lock = asyncio.Lock()
+
+    async def connect(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = await aiosqlite.connect(self.path, isolation_level=None)
+        for pragma in _PRAGMAS:
+            await self._writer.execute(pragma)
+        await self._migrate()
+        self._reader = await aiosqlite.connect(self.path, isolation_level=None)
+        for pragma in (*_PRAGMAS[2:], "PRAGMA query_only = ON"):
+            await self._reader.execute(pragma)
+
+    async def close(self) -> None:
+        for connection in (self._reader, self._writer):
+            if connection is not None:
+                await connection.close()
+        self._reader = self._writer = None
+
+    @asynccontextmanager
+    async def _write(self, locks: Sequence[str]) -> AsyncIterator[Executor]:
+        if self._writer is None:
+            raise RuntimeError("log store is not connected")
+        async with self._write_lock:
+            await self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                yield _SqliteExecutor(self._writer)
+            except BaseException:
+                await self._writer.execute("ROLLBACK")
+                raise
+            await self._writer.execute("COMMIT")
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[Executor]:
+        connection = self._reader or self._writer
+        if connection is None:
+            raise RuntimeError("log store is not connected")
+        yield _SqliteExecutor(connection)

@@ -1,0 +1,133 @@
+// Sightline log, session page: draws the scene's zones and walls (from the ruling's snapshot) and the
+// selected ruling's sight line into the page's SVG map. Reads the JSON block #log-data that the server
+// renders; no network requests, no dependencies.
+"use strict";
+
+(function () {
+  const NS = "http://www.w3.org/2000/svg";
+  const ZONE_COLOURS = {
+    low: "#f1c40f", poor: "#e67e22", zero: "#34495e", "white-noise": "#9b59b6", smoke: "#7f8c8d",
+    eclipse: "#2c3e50", darkness: "#2d3436", "unnatural-darkness": "#130f40", woods: "#27ae60",
+    illuminated: "#f9e79f",
+  };
+  const dataNode = document.getElementById("log-data");
+  const svg = document.getElementById("map");
+  const caption = document.getElementById("map-caption");
+  if (!dataNode || !svg) return;
+  const data = JSON.parse(dataNode.textContent);
+
+  function el(name, attrs, parent) {
+    const node = document.createElementNS(NS, name);
+    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  // Points of a shape's outline (for bounds) and the SVG element that draws it.
+  function shapeElement(shape, parent, style) {
+    const type = shape.type;
+    if (type === "circle") {
+      el("circle", { cx: shape.x, cy: shape.y, r: shape.radius, ...style }, parent);
+      return [[shape.x - shape.radius, shape.y - shape.radius], [shape.x + shape.radius, shape.y + shape.radius]];
+    }
+    if (type === "ellipse") {
+      const rx = shape.radiusX, ry = shape.radiusY, rot = shape.rotation || 0;
+      el("ellipse", { cx: shape.x, cy: shape.y, rx, ry, transform: `rotate(${rot} ${shape.x} ${shape.y})`, ...style }, parent);
+      const r = Math.max(rx, ry);
+      return [[shape.x - r, shape.y - r], [shape.x + r, shape.y + r]];
+    }
+    if (type === "rectangle") {
+      const cx = shape.x + shape.width / 2, cy = shape.y + shape.height / 2, rot = shape.rotation || 0;
+      el("rect", { x: shape.x, y: shape.y, width: shape.width, height: shape.height,
+        transform: `rotate(${rot} ${cx} ${cy})`, ...style }, parent);
+      const r = Math.hypot(shape.width, shape.height) / 2;
+      return [[cx - r, cy - r], [cx + r, cy + r]];
+    }
+    const points = shape.points || [];
+    const pairs = [];
+    for (let i = 0; i + 1 < points.length; i += 2) pairs.push([points[i], points[i + 1]]);
+    if (pairs.length) el("polygon", { points: pairs.map((p) => p.join(",")).join(" "), ...style }, parent);
+    return pairs;
+  }
+
+  function draw(recordId) {
+    const ruling = recordId ? data.rulings[recordId] : null;
+    const snapshotKey = ruling ? ruling.snapshot : Object.keys(data.snapshots)[0];
+    const snapshot = snapshotKey ? data.snapshots[snapshotKey] : null;
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    const zones = el("g", { class: "zones" }, svg);
+    const bounds = [];
+    for (const region of (snapshot && snapshot.regions) || []) {
+      const zone = (region.zone && region.zone.type) || "";
+      const colour = ZONE_COLOURS[zone] || "#3498db";
+      const group = el("g", { class: "zone", "data-region": region.id, "data-zone": zone }, zones);
+      el("title", {}, group).textContent = `${region.name || region.id} (${zone})`;
+      const fill = { fill: colour, "fill-opacity": 0.35, stroke: colour, "stroke-width": 3 };
+      const hole = { fill: "#ffffff", "fill-opacity": 1, stroke: colour, "stroke-dasharray": "6 4" };
+      const outlines = region.polygons && region.polygons.length
+        ? region.polygons.map((p) => ({ type: "polygon", points: p.points, hole: p.hole }))
+        : region.shapes || [];
+      const own = [];
+      for (const shape of outlines.filter((s) => !s.hole)) own.push(...shapeElement(shape, group, fill));
+      for (const shape of outlines.filter((s) => s.hole)) shapeElement(shape, group, hole);
+      if (own.length) {
+        const cx = own.reduce((sum, p) => sum + p[0], 0) / own.length;
+        const cy = own.reduce((sum, p) => sum + p[1], 0) / own.length;
+        const label = el("text", { x: cx, y: cy, "text-anchor": "middle", "font-size": 36, fill: "#1d232a",
+          "font-family": "system-ui, sans-serif" }, group);
+        label.textContent = region.name || region.id;
+        bounds.push(...own);
+      }
+    }
+    const walls = el("g", { class: "walls" }, svg);
+    for (const wall of (snapshot && snapshot.walls) || []) {
+      const [x1, y1, x2, y2] = wall.c;
+      const sight = wall.sight === true ? 20 : wall.sight === false ? 0 : wall.sight;
+      const open = wall.door && wall.ds === 1;  // an open door never blocks
+      el("line", { x1, y1, x2, y2, stroke: open ? "#95a5a6" : "#111", "stroke-width": 6, "stroke-linecap": "round",
+        "stroke-dasharray": sight === 0 || open ? "4 8" : sight === 10 ? "14 6" : "none",
+        "data-wall": wall.id }, walls);
+      bounds.push([x1, y1], [x2, y2]);
+    }
+    const line = ruling && ruling.line;
+    if (line && line.start && line.end) {
+      const colour = ruling.allowed ? "#1e8449" : "#c0392b";
+      el("line", { class: "sight", x1: line.start.x, y1: line.start.y, x2: line.end.x, y2: line.end.y,
+        stroke: colour, "stroke-width": 5 }, svg);
+      el("circle", { class: "actor", cx: line.start.x, cy: line.start.y, r: 18, fill: colour }, svg);
+      el("circle", { class: "target", cx: line.end.x, cy: line.end.y, r: 18, fill: "none", stroke: colour,
+        "stroke-width": 5 }, svg);
+      bounds.push([line.start.x, line.start.y], [line.end.x, line.end.y]);
+      if (caption) {
+        const p = (pt) => `(${pt.x}, ${pt.y}, ${pt.z})`;
+        const mod = ruling.modifier === null || ruling.modifier === undefined ? "" : ` · MOD ${ruling.modifier}`;
+        caption.textContent = `${data.texts.from} ${p(line.start)} ${data.texts.to} ${p(line.end)}${mod}`;
+      }
+    }
+    if (bounds.length) {
+      const xs = bounds.map((b) => b[0]), ys = bounds.map((b) => b[1]);
+      const minX = Math.min(...xs), maxX = Math.max(...xs), minY = Math.min(...ys), maxY = Math.max(...ys);
+      const pad = Math.max(maxX - minX, maxY - minY, 100) * 0.06;
+      svg.setAttribute("viewBox", `${minX - pad} ${minY - pad} ${maxX - minX + 2 * pad} ${maxY - minY + 2 * pad}`);
+    }
+  }
+
+  function select(row) {
+    for (const other of document.querySelectorAll("tr.ruling[aria-selected=true]")) {
+      other.setAttribute("aria-selected", "false");
+    }
+    row.setAttribute("aria-selected", "true");
+    draw(row.dataset.record);
+  }
+
+  for (const row of document.querySelectorAll("tr.ruling")) {
+    row.addEventListener("click", () => select(row));
+    row.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        select(row);
+      }
+    });
+  }
+  draw(null);
+})();

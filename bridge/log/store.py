@@ -1,0 +1,247 @@
+"""The log store: what the bridge, the HTTP pages and the command line ask of a persistent log.
+
+:class:`LogStore` is the interface; :func:`open_store` picks the implementation from the
+``--database`` value: nothing → an SQLite file ``sightline.db`` in the data directory,
+``sqlite:///path`` → that SQLite file, ``postgresql://…`` → a PostgreSQL database shared by any number
+of bridge processes. Both implementations run the same migrations (``migrations/*.sql``) and the same
+test-suite.
+
+Every read takes the world: worlds never see each other's records. A record is committed before
+:meth:`LogStore.append` returns, so a bridge may say ``logged: true`` as soon as it has the answer.
+"""
+
+from __future__ import annotations
+
+import abc
+import base64
+import binascii
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from ..protocol import GameSession
+from .ids import ID_PATTERN
+from .records import Party, RulingRecord
+
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
+    "LogStore",
+    "LoggedSession",
+    "RulingFilter",
+    "RulingPage",
+    "decode_cursor",
+    "encode_cursor",
+    "format_time",
+    "open_store",
+    "parse_time",
+]
+
+#: A session left without a ruling this long is closed, and the next ruling opens a new one.
+DEFAULT_IDLE_TIMEOUT = timedelta(hours=4)
+
+
+# --- Values the store hands out -------------------------------------------------------------------
+
+
+class LoggedSession(BaseModel):
+    """A game session as the log keeps it: the wire fields plus activity and a ruling count."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    world: str
+    name: str = ""
+    started: str
+    ended: str | None = None
+    last_activity: str
+    rulings: int = 0
+
+    def wire(self) -> GameSession:
+        """The session as ``session.started`` / ``session.ended`` carry it."""
+        return GameSession(id=self.id, world=self.world, name=self.name, started=self.started, ended=self.ended)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RulingFilter:
+    """What narrows a query; every field left ``None`` matches everything.
+
+    ``actor`` and ``target`` match a token's id or its name exactly; ``since``/``until`` bound the
+    ruling's time, both inclusive.
+    """
+
+    actor: str | None = None
+    target: str | None = None
+    action: str | None = None
+    allowed: bool | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RulingPage:
+    """One page of a query, oldest first; pass ``next_cursor`` back to get the next (``None``: last)."""
+
+    records: list[RulingRecord]
+    next_cursor: str | None
+
+
+# --- Times and cursors ----------------------------------------------------------------------------
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time as an aware UTC datetime (a time without offset is taken as UTC)."""
+    value = datetime.fromisoformat(text.strip())
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def format_time(value: datetime) -> str:
+    """The log's one time format: UTC, microseconds, ``Z`` — so text order is time order."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def encode_cursor(record_id: str) -> str:
+    """An opaque pagination cursor for the page after ``record_id``."""
+    return base64.urlsafe_b64encode(record_id.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    """The record id inside a cursor; :class:`ValueError` when it is not one this store made."""
+    try:
+        record_id = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError("invalid cursor") from exc
+    if not ID_PATTERN.match(record_id):
+        raise ValueError("invalid cursor")
+    return record_id
+
+
+# --- The interface --------------------------------------------------------------------------------
+
+
+class LogStore(abc.ABC):
+    """A persistent, append-only log of rulings grouped by world and game session."""
+
+    idle_timeout: timedelta
+
+    # Writing.
+
+    @abc.abstractmethod
+    async def append(self, record: RulingRecord) -> RulingRecord:
+        """Store one ruling; returns it with ``id`` and ``session`` set, after the commit.
+
+        The session is ``record.session`` when that names an open or closed session of the world,
+        otherwise the world's open session (opened now when there is none or it has been idle longer
+        than :attr:`idle_timeout`). The record's time is normalised by :func:`format_time`.
+        """
+
+    @abc.abstractmethod
+    async def append_many(self, records: Sequence[RulingRecord]) -> list[RulingRecord]:
+        """Store several rulings in one transaction (imports, benchmarks); same rules as :meth:`append`."""
+
+    @abc.abstractmethod
+    async def start_session(self, world: str, name: str, at: datetime) -> LoggedSession:
+        """Close the world's open session (if any) at ``at`` and open a new one named ``name``."""
+
+    @abc.abstractmethod
+    async def end_session(self, world: str, at: datetime) -> LoggedSession | None:
+        """Close the world's open session at ``at``; returns it, or ``None`` when none was open."""
+
+    @abc.abstractmethod
+    async def current_or_new_session(self, world: str, at: datetime) -> LoggedSession:
+        """The world's open session at ``at``: the open one unless idle too long, else a new one."""
+
+    @abc.abstractmethod
+    async def override(
+        self,
+        world: str,
+        record_id: str,
+        modifier: int | None,
+        allowed: bool,
+        reason: str,
+        user: Party | None,
+        at: datetime,
+    ) -> RulingRecord:
+        """Record a GM's override of ``record_id`` as a new ``kind="override"`` record beside it.
+
+        The new record copies what the original saw (scene, parties, line, snapshot), carries the new
+        ``allowed``/``modifier`` (``modifier`` is dropped when not allowed) and ``reason``, points at the
+        original through ``overrides`` and joins the original's session. The original is untouched.
+        :class:`KeyError` when the record does not exist in ``world``.
+        """
+
+    # Reading.
+
+    @abc.abstractmethod
+    async def get_record(self, world: str, record_id: str) -> RulingRecord | None:
+        """One record of ``world`` by id, with its snapshot; ``None`` when unknown there."""
+
+    @abc.abstractmethod
+    async def get_session(self, session_id: str, *, world: str | None = None) -> LoggedSession | None:
+        """One session by id (only in ``world`` when given); ``None`` when unknown."""
+
+    @abc.abstractmethod
+    async def list_worlds(self) -> list[str]:
+        """Every world with at least one session, sorted."""
+
+    @abc.abstractmethod
+    async def list_sessions(self, world: str | None = None) -> list[LoggedSession]:
+        """Sessions, newest first; only ``world``'s when given."""
+
+    @abc.abstractmethod
+    async def query(
+        self,
+        world: str,
+        session: str | None,
+        *,
+        filters: RulingFilter | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> RulingPage:
+        """One page of ``world``'s records (of ``session``, or all its sessions), oldest first.
+
+        Keyset pagination on the record id: a page never repeats or skips a record however many are
+        appended meanwhile. :class:`ValueError` for a cursor this store did not make.
+        """
+
+    @abc.abstractmethod
+    def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
+        """Every record of a session (or world), oldest first, read ``batch_size`` at a time."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release connections; the store is unusable afterwards."""
+
+
+async def open_store(
+    database: str | None,
+    data_dir: Path,
+    *,
+    idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+) -> LogStore:
+    """The store a ``--database`` value names (see the module docstring), connected and migrated.
+
+    The caller owns it: ``await store.close()`` when done. :class:`ValueError` for an unknown scheme.
+    """
+    from .postgres import PostgresLogStore
+    from .sqlite import SqliteLogStore
+
+    store: SqliteLogStore | PostgresLogStore
+    if database is None or database == "":
+        store = SqliteLogStore(data_dir / "sightline.db", idle_timeout=idle_timeout)
+    elif database.startswith(("postgresql://", "postgres://")):
+        store = PostgresLogStore(database, idle_timeout=idle_timeout)
+    elif database.startswith("sqlite://"):
+        path = database.removeprefix("sqlite://")
+        if not path or path == "/":
+            raise ValueError(f"no file in {database!r}; write sqlite:///path/to/file.db")
+        store = SqliteLogStore(Path(path), idle_timeout=idle_timeout)
+    else:
+        raise ValueError(f"unsupported database {database!r}: use sqlite:///path or postgresql://…")
+    await store.connect()
+    return store

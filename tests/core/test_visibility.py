@@ -1,0 +1,170 @@
+"""SceneVisibility: the whole-scene engine's API, its incremental updates and what they recompute."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bridge.core.rules import RULESETS
+from bridge.core.scene import Region, Scene, Token, Wall
+from bridge.core.sight import CrossingKind
+from bridge.core.visibility import SceneVisibility
+from bridge.core.world import SceneState
+
+from .shapes import rect, region, token, wall
+from .test_visibility_properties import plain_rulings
+
+
+def _state(
+    regions: list[Region] = (),  # type: ignore[assignment]
+    tokens: list[Token] = (),  # type: ignore[assignment]
+    walls: list[Wall] = (),  # type: ignore[assignment]
+    *,
+    version: int = 0,
+    **rules: Any,
+) -> SceneState:
+    scene = Scene.model_validate(
+        {
+            "id": "s-vis",
+            "rules": {"ruleset": "infinity-n4", **rules},
+            "regions": list(regions),
+            "tokens": list(tokens),
+            "walls": list(walls),
+        }
+    )
+    return SceneState(scene, RULESETS["infinity-n4"], version=version)
+
+
+ROW = [token("a", 0, 400), token("b", 1000, 400), token("c", 0, 1400)]
+POOR = region("poor", rect(450, 300, 100, 300), zone="poor")
+
+
+class Recorder(SceneVisibility):
+    """Remembers which unordered pairs each computation covered."""
+
+    computed: list[set[tuple[str, str]]]
+
+    def _compute(self, pairs: Any) -> Any:
+        if not hasattr(self, "computed"):
+            self.computed = []
+        ids = [t.id for t in self._tokens.tokens]
+        self.computed.append({tuple(sorted((ids[i], ids[j]))) for i, j in pairs})  # type: ignore[misc]
+        return super()._compute(pairs)
+
+
+def test_rulings_cover_every_ordered_pair_once() -> None:
+    """All ordered pairs of distinct tokens are ruled, and each equals the plain path's ruling."""
+    state = _state([POOR], ROW)
+    engine = SceneVisibility(state, action="bs-attack")
+    assert set(engine.rulings()) == {(x, y) for x in "abc" for y in "abc" if x != y}
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+    ruling = engine.rulings()[("a", "b")]
+    assert [(c.region, c.kind) for c in ruling.crossings] == [("poor", CrossingKind.THROUGH)]
+    assert ruling.modifier == -6
+
+
+def test_watched_tokens_limit_the_pairs() -> None:
+    """With ``tokens``, only the pairs in which one of them takes part are ruled."""
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack", tokens=["c"])
+    assert set(engine.rulings()) == {("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")}
+
+
+def test_unknown_action_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown action"):
+        SceneVisibility(_state([], ROW), action="attack")
+
+
+def test_rulings_view_is_read_only() -> None:
+    engine = SceneVisibility(_state([], ROW), action="bs-attack")
+    with pytest.raises(TypeError):
+        engine.rulings()[("a", "b")] = engine.rulings()[("a", "c")]  # type: ignore[index]
+
+
+def test_a_move_recomputes_only_the_pairs_of_the_moved_token() -> None:
+    """Moving ``c`` recomputes its two pairs only (their sight lines moved, so their rulings did)."""
+    engine = Recorder(_state([POOR], ROW), action="bs-attack")
+    moved = [ROW[0], ROW[1], token("c", 100, 1400)]
+    changes = engine.update(_state([POOR], moved, version=1))
+    assert engine.computed[-1] == {("a", "c"), ("b", "c")}
+    assert set(changes) == {("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")}
+    assert all(r is not None and r.line is not None and 150 in (r.line.start.x, r.line.end.x) for r in changes.values())
+
+
+def test_an_unchanged_answer_is_not_returned() -> None:
+    """Changing a trait nobody reads for this action, or a wall no line touches, returns nothing."""
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    assert engine.update(_state([POOR], ROW, [wall("w", 5000, 0, 5000, 100)], version=1)) == {}
+    assert engine.update(_state([POOR], [*ROW[:2], token("c", 0, 1400, name="C")], version=2)) == {}
+
+
+def test_a_move_into_a_zone_returns_the_changed_pairs() -> None:
+    """``c`` steps into the Poor zone: its pairs change (from/into), the a–b line does not."""
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    moved = [ROW[0], ROW[1], token("c", 450, 1000)]
+    changes = engine.update(_state([POOR], moved, version=1))
+    assert set(changes) <= {("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")}
+    assert changes and all(r is not None for r in changes.values())
+    assert dict(engine.rulings()) == plain_rulings(_state([POOR], moved), "bs-attack", False)
+
+
+def test_a_region_change_recomputes_only_lines_that_touch_its_bounds() -> None:
+    """Widening the zone touches the a–b line only; the pairs of c, far away, are not recomputed."""
+    engine = Recorder(_state([POOR], ROW), action="bs-attack")
+    wider = region("poor", rect(400, 300, 200, 300), zone="zero")
+    changes = engine.update(_state([wider], ROW, version=1))
+    assert engine.computed[-1] == {("a", "b")}
+    assert set(changes) == {("a", "b"), ("b", "a")}
+    assert changes[("a", "b")] is not None and changes[("a", "b")].allowed is False
+
+
+def test_a_wall_added_and_removed() -> None:
+    """A wall across a–b blocks both directions; removing it restores the old rulings."""
+    engine = SceneVisibility(_state([], ROW), action="bs-attack")
+    first = dict(engine.rulings())
+    blocked = engine.update(_state([], ROW, [wall("w", 700, 0, 700, 800)], version=1))
+    assert set(blocked) == {("a", "b"), ("b", "a")}
+    assert all(r is not None and not r.allowed for r in blocked.values())
+    restored = engine.update(_state([], ROW, version=2))
+    assert restored == {pair: first[pair] for pair in blocked}
+
+
+def test_removed_and_added_tokens() -> None:
+    """A removed token's pairs come back as ``None``; an added token's pairs are new."""
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    changes = engine.update(_state([POOR], [ROW[0], ROW[1], token("d", 2000, 400)], version=1))
+    assert {pair for pair, r in changes.items() if r is None} == {("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")}
+    assert {pair for pair, r in changes.items() if r is not None} == {("a", "d"), ("d", "a"), ("b", "d"), ("d", "b")}
+
+
+def test_rules_change_recomputes_everything() -> None:
+    """A new locale recomputes every pair; only those whose texts changed come back."""
+    engine = Recorder(_state([POOR], ROW), action="bs-attack")
+    changes = engine.update(_state([POOR], ROW, version=1, locale="es"))
+    assert engine.computed[-1] == {("a", "b"), ("a", "c"), ("b", "c")}
+    assert set(changes) == {("a", "b"), ("b", "a")}
+
+
+def test_combat_jump_reads_the_zones_around_the_actor() -> None:
+    """Placement rulings come from the token × zone matrix, as ``zones_containing`` would give them."""
+    state = _state([region("z", rect(0, 300, 300, 300), zone="zero")], ROW)
+    engine = SceneVisibility(state, action="combat-jump")
+    assert dict(engine.rulings()) == plain_rulings(state, "combat-jump", False)
+    assert not engine.rulings()[("a", "b")].allowed
+    assert engine.rulings()[("b", "a")].allowed
+
+
+def test_best_lines_use_the_exact_path() -> None:
+    """``rules.lines == "best"`` scenes agree with the plain path too, memo included."""
+    state = _state([POOR], [*ROW, token("d", 1000, 1400)], lines="best")
+    engine = SceneVisibility(state, action="bs-attack")
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+
+
+def test_memo_gives_each_pair_its_own_line() -> None:
+    """Pairs with the same signature share one ruleset call but keep their own sight line."""
+    tokens = [token(f"t{k}", 200 * k, 0) for k in range(4)]
+    engine = SceneVisibility(_state([], tokens), action="bs-attack")
+    for (a, b), ruling in engine.rulings().items():
+        assert ruling.line is not None
+        assert (ruling.line.start.x, ruling.line.end.x) == (200 * int(a[1:]) + 50, 200 * int(b[1:]) + 50)

@@ -1,0 +1,201 @@
+"""SceneVisibility against the plain path (SceneGeometry.evidence + the ruleset, per pair) on random scenes.
+
+Example counts stay small for CI; ``VISIBILITY_EXAMPLES=2000`` (say) runs many more.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bridge.core.rules import RULESETS, Ruling, Situation
+from bridge.core.scene import Region, Scene, Token, Wall
+from bridge.core.visibility import SceneVisibility
+from bridge.core.world import SceneState
+
+from .shapes import circle, ellipse, polygon, rect, region, token, wall
+
+EXAMPLES = int(os.environ.get("VISIBILITY_EXAMPLES", "60"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+ACTIONS = ("bs-attack", "dodge", "discover", "combat-jump", "speculative-attack")
+ZONE_TYPES = ("low", "poor", "zero", "white-noise", "smoke", "eclipse")
+TRAITS = ("multispectral-visor-1", "multispectral-visor-2", "multispectral-visor-3", "marksmanship", "sixth-sense")
+
+# Small integer coordinates make the degenerate cases common: lines through vertices, along edges,
+# tokens on zone boundaries, shared edges, walls ending on lines. Halves add non-integer points.
+coord = st.integers(min_value=0, max_value=12).map(lambda v: v * 50.0) | st.floats(0, 600).map(round)
+length = st.integers(min_value=0, max_value=8).map(lambda v: v * 50.0)
+height = st.none() | st.integers(min_value=-2, max_value=6)
+
+
+@st.composite
+def shapes(draw: st.DrawFn, *, hole: bool = False) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["rectangle", "circle", "ellipse", "polygon"]))
+    x, y = draw(coord), draw(coord)
+    if kind == "rectangle":
+        rotation = draw(st.sampled_from([0, 0, 30, 45, 90]))
+        return rect(x, y, draw(length), draw(length), rotation=rotation, hole=hole)
+    if kind == "circle":
+        return circle(x, y, draw(length), hole=hole)
+    if kind == "ellipse":
+        return ellipse(x, y, draw(length), draw(length), rotation=draw(st.sampled_from([0, 30])), hole=hole)
+    points = draw(st.lists(coord, min_size=6, max_size=10).filter(lambda p: len(p) % 2 == 0))
+    return polygon(*points, hole=hole)
+
+
+@st.composite
+def regions(draw: st.DrawFn, region_id: str) -> Region:
+    parts = draw(st.lists(shapes(), min_size=1, max_size=2))
+    parts += draw(st.lists(shapes(hole=True), max_size=1))
+    bottom, top = draw(height), draw(height)
+    if bottom is not None and top is not None and bottom > top:
+        bottom, top = top, bottom
+    zone = draw(st.sampled_from(ZONE_TYPES) | st.none())
+    return region(region_id, *parts, zone=zone, bottom=bottom, top=top)
+
+
+@st.composite
+def tokens(draw: st.DrawFn, token_id: str) -> Token:
+    return token(
+        token_id,
+        draw(coord),
+        draw(coord),
+        width=draw(st.sampled_from([0, 0.5, 1, 2])),
+        height=draw(st.sampled_from([0.5, 1, 2])),
+        shape=draw(st.sampled_from(["rectangle", "ellipse"])),
+        elevation=draw(st.sampled_from([0, 0, 1, 3, -1, 5])),
+        traits=draw(st.lists(st.sampled_from(TRAITS), max_size=2, unique=True)),
+    )
+
+
+@st.composite
+def walls(draw: st.DrawFn, wall_id: str) -> Wall:
+    fields: dict[str, Any] = {
+        "sight": draw(st.sampled_from([0, 10, 10, 20, 30, 40])),
+        "dir": draw(st.sampled_from([0, 0, 1, 2])),
+        "door": draw(st.sampled_from([0, 0, 1, 2])),
+        "ds": draw(st.sampled_from([0, 1, 2])),
+    }
+    if fields["sight"] in (30, 40):
+        fields["threshold"] = {"sight": draw(st.sampled_from([0, 1, 2, 4]))}
+    return wall(wall_id, draw(coord), draw(coord), draw(coord), draw(coord), **fields)
+
+
+@st.composite
+def scenes(draw: st.DrawFn) -> Scene:
+    zone_list = [draw(regions(f"r{i}")) for i in range(draw(st.integers(0, 5)))]
+    token_list = [draw(tokens(f"t{i}")) for i in range(draw(st.integers(2, 5)))]
+    wall_list = [draw(walls(f"w{i}")) for i in range(draw(st.integers(0, 5)))]
+    return _scene(zone_list, token_list, wall_list, lines=draw(st.sampled_from(["center", "center", "best"])))
+
+
+def _scene(regions: list[Region], tokens: list[Token], walls: list[Wall], *, lines: str = "center") -> Scene:
+    return Scene.model_validate(
+        {
+            "id": "s-prop",
+            "grid": {"size": 100, "distance": 1},
+            "rules": {"ruleset": "infinity-n4", "lines": lines},
+            "regions": regions,
+            "tokens": tokens,
+            "walls": walls,
+        }
+    )
+
+
+def _state(scene: Scene, version: int = 0) -> SceneState:
+    return SceneState(scene, RULESETS[scene.rules.ruleset], version=version)
+
+
+def plain_rulings(state: SceneState, action: str, reaction: bool) -> dict[tuple[str, str], Ruling]:
+    """Every pair, as ``Session.rule`` builds it: SceneGeometry evidence per line, then the ruleset."""
+    scene, geometry = state.scene, state.geometry
+    result = {}
+    for actor in scene.tokens:
+        for target in scene.tokens:
+            if actor.id == target.id:
+                continue
+            lines = geometry.sight_lines(actor.id, target.id, scene.rules.lines)
+            situation = Situation(
+                scene=scene,
+                geometry=geometry,
+                actor=actor,
+                target=target,
+                action=action,
+                reaction=reaction,
+                lines=tuple(geometry.evidence(actor.id, target.id, line) for line in lines),
+                options={"aware": True},
+            )
+            result[(actor.id, target.id)] = state.ruleset.adjudicate(situation)
+    return result
+
+
+@given(scenes(), st.sampled_from(ACTIONS), st.booleans())
+@SETTINGS
+def test_all_pairs_equal_the_plain_path(scene: Scene, action: str, reaction: bool) -> None:
+    """On random scenes (holes, elevation spans, walls of every kind) every ruling equals the plain one."""
+    state = _state(scene)
+    engine = SceneVisibility(state, action=action, reaction=reaction)
+    assert dict(engine.rulings()) == plain_rulings(state, action, reaction)
+
+
+# Patches.
+
+
+@st.composite
+def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
+    """One change as a ``scene.patch`` would make it: a move, or a region or wall added, changed, removed."""
+    regions_, tokens_, walls_ = list(scene.regions), list(scene.tokens), list(scene.walls)
+    kinds = ["move", "move", "token+", "token-", "region+", "region~", "region-", "wall+", "wall-"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "move" and tokens_:
+        k = draw(st.integers(0, len(tokens_) - 1))
+        update = {"x": draw(coord), "y": draw(coord)}
+        if draw(st.booleans()):
+            update["elevation"] = draw(st.sampled_from([0, 1, 3, -1]))
+        tokens_[k] = tokens_[k].model_copy(update=update)
+    elif kind == "token+":
+        tokens_.append(draw(tokens(f"t-new{serial}")))
+    elif kind == "token-" and len(tokens_) > 2:
+        tokens_.pop(draw(st.integers(0, len(tokens_) - 1)))
+    elif kind == "region+":
+        regions_.insert(draw(st.integers(0, len(regions_))), draw(regions(f"r-new{serial}")))
+    elif kind == "region~" and regions_:
+        k = draw(st.integers(0, len(regions_) - 1))
+        regions_[k] = draw(regions(regions_[k].id))
+    elif kind == "region-" and regions_:
+        regions_.pop(draw(st.integers(0, len(regions_) - 1)))
+    elif kind == "wall+":
+        walls_.append(draw(walls(f"w-new{serial}")))
+    elif kind == "wall-" and walls_:
+        walls_.pop(draw(st.integers(0, len(walls_) - 1)))
+    return _scene(regions_, tokens_, walls_, lines=scene.rules.lines)
+
+
+@given(st.data(), scenes(), st.sampled_from(ACTIONS), st.booleans())
+@settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_updates_return_exactly_the_changed_pairs(data: st.DataObject, scene: Scene, action: str, watch: bool) -> None:
+    """After random patches, ``update`` returns exactly the pairs whose ruling differs, and the engine
+    holds what a fresh engine (and the plain path) would."""
+    state = _state(scene)
+    watched = {scene.tokens[0].id} if watch else None
+    engine = SceneVisibility(state, action=action, tokens=watched)
+    before = _watched(plain_rulings(state, action, False), watched)
+    for serial in range(data.draw(st.integers(1, 4))):
+        state = _state(data.draw(patches(state.scene, serial)), version=serial + 1)
+        after = _watched(plain_rulings(state, action, False), watched)
+        expected = {pair: ruling for pair, ruling in after.items() if before.get(pair) != ruling}
+        expected |= {pair: None for pair in before if pair not in after}
+        assert engine.update(state) == expected
+        assert dict(engine.rulings()) == after
+        assert dict(SceneVisibility(state, action=action, tokens=watched).rulings()) == after
+        before = after
+
+
+def _watched(rulings: dict[tuple[str, str], Ruling], watched: set[str] | None) -> dict[tuple[str, str], Ruling]:
+    if watched is None:
+        return rulings
+    return {pair: r for pair, r in rulings.items() if pair[0] in watched or pair[1] in watched}

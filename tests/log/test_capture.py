@@ -1,0 +1,74 @@
+"""From a scene and an adjudication answer to a log record."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bridge.core.scene import Scene
+from bridge.log.capture import record_of, snapshot_of
+from bridge.log.records import Party
+from bridge.protocol import Adjudication
+
+SCENE = {
+    "id": "s-docks",
+    "name": "Docks",
+    "grid": {"size": 100, "distance": 1, "units": "in"},
+    "rules": {"ruleset": "infinity-n4"},
+    "regions": [
+        {
+            "id": "r-smoke",
+            "shapes": [{"type": "circle", "x": 1500, "y": 900, "radius": 150}],
+            "zone": {"type": "zero"},
+        }
+    ],
+    "tokens": [{"id": "t-fus", "x": 200, "y": 800}],
+    "walls": [{"id": "w1", "c": [1000, 0, 1000, 600]}],
+}
+
+
+def test_snapshot_key_follows_zones_and_walls_only() -> None:
+    """Equal zones and walls give one key; moving a token keeps it; moving a wall changes it."""
+    first = snapshot_of(Scene.model_validate(SCENE))
+    moved_token = snapshot_of(Scene.model_validate({**SCENE, "tokens": [{"id": "t-fus", "x": 900, "y": 800}]}))
+    moved_wall = snapshot_of(Scene.model_validate({**SCENE, "walls": [{"id": "w1", "c": [1100, 0, 1000, 600]}]}))
+    assert first.key == moved_token.key != moved_wall.key
+    assert first.regions[0]["zone"]["type"] == "zero" and first.walls[0]["c"] == [1000, 0, 1000, 600]
+
+
+def test_record_of_an_answer_keeps_every_wire_field() -> None:
+    """The record carries the answer's ruling, line and ruleset fields, with the parties the session knows."""
+    answer = Adjudication.model_validate(
+        {
+            "id": "a1",
+            "scene": "s-docks",
+            "actor": "t-fus",
+            "target": "t-tgt",
+            "action": "observation",
+            "ruleset": "traveller",
+            "edition": "current",
+            "allowed": True,
+            "modifier": -2,
+            "crossings": [{"region": "r-smoke", "zone": "smoke", "kind": "through"}],
+            "modifiers": [{"source": "zone", "value": -2, "applied": True, "label": "Smoke"}],
+            "notes": ["n"],
+            "citations": ["c"],
+            "line": {"start": {"x": 250, "y": 850, "z": 0}, "end": {"x": 1850, "y": 450, "z": 1}},
+            "difficulty": "Difficult",
+        }
+    )
+    at = datetime(2025, 3, 1, 19, 0, tzinfo=UTC)
+    record = record_of(
+        answer,
+        world="w-ashes",
+        actor=Party(id="t-fus", name="Fusilier"),
+        target=Party(id="t-tgt"),
+        user=Party(id="u1", name="GM"),
+        at=at,
+    )
+    assert record.request == "a1" and record.modifier == -2 and record.details == {"difficulty": "Difficult"}
+    assert record.line == {
+        "start": {"x": 250.0, "y": 850.0, "z": 0.0},
+        "end": {"x": 1850.0, "y": 450.0, "z": 1.0},
+    }
+    assert record.modifiers == [{"source": "zone", "value": -2, "applied": True, "label": "Smoke"}]
+    assert record.time == at.isoformat() and record.id is None and record.session is None

@@ -1,0 +1,88 @@
+"""``sightline log sessions`` and ``sightline log export`` against both stores."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+from pathlib import Path
+
+from bridge.log.cli import add_log_parser, run_log_command_async
+from bridge.log.records import RulingRecord
+from bridge.log.sql import SqlLogStore
+
+from .sample import ruling
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    """Arguments as the lead's main parser would give them."""
+    parser = argparse.ArgumentParser(prog="sightline")
+    add_log_parser(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(argv)
+
+
+class FakeTerminal(io.StringIO):
+    """Standard error that claims to be a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+async def test_sessions_table_and_json(store: SqlLogStore, store_url: str, tmp_path: Path) -> None:
+    """`log sessions` lists sessions as a table or JSON, optionally of one world."""
+    a = await store.append(ruling(0, world="w-a"))
+    await store.append(ruling(0, world="w-b"))
+    out = io.StringIO()
+    args = parse("log", "sessions", "--database", store_url, "--data-dir", str(tmp_path))
+    assert await run_log_command_async(args, stdout=out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["ID", "WORLD", "NAME", "STARTED", "ENDED", "RULINGS"] and len(lines) == 3
+    out = io.StringIO()
+    args = parse("log", "sessions", "--world", "w-a", "--json", "--database", store_url)
+    assert await run_log_command_async(args, stdout=out) == 0
+    listed = json.loads(out.getvalue())
+    assert [(s["id"], s["world"], s["rulings"]) for s in listed] == [(a.session, "w-a", 1)]
+
+
+async def test_export_formats_to_stdout_and_file_with_progress(
+    store: SqlLogStore, store_url: str, tmp_path: Path
+) -> None:
+    """`log export` writes JSONL to stdout, CSV and Markdown to a file, and shows progress on a terminal."""
+    stored = await store.append_many([ruling(n) for n in range(30)])
+    session = str(stored[0].session)
+    out, err = io.StringIO(), FakeTerminal()
+    args = parse("log", "export", "--session", session, "--database", store_url)
+    assert await run_log_command_async(args, stdout=out, stderr=err) == 0
+    assert [RulingRecord.model_validate_json(line) for line in out.getvalue().splitlines()] == stored
+    assert "exported 30/30 records (100%)" in err.getvalue()
+    target = tmp_path / "session.csv"
+    args = parse("log", "export", "--session", session, "--format", "csv", "-o", str(target), "--database", store_url)
+    quiet = io.StringIO()
+    assert await run_log_command_async(args, stderr=quiet) == 0
+    assert quiet.getvalue() == "" and not (tmp_path / "session.csv.partial").exists()
+    with target.open(newline="") as file:
+        assert len(list(csv.reader(file))) == 31
+    args = parse("log", "export", "--session", session, "--format", "md", "--database", store_url)
+    md = io.StringIO()
+    assert await run_log_command_async(args, stdout=md) == 0
+    assert md.getvalue().count("| bs-attack |") == 30
+
+
+async def test_export_of_unknown_session_fails(store: SqlLogStore, store_url: str) -> None:
+    """An unknown session id, or a session of another world, exits 1 with a message."""
+    stored = await store.append(ruling(0))
+    err = io.StringIO()
+    args = parse("log", "export", "--session", "nope", "--database", store_url)
+    assert await run_log_command_async(args, stderr=err) == 1 and "no session" in err.getvalue()
+    args = parse("log", "export", "--session", str(stored.session), "--world", "w-x", "--database", store_url)
+    assert await run_log_command_async(args, stderr=io.StringIO()) == 1
+
+
+async def test_default_database_is_sightline_db_in_the_data_dir(tmp_path: Path) -> None:
+    """Without --database the commands read sightline.db in --data-dir; a bad URL exits 2."""
+    out = io.StringIO()
+    assert await run_log_command_async(parse("log", "sessions", "--data-dir", str(tmp_path)), stdout=out) == 0
+    assert (tmp_path / "sightline.db").exists()
+    err = io.StringIO()
+    assert await run_log_command_async(parse("log", "sessions", "--database", "mysql://x"), stderr=err) == 2

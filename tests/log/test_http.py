@@ -1,0 +1,185 @@
+"""The log's HTTP side through aiohttp's test client: the JSON API, streamed exports, pages and secrets."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from bridge.log.export import CSV_COLUMNS
+from bridge.log.http import COOKIE_NAME, create_log_app
+from bridge.log.records import RulingRecord
+from bridge.log.sql import SqlLogStore
+
+from .sample import ruling
+
+BRIDGE = {"Authorization": "Bearer bridge-secret"}
+ASHES = {"Authorization": "Bearer ashes-secret"}
+OTHER = {"Authorization": "Bearer other-secret"}
+_WORLD_SECRETS = {"w-ashes": "ashes-secret", "w-other": "other-secret"}
+
+
+def check_secret(world: str | None, secret: str) -> bool:
+    """The bridge's secret opens every world; a world's secret opens only its own."""
+    if secret == "bridge-secret":
+        return True
+    return world is not None and _WORLD_SECRETS.get(world) == secret
+
+
+@pytest.fixture
+async def logged(store: SqlLogStore) -> list[RulingRecord]:
+    """Twelve rulings in w-ashes (two actors, some denied) and one in w-other."""
+    records = await store.append_many(
+        [
+            ruling(
+                n,
+                actor="t-sniper" if n % 3 == 0 else "t-fus",
+                actor_name="Sniper" if n % 3 == 0 else "Fusilier",
+                allowed=n % 4 != 1,
+            )
+            for n in range(12)
+        ]
+    )
+    await store.append(ruling(0, world="w-other"))
+    return records
+
+
+@pytest.fixture
+async def client(
+    store: SqlLogStore, logged: list[RulingRecord]
+) -> AsyncIterator[TestClient[web.Request, web.Application]]:
+    """A test client of the stand-alone log application over the test store."""
+    app = create_log_app(check_secret=check_secret, store=store)
+    async with TestClient(TestServer(app)) as test_client:
+        yield test_client
+
+
+def _rulings_url(record: RulingRecord) -> str:
+    return f"/api/worlds/{record.world}/sessions/{record.session}"
+
+
+async def test_every_route_refuses_anonymous_and_wrong_secrets(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """Without a secret, or with another world's, every API route answers 401 and pages go to sign-in."""
+    base = _rulings_url(logged[0])
+    for path in (
+        "/api/worlds",
+        "/api/worlds/w-ashes/sessions",
+        base + "/rulings",
+        base + "/export.jsonl",
+        base + "/export.csv",
+        "/log/static/log.js",
+    ):
+        for headers in ({}, OTHER, {"Authorization": "Bearer nope"}):
+            if path in ("/api/worlds", "/log/static/log.js") and headers is OTHER:
+                continue  # any valid secret lists its own world and loads the script
+            response = await client.get(path, headers=headers)
+            assert response.status == 401, (path, headers)
+    page = await client.get(f"/log/{logged[0].world}/{logged[0].session}", allow_redirects=False)
+    assert page.status == 303 and page.headers["Location"].startswith("/log/login?")
+    assert (await client.get("/log/", allow_redirects=False)).status == 303
+
+
+async def test_worlds_and_sessions_by_secret(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """The bridge's secret lists every world, a world's secret only its own; sessions list with counts."""
+    assert (await (await client.get("/api/worlds", headers=BRIDGE)).json()) == {"worlds": ["w-ashes", "w-other"]}
+    assert (await (await client.get("/api/worlds", headers=ASHES)).json()) == {"worlds": ["w-ashes"]}
+    body = await (await client.get("/api/worlds/w-ashes/sessions", headers=ASHES)).json()
+    assert [(s["id"], s["rulings"]) for s in body["sessions"]] == [(logged[0].session, 12)]
+
+
+async def test_rulings_filters_and_pagination(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """The rulings endpoint filters by actor and allowed, pages with cursors and carries snapshots by key."""
+    url = _rulings_url(logged[0]) + "/rulings"
+    body = await (await client.get(url, headers=ASHES, params={"actor": "Sniper"})).json()
+    assert [r["id"] for r in body["rulings"]] == [r.id for r in logged if r.actor.id == "t-sniper"]
+    assert body["next"] is None
+    assert set(body["snapshots"]) == {"snap-docks-1"} and body["rulings"][0]["snapshot"] == "snap-docks-1"
+    denied = await (await client.get(url, headers=ASHES, params={"allowed": "false"})).json()
+    assert [r["id"] for r in denied["rulings"]] == [r.id for r in logged if not r.allowed]
+    ids: list[str] = []
+    params = {"limit": "5"}
+    while True:
+        page = await (await client.get(url, headers=ASHES, params=params)).json()
+        ids += [r["id"] for r in page["rulings"]]
+        if page["next"] is None:
+            break
+        params = {"limit": "5", "cursor": page["next"]}
+    assert ids == [r.id for r in logged]
+    timed = await (
+        await client.get(url, headers=ASHES, params={"from": "2025-03-01T19:02:00Z", "to": "2025-03-01T19:04:00Z"})
+    ).json()
+    assert len(timed["rulings"]) == 3
+
+
+async def test_bad_queries_and_unknown_sessions(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """Unreadable filters answer 400 naming the parameter; another world's session is 404."""
+    url = _rulings_url(logged[0]) + "/rulings"
+    for params in ({"allowed": "maybe"}, {"from": "yesterday"}, {"limit": "0"}, {"cursor": "zzz"}):
+        response = await client.get(url, headers=ASHES, params=params)
+        assert response.status == 400, params
+    foreign = await client.get(f"/api/worlds/w-other/sessions/{logged[0].session}/rulings", headers=BRIDGE)
+    assert foreign.status == 404
+
+
+async def test_exports_stream_jsonl_and_csv(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """export.jsonl gives every record whole (snapshot included); export.csv a header and a row each."""
+    url = _rulings_url(logged[0])
+    response = await client.get(url + "/export.jsonl", headers=ASHES)
+    assert response.status == 200 and response.headers["Content-Type"].startswith("application/x-ndjson")
+    assert "attachment" in response.headers["Content-Disposition"]
+    lines = (await response.text()).splitlines()
+    assert [RulingRecord.model_validate(json.loads(line)) for line in lines] == logged
+    rows = list(csv.reader(io.StringIO(await (await client.get(url + "/export.csv", headers=ASHES)).text())))
+    assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == 13
+    assert rows[1][CSV_COLUMNS.index("actor_name")] == "Sniper"
+    md = await (await client.get(url + "/export.md", headers=ASHES)).text()
+    assert md.startswith("| Time |") and md.count("\n") == 14
+
+
+async def test_login_sets_httponly_cookie_and_pages_render(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """Signing in with a world's secret sets an HttpOnly cookie opening its pages, in English or Spanish."""
+    bad = await client.post("/log/login", data={"secret": "nope", "next": "/log/"}, allow_redirects=False)
+    assert bad.status == 401
+    session_path = f"/log/{logged[0].world}/{logged[0].session}"
+    good = await client.post("/log/login", data={"secret": "ashes-secret", "next": session_path}, allow_redirects=False)
+    assert good.status == 303 and good.headers["Location"] == session_path
+    cookie = good.headers["Set-Cookie"]
+    assert COOKIE_NAME in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    listing = await client.get("/log/")
+    assert listing.status == 200 and str(logged[0].session) in await listing.text()
+    page = await (await client.get(session_path)).text()
+    assert page.count('class="ruling') == 12 and "Time (UTC)" in page
+    spanish = await (await client.get(session_path, headers={"Accept-Language": "es-ES,es;q=0.9,en;q=0.5"})).text()
+    assert 'lang="es"' in spanish and "Hora (UTC)" in spanish
+    assert "Hora (UTC)" in await (await client.get(session_path + "?lang=es")).text()
+    filtered = await (await client.get(session_path, params={"actor": "Sniper"})).text()
+    assert filtered.count('class="ruling') == 4
+    assert (await client.get("/log/w-other/" + str(logged[0].session), allow_redirects=False)).status == 303
+    out = await client.post("/log/logout", allow_redirects=False)
+    assert out.status == 303
+    assert (await client.get("/log/", allow_redirects=False)).status == 303
+
+
+async def test_login_never_redirects_off_the_log(client: TestClient[web.Request, web.Application]) -> None:
+    """The sign-in form's next target is kept inside /log/ (no open redirect)."""
+    response = await client.post(
+        "/log/login", data={"secret": "bridge-secret", "next": "//evil.example/"}, allow_redirects=False
+    )
+    assert response.headers["Location"] == "/log/"

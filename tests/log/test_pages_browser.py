@@ -1,0 +1,115 @@
+"""The session page in a real headless Chromium (Debian's): table, filter, and a row's sight line on the map.
+
+Chromium runs through Playwright's driver with ``executable_path=/usr/bin/chromium`` (Playwright cannot
+download its own browsers here), a fresh user-data-dir and the flags below. The log application
+runs on a real port (``TestServer``) over the test store, SQLite and PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestServer
+from playwright.async_api import BrowserContext, async_playwright
+
+from bridge.log.http import create_log_app
+from bridge.log.records import RulingRecord
+from bridge.log.sql import SqlLogStore
+
+from .sample import ruling
+from .test_http import check_secret
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+
+
+@pytest.fixture
+async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
+    """A headless Chromium with a fresh profile."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Chromium is missing: apt-get install -y chromium", pytrace=False)
+    async with async_playwright() as playwright:
+        context = await playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=FLAGS,
+            viewport={"width": 1400, "height": 900},
+        )
+        try:
+            yield context
+        finally:
+            await context.close()
+
+
+async def test_session_page_filters_and_draws_the_selected_line(
+    store: SqlLogStore, browser: BrowserContext, backend: str
+) -> None:
+    """Signed in, the table renders, a filter narrows it, and clicking a row draws its line on the map."""
+    records: list[RulingRecord] = await store.append_many(
+        [
+            ruling(
+                n,
+                actor="t-sniper" if n % 3 == 0 else "t-fus",
+                actor_name="Sniper" if n % 3 == 0 else "Fusilier",
+                allowed=n != 4,
+            )
+            for n in range(9)
+        ]
+    )
+    server = TestServer(create_log_app(check_secret=check_secret, store=store))
+    await server.start_server()
+    try:
+        page = await browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        await page.goto(str(server.make_url(f"/log/{records[0].world}/{records[0].session}")))
+        assert "/log/login" in page.url
+        await page.fill("input[name=secret]", "ashes-secret")
+        await page.click("button[type=submit]")
+        await page.wait_for_selector("#rulings tbody tr.ruling")
+        assert await page.locator("#rulings tbody tr.ruling").count() == 9
+        assert await page.locator("#map g.zone").count() == 2
+
+        await page.fill("input[name=actor]", "Sniper")
+        await page.click("#apply")
+        await page.wait_for_url("**actor=Sniper**")
+        rows = page.locator("#rulings tbody tr.ruling")
+        assert await rows.count() == 3
+
+        chosen = next(r for r in records if r.actor.id == "t-sniper" and r.id is not None and r.line)
+        assert chosen.line is not None
+        await page.click(f'tr[data-record="{chosen.id}"]')
+        sight = page.locator("#map line.sight")
+        await sight.wait_for()
+        assert float(await sight.get_attribute("x1") or "nan") == chosen.line["start"]["x"]
+        assert float(await sight.get_attribute("x2") or "nan") == chosen.line["end"]["x"]
+        assert await page.get_attribute(f'tr[data-record="{chosen.id}"]', "aria-selected") == "true"
+        assert "Line from (250, 850, 0)" in await page.inner_text("#map-caption")
+        assert errors == []
+
+        await page.goto(str(server.make_url(f"/log/{records[0].world}/{records[0].session}?lang=es")))
+        await page.click("#rulings tbody tr.ruling >> nth=4")
+        assert "Línea desde" in await page.inner_text("#map-caption")
+        assert await page.locator("#map line.sight").get_attribute("stroke") == "#c0392b"  # denied: red
+        if backend == "sqlite":
+            await page.goto(str(server.make_url(f"/log/{records[0].world}/{records[0].session}?lang=en")))
+            await page.click("#rulings tbody tr.ruling >> nth=3")
+            await page.mouse.move(0, 0)
+            ARTIFACTS.mkdir(exist_ok=True)
+            await page.screenshot(path=str(ARTIFACTS / "log-session.png"), full_page=True)
+    finally:
+        await server.close()

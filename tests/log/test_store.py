@@ -1,0 +1,243 @@
+"""The log store's contract, run against SQLite (a file in tmp_path) and a real PostgreSQL server."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bridge.log.records import Party
+from bridge.log.sql import SqlLogStore, load_migrations
+from bridge.log.store import RulingFilter, open_store
+
+from .conftest import make_store
+from .sample import DOCKS, T0, ruling
+
+
+async def test_append_assigns_id_session_and_normalised_time(store: SqlLogStore) -> None:
+    """An appended ruling comes back with an id, a session and the log's UTC time format."""
+    stored = await store.append(ruling(0))
+    assert stored.id is not None and len(stored.id) == 26
+    assert stored.session is not None
+    assert stored.time == "2025-03-01T19:00:00.000000Z"
+    again = await store.get_record("w-ashes", stored.id)
+    assert again == stored
+    assert again is not None and again.snapshot == DOCKS
+
+
+async def test_first_ruling_opens_a_session_and_later_ones_join_it(store: SqlLogStore) -> None:
+    """A world's first ruling opens its session; the next rulings join the same one."""
+    first = await store.append(ruling(0))
+    second = await store.append(ruling(1))
+    assert first.session == second.session
+    sessions = await store.list_sessions("w-ashes")
+    assert [(s.id, s.rulings, s.ended) for s in sessions] == [(first.session, 2, None)]
+    assert sessions[0].last_activity == "2025-03-01T19:01:00.000000Z"
+
+
+async def test_idle_session_is_closed_and_a_new_one_opened(store_url: str) -> None:
+    """A ruling after the idle timeout closes the old session at its last ruling and opens another."""
+    store = make_store(store_url, idle_timeout=timedelta(minutes=30))
+    await store.connect()
+    try:
+        first = await store.append(ruling(0))
+        still = await store.append(ruling(30))
+        later = await store.append(ruling(61))
+        assert still.session == first.session
+        assert later.session != first.session
+        old = await store.get_session(str(first.session))
+        assert old is not None and old.ended == "2025-03-01T19:30:00.000000Z" and old.rulings == 2
+        current = await store.current_or_new_session("w-ashes", T0 + timedelta(minutes=62))
+        assert current.id == later.session
+    finally:
+        await store.close()
+
+
+async def test_start_and_end_session_by_name(store: SqlLogStore) -> None:
+    """start_session closes the open session and names a new one; end_session closes it."""
+    await store.append(ruling(0))
+    named = await store.start_session("w-ashes", "Night raid", T0 + timedelta(minutes=5))
+    record = await store.append(ruling(6))
+    assert record.session == named.id
+    ended = await store.end_session("w-ashes", T0 + timedelta(minutes=9))
+    assert ended is not None and ended.id == named.id and ended.ended == "2025-03-01T19:09:00.000000Z"
+    assert ended.wire().name == "Night raid"
+    assert await store.end_session("w-ashes", T0 + timedelta(minutes=10)) is None
+    sessions = await store.list_sessions("w-ashes")
+    assert [s.name for s in sessions] == ["Night raid", ""]
+    assert all(s.ended is not None for s in sessions)
+
+
+async def test_override_is_a_new_record_beside_the_original(store: SqlLogStore) -> None:
+    """An override adds a record pointing at the original, in its session, and leaves the original intact."""
+    original = await store.append(ruling(0))
+    gm = Party(id="u1", name="Gamemaster")
+    override = await store.override(
+        "w-ashes", str(original.id), -3, True, "Smoke had cleared", gm, T0 + timedelta(minutes=2)
+    )
+    assert override.kind == "override" and override.overrides == original.id
+    assert override.modifier == -3 and override.reason == "Smoke had cleared"
+    assert override.session == original.session and override.line == original.line
+    assert await store.get_record("w-ashes", str(original.id)) == original
+    page = await store.query("w-ashes", original.session)
+    assert [r.id for r in page.records] == [original.id, override.id]
+    denied = await store.override("w-ashes", str(original.id), -3, False, "No line", gm, T0)
+    assert denied.modifier is None and not denied.allowed
+
+
+async def test_override_of_unknown_or_foreign_record_is_a_key_error(store: SqlLogStore) -> None:
+    """Overriding a record that does not exist, or exists in another world, raises KeyError."""
+    other = await store.append(ruling(0, world="w-other"))
+    with pytest.raises(KeyError):
+        await store.override("w-ashes", str(other.id), 0, True, "x", None, T0)
+    with pytest.raises(KeyError):
+        await store.override("w-ashes", "01JAAAAAAAAAAAAAAAAAAAAAAA", 0, True, "x", None, T0)
+
+
+async def test_worlds_are_isolated(store: SqlLogStore) -> None:
+    """Each world has its own sessions and records; one world's query never returns another's."""
+    a = await store.append(ruling(0, world="w-a"))
+    b = await store.append(ruling(0, world="w-b"))
+    assert a.session != b.session
+    assert await store.list_worlds() == ["w-a", "w-b"]
+    assert [r.id for r in (await store.query("w-a", None)).records] == [a.id]
+    assert (await store.query("w-a", b.session)).records == []
+    assert await store.get_record("w-a", str(b.id)) is None
+    assert await store.get_session(str(b.session), world="w-a") is None
+    assert sorted(s.world for s in await store.list_sessions()) == ["w-a", "w-b"]
+
+
+async def test_filters_narrow_the_query(store: SqlLogStore) -> None:
+    """Actor (id or name), target, action, allowed and the time range each narrow a session's rulings."""
+    records = await store.append_many(
+        [
+            ruling(0),
+            ruling(1, actor="t-sniper", actor_name="Sniper"),
+            ruling(2, action="dodge", target="t-other"),
+            ruling(3, allowed=False),
+            ruling(4, actor="t-sniper", actor_name="Sniper", action="discover"),
+        ]
+    )
+    session = records[0].session
+
+    async def ids(**kw: object) -> list[int]:
+        page = await store.query("w-ashes", session, filters=RulingFilter(**kw))  # type: ignore[arg-type]
+        return [records.index(next(r for r in records if r.id == got.id)) for got in page.records]
+
+    assert await ids(actor="t-sniper") == [1, 4]
+    assert await ids(actor="Sniper") == [1, 4]
+    assert await ids(target="t-other") == [2]
+    assert await ids(action="dodge") == [2]
+    assert await ids(allowed=False) == [3]
+    assert await ids(since=T0 + timedelta(minutes=1), until=T0 + timedelta(minutes=3)) == [1, 2, 3]
+    assert await ids(actor="t-sniper", action="discover") == [4]
+
+
+async def test_keyset_pagination_is_stable_while_appending(store: SqlLogStore) -> None:
+    """Paging with cursors visits every record once, in order, even when records are appended meanwhile."""
+    first = await store.append_many([ruling(n) for n in range(25)])
+    seen: list[str] = []
+    cursor = None
+    appended = False
+    while True:
+        page = await store.query("w-ashes", first[0].session, limit=7, cursor=cursor)
+        seen += [str(r.id) for r in page.records]
+        if not appended:
+            await store.append_many([ruling(n) for n in range(25, 30)])
+            appended = True
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert len(seen) == 30 and seen == sorted(seen) and len(set(seen)) == 30
+    with pytest.raises(ValueError):
+        await store.query("w-ashes", None, cursor="not-a-cursor")
+
+
+async def test_export_streams_every_record_in_batches(store: SqlLogStore) -> None:
+    """export() yields a session's records oldest first, batch by batch."""
+    stored = await store.append_many([ruling(n) for n in range(23)])
+    await store.append(ruling(0, world="w-other"))
+    got = [r async for r in store.export("w-ashes", stored[0].session, batch_size=5)]
+    assert got == stored
+
+
+async def test_snapshots_are_stored_once_per_content_key(store: SqlLogStore) -> None:
+    """Many rulings over one scene state keep one snapshot row."""
+    await store.append_many([ruling(n) for n in range(10)])
+    await store.append(ruling(11))
+    async with store._read() as db:
+        rows = await db.fetch("SELECT COUNT(*) FROM snapshots")
+    assert rows[0][0] == 1
+
+
+async def test_schema_is_versioned_and_migrations_run_once(store_url: str) -> None:
+    """A store records its schema version, and reopening the same database migrates nothing twice."""
+    newest = load_migrations()[-1][0]
+    for _ in range(2):
+        store = make_store(store_url)
+        await store.connect()
+        try:
+            assert await store.schema_version() == newest
+            async with store._read() as db:
+                rows = await db.fetch("SELECT COUNT(*) FROM schema_version")
+            assert rows[0][0] == len(load_migrations())
+        finally:
+            await store.close()
+
+
+async def test_concurrent_writers_open_one_session(store_url: str) -> None:
+    """Two stores (as two bridge processes) appending to a new world at once share one open session."""
+    stores = [make_store(store_url), make_store(store_url)]
+    for s in stores:
+        await s.connect()
+    try:
+        results = await asyncio.gather(*(stores[n % 2].append(ruling(n, world="w-race")) for n in range(20)))
+        assert len({r.session for r in results}) == 1
+        sessions = await stores[0].list_sessions("w-race")
+        assert len(sessions) == 1 and sessions[0].rulings == 20
+    finally:
+        for s in stores:
+            await s.close()
+
+
+async def test_open_store_picks_the_backend_from_the_url(tmp_path: Path) -> None:
+    """No database means sightline.db in the data directory; sqlite:/// names a file; others are refused."""
+    store = await open_store(None, tmp_path / "data")
+    try:
+        await store.append(ruling(0))
+    finally:
+        await store.close()
+    assert (tmp_path / "data" / "sightline.db").exists()
+    with sqlite3.connect(tmp_path / "data" / "sightline.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    named = await open_store(f"sqlite://{tmp_path / 'other.db'}", tmp_path)
+    await named.close()
+    assert (tmp_path / "other.db").exists()
+    with pytest.raises(ValueError):
+        await open_store("mysql://x", tmp_path)
+
+
+async def test_append_is_committed_before_it_returns(store: SqlLogStore, store_url: str) -> None:
+    """A record is visible to a separate connection as soon as append returns (nothing left uncommitted)."""
+    stored = await store.append(ruling(0))
+    other = make_store(store_url)
+    await other.connect()
+    try:
+        assert await other.get_record("w-ashes", str(stored.id)) == stored
+    finally:
+        await other.close()
+
+
+async def test_sqlite_writes_with_wal_and_full_sync(tmp_path: Path) -> None:
+    """The SQLite writer runs in WAL mode with synchronous=FULL, so a commit is on disk when it returns."""
+    store = make_store(f"sqlite://{tmp_path / 'log.db'}")
+    await store.connect()
+    try:
+        async with store._write([]) as db:
+            assert (await db.fetch("PRAGMA journal_mode"))[0][0] == "wal"
+            assert (await db.fetch("PRAGMA synchronous"))[0][0] == 2  # FULL
+    finally:
+        await store.close()

@@ -1,0 +1,200 @@
+"""The log behind the bridge's own port: game sessions over the protocol, overrides, the secret-guarded
+API, and no answered record lost when the bridge is killed with SIGKILL (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from bridge.config import BridgeConfig
+from bridge.log.store import open_store
+from bridge.server import run_bridge
+from tests.postgres import new_postgres_database
+from tests.scenes import on_line_scene
+
+SECRET = "gm-secret"
+SIGHTLINE = str(Path(sys.executable).parent / "sightline")
+
+
+@pytest.fixture
+async def bridge(tmp_path: Path) -> AsyncIterator[str]:
+    config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET, world_secrets={"w-b": "b-secret"})
+    async with run_bridge(config) as (host, port):
+        yield f"{host}:{port}"
+
+
+async def hello(ws: ClientConnection, world: str = "w-a", secret: str = SECRET) -> None:
+    await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": secret}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+
+
+async def ask(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
+    await ws.send(json.dumps(message))
+    return json.loads(await ws.recv())
+
+
+ATTACK = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+
+
+async def test_named_session_override_and_api(bridge: str) -> None:
+    """session.start names a session; rulings land in it; an override sits beside the original; the API
+    on the same port lists them only with a secret that opens the world."""
+    async with connect(f"ws://{bridge}/ws") as ws:
+        await hello(ws)
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+        started = await ask(ws, {"type": "session.start", "id": "g", "name": "Friday raid"})
+        assert started["type"] == "session.started" and started["session"]["name"] == "Friday raid"
+        session_id = started["session"]["id"]
+        first = await ask(ws, {**ATTACK, "id": "a1"})
+        preview = await ask(ws, {**ATTACK, "id": "a2", "log": False})
+        assert first["logged"] is True and preview["logged"] is False and "record" not in preview
+        overridden = await ask(
+            ws, {"type": "ruling.override", "id": "o", "record": first["record"], "modifier": -3, "reason": "GM call"}
+        )
+        assert overridden["type"] == "ruling.overridden" and overridden["original"] == first["record"]
+        unknown = await ask(ws, {"type": "ruling.override", "id": "o2", "record": "nope", "modifier": 0, "reason": "x"})
+        assert unknown["type"] == "error"
+        ended = await ask(ws, {"type": "session.end", "id": "e"})
+        assert ended["session"]["id"] == session_id and ended["session"]["ended"]
+
+    base = f"http://{bridge}/api/worlds/w-a/sessions/{session_id}/rulings"
+    async with aiohttp.ClientSession() as http:
+        async with http.get(base) as anonymous:
+            assert anonymous.status == 401
+        async with http.get(base, headers={"Authorization": "Bearer b-secret"}) as other_world:
+            assert other_world.status in (401, 403, 404)
+        async with http.get(base, headers={"Authorization": f"Bearer {SECRET}"}) as response:
+            assert response.status == 200
+            body = await response.json()
+    kinds = sorted(r["kind"] for r in body["rulings"])
+    assert kinds == ["override", "ruling"]
+    original = next(r for r in body["rulings"] if r["kind"] == "ruling")
+    override = next(r for r in body["rulings"] if r["kind"] == "override")
+    assert original["modifier"] == -6 and original["actor"]["name"] == "A"
+    assert override["modifier"] == -3 and override["overrides"] == original["id"]
+    assert original["line"]["start"] == {"x": 50.0, "y": 450.0, "z": 0.0}
+    assert len(body["snapshots"]) == 1
+
+
+async def test_a_world_secret_cannot_log_into_another_world(bridge: str) -> None:
+    """Per-world secrets: w-b's GM sees w-b's log, never w-a's."""
+    async with connect(f"ws://{bridge}/ws") as ws:
+        await hello(ws, "w-a")
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+        await ask(ws, {**ATTACK, "id": "a"})
+    async with aiohttp.ClientSession(headers={"Authorization": "Bearer b-secret"}) as http:
+        async with http.get(f"http://{bridge}/api/worlds") as response:
+            worlds = await response.json() if response.status == 200 else {"worlds": []}
+        assert "w-a" not in json.dumps(worlds)
+        async with http.get(f"http://{bridge}/api/worlds/w-a/sessions") as response:
+            assert response.status in (401, 403, 404)
+
+
+def start_bridge(data_dir: Path, database: str | None) -> tuple[subprocess.Popen[str], str]:
+    command = [SIGHTLINE, "serve", "--port", "0", "--data-dir", str(data_dir), "--secret", SECRET]
+    if database:
+        command += ["--database", database]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    while True:
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError("bridge exited")
+        if "ws://" in line:
+            return process, line.split()[-1]
+
+
+async def kill_mid_stream(data_dir: Path, database: str | None) -> set[str]:
+    """Stream logged rulings, SIGKILL the bridge while requests are in flight; the answered record ids."""
+    process, url = start_bridge(data_dir, database)
+    answered: set[str] = set()
+    try:
+        async with connect(url) as ws:
+            await hello(ws)
+            await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+
+            async def reader() -> None:
+                async for frame in ws:
+                    answer = json.loads(frame)
+                    if answer.get("logged"):
+                        answered.add(answer["record"])
+
+            reading = asyncio.create_task(reader())
+            for i in range(400):
+                await ws.send(json.dumps({**ATTACK, "id": f"a{i}"}))
+                if i == 250:
+                    while len(answered) < 50:
+                        await asyncio.sleep(0.01)
+                    process.send_signal(signal.SIGKILL)
+                    break
+            with pytest.raises(Exception):  # noqa: B017 - the connection dies with the process
+                await asyncio.wait_for(reading, timeout=10)
+    finally:
+        process.wait(timeout=10)
+        if process.stdout:
+            process.stdout.close()
+    assert process.returncode == -signal.SIGKILL
+    return answered
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def log_database(request: pytest.FixtureRequest) -> str | None:
+    """``--database`` for each store: None (SQLite in the data dir) or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return None
+    return await new_postgres_database(request.getfixturevalue("postgres_server"))
+
+
+async def test_sigkill_loses_no_answered_record(log_database: str | None, tmp_path: Path) -> None:
+    """Durability: every ruling answered as logged before a SIGKILL is in the log after a restart."""
+    database = log_database
+    answered = await kill_mid_stream(tmp_path, database)
+    assert len(answered) >= 50
+    process, _ = start_bridge(tmp_path, database)  # restart: migrations and recovery run
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=15) == 0
+    if process.stdout:
+        process.stdout.close()
+    store = await open_store(database, tmp_path)
+    try:
+        stored = {record.id async for record in store.export("w-a", None)}
+    finally:
+        await store.close()
+    assert answered <= stored
+
+
+def test_log_commands_read_what_serve_wrote(tmp_path: Path) -> None:
+    """`sightline log sessions` and `log export` read the store serve wrote, from the same --data-dir."""
+
+    async def play() -> None:
+        config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET)
+        async with run_bridge(config) as (host, port), connect(f"ws://{host}:{port}/ws") as ws:
+            await hello(ws)
+            await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+            await ask(ws, {**ATTACK, "id": "a"})
+
+    asyncio.run(play())
+    env = {**os.environ, "SIGHTLINE_DATA_DIR": str(tmp_path)}
+    sessions = subprocess.run(
+        [SIGHTLINE, "log", "sessions", "--json"], capture_output=True, text=True, env=env, check=True
+    )
+    (session,) = json.loads(sessions.stdout)
+    exported = subprocess.run(
+        [SIGHTLINE, "log", "export", "--session", session["id"], "--format", "csv"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert exported.stdout.count("\n") == 2 and "bs-attack" in exported.stdout
