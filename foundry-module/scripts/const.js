@@ -47,6 +47,8 @@ export const FLAGS = Object.freeze({
   RULES: "rules",
   /** Scene: contract `environment` object, e.g. `{darkness: -3}`. */
   ENVIRONMENT: "environment",
+  /** Scene: true to derive GURPS `darkness` from Foundry's darkness level (opt-in). */
+  SCENE_DARKNESS: "useSceneDarkness",
 });
 
 /** Default bridge URL: the bridge's default listen address. */

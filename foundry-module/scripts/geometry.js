@@ -20,17 +20,17 @@ export function verdictOf(ruling) {
 /** Overlay colours by verdict (0xRRGGBB). */
 export const VERDICT_COLORS = Object.freeze({ blocked: 0xd32f2f, penalised: 0xf9a825, clear: 0x43a047, pending: 0x9e9e9e });
 
-/** Zone shading by type (any ruleset); unknown types get grey. */
+/** Zone shading by type (any ruleset), lighter to stronger as visibility worsens; unknown types get grey. */
 export const ZONE_COLORS = Object.freeze({
-  low: 0x90a4ae,
-  poor: 0x607d8b,
-  zero: 0x263238,
+  low: 0xb0bec5,
+  poor: 0x7986cb,
+  zero: 0x8e24aa,
   "white-noise": 0xeceff1,
   smoke: 0x9e9e9e,
-  eclipse: 0x4a148c,
-  darkness: 0x1a237e,
-  "unnatural-darkness": 0x311b92,
-  woods: 0x2e7d32,
+  eclipse: 0xab47bc,
+  darkness: 0x3949ab,
+  "unnatural-darkness": 0x5e35b1,
+  woods: 0x43a047,
   illuminated: 0xfff176,
 });
 

@@ -9,15 +9,28 @@ import { registerZoneBehavior } from "./region-behavior.js";
 import { addOverlayControl, defineOverlayLayer, registerOverlayLayer } from "./adapters/overlay.js";
 import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
 import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
+import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
+import { rulesOf } from "./serialize.js";
+import { prefillRollDialog } from "./systems/twodsix.js";
 
 /** @type {Sightline} */
 let sightline;
 
 const overlay = () => /** @type {any} */ (canvas)?.[LAYER_NAME];
 const refreshOverlay = () => overlay()?.refresh?.();
+/** The overlay's watch follows control, the toggles and the scene; then redraw. */
+const overlayChanged = () => {
+  sightline.updateOverlayWatch().catch(() => {});
+  refreshOverlay();
+};
 /** @returns {any} */
 const setting = (key) => game.settings.get(MODULE_ID, /** @type {any} */ (key));
 const toggleOverlay = (on = !setting(SETTINGS.OVERLAY_ENABLED)) => setSetting(game, SETTINGS.OVERLAY_ENABLED, on);
+/** The ruleset of the scene a token stands on (its own flag, else the world's). */
+const rulesetOf = (scene) => rulesOf(scene ?? canvas?.scene, sightline.ruleDefaults()).ruleset;
+const openTraits = (tokenDoc) => editTraits({ DialogV2: foundry.applications.api.DialogV2, game, tokenDoc, ruleset: rulesetOf(tokenDoc?.parent) });
+const openSceneSettings = (scene = canvas?.scene) =>
+  scene && editSceneSettings({ DialogV2: foundry.applications.api.DialogV2, game, scene, defaults: sightline.ruleDefaults() });
 
 Hooks.once("init", () => {
   sightline = new Sightline({
@@ -36,7 +49,7 @@ Hooks.once("init", () => {
   registerSettings(game, {
     onConnectionChange: () => sightline.refreshHolder({ force: true }),
     onRulesChange: () => sightline.resyncAll(),
-    onOverlayChange: refreshOverlay,
+    onOverlayChange: overlayChanged,
   });
   registerKeybindings(game, { toggleOverlay: () => toggleOverlay() });
   registerZoneBehavior(CONFIG, foundry);
@@ -47,9 +60,7 @@ Hooks.once("init", () => {
       PIXI,
       game,
       getCanvas: () => canvas,
-      rulingFor: (a, t) => sightline.rulingFor(a, t),
-      wantPreviews: (a, ts) => sightline.wantPreviews(a, ts),
-      showAllTokens: () => setting(SETTINGS.OVERLAY_ALL_TOKENS),
+      pairs: (c, scene) => sightline.overlayPairs(c, scene),
       enabled: () => setting(SETTINGS.OVERLAY_ENABLED),
     }),
   );
@@ -60,7 +71,8 @@ Hooks.once("init", () => {
       preview: (actor, target, options) => sightline.adjudicate(actor, target, { ...options, log: false }),
       sync: () => sightline.resyncAll(),
       status: () => ({ ...sightline.status }),
-      editTraits: (tokenDoc) => editTraits({ DialogV2: foundry.applications.api.DialogV2, game, tokenDoc, ruleset: setting(SETTINGS.RULESET) }),
+      editTraits: openTraits,
+      editScene: openSceneSettings,
       toggleOverlay,
     };
   }
@@ -74,7 +86,10 @@ Hooks.once("ready", () => {
 Hooks.on("userConnected", () => sightline.refreshHolder());
 Hooks.on("canvasReady", (c) => {
   sightline.invalidateRulings();
-  sightline.syncScene(c.scene).catch((err) => console.warn(`${MODULE_ID} | sync failed`, err));
+  sightline
+    .syncScene(c.scene)
+    .catch((err) => console.warn(`${MODULE_ID} | sync failed`, err))
+    .finally(overlayChanged);
 });
 Hooks.on("updateScene", (scene) => {
   if (sightline.synced.has(scene.id)) sightline.syncScene(scene).catch(() => {});
@@ -93,7 +108,7 @@ Hooks.on("targetToken", (user, token, targeted) => {
   sightline.onTargetToken(user, token, targeted);
   refreshOverlay();
 });
-Hooks.on("controlToken", () => refreshOverlay());
+Hooks.on("controlToken", () => overlayChanged());
 Hooks.on("createChatMessage", (message) => sightline.onChatMessage(message));
 
 Hooks.on("renderChatMessageHTML", (message, html) => {
@@ -105,13 +120,14 @@ Hooks.on("renderChatMessageHTML", (message, html) => {
 
 Hooks.on("getSceneControlButtons", (controls) => {
   addOverlayControl(controls, { isGM: game.user.isGM, active: setting(SETTINGS.OVERLAY_ENABLED), onToggle: (on) => toggleOverlay(on) });
+  addSceneSettingsControl(controls, { isGM: game.user.isGM, onClick: () => openSceneSettings() });
 });
 
 Hooks.on("renderTokenHUD", (hud, html) => {
   addTraitsHudButton(hud, html, {
     isGM: game.user.isGM,
     title: game.i18n.localize("SIGHTLINE.Traits.Title"),
-    onClick: (tokenDoc) => editTraits({ DialogV2: foundry.applications.api.DialogV2, game, tokenDoc, ruleset: setting(SETTINGS.RULESET) }),
+    onClick: openTraits,
   });
 });
 
@@ -126,4 +142,16 @@ Hooks.on("sightline.status", (status) => {
   badge.dataset.state = status.state;
   badge.textContent = `Sightline: ${game.i18n.localize(`SIGHTLINE.Status.${status.state}`)}`;
   badge.title = status.error?.message ?? "";
+});
+
+// twodsix (Traveller): its roll dialog (ApplicationV2 class RollDialog) gets the ruling's difficulty
+// and the device's asset as DM, for the roller's token and its single target.
+Hooks.on("renderRollDialog", (app, element) => {
+  if (game.system?.id !== "twodsix") return;
+  const canvasNow = /** @type {any} */ (canvas);
+  const actorId = canvasNow?.tokens?.controlled?.[0]?.document?.id;
+  const targets = [...(game.user?.targets ?? [])];
+  if (!actorId || targets.length !== 1) return;
+  const ruling = sightline.rulingFor(actorId, targets[0].document?.id ?? targets[0].id);
+  prefillRollDialog({ element: element ?? app.element, difficulties: app.settings?.difficulties, ruling, localize: (k, data) => game.i18n.format(k, data) });
 });

@@ -12,9 +12,12 @@
 import { ZONE_BEHAVIOR_TYPE } from "./const.js";
 import { RULESETS, allZoneTypes, rulesetsForZone } from "./vocabulary.js";
 
-/** `{type: "SIGHTLINE.Zone.poor"}` choices — localisation keys Foundry resolves in the sheet. */
+/**
+ * `{poor: "SIGHTLINE.ZoneChoice.poor"}` choices — localisation keys Foundry resolves in the sheet;
+ * each label names the rulesets the type belongs to and the parameter it takes there.
+ */
 export function zoneTypeChoices() {
-  return Object.fromEntries(allZoneTypes().map((t) => [t, `SIGHTLINE.Zone.${t}`]));
+  return Object.fromEntries(allZoneTypes().map((t) => [t, `SIGHTLINE.ZoneChoice.${t}`]));
 }
 
 /** Which rulesets each zone type belongs to, for the sheet's hint. */
@@ -42,11 +45,12 @@ export function defineVisibilityZoneType(foundry) {
         zoneType: new fields.StringField({ required: true, blank: false, choices: zoneTypeChoices(), initial: "poor" }),
         penalty: new fields.NumberField({ required: false, nullable: true, integer: true, min: -9, max: -1, initial: null }),
         total: new fields.BooleanField({ initial: false }),
-        density: new fields.NumberField({ required: false, nullable: true, integer: true, min: 1, initial: null }),
+        // Traveller requires these two; a fresh behaviour starts complete (density 1, a white spotlight).
+        density: new fields.NumberField({ required: false, nullable: true, integer: true, min: 1, initial: 1 }),
         by: new fields.StringField({
           required: false,
           blank: true,
-          initial: "",
+          initial: "white-spotlight",
           choices: { "": "SIGHTLINE.Behavior.None", ...Object.fromEntries(ILLUMINATION.map((b) => [b, `SIGHTLINE.Illumination.${b}`])) },
         }),
       };

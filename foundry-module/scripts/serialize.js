@@ -57,10 +57,35 @@ function flatPoints(polygon) {
 const ELLIPSE_SHAPES = new Set([0, 1]);
 
 /**
+ * Which radius of a Foundry light a ruleset reads, both in grid distance units as Foundry stores
+ * them (`bright` ≤ `dim`; dim is the outer edge):
+ * - `traveller`: the **bright** radius — its spotlights and flares make the target "as in
+ *   daylight", which is what Foundry's bright light is; a light with only dim light makes none.
+ * - every other ruleset (GURPS): the **dim** radius — the torch and flashlight rule lifts darkness
+ *   to −3 (a poorly lit target), which is Foundry's dim light; the dim radius is the light's reach.
+ * A light's own flag `flags.sightline-bridge.radius` (`"bright"` or `"dim"`) overrides this.
+ * @param {{bright?: number, dim?: number}} light
+ * @param {string} [ruleset]
+ * @param {string} [own] the document's radius flag
+ */
+export function lightRadius(light, ruleset, own) {
+  const bright = num(light?.bright);
+  const dim = Math.max(num(light?.dim), bright);
+  const which = own === "bright" || own === "dim" ? own : ruleset === "traveller" ? "bright" : "dim";
+  return which === "bright" ? bright : dim;
+}
+
+/** `white` unless the document's flag `flags.sightline-bridge.lightKind` (or `kind`) says `ir`. */
+function lightKind(doc) {
+  return flagOf(doc, "lightKind") === "ir" || flagOf(doc, "kind") === "ir" ? "ir" : "white";
+}
+
+/**
  * @param {any} doc a TokenDocument (V13/V14 fields: x, y, width, height, elevation, shape, light)
+ * @param {{ruleset?: string}} [opts] the scene's ruleset (which light radius it reads)
  * @returns {Record<string, unknown>}
  */
-export function serializeToken(doc) {
+export function serializeToken(doc, { ruleset } = {}) {
   /** @type {Record<string, unknown>} */
   const out = {
     id: idOf(doc),
@@ -74,8 +99,8 @@ export function serializeToken(doc) {
   const traits = flagOf(doc, FLAGS.TRAITS);
   out.traits = Array.isArray(traits) ? traits.filter((t) => typeof t === "string" && t) : [];
   if (ELLIPSE_SHAPES.has(doc.shape)) out.shape = "ellipse";
-  const radius = Math.max(num(doc.light?.dim), num(doc.light?.bright));
-  if (radius > 0) out.light = { radius };
+  const radius = doc.light?.negative ? 0 : lightRadius(doc.light, ruleset, flagOf(doc, "lightRadius"));
+  if (radius > 0) out.light = { radius, kind: lightKind(doc) };
   return out;
 }
 
@@ -104,14 +129,16 @@ export function serializeWall(doc) {
 // Lights.
 
 /**
- * @param {any} doc an AmbientLightDocument (x, y, config.dim/bright in grid units)
- * @returns {Record<string, unknown> | null} null for a light that sheds nothing or is hidden
+ * @param {any} doc an AmbientLightDocument (x, y, config.dim/bright in grid units, config.negative)
+ * @param {{ruleset?: string}} [opts] the scene's ruleset (which radius it reads, see lightRadius)
+ * @returns {Record<string, unknown> | null} null for a light that sheds nothing, is hidden, or is
+ *   a darkness source (`config.negative`)
  */
-export function serializeLight(doc) {
-  const radius = Math.max(num(doc.config?.dim), num(doc.config?.bright));
-  if (radius <= 0 || doc.hidden) return null;
-  const kind = flagOf(doc, "kind") === "ir" ? "ir" : "white";
-  return { id: idOf(doc), x: num(doc.x), y: num(doc.y), radius, kind };
+export function serializeLight(doc, { ruleset } = {}) {
+  if (doc.hidden || doc.config?.negative) return null;
+  const radius = lightRadius(doc.config, ruleset, flagOf(doc, "radius"));
+  if (radius <= 0) return null;
+  return { id: idOf(doc), x: num(doc.x), y: num(doc.y), radius, kind: lightKind(doc) };
 }
 
 // Regions.
@@ -166,26 +193,37 @@ export function resolvedPolygons(doc) {
  * The `zone` of a region: from its first enabled behaviour of type `sightline-bridge.visibilityZone`,
  * or null when it has none (then the region is no visibility zone).
  */
-export function zoneOf(doc) {
+export function zoneOf(doc, ruleset) {
   for (const behavior of listOf(doc.behaviors)) {
     if (behavior.type !== ZONE_BEHAVIOR_TYPE || behavior.disabled) continue;
-    const zone = zoneFromSystem(behavior.system);
+    const zone = zoneFromSystem(behavior.system, ruleset);
     if (zone) return zone;
   }
   return null;
 }
 
 /**
- * The behaviour's stored data (`{zoneType, penalty, total, density, by}`) → a contract zone:
- * the type and the parameters that type takes in any ruleset, blank ones left out.
+ * The behaviour's stored data (`{zoneType, penalty, total, density, by}`) → a contract zone.
+ *
+ * With the scene's `ruleset`, only the parameters that ruleset gives this zone type are sent (an
+ * Infinity `smoke` takes none, a Traveller `smoke` takes `density`: the bridge refuses a zone
+ * with parameters it does not take), and a zone missing a parameter the ruleset requires gives
+ * null — the region is sent as a plain region instead of failing the whole `scene.sync`
+ * (`zoneProblem` says what is missing). A zone type of another ruleset goes bare: the bridge
+ * ignores it with a note. Without a ruleset, every parameter any ruleset gives the type is kept
+ * (for display).
+ * @param {any} system
+ * @param {string} [ruleset]
  */
-export function zoneFromSystem(system) {
+export function zoneFromSystem(system, ruleset) {
   const type = system?.zoneType;
   if (!type || typeof type !== "string") return null;
+  if (ruleset && zoneProblem(system, ruleset)) return null;
   /** @type {Record<string, unknown>} */
   const zone = { type };
   const params = new Map();
-  for (const spec of Object.values(RULESETS)) for (const p of spec.zones[type]?.params ?? []) params.set(p.name, p);
+  const specs = ruleset ? [RULESETS[ruleset]].filter(Boolean) : Object.values(RULESETS);
+  for (const spec of specs) for (const p of spec.zones[type]?.params ?? []) params.set(p.name, p);
   for (const [name, p] of params) {
     const value = system[name];
     if (p.kind === "boolean") {
@@ -202,9 +240,26 @@ export function zoneFromSystem(system) {
 }
 
 /**
- * @param {any} doc a RegionDocument (name, elevation.bottom/top, shapes, polygonTree, behaviors)
+ * What a zone lacks under a ruleset, or null: `"<type>: <param>"` for a required parameter,
+ * `"<type>: penalty|total"` for GURPS darkness with neither.
  */
-export function serializeRegion(doc) {
+export function zoneProblem(system, ruleset) {
+  const spec = RULESETS[ruleset]?.zones[system?.zoneType];
+  if (!spec) return null;
+  const has = (name) => {
+    const v = system[name];
+    return v === true || (typeof v === "number" && Number.isFinite(v)) || (typeof v === "string" && v !== "");
+  };
+  for (const p of spec.params) if (p.required && !has(p.name)) return `${system.zoneType}: ${p.name}`;
+  if (spec.oneOf && !spec.oneOf.some(has)) return `${system.zoneType}: ${spec.oneOf.join("|")}`;
+  return null;
+}
+
+/**
+ * @param {any} doc a RegionDocument (name, elevation.bottom/top, shapes, polygonTree, behaviors)
+ * @param {{ruleset?: string}} [opts] the scene's ruleset (which zone parameters it takes)
+ */
+export function serializeRegion(doc, { ruleset } = {}) {
   /** @type {Record<string, unknown>} */
   const out = {
     id: idOf(doc),
@@ -214,7 +269,7 @@ export function serializeRegion(doc) {
   };
   const polygons = resolvedPolygons(doc);
   if (polygons.length) out.polygons = polygons;
-  const zone = zoneOf(doc);
+  const zone = zoneOf(doc, ruleset);
   if (zone) out.zone = zone;
   return out;
 }
@@ -230,7 +285,8 @@ export const SERIALIZERS = Object.freeze({
 });
 
 /**
- * The contract `rules` of a scene: the scene's own flag wins over the world's settings.
+ * The contract `rules` of a scene: the scene's own flag (`flags.sightline-bridge.rules`
+ * `{ruleset, edition, locale, lines}`) wins over the world's settings.
  * @param {any} scene
  * @param {{ruleset: string, edition?: string, locale?: string}} defaults
  */
@@ -247,24 +303,51 @@ export function rulesOf(scene, { ruleset, edition = "current", locale = "en" }) 
 }
 
 /**
+ * Foundry's scene darkness (`environment.darknessLevel`, 0 … 1) as a GURPS darkness penalty:
+ * 1 is total darkness (−10); below it, −1 per ninth (0.5 → −5, 0.1 → −1, 0 → 0).
+ */
+export function gurpsDarknessFromLevel(level) {
+  const l = Math.min(1, Math.max(0, num(level)));
+  return l >= 1 ? -10 : -Math.round(9 * l) || 0;
+}
+
+/**
+ * The contract `environment` of a scene: the flag `flags.sightline-bridge.environment` as the GM
+ * set it; for GURPS, with the flag `useSceneDarkness` and no `darkness` of its own, the darkness
+ * derived from Foundry's darkness level (`gurpsDarknessFromLevel`).
+ */
+export function environmentOf(scene, ruleset) {
+  const env = { ...(flagOf(scene, FLAGS.ENVIRONMENT) ?? {}) };
+  for (const [k, v] of Object.entries(env)) if (v === "" || v === null || v === undefined) delete env[k];
+  if (ruleset === "gurps-4e" && flagOf(scene, FLAGS.SCENE_DARKNESS) === true && env.darkness === undefined) {
+    env.darkness = gurpsDarknessFromLevel(scene.environment?.darknessLevel ?? scene.darkness);
+  }
+  return env;
+}
+
+/**
  * A whole Scene document → the contract `scene` of a `scene.sync`.
  * @param {any} scene
  * @param {{ruleset: string, edition?: string, locale?: string}} defaults world settings
  */
 export function serializeScene(scene, defaults) {
   const grid = scene.grid ?? {};
+  const rules = rulesOf(scene, defaults);
+  const opts = { ruleset: rules.ruleset };
   /** @type {Record<string, unknown>} */
   const out = {
     id: idOf(scene),
     name: scene.name ?? "",
     grid: { size: num(grid.size, 100), distance: num(grid.distance, 1), units: String(grid.units ?? "") },
-    rules: rulesOf(scene, defaults),
-    environment: { ...(flagOf(scene, FLAGS.ENVIRONMENT) ?? {}) },
-    regions: listOf(scene.regions).map(serializeRegion),
-    tokens: listOf(scene.tokens).map(serializeToken),
+    rules,
+    environment: environmentOf(scene, rules.ruleset),
+    regions: listOf(scene.regions).map((r) => serializeRegion(r, opts)),
+    tokens: listOf(scene.tokens).map((t) => serializeToken(t, opts)),
     walls: listOf(scene.walls).map(serializeWall),
   };
-  const lights = listOf(scene.lights).map(serializeLight).filter(Boolean);
+  const lights = listOf(scene.lights)
+    .map((l) => serializeLight(l, opts))
+    .filter(Boolean);
   if (lights.length) out.lights = lights;
   return out;
 }

@@ -6,8 +6,9 @@
 
 /**
  * @typedef {{name: string, kind: string, min?: number, max?: number,
- *            choices?: readonly string[]}} ZoneParam
- * @typedef {{params: readonly ZoneParam[]}} ZoneSpec
+ *            choices?: readonly string[], required?: boolean}} ZoneParam
+ * @typedef {{params: readonly ZoneParam[], oneOf?: readonly string[]}} ZoneSpec
+ *   `required`: the bridge refuses the zone without it; `oneOf`: exactly one of these params
  * @typedef {{zones: Readonly<Record<string, ZoneSpec>>, traits: readonly string[],
  *            actions: readonly string[], attack: string}} RulesetSpec
  */
@@ -49,6 +50,7 @@ export const RULESETS = Object.freeze({
           { name: "penalty", kind: "integer", min: -9, max: -1 },
           { name: "total", kind: "boolean" },
         ]),
+        oneOf: Object.freeze(["penalty", "total"]),
       },
       smoke: { params: NONE },
       "unnatural-darkness": { params: NONE },
@@ -66,11 +68,11 @@ export const RULESETS = Object.freeze({
   },
   traveller: {
     zones: Object.freeze({
-      smoke: { params: Object.freeze([{ name: "density", kind: "integer", min: 1 }]) },
+      smoke: { params: Object.freeze([{ name: "density", kind: "integer", min: 1, required: true }]) },
       woods: { params: NONE },
       illuminated: {
         params: Object.freeze([
-          { name: "by", kind: "choice", choices: Object.freeze(["ir-spotlight", "white-spotlight", "illumination-round"]) },
+          { name: "by", kind: "choice", choices: Object.freeze(["ir-spotlight", "white-spotlight", "illumination-round"]), required: true },
         ]),
       },
     }),
@@ -121,3 +123,20 @@ export function isKnownTrait(trait) {
   if (/^night-vision-[1-9]$/.test(trait)) return true;
   return Object.values(RULESETS).some((spec) => spec.traits.includes(trait) && !trait.endsWith("-N"));
 }
+
+/** The environment keys each ruleset reads (contract "Vocabulary"), with their allowed values. */
+export const ENVIRONMENT_KEYS = Object.freeze({
+  "gurps-4e": Object.freeze({ darkness: Object.freeze({ kind: "integer", min: -10, max: 0 }) }),
+  traveller: Object.freeze({
+    light: Object.freeze({ kind: "choice", choices: Object.freeze(["day", 1, 2, 3]) }),
+    weather: Object.freeze({ kind: "choice", choices: Object.freeze(["good", "poor", "very-poor"]) }),
+  }),
+});
+
+/** The rulesets' editions as the bridge lists them in `welcome` (contract: Infinity N4 has older texts). */
+export const EDITIONS = Object.freeze({
+  "infinity-n4": Object.freeze(["current", "2.1", "1.3", "1.2", "original"]),
+  "infinity-codeone": Object.freeze(["current"]),
+  "gurps-4e": Object.freeze(["current"]),
+  traveller: Object.freeze(["current"]),
+});

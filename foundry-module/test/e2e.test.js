@@ -6,9 +6,7 @@
  */
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WebSocketServer } from "ws";
@@ -16,10 +14,10 @@ import { serializeScene } from "../scripts/serialize.js";
 import * as F from "./helpers/fixtures.js";
 import { chromiumSkipReason, launchBrowser, serveStatic } from "./helpers/browser.js";
 import { assertConforms, schemaSkipReason } from "./helpers/schema.js";
+import { SIGHTLINE_BIN, startRealBridge } from "./helpers/bridge.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const moduleRoot = resolve(here, "..");
-const SIGHTLINE_BIN = resolve(moduleRoot, process.env.SIGHTLINE_BIN ?? "../.venv/bin/sightline");
 const browserSkip = chromiumSkipReason();
 const scene = serializeScene(F.scene(), { ruleset: "infinity-n4", edition: "current", locale: "en" });
 
@@ -96,35 +94,6 @@ describe("browser against a scripted bridge", { skip: browserSkip, timeout: 30_0
     assert.equal(dead.error.code, "unreachable");
   });
 });
-
-/** Start `sightline serve --port 0` and read the URL it prints. */
-async function startRealBridge(secret) {
-  const dataDir = mkdtempSync(join(tmpdir(), "sightline-data-"));
-  const child = spawn(SIGHTLINE_BIN, ["serve", "--host", "127.0.0.1", "--port", "0", "--secret", secret, "--data-dir", dataDir], { stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  const url = await new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ws:// URL printed within 20 s:\n${output}`)), 20_000);
-    const onData = (chunk) => {
-      output += chunk;
-      const m = output.match(/wss?:\/\/[^\s"'<>]+/);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[0].replace(/[.,;)]+$/, ""));
-      }
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.on("exit", (code) => reject(new Error(`sightline serve exited with ${code}:\n${output}`)));
-  });
-  return {
-    url,
-    async close() {
-      child.kill("SIGTERM");
-      await new Promise((r) => (child.exitCode !== null ? r() : child.on("exit", r)));
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 const realSkip = browserSkip || (!existsSync(SIGHTLINE_BIN) && `bridge binary not found at ${SIGHTLINE_BIN} (set SIGHTLINE_BIN, or merge main and install the bridge into ../.venv)`);
 

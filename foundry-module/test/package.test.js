@@ -11,7 +11,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const read = (p) => readFileSync(resolve(root, p), "utf8");
 
 /** Pure modules: no Foundry global may appear in them. */
-const PURE = ["const.js", "vocabulary.js", "protocol.js", "serialize.js", "batcher.js", "backoff.js", "connection.js", "geometry.js", "systems/gurps.js", "systems/generic.js"];
+const PURE = ["const.js", "vocabulary.js", "protocol.js", "serialize.js", "batcher.js", "backoff.js", "connection.js", "geometry.js", "overlay-draw.js", "annotations.js", "systems/gurps.js", "systems/twodsix.js", "systems/generic.js"];
 const FOUNDRY_GLOBALS = /\b(game|canvas|CONFIG|Hooks|ui|foundry|PIXI|ChatMessage|CONST|fromUuid|GURPS)\s*[.[(]/;
 
 test("pure modules touch no Foundry global", () => {
@@ -37,7 +37,7 @@ test("en and es carry the same keys, and every key the code names exists", () =>
   const en = flat(JSON.parse(read("lang/en.json")));
   const es = flat(JSON.parse(read("lang/es.json")));
   assert.deepEqual(es.sort(), [...en].sort());
-  const sources = ["scripts/main.js", "scripts/adapters/chat.js", "scripts/adapters/overlay.js", "scripts/adapters/settings.js", "scripts/adapters/traits.js", "scripts/adapters/sightline.js", "scripts/region-behavior.js"].map(read).join("\n");
+  const sources = ["scripts/main.js", "scripts/adapters/scene-settings.js", "scripts/systems/twodsix.js", "scripts/adapters/chat.js", "scripts/adapters/overlay.js", "scripts/adapters/settings.js", "scripts/adapters/traits.js", "scripts/adapters/sightline.js", "scripts/region-behavior.js"].map(read).join("\n");
   for (const [, key] of sources.matchAll(/"(SIGHTLINE\.[A-Za-z.]+[A-Za-z])"/g)) assert.ok(en.includes(key) || en.some((k) => k.startsWith(`${key}.`)), `missing ${key}`);
 });
 

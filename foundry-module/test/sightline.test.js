@@ -11,7 +11,7 @@ const settle = async (n = 5) => {
 };
 
 /** A fake bridge: answers hello, sync, patch and adjudicate like the contract says. */
-function autoBridge(FakeWebSocket, sockets, { ruling = { allowed: true, modifier: -6 } } = {}) {
+function autoBridge(FakeWebSocket, sockets, { ruling = { allowed: true, modifier: -6 }, watch = false } = {}) {
   const received = [];
   class AutoSocket extends FakeWebSocket {
     constructor(url) {
@@ -26,6 +26,10 @@ function autoBridge(FakeWebSocket, sockets, { ruling = { allowed: true, modifier
       if (m.type === "hello") reply({ type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] });
       else if (m.type === "scene.sync") reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: m.scene.regions.length, tokens: m.scene.tokens.length, walls: m.scene.walls.length });
       else if (m.type === "scene.patch") reply({ type: "scene.patched", id: m.id, scene: m.scene });
+      else if (m.type === "watch" && watch) {
+        reply({ type: "watching", id: m.id, watch: m.id, scene: m.scene, action: m.action });
+        reply({ type: "annotations", watch: m.id, scene: m.scene, version: 1, full: true, removed: [], changed: [{ actor: "t-fus", target: "t-tgt", allowed: false, modifier: null, crossings: [], modifiers: [], notes: [], citations: [] }] });
+      } else if (m.type === "watch" || m.type === "unwatch") reply({ type: "error", id: m.id, code: "invalid-message", message: `type: unknown message type ${m.type}` });
       else if (m.type === "adjudicate") reply({ type: "adjudication", id: m.id, scene: m.scene, actor: m.actor, target: m.target, action: m.action, ruleset: "infinity-n4", edition: "current", crossings: [{ region: "r-poor", zone: "poor", kind: "into" }], modifiers: [], notes: [], citations: ["x.txt: y"], ...ruling });
     }
   }
@@ -214,5 +218,58 @@ describe("Sightline service", () => {
     assert.equal(gm.s.status.state, "error");
     assert.deepEqual(gm.log.at(-1)[0], "error");
     assert.match(gm.log.at(-1)[1], /SIGHTLINE\.Error\.unauthorized/);
+  });
+
+  test("the overlay watches the controlled token and draws from the bridge's annotations", async () => {
+    const w = world({ settings: { overlayEnabled: true } });
+    const watching = autoBridge(ws.FakeWebSocket, ws.sockets, { watch: true });
+    const gm = client(w, w.gm, { bus, WebSocket: watching.AutoSocket });
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    gm.game.user.targets = new Set([{ id: tgt.id, document: tgt }]);
+    await gm.s.updateOverlayWatch();
+    await settle();
+    const watch = watching.received.find((m) => m.type === "watch");
+    assert.deepEqual([watch.scene, watch.action, watch.tokens], ["s-docks", "bs-attack", ["t-fus"]]);
+    assert.equal(gm.s.watching, true);
+    const pairs = gm.s.overlayPairs(gm.canvas, w.scene);
+    assert.deepEqual(pairs.map((p) => [p.actor, p.target, p.ruling?.allowed]), [["t-fus", "t-tgt", false]]);
+    assert.equal(watching.received.some((m) => m.type === "adjudicate"), false, "no previews while annotations flow");
+    // "Lines to every token" watches the whole scene.
+    gm.game.settings.values.overlayAllTokens = true;
+    await gm.s.updateOverlayWatch();
+    await settle();
+    assert.deepEqual(watching.received.filter((m) => m.type === "watch" || m.type === "unwatch").map((m) => m.type), ["watch", "unwatch", "watch"]);
+    assert.equal(watching.received.filter((m) => m.type === "watch").at(-1).tokens, null);
+  });
+
+  test("without watch on the bridge the overlay falls back to previews (log: false)", async () => {
+    const w = world({ settings: { overlayEnabled: true } });
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    gm.game.user.targets = new Set([{ id: tgt.id, document: tgt }]);
+    await gm.s.updateOverlayWatch();
+    await settle();
+    assert.equal(gm.s.watcher.supported, false);
+    assert.equal(gm.s.overlayPairs(gm.canvas, w.scene)[0].ruling, undefined, "first draw: pending");
+    await settle();
+    const adj = bridge.received.filter((m) => m.type === "adjudicate");
+    assert.deepEqual(adj.map((m) => [m.actor, m.target, m.log]), [["t-fus", "t-tgt", false]]);
+    assert.equal(gm.s.overlayPairs(gm.canvas, w.scene)[0].ruling.modifier, -6);
+  });
+
+  test("the overlay watches nothing when it is off or nothing is controlled", async () => {
+    const w = world({ settings: { overlayEnabled: false } });
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    assert.equal(gm.s.overlayWatchSpec(), null);
+    gm.game.settings.values.overlayEnabled = true;
+    assert.equal(gm.s.overlayWatchSpec(), null, "no controlled token, targets-only mode");
+    gm.game.settings.values.overlayAllTokens = true;
+    assert.deepEqual(gm.s.overlayWatchSpec(), { scene: "s-docks", action: "bs-attack", reaction: false, tokens: null });
   });
 });

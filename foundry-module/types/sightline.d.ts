@@ -10,6 +10,7 @@ interface SightlineApi {
   sync(): Promise<void>;
   status(): { state: string; error: { code: string; message: string } | null };
   editTraits(tokenDoc: unknown): Promise<unknown>;
+  editScene(scene?: unknown): Promise<unknown>;
   toggleOverlay(on?: boolean): unknown;
 }
 
@@ -41,6 +42,7 @@ declare module "fvtt-types/configuration" {
     interface HookConfig {
       "sightline.status": (status: { state: string; error: { code: string; message: string } | null }) => void;
       "sightline.adjudicated": (ruling: any, context: any) => void;
+      renderRollDialog: (app: any, element: HTMLElement) => void;
     }
   }
 }

@@ -4,18 +4,36 @@
  * every token) coloured blocked / penalised / clear with the MOD as label. A scene-control
  * button (Token controls) and a keybinding toggle it.
  *
- * Drawing sits behind one small class around a PIXI.Graphics, as lib-geometry's Draw does.
+ * This file is the Foundry side only: it reads the scene's documents into contract-shaped data
+ * and hands them to `overlay-draw.js`, which builds the draw data and makes the PIXI calls (and
+ * is what the browser test renders with the real pixi.js).
  */
 
 import { LAYER_NAME, MODULE_ID } from "../const.js";
-import { VERDICT_COLORS, lineLabel, tokenCenter, verdictOf, zoneColor } from "../geometry.js";
-import { resolvedPolygons, zoneOf } from "../serialize.js";
+import { buildOverlayModel, drawOverlay } from "../overlay-draw.js";
+import { resolvedPolygons, serializeShape, zoneOf } from "../serialize.js";
+
+/**
+ * The scene as the overlay needs it: regions with their zone and area, tokens' footprints.
+ * @param {any} scene a Scene document
+ */
+export function overlaySceneData(scene) {
+  const regions = [...(scene.regions ?? [])].map((r) => ({
+    id: r.id,
+    name: r.name,
+    zone: zoneOf(r),
+    polygons: resolvedPolygons(r),
+    shapes: [...(r.shapes ?? [])].map(serializeShape).filter(Boolean),
+  }));
+  const tokens = [...(scene.tokens ?? [])].map((t) => ({ id: t.id, x: t.x, y: t.y, width: t.width, height: t.height }));
+  return { regions, tokens, gridSize: scene.grid?.size ?? 100 };
+}
 
 /**
  * @param {{foundry: any, PIXI: any, game: any, getCanvas: () => any,
- *          rulingFor: (actorId: string, targetId: string) => any,
- *          wantPreviews: (actorDoc: any, targetDocs: any[]) => void,
- *          showAllTokens: () => boolean, enabled: () => boolean}} deps
+ *          pairs: (canvas: any, scene: any) => {actor: string, target: string, ruling?: any}[],
+ *          enabled: () => boolean}} deps
+ *   `pairs`: the sight lines to draw with their ruling or annotation (the service decides)
  */
 export function defineOverlayLayer(deps) {
   const { foundry, PIXI, game } = deps;
@@ -40,60 +58,14 @@ export function defineOverlayLayer(deps) {
     /** Redraw everything (cheap: a few polygons and lines). */
     refresh() {
       if (!this.graphics) return;
-      this.graphics.clear();
-      for (const child of this.labels.removeChildren()) child.destroy();
       this.visible = Boolean(game.user?.isGM && deps.enabled());
-      if (!this.visible) return;
       const canvas = deps.getCanvas();
       const scene = canvas?.scene;
-      if (!scene) return;
-      this._drawZones(scene);
-      this._drawLines(canvas, scene);
-    }
-
-    _label(text, x, y, color = 0xffffff) {
-      const style = new PIXI.TextStyle({ fontFamily: "Signika, sans-serif", fontSize: 22, fill: color, stroke: 0x000000, strokeThickness: 4 });
-      const label = new PIXI.Text(text, style);
-      label.anchor.set(0.5, 0.5);
-      label.position.set(x, y);
-      this.labels.addChild(label);
-    }
-
-    _drawZones(scene) {
-      const g = this.graphics;
-      for (const region of scene.regions) {
-        const zone = zoneOf(region);
-        if (!zone) continue;
-        const color = zoneColor(zone.type);
-        const polygons = resolvedPolygons(region);
-        for (const poly of polygons.filter((p) => !p.hole)) {
-          g.lineStyle(2, color, 0.9).beginFill(color, 0.3).drawPolygon(poly.points).endFill();
-        }
-        for (const poly of polygons.filter((p) => p.hole)) {
-          g.lineStyle(2, color, 0.9).beginFill(0x000000, 0.0).drawPolygon(poly.points).endFill();
-        }
-        const b = region.bounds;
-        if (b) this._label(`${region.name} · ${game.i18n.localize(`SIGHTLINE.Zone.${zone.type}`)}`, b.x + b.width / 2, b.y + b.height / 2);
-      }
-    }
-
-    _drawLines(canvas, scene) {
-      const actor = canvas.tokens?.controlled?.[0]?.document;
-      if (!actor) return;
-      const targets = deps.showAllTokens()
-        ? scene.tokens.contents.filter((t) => t.id !== actor.id)
-        : [...(game.user.targets ?? [])].map((t) => t.document).filter((t) => t && t.id !== actor.id);
-      if (!targets.length) return;
-      deps.wantPreviews(actor, targets);
-      const size = scene.grid.size;
-      const from = tokenCenter(actor, size);
-      for (const target of targets) {
-        const ruling = deps.rulingFor(actor.id, target.id);
-        const color = ruling ? VERDICT_COLORS[verdictOf(ruling)] : VERDICT_COLORS.pending;
-        const to = tokenCenter(target, size);
-        this.graphics.lineStyle(4, color, 0.9).moveTo(from.x, from.y).lineTo(to.x, to.y);
-        this._label(lineLabel(ruling), (from.x + to.x) / 2, (from.y + to.y) / 2 - 14, color);
-      }
+      const model =
+        this.visible && scene
+          ? buildOverlayModel({ ...overlaySceneData(scene), pairs: deps.pairs(canvas, scene), zoneName: (t) => game.i18n.localize(`SIGHTLINE.Zone.${t}`) })
+          : { zones: [], lines: [] };
+      drawOverlay(PIXI, { graphics: this.graphics, labels: this.labels }, model);
     }
   };
 }

@@ -11,8 +11,10 @@ import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
 import { BridgeConnection } from "../connection.js";
 import { PatchBatcher } from "../batcher.js";
 import { BridgeError, adjudicate as adjudicateMessage, sceneSync, scenePatch } from "../protocol.js";
-import { SERIALIZERS, patchTargetOf, serializeScene } from "../serialize.js";
+import { SERIALIZERS, patchTargetOf, rulesOf, serializeScene } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
+import { SceneWatcher } from "../annotations.js";
+import { choosePairs } from "../overlay-draw.js";
 import { SocketRelay } from "./socket.js";
 import { postRulingCard } from "./chat.js";
 import { announce, feedModifier } from "../systems/generic.js";
@@ -49,6 +51,8 @@ export class Sightline {
     });
     this.relay = null;
     this.onRulingsChanged = () => {};
+    /** The overlay's live subscription (`watch`); null until a connection exists. */
+    this.watcher = null;
   }
 
   get game() {
@@ -120,9 +124,19 @@ export class Sightline {
         system: game.system?.id,
         user: { id: game.user.id, name: game.user.name, gm: Boolean(game.user.isGM) },
       }),
-      onReady: () => this.resyncAll(),
+      onReady: () => this.resyncAll({ reconnected: true }),
     });
-    conn.on("status", (s) => this._onStatus(s));
+    conn.on("status", (s) => {
+      if (s.state !== "ready") this.watcher?.disconnected();
+      this._onStatus(s);
+    });
+    conn.on("message", (m) => this.watcher?.handle(m));
+    this.watcher = new SceneWatcher({
+      request: (m) => this.request(m),
+      nextId: () => conn.nextId(),
+      onChange: () => this.onRulingsChanged(),
+      onUnsupported: () => console.info(`${MODULE_ID} | the bridge has no watch; the overlay fetches previews instead`),
+    });
     this.connection = conn;
     conn.connect();
   }
@@ -142,8 +156,11 @@ export class Sightline {
 
   // Scene sync.
 
-  /** After every welcome: the bridge holds nothing of ours; send the scenes in view again. */
-  async resyncAll() {
+  /**
+   * After every welcome (`reconnected`) or a rules change: send the scenes in view again, then
+   * watch again — the bridge forgot our watch, or replaced the scene it was on.
+   */
+  async resyncAll({ reconnected = false } = {}) {
     this.synced.clear();
     this.batcher.discard();
     const scenes = new Map();
@@ -151,15 +168,17 @@ export class Sightline {
     if (viewed) scenes.set(viewed.id, viewed);
     const active = this.game.scenes?.active;
     if (active) scenes.set(active.id, active);
-    for (const scene of scenes.values()) await this.syncScene(scene);
+    for (const scene of scenes.values()) await this.syncScene(scene, { rewatch: false });
+    await this.watcher?.rewatch({ reconnected });
   }
 
-  /** `scene.sync`: the whole scene, replacing what the bridge held. */
-  async syncScene(scene) {
+  /** `scene.sync`: the whole scene, replacing what the bridge held (and re-watching it). */
+  async syncScene(scene, { rewatch = true } = {}) {
     if (!this.isHolder() || !this.connection?.ready || !scene) return;
     this.batcher.discard(scene.id);
     await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, this.ruleDefaults())));
     this.synced.add(scene.id);
+    if (rewatch && this.watcher?.wanted?.scene === scene.id) await this.watcher.rewatch();
   }
 
   async ensureSynced(sceneId) {
@@ -180,7 +199,7 @@ export class Sightline {
       this.batcher.remove(sceneId, target.kind, target.doc.id);
       return;
     }
-    const obj = SERIALIZERS[target.kind](target.doc);
+    const obj = SERIALIZERS[target.kind](target.doc, { ruleset: rulesOf(target.doc.parent, this.ruleDefaults()).ruleset });
     if (obj) this.batcher.upsert(sceneId, target.kind, obj);
     else this.batcher.remove(sceneId, target.kind, target.doc.id);
   }
@@ -251,6 +270,64 @@ export class Sightline {
         .catch(() => {})
         .finally(() => this._previewing.delete(key));
     }
+  }
+
+  // The overlay.
+
+  /** The attack action of a scene's ruleset. */
+  attackAction(sceneId) {
+    const sceneDoc = this.game.scenes?.get(sceneId);
+    return attackActionFor(sceneDoc?.flags?.[MODULE_ID]?.rules?.ruleset || this.setting(SETTINGS.RULESET));
+  }
+
+  /**
+   * What the overlay wants watched: on the holder GM with the overlay on, the viewed scene for its
+   * attack action — every token (`tokens: null`) with "lines to every token", else the controlled
+   * token(s); nothing when no token is controlled.
+   */
+  overlayWatchSpec() {
+    const canvas = this.env.getCanvas();
+    const scene = canvas?.scene;
+    if (!scene || !this.game.user?.isGM || !this.setting(SETTINGS.OVERLAY_ENABLED)) return null;
+    const all = Boolean(this.setting(SETTINGS.OVERLAY_ALL_TOKENS));
+    const controlled = (canvas.tokens?.controlled ?? []).map((t) => t.document?.id ?? t.id).filter(Boolean);
+    if (!all && !controlled.length) return null;
+    return { scene: scene.id, action: this.attackAction(scene.id), reaction: false, tokens: all ? null : controlled };
+  }
+
+  /** Control, targeting, the overlay toggles or the scene changed: watch what the overlay shows. */
+  updateOverlayWatch() {
+    if (!this.watcher || !this.isHolder() || !this.connection?.ready) return Promise.resolve();
+    return this.watcher.want(this.overlayWatchSpec());
+  }
+
+  /** Whether the overlay draws from live annotations (else from previews). */
+  get watching() {
+    return Boolean(this.watcher?.supported && this.watcher.active);
+  }
+
+  /**
+   * The overlay's sight lines with their ruling: from the watch's annotations when the bridge
+   * pushes them, else from cached previews (fetched here when missing).
+   */
+  overlayPairs(canvas, scene) {
+    const actors = (canvas?.tokens?.controlled ?? []).map((t) => t.document?.id ?? t.id);
+    const targets = [...(this.game.user?.targets ?? [])].map((t) => t.document?.id ?? t.id);
+    const tokenIds = [...(scene.tokens ?? [])].map((t) => t.id);
+    const allTokens = Boolean(this.setting(SETTINGS.OVERLAY_ALL_TOKENS));
+    if (this.watching) {
+      const annotated = this.watcher.annotations();
+      const byKey = new Map(annotated.map((a) => [`${a.actor}->${a.target}`, a]));
+      return choosePairs({ actors, targets, allTokens, tokenIds, annotated }).map((p) => ({ ...p, ruling: byKey.get(`${p.actor}->${p.target}`) }));
+    }
+    const pairs = choosePairs({ actors, targets, allTokens, tokenIds });
+    const missing = pairs.filter((p) => !this.rulings.has(`${p.actor}->${p.target}`));
+    for (const actor of new Set(missing.map((p) => p.actor))) {
+      const actorDoc = scene.tokens.get?.(actor);
+      const targetDocs = missing.filter((p) => p.actor === actor).map((p) => scene.tokens.get?.(p.target)).filter(Boolean);
+      if (actorDoc && targetDocs.length) this.wantPreviews(actorDoc, targetDocs);
+    }
+    return pairs.map((p) => ({ ...p, ruling: this.rulings.get(`${p.actor}->${p.target}`) }));
   }
 
   /** Cached rulings of a token go stale when it or anything in the scene moves. */

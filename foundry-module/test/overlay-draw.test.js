@@ -1,0 +1,111 @@
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { buildOverlayModel, choosePairs, drawOverlay, labelPoint, regionPolygons, shapeToPolygon } from "../scripts/overlay-draw.js";
+import { VERDICT_COLORS, ZONE_COLORS } from "../scripts/geometry.js";
+
+/** A recording stand-in for the PIXI namespace: every Graphics call and Text made. */
+function recordingPixi() {
+  const calls = [];
+  class Graphics {
+    constructor() {
+      return new Proxy(this, { get: (t, name) => (name === "calls" ? calls : (...args) => (calls.push([name, ...args]), t)) });
+    }
+  }
+  class Text {
+    constructor(text, style) {
+      this.text = text;
+      this.style = style;
+      this.anchor = { set: () => {} };
+      this.position = { set: (x, y) => Object.assign(this, { x, y }) };
+    }
+    destroy() {}
+  }
+  const container = { children: [], addChild(c) { this.children.push(c); return c; }, removeChildren() { const c = this.children; this.children = []; return c; } };
+  return { PIXI: { Graphics, Text, TextStyle: class { constructor(o) { Object.assign(this, o); } } }, graphics: new Graphics(), labels: container, calls };
+}
+
+const region = (id, type, extra = {}) => ({ id, name: id, zone: type ? { type } : undefined, shapes: [{ type: "rectangle", x: 0, y: 0, width: 100, height: 50, rotation: 0, hole: false }], ...extra });
+const tokens = [{ id: "a", x: 0, y: 0, width: 1, height: 1 }, { id: "b", x: 400, y: 0, width: 1, height: 1 }];
+
+describe("overlay draw data", () => {
+  test("shapes become polygons: rectangles rotate about their centre, circles are regular polygons", () => {
+    assert.deepEqual(shapeToPolygon({ type: "rectangle", x: 0, y: 0, width: 10, height: 20, rotation: 0 }), [0, 0, 10, 0, 10, 20, 0, 20]);
+    const r = shapeToPolygon({ type: "rectangle", x: 0, y: 0, width: 10, height: 10, rotation: 90 }).map((v) => Math.round(v) + 0);
+    assert.deepEqual(r, [10, 0, 10, 10, 0, 10, 0, 0]);
+    const c = shapeToPolygon({ type: "circle", x: 5, y: 5, radius: 2 });
+    for (let i = 0; i < c.length; i += 2) assert.ok(Math.abs(Math.hypot(c[i] - 5, c[i + 1] - 5) - 2) < 1e-9);
+    assert.equal(shapeToPolygon({ type: "token" }), null);
+  });
+
+  test("resolved polygons win over stored shapes", () => {
+    const polys = regionPolygons(region("r", "low", { polygons: [{ points: [0, 0, 1, 0, 1, 1], hole: false }] }));
+    assert.deepEqual(polys, [{ points: [0, 0, 1, 0, 1, 1], hole: false }]);
+  });
+
+  test("regions without a zone are not drawn; zones get their type's colour and a centred label", () => {
+    const model = buildOverlayModel({ regions: [region("fog", "low"), region("stairs", null)], zoneName: (t) => `Zone ${t}` });
+    assert.equal(model.zones.length, 1);
+    assert.equal(model.zones[0].color, ZONE_COLORS.low);
+    assert.deepEqual(model.zones[0].label, { text: "fog · Zone low", x: 50, y: 25 });
+    assert.deepEqual(labelPoint([]), null);
+  });
+
+  test("a hole is attached to the outer polygon that contains it", () => {
+    const model = buildOverlayModel({
+      regions: [{ id: "r", zone: { type: "poor" }, polygons: [
+        { points: [0, 0, 10, 0, 10, 10, 0, 10], hole: false },
+        { points: [100, 0, 110, 0, 110, 10, 100, 10], hole: false },
+        { points: [102, 2, 108, 2, 108, 8, 102, 8], hole: true },
+      ] }],
+    });
+    assert.deepEqual(model.zones[0].outer.map((o) => o.holes.length), [0, 1]);
+  });
+
+  test("lines take the bridge's line when given, token centres otherwise; colour and label by verdict", () => {
+    const pairs = [
+      { actor: "a", target: "b", ruling: { allowed: true, modifier: -6, line: { start: { x: 1, y: 2, z: 0 }, end: { x: 3, y: 4, z: 0 } } } },
+      { actor: "b", target: "a", ruling: { allowed: false, modifier: null } },
+      { actor: "a", target: "x" },
+      { actor: "b", target: "a" },
+    ];
+    const { lines } = buildOverlayModel({ tokens, gridSize: 100, pairs });
+    assert.deepEqual(lines[0].from, { x: 1, y: 2 });
+    assert.equal(lines[0].color, VERDICT_COLORS.penalised);
+    assert.equal(lines[0].label.text, "MOD \u22126");
+    assert.deepEqual([lines[1].from, lines[1].to], [{ x: 450, y: 50 }, { x: 50, y: 50 }]);
+    assert.equal(lines[1].verdict, "blocked");
+    assert.equal(lines.length, 3, "a pair with an unknown token is skipped");
+    assert.deepEqual([lines[2].verdict, lines[2].label.text, lines[2].color], ["pending", "…", VERDICT_COLORS.pending]);
+  });
+
+  test("drawOverlay makes the PIXI calls: fill per zone, holes between beginHole/endHole, one stroke per line, a Text per label", () => {
+    const { PIXI, graphics, labels, calls } = recordingPixi();
+    const model = buildOverlayModel({
+      regions: [{ id: "r", name: "Yard", zone: { type: "poor" }, polygons: [{ points: [0, 0, 10, 0, 10, 10, 0, 10], hole: false }, { points: [2, 2, 8, 2, 8, 8, 2, 8], hole: true }] }],
+      tokens,
+      pairs: [{ actor: "a", target: "b", ruling: { allowed: true, modifier: 0 } }],
+    });
+    const counts = drawOverlay(PIXI, { graphics, labels }, model);
+    assert.deepEqual(counts, { polygons: 1, holes: 1, lines: 1, labels: 2 });
+    const names = calls.map((c) => c[0]);
+    assert.deepEqual(names, ["clear", "lineStyle", "beginFill", "drawPolygon", "beginHole", "drawPolygon", "endHole", "endFill", "lineStyle", "moveTo", "lineTo"]);
+    assert.equal(calls[2][1], ZONE_COLORS.poor);
+    assert.equal(calls[8][2], VERDICT_COLORS.clear);
+    assert.deepEqual(labels.children.map((t) => t.text), ["Yard · poor", "MOD 0"]);
+    drawOverlay(PIXI, { graphics, labels }, { zones: [], lines: [] });
+    assert.equal(labels.children.length, 0, "a redraw replaces the labels");
+  });
+});
+
+describe("which sight lines the overlay shows", () => {
+  const tokenIds = ["a", "b", "c"];
+  test("controlled token → targets by default", () => {
+    assert.deepEqual(choosePairs({ actors: ["a"], targets: ["b", "a"], allTokens: false, tokenIds }), [{ actor: "a", target: "b" }]);
+  });
+  test("lines to every token: controlled → every other token; nothing controlled → every annotated pair", () => {
+    assert.deepEqual(choosePairs({ actors: ["a"], targets: [], allTokens: true, tokenIds }).map((p) => p.target), ["b", "c"]);
+    const annotated = [{ actor: "b", target: "c" }, { actor: "c", target: "b" }];
+    assert.deepEqual(choosePairs({ actors: [], targets: [], allTokens: true, tokenIds, annotated }), annotated);
+    assert.deepEqual(choosePairs({ actors: [], targets: ["b"], allTokens: false, tokenIds }), []);
+  });
+});
