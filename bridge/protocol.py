@@ -404,6 +404,10 @@ class Annotation(Message):
     notes: list[str]
     citations: list[str]
     line: WireLine | None = None
+    difficulty: str | None = None
+    asset: int | None = None
+    device: str | None = None
+    details: dict[str, Any] = {}
 
 
 class TokenPair(Message):

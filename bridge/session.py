@@ -632,6 +632,12 @@ def _ruling_wire(ruling: Ruling) -> dict[str, Any]:
         "notes": list(ruling.notes),
         "citations": list(ruling.citations),
     }
+    extra = dict(ruling.extra)
+    for key in ("difficulty", "asset", "device"):
+        if extra.get(key) is not None:
+            wire[key] = extra.pop(key)
+    if extra:
+        wire["details"] = extra
     if ruling.line is not None:
         start, end = ruling.line.start, ruling.line.end
         wire["line"] = {

@@ -135,3 +135,18 @@ async def test_a_patch_from_another_connection_reaches_the_watcher(bridge: str) 
             json.dumps({"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": [token("t", 1000, 400)]}})
         )
         assert json.loads(await later.recv())["type"] == "scene.patched"
+
+
+def test_traveller_annotations_carry_difficulty_asset_and_device() -> None:
+    """Annotations carry the ruleset's own fields, so the module can feed twodsix from a watch."""
+    client = CheckedClient()
+    data = scene(
+        tokens=[token("a", 0, 0, "binoculars"), token("t", 1000, 0)],
+        ruleset="traveller",
+        environment={"light": "day", "weather": "good"},
+    )
+    data["grid"]["units"] = "m"
+    client.sync(data)
+    _, full = client.send({"type": "watch", "id": "w", "scene": "s1", "action": "observation"})
+    annotation = next(c for c in full["changed"] if (c["actor"], c["target"]) == ("a", "t"))
+    assert annotation["difficulty"] and annotation["device"] == "binoculars" and annotation["asset"] == 1
