@@ -197,6 +197,8 @@ class _Bucket:
         self.tokens, self.stamp = float(burst), now
 
     def take(self, now: float) -> bool:
+        if self.rate == float("inf"):
+            return True
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
         if self.tokens >= 1.0:
@@ -239,7 +241,8 @@ class Session:
         self._worlds = worlds
         self._authenticate = authenticate or (lambda world, secret: False)
         self._admit = admit or (lambda world: None)
-        self._limits = limits or Limits()
+        # Offline (replay) reads a file: no rate to limit.
+        self._limits = limits or (Limits(messages_per_second=float("inf"), burst=1) if offline else Limits())
         self._clock = clock
         self._monotonic = monotonic
         self._bucket = _Bucket(self._limits.messages_per_second, self._limits.burst, monotonic())

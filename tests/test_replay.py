@@ -46,3 +46,12 @@ def test_replay_of_a_missing_file_says_so() -> None:
     """A file that cannot be read exits 2 with a message naming it."""
     done = subprocess.run([SIGHTLINE, "replay", "/nonexistent/game.jsonl"], capture_output=True, text=True)
     assert done.returncode == 2 and "/nonexistent/game.jsonl" in done.stderr
+
+
+def test_replay_of_a_long_file_is_never_rate_limited(tmp_path: Path) -> None:
+    """Replay reads a file, not a live client: a thousand lines are all answered, none rate-limited."""
+    source = tmp_path / "long.jsonl"
+    pings = [json.dumps({"type": "ping", "id": str(i)}) for i in range(1000)]
+    source.write_text("\n".join([json.dumps(MESSAGES[0]), *pings]) + "\n")
+    answers = replay([str(source)])
+    assert len(answers) == 1001 and all(a["type"] != "error" for a in answers)

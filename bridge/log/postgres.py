@@ -69,6 +69,7 @@ class PostgresLogStore(SqlLogStore):
         await self._migrate()
 
     async def close(self) -> None:
+        await self.drain()
         if self._pool is not None:
             await self._pool.close()
         self._pool = None

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any, ClassVar, Protocol
 
+from .group_commit import GroupCommit
 from .ids import new_id
 from .records import Party, RulingRecord, SceneSnapshot
 from .store import (
@@ -153,6 +154,13 @@ class SqlLogStore(LogStore):
     def __init__(self, *, idle_timeout: timedelta) -> None:
         self.idle_timeout = idle_timeout
         self._snapshots: OrderedDict[str, SceneSnapshot] = OrderedDict()
+        self._group: GroupCommit[RulingRecord] | None = None
+
+    async def drain(self) -> None:
+        """Let appends under way commit (before the connections close)."""
+        if self._group is not None:
+            await self._group.drain()
+            self._group = None
 
     # Subclass hooks.
 
@@ -199,7 +207,10 @@ class SqlLogStore(LogStore):
     # Writing.
 
     async def append(self, record: RulingRecord) -> RulingRecord:
-        return (await self.append_many([record]))[0]
+        """Committed before it returns; records appended at the same time share one transaction."""
+        if self._group is None:
+            self._group = GroupCommit(self.append_many)
+        return await self._group.submit(record)
 
     async def append_many(self, records: Sequence[RulingRecord]) -> list[RulingRecord]:
         if not records:

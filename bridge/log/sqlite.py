@@ -66,6 +66,7 @@ class SqliteLogStore(SqlLogStore):
             await self._reader.execute(pragma)
 
     async def close(self) -> None:
+        await self.drain()
         for connection in (self._reader, self._writer):
             if connection is not None:
                 await connection.close()
