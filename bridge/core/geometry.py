@@ -43,6 +43,7 @@ from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 __all__ = [
     "CURVE_TOLERANCE",
     "MIN_CURVE_VERTICES",
+    "LightSource",
     "SceneGeometry",
     "WallIndex",
     "curve_vertex_count",
@@ -219,6 +220,18 @@ def _within_span(z: float, bottom: float, top: float) -> bool:
     return bottom <= z <= top
 
 
+@dataclass(frozen=True, slots=True)
+class LightSource:
+    """A light as the rules read it: ``id`` (a scene light's, or the carrying token's), ``kind`` (white or
+    ir), its position in pixels and its ``radius`` in grid distance units."""
+
+    id: str
+    kind: str
+    x: float
+    y: float
+    radius: float
+
+
 class SceneGeometry:
     """Prepared geometry of one scene state: zones compiled once, queried many times."""
 
@@ -358,6 +371,28 @@ class SceneGeometry:
         dx = (b.x - a.x) * self._units_per_px
         dy = (b.y - a.y) * self._units_per_px
         return math.sqrt(dx * dx + dy * dy + (b.z - a.z) ** 2)
+
+    def lights_reaching(self, token_id: str) -> tuple[LightSource, ...]:
+        """Scene and token lights whose radius touches the token's footprint, walls honoured.
+
+        Contract: "a light reaches a token its radius touches". A token's light shines from the centre of
+        its footprint (the token's id stands for it); the line from the light to the token's centre, at the
+        token's elevation, must not be stopped by a wall. Scene lights first, then token lights.
+        """
+        footprint = self.footprint(token_id)
+        center = self.center(token_id)
+        px_per_unit = self.scene.grid.size / self.scene.grid.distance
+        sources = [LightSource(light.id, light.kind, light.x, light.y, light.radius) for light in self.scene.lights]
+        for token in self.scene.tokens:
+            if token.light is not None:
+                at = self.center(token.id)
+                sources.append(LightSource(token.id, token.light.kind, at.x, at.y, token.light.radius))
+        return tuple(
+            source
+            for source in sources
+            if footprint.distance(Point(source.x, source.y)) <= source.radius * px_per_unit
+            and not self.wall_blocked(Point3(source.x, source.y, center.z), center)
+        )
 
     def wall_blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
         """Ids of the walls that stop sight from ``a`` to ``b``, ordered along the line.

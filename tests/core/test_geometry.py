@@ -773,3 +773,28 @@ def test_round_base_axis_samples_are_exact() -> None:
     geo = geometry(tokens=[token("a", 0, 0, width=2, height=1, shape="ellipse"), token("b", 500, 0)])
     starts = {(line.start.x, line.start.y) for line in geo.sight_lines("a", "b", "best")}
     assert {(200, 50), (100, 100), (0, 50), (100, 0)} <= starts
+
+
+def test_lights_reaching_touch_the_footprint_and_respect_walls() -> None:
+    """Contract: 'a light reaches a token its radius touches' — by its footprint, never through a wall."""
+    from bridge.core.scene import Scene
+
+    scene = Scene.model_validate(
+        {
+            "id": "s",
+            "grid": {"size": 100, "distance": 1},
+            "rules": {"ruleset": "gurps-4e"},
+            "tokens": [
+                {"id": "t", "x": 0, "y": 0},
+                {"id": "bearer", "x": 500, "y": 0, "light": {"radius": 3}},
+            ],
+            "lights": [
+                {"id": "touching", "x": 300, "y": 50, "radius": 2},  # edge of t at x=100: exactly 2 units away
+                {"id": "short", "x": 301, "y": 50, "radius": 2},
+                {"id": "walled", "x": 50, "y": 300, "radius": 5, "kind": "ir"},
+            ],
+            "walls": [{"id": "w", "c": [-100, 200, 200, 200]}],
+        }
+    )
+    reached = SceneGeometry(scene).lights_reaching("t")
+    assert [(light.id, light.kind) for light in reached] == [("touching", "white")]

@@ -12,14 +12,15 @@ from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .base import LocalText
+from .base import LocalText, RulingError, Situation
 
 __all__ = [
     "DataModel",
+    "DataRuleset",
     "Passage",
     "Text",
     "Vocabulary",
@@ -28,6 +29,25 @@ __all__ = [
     "load_toml",
     "vocabulary",
 ]
+
+
+class RulesetData(Protocol):
+    """What :class:`DataRuleset` reads of a ruleset's data."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def editions(self) -> Any: ...
+
+    @property
+    def actions(self) -> Mapping[str, Any]: ...
+
+    @property
+    def zones(self) -> Mapping[str, Any]: ...
+
+
+D = TypeVar("D", bound=RulesetData)
 
 
 class DataModel(BaseModel):
@@ -140,3 +160,42 @@ PassageMap = Mapping[str, Passage]
 
 #: Frozen empty mapping, for defaults.
 EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+class DataRuleset(Generic[D]):
+    """The parts of the :class:`~bridge.core.rules.base.Ruleset` interface every ruleset reads straight
+    from its data: id, editions, actions, zone types, traits (from the contract vocabulary), and the
+    look-up of the requested action."""
+
+    def __init__(self, data: D) -> None:
+        self.data = data
+        self._row = vocabulary().rulesets[data.id]
+
+    @property
+    def id(self) -> str:
+        return self.data.id
+
+    @property
+    def editions(self) -> tuple[str, ...]:
+        return tuple(self.data.editions)
+
+    @property
+    def actions(self) -> frozenset[str]:
+        return frozenset(self.data.actions)
+
+    @property
+    def zone_types(self) -> frozenset[str]:
+        return frozenset(self.data.zones)
+
+    def knows_trait(self, trait: str) -> bool:
+        return self._row.knows_trait(trait)
+
+    def _action(self, situation: Situation, *, needs_target: bool = True) -> Any:
+        """The data of the requested action; :class:`RulingError` naming the field when it cannot be ruled."""
+        action = self.data.actions.get(situation.action)
+        if action is None:
+            known = ", ".join(sorted(self.data.actions))
+            raise RulingError(f"unknown action {situation.action!r} for {self.id}; known: {known}", field="action")
+        if needs_target and situation.target is None:
+            raise RulingError(f"{situation.action!r} needs a target", field="target")
+        return action

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import model_validator
-from shapely.geometry import Point
 
+from ..geometry import LightSource
 from ..scene import Token, Zone
 from ..sight import Crossing, LineEvidence, Point3
 from .base import ModifierEntry, Ruling, RulingError, Situation
-from .data_files import DataModel, Passage, Text, _HasPassages, cite, load_toml, vocabulary
+from .data_files import DataModel, DataRuleset, Passage, Text, _HasPassages, cite, load_toml, vocabulary
 from .notes import foreign_vocabulary_notes
 
 __all__ = ["GurpsData", "GurpsRuleset", "load_gurps"]
@@ -142,14 +142,6 @@ class _Darkness:
     zone: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Lamp:
-    id: str
-    x: float
-    y: float
-    radius: float  # grid units
-
-
 @dataclass
 class _Candidate:
     """One reason the attacker cannot see the foe, with its penalty for this attacker."""
@@ -172,33 +164,13 @@ class _Vision:
     piercing: tuple[TraitRules, ...]  # Dark Vision / Infravision, Dark Vision first
 
 
-class GurpsRuleset:
+class GurpsRuleset(DataRuleset[GurpsData]):
     """GURPS 4e Visibility, driven by its data."""
 
     def __init__(self, data: GurpsData) -> None:
-        self.data = data
-        self._row = vocabulary().rulesets[data.id]
+        super().__init__(data)
 
-    # --- The Ruleset interface ---
-
-    @property
-    def id(self) -> str:
-        return self.data.id
-
-    @property
-    def editions(self) -> tuple[str, ...]:
-        return self.data.editions
-
-    @property
-    def actions(self) -> frozenset[str]:
-        return frozenset(self.data.actions)
-
-    @property
-    def zone_types(self) -> frozenset[str]:
-        return frozenset(self.data.zones)
-
-    def knows_trait(self, trait: str) -> bool:
-        return self._row.knows_trait(trait)
+    # --- The Ruleset interface (the rest comes from DataRuleset) ---
 
     def validate_zone(self, zone: Zone) -> None:
         params = zone.params
@@ -225,14 +197,7 @@ class GurpsRuleset:
                 raise ValueError(f"darkness: a whole number from 0 to {self.data.darkness.total} (got {darkness!r})")
 
     def adjudicate(self, situation: Situation) -> Ruling:
-        action = self.data.actions.get(situation.action)
-        if action is None:
-            raise RulingError(
-                f"unknown action {situation.action!r} for {self.id}; known: {', '.join(sorted(self.data.actions))}",
-                field="action",
-            )
-        if situation.target is None:
-            raise RulingError(f"{situation.action!r} needs a target", field="target")
+        action = self._action(situation)
         for key in ("aware", "warm"):
             value = situation.options.get(key, True)
             if not isinstance(value, bool):
@@ -575,25 +540,15 @@ class GurpsRuleset:
         entries: list[ModifierEntry],
         lights_help: bool,
         value: int,
-    ) -> list[_Lamp]:
+    ) -> list[LightSource]:
         """White lights whose radius reaches ``lit_id`` (walls honoured) and that ``viewer_id`` can see."""
         locale = s.locale
-        geometry, grid = s.geometry, s.scene.grid
-        px_per_unit = grid.size / grid.distance
-        footprint = geometry.footprint(lit_id)
-        lit_center = geometry.center(lit_id)
+        geometry = s.geometry
         viewer_center = geometry.center(viewer_id)
-        lamps = [_Lamp(light.id, light.x, light.y, light.radius) for light in s.scene.lights if light.kind == "white"]
-        for token in s.scene.tokens:
-            if token.light is not None and token.light.kind == "white":
-                center = geometry.center(token.id)
-                lamps.append(_Lamp(token.id, center.x, center.y, token.light.radius))
-        usable: list[_Lamp] = []
+        usable: list[LightSource] = []
         floor = self.data.darkness.light_floor
-        for lamp in lamps:
-            if footprint.distance(Point(lamp.x, lamp.y)) > lamp.radius * px_per_unit:
-                continue
-            if geometry.wall_blocked(Point3(lamp.x, lamp.y, lit_center.z), lit_center):
+        for lamp in geometry.lights_reaching(lit_id):
+            if lamp.kind != "white":
                 continue
             label = self._lamp_label(lamp, locale)
             seen = not geometry.wall_blocked(viewer_center, Point3(lamp.x, lamp.y, viewer_center.z))
@@ -613,7 +568,7 @@ class GurpsRuleset:
                 usable.append(lamp)
         return usable[:1]
 
-    def _lamp_label(self, lamp: _Lamp, locale: str) -> str:
+    def _lamp_label(self, lamp: LightSource, locale: str) -> str:
         return self._text("light_label", locale, id=lamp.id)
 
     def _vision(self, token: Token, locale: str) -> _Vision:

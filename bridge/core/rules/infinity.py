@@ -17,7 +17,7 @@ from pydantic import model_validator
 from ..scene import Token, Zone
 from ..sight import Crossing, CrossingKind, LineEvidence
 from .base import ModifierEntry, Ruling, RulingError, Situation
-from .data_files import DataModel, Passage, Text, _HasPassages, cite, load_toml, vocabulary
+from .data_files import DataModel, DataRuleset, Passage, Text, _HasPassages, cite, load_toml, vocabulary
 from .notes import foreign_vocabulary_notes
 
 __all__ = ["InfinityData", "InfinityRuleset", "load_infinity"]
@@ -139,12 +139,11 @@ class _Observer:
     sixth_sense: bool
 
 
-class InfinityRuleset:
+class InfinityRuleset(DataRuleset[InfinityData]):
     """The Infinity family (N4 with its five editions, CodeOne), driven entirely by its data."""
 
     def __init__(self, data: InfinityData) -> None:
-        self.data = data
-        self._row = vocabulary().rulesets[data.id]
+        super().__init__(data)
         # Whole-scene passes rule thousands of lines: texts and labels are looked up, not rebuilt.
         self._texts = {(key, locale): text.get(locale) for key, text in data.texts.items() for locale in ("en", "es")}
         self._zone_labels = {
@@ -153,26 +152,7 @@ class InfinityRuleset:
         #: What one zone does to one kind of observer; pure in its key (see :meth:`_candidate`).
         self._candidates: dict[tuple[Any, ...], _Candidate] = {}
 
-    # --- The Ruleset interface ---
-
-    @property
-    def id(self) -> str:
-        return self.data.id
-
-    @property
-    def editions(self) -> tuple[str, ...]:
-        return tuple(self.data.editions)
-
-    @property
-    def actions(self) -> frozenset[str]:
-        return frozenset(self.data.actions)
-
-    @property
-    def zone_types(self) -> frozenset[str]:
-        return frozenset(self.data.zones)
-
-    def knows_trait(self, trait: str) -> bool:
-        return self._row.knows_trait(trait)
+    # --- The Ruleset interface (the rest comes from DataRuleset) ---
 
     def validate_zone(self, zone: Zone) -> None:
         if zone.params:
@@ -182,12 +162,7 @@ class InfinityRuleset:
         """Infinity reads no scene-wide conditions; other rulesets' keys are left alone."""
 
     def adjudicate(self, situation: Situation) -> Ruling:
-        action = self.data.actions.get(situation.action)
-        if action is None:
-            raise RulingError(
-                f"unknown action {situation.action!r} for {self.id}; known: {', '.join(sorted(self.data.actions))}",
-                field="action",
-            )
+        action: ActionRules = self._action(situation, needs_target=False)
         notes = foreign_vocabulary_notes(situation, self._text)
         if action.placement:
             return self._placement(situation, action, notes)

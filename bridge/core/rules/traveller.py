@@ -19,12 +19,11 @@ from functools import cache
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
-from shapely.geometry import Point
 
 from ..scene import Zone
-from ..sight import Crossing, CrossingKind, LineEvidence, Point3
+from ..sight import Crossing, CrossingKind, LineEvidence
 from .base import ModifierEntry, Ruling, RulingError, Situation
-from .data_files import DataModel, Passage, Text, _HasPassages, cite, load_toml, vocabulary
+from .data_files import DataModel, DataRuleset, Passage, Text, _HasPassages, cite, load_toml, vocabulary
 from .notes import foreign_vocabulary_notes
 
 __all__ = [
@@ -303,33 +302,13 @@ class _Options:
     tech_level: int | None
 
 
-class TravellerRuleset:
+class TravellerRuleset(DataRuleset[TravellerData]):
     """The Traveller family's Observation and Sensors tasks, driven by its data."""
 
     def __init__(self, data: TravellerData) -> None:
-        self.data = data
-        self._row = vocabulary().rulesets[data.id]
+        super().__init__(data)
 
-    # --- The Ruleset interface ---
-
-    @property
-    def id(self) -> str:
-        return self.data.id
-
-    @property
-    def editions(self) -> tuple[str, ...]:
-        return self.data.editions
-
-    @property
-    def actions(self) -> frozenset[str]:
-        return frozenset(self.data.actions)
-
-    @property
-    def zone_types(self) -> frozenset[str]:
-        return frozenset(self.data.zones)
-
-    def knows_trait(self, trait: str) -> bool:
-        return self._row.knows_trait(trait)
+    # --- The Ruleset interface (the rest comes from DataRuleset) ---
 
     def validate_zone(self, zone: Zone) -> None:
         params = zone.params
@@ -359,14 +338,7 @@ class TravellerRuleset:
             raise ValueError(f"weather: must be one of {', '.join(self.data.weather)} (got {weather!r})")
 
     def adjudicate(self, situation: Situation) -> Ruling:
-        action = self.data.actions.get(situation.action)
-        if action is None:
-            raise RulingError(
-                f"unknown action {situation.action!r} for {self.id}; known: {', '.join(sorted(self.data.actions))}",
-                field="action",
-            )
-        if situation.target is None:
-            raise RulingError(f"{situation.action!r} needs a target", field="target")
+        action = self._action(situation)
         options = self._options(situation.options)
         notes = foreign_vocabulary_notes(situation, self._text)
         rulings = [self._rule_line(situation, action, evidence, options, notes) for evidence in situation.lines]
@@ -478,7 +450,8 @@ class TravellerRuleset:
             if crossing.zone == "illuminated" and zone is not None and crossing.kind in _TARGET_INSIDE:
                 key = str(zone.params["by"])
                 sources.append(self._source(key, crossing.region, "illuminated", obstacles))
-        for light_id, kind in _lights_reaching(s):
+        assert s.target is not None
+        for light_id, kind in ((light.id, light.kind) for light in s.geometry.lights_reaching(s.target.id)):
             sources.append(self._source(kind, light_id, None, obstacles))
 
         units = s.scene.grid.units.strip().lower()
@@ -750,34 +723,6 @@ class TravellerRuleset:
 
 
 _TARGET_INSIDE = (CrossingKind.INTO, CrossingKind.WITHIN)
-
-
-def _lights_reaching(s: Situation) -> list[tuple[str, str]]:
-    """``(id, kind)`` of each scene or token light whose radius touches the target, walls honoured.
-
-    A token's light shines from the centre of its footprint (its id stands for the light). The line from
-    the light to the target's centre must not be stopped by a wall.
-    """
-    assert s.target is not None
-    geometry, grid = s.geometry, s.scene.grid
-    px_per_unit = grid.size / grid.distance
-    footprint = geometry.footprint(s.target.id)
-    target_center = geometry.center(s.target.id)
-    found: list[tuple[str, str]] = []
-    spots: list[tuple[str, str, float, float, float]] = [
-        (light.id, light.kind, light.x, light.y, light.radius) for light in s.scene.lights
-    ]
-    for token in s.scene.tokens:
-        if token.light is not None:
-            center = geometry.center(token.id)
-            spots.append((token.id, token.light.kind, center.x, center.y, token.light.radius))
-    for light_id, kind, x, y, radius in spots:
-        if footprint.distance(Point(x, y)) > radius * px_per_unit:
-            continue
-        if geometry.wall_blocked(Point3(x, y, target_center.z), target_center):
-            continue
-        found.append((light_id, kind))
-    return found
 
 
 def _entry(
