@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import random
 import secrets
 import statistics
@@ -94,6 +95,12 @@ class Bridge:
         if self.process.stdout:
             self.process.stdout.close()
         self.tmp.cleanup()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -192,9 +199,9 @@ async def throughput(bridge: Bridge, worlds: int, seconds: float) -> dict[str, A
         for _ in range(8):
             await ws.recv()
 
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), cpu_seconds(bridge.process.pid)
     await asyncio.gather(*(pump(ws, i) for i, ws in enumerate(clients)))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, cpu_seconds(bridge.process.pid) - cpu_before
     for ws in clients:
         await ws.close()
     plain = BaselineVisibility(state_of(scene), action="bs-attack")
@@ -204,12 +211,16 @@ async def throughput(bridge: Bridge, worlds: int, seconds: float) -> dict[str, A
     plain.rulings(pairs)  # type: ignore[arg-type]
     base_rate = len(pairs) / (time.perf_counter() - begun)
     rate = answered / elapsed
+    per_cpu = answered / cpu if cpu > 0 else 0.0
     return {
         "worlds": worlds,
         "seconds": seconds,
         "rulings_per_s": round(rate),
+        "rulings_per_bridge_cpu_s": round(per_cpu),
+        "bridge_cpu_share": round(cpu / elapsed, 2),
         "baseline_per_s": round(base_rate),
         "ratio": round(rate / base_rate, 1),
+        "ratio_per_cpu": round(per_cpu / base_rate, 1),
     }
 
 
@@ -271,8 +282,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     tp = result["throughput"]
     print(
-        f"rulings over WebSocket, {tp['worlds']} worlds: {tp['rulings_per_s']}/s   "
-        f"baseline {tp['baseline_per_s']}/s   ratio {tp['ratio']}x"
+        f"rulings over WebSocket, {tp['worlds']} worlds: {tp['rulings_per_s']}/s "
+        f"({tp['rulings_per_bridge_cpu_s']} per bridge CPU-second; bridge busy {tp['bridge_cpu_share']:.0%})   "
+        f"baseline {tp['baseline_per_s']}/s   ratio {tp['ratio']}x ({tp['ratio_per_cpu']}x per CPU-second)"
     )
     mem = result["memory"]
     print(

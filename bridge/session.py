@@ -400,6 +400,12 @@ class Session:
             target = state.token(message.target)
             if target is None:
                 raise UnknownToken(f"target: no token {message.target!r} in scene {scene.id!r}", field="target")
+        options = {"aware": message.aware, **message.options}
+        key = (message.actor, message.target, message.action, message.reaction, _frozen(options))
+        known = state.rulings.get(key)
+        if known is not None:
+            return known
+        if target is not None:
             geometry = state.geometry
             sight_lines = geometry.sight_lines(actor.id, target.id, scene.rules.lines)
             lines = tuple(geometry.evidence(actor.id, target.id, line) for line in sight_lines)
@@ -411,10 +417,10 @@ class Session:
             action=message.action,
             reaction=message.reaction,
             lines=lines,
-            options={"aware": message.aware, **message.options},
+            options=options,
         )
         try:
-            return ruleset.adjudicate(situation)
+            return state.remember(key, ruleset.adjudicate(situation))
         except RulingError as exc:
             raise InvalidMessage(f"{exc.field}: {exc}", field=exc.field) from exc
 
@@ -657,6 +663,15 @@ def with_log_result(answer: Adjudication, *, logged: bool, record: str | None) -
 
 def error_message(error: BridgeError, request_id: str | None = None) -> ErrorMessage:
     return ErrorMessage(id=request_id, code=error.code, message=error.message, details=error.details)
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for JSON data (request options), equal exactly when the data is."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("list", *(_frozen(v) for v in value))
+    return (type(value).__name__, value)
 
 
 def _request_id(raw: dict[str, Any]) -> str | None:

@@ -316,3 +316,15 @@ def test_scene_over_the_size_limits_is_too_large() -> None:
     grown = {"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": [token("t9", 0, 900)]}}
     one(session, {"type": "scene.sync", "id": "q", "scene": scene(tokens=[token("t0", 0, 0), token("t1", 0, 100)])})
     assert one(session, grown)["code"] == "too-large"
+
+
+def test_repeated_questions_share_a_ruling_but_different_options_do_not() -> None:
+    """A preview and its roll get the same ruling; a different option (GURPS aware) is asked anew."""
+    client = OfflineClient()
+    data = scene(tokens=[token("a", 0, 0), token("d", 300, 0, "blind")], ruleset="gurps-4e")
+    client.sync(data)
+    first = client.adjudicate("d", "a", "dodge")
+    again = client.adjudicate("d", "a", "dodge")
+    unaware = client.adjudicate("d", "a", "dodge", aware=False)
+    assert {k: v for k, v in first.items() if k != "id"} == {k: v for k, v in again.items() if k != "id"}
+    assert first["allowed"] is True and unaware["allowed"] is False

@@ -6,6 +6,7 @@ held scene: a rejected message leaves the world exactly as it was.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .geometry import SceneGeometry
-from .rules import RULESETS, Ruleset
+from .rules import RULESETS, Ruleset, Ruling
 from .rules.data_files import vocabulary
 from .scene import Grid, Rules, Scene, Token
 
@@ -105,6 +106,10 @@ def check_scene(scene: Scene, limits: SceneLimits | None = None) -> Ruleset:
     return ruleset
 
 
+#: Most rulings one scene version remembers before it starts over.
+RULING_MEMORY = 20_000
+
+
 @dataclass
 class SceneState:
     """One held scene, with its geometry computed once per version."""
@@ -112,10 +117,19 @@ class SceneState:
     scene: Scene
     ruleset: Ruleset
     version: int = 0
+    #: Rulings already made on this version, by request (actor, target, action, reaction, options): a
+    #: preview and the roll that follows ask the same question. A new version starts empty.
+    rulings: dict[Hashable, Ruling] = field(default_factory=dict, repr=False)
 
     @cached_property
     def geometry(self) -> SceneGeometry:
         return SceneGeometry(self.scene)
+
+    def remember(self, key: Hashable, ruling: Ruling) -> Ruling:
+        if len(self.rulings) >= RULING_MEMORY:
+            self.rulings.clear()
+        self.rulings[key] = ruling
+        return ruling
 
     def token(self, token_id: str) -> Token | None:
         return self._tokens.get(token_id)
