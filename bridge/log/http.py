@@ -20,6 +20,7 @@ Pages: ``/log/`` (sessions), ``/log/{world}/{session}`` (rulings, filters, map),
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import timedelta
 from importlib import resources
@@ -51,6 +52,10 @@ SecretCheck = Callable[[str | None, str], bool]
 
 LOG_STORE: Final = web.AppKey[LogStore]("sightline_log_store")
 LOG_CHECK_SECRET: Final = web.AppKey[SecretCheck]("sightline_log_check_secret")
+#: Signed-in browsers: a random token (the cookie) → the secret it signed in with. The secret itself never
+#: goes into a cookie; a bridge restart signs everyone out.
+LOG_SIGN_INS: Final = web.AppKey[dict[str, str]]("sightline_log_sign_ins")
+MAX_SIGN_INS: Final = 10_000
 
 #: The cookie the sign-in form sets (HttpOnly, SameSite=Strict, Secure over TLS).
 COOKIE_NAME: Final = "sightline_log"
@@ -108,6 +113,7 @@ def setup_log(
     ``app[LOG_STORE]`` from start-up to clean-up — where the bridge's session code finds it too.
     """
     app[LOG_CHECK_SECRET] = check_secret
+    app[LOG_SIGN_INS] = {}
     if store is not None:
         app[LOG_STORE] = store
     else:
@@ -147,7 +153,7 @@ def _presented_secret(request: web.Request) -> str | None:
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
     cookie = request.cookies.get(COOKIE_NAME)
-    return cookie or None
+    return request.app[LOG_SIGN_INS].get(cookie) if cookie else None
 
 
 def _may_read(request: web.Request, world: str) -> bool:
@@ -361,14 +367,22 @@ async def login(request: web.Request) -> web.Response:
     lang = _language(request)
     if not secret or await _visible_worlds(request, secret) is None:
         return _html(login_page(lang, next_url=next_url, failed=True), status=401)
+    sign_ins = request.app[LOG_SIGN_INS]
+    if len(sign_ins) >= MAX_SIGN_INS:
+        del sign_ins[next(iter(sign_ins))]  # the oldest sign-in goes first
+    token = secrets.token_urlsafe(32)
+    sign_ins[token] = secret
     response = web.HTTPSeeOther(next_url)
-    response.set_cookie(COOKIE_NAME, secret, httponly=True, samesite="Strict", secure=request.secure, path="/")
+    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="Strict", secure=request.secure, path="/")
     raise response
 
 
 @routes.post("/log/logout")
 async def logout(request: web.Request) -> web.Response:
     """Forget the cookie."""
+    cookie = request.cookies.get(COOKIE_NAME)
+    if cookie:
+        request.app[LOG_SIGN_INS].pop(cookie, None)
     response = web.HTTPSeeOther(f"/log/login?lang={_language(request)}")
     response.del_cookie(COOKIE_NAME, path="/")
     raise response

@@ -162,6 +162,7 @@ async def test_login_sets_httponly_cookie_and_pages_render(
     assert good.status == 303 and good.headers["Location"] == session_path
     cookie = good.headers["Set-Cookie"]
     assert COOKIE_NAME in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert "ashes-secret" not in cookie  # the cookie is a random sign-in token, never the secret
     listing = await client.get("/log/")
     assert listing.status == 200 and str(logged[0].session) in await listing.text()
     page = await (await client.get(session_path)).text()
@@ -172,9 +173,12 @@ async def test_login_sets_httponly_cookie_and_pages_render(
     filtered = await (await client.get(session_path, params={"actor": "Sniper"})).text()
     assert filtered.count('class="ruling') == 4
     assert (await client.get("/log/w-other/" + str(logged[0].session), allow_redirects=False)).status == 303
+    token = client.session.cookie_jar.filter_cookies(client.make_url("/log/"))[COOKIE_NAME].value
     out = await client.post("/log/logout", allow_redirects=False)
     assert out.status == 303
     assert (await client.get("/log/", allow_redirects=False)).status == 303
+    replayed = await client.get("/log/", cookies={COOKIE_NAME: token}, allow_redirects=False)
+    assert replayed.status == 303  # a signed-out token opens nothing any more
 
 
 async def test_login_never_redirects_off_the_log(client: TestClient[web.Request, web.Application]) -> None:
