@@ -54,6 +54,7 @@ from .geometry import (
 )
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
+from .rules.infinity import InfinityRuleset, LineComposer
 from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 from .world import SceneState
@@ -131,6 +132,7 @@ class SceneVisibility:
         self._zone_cache: dict[str, _Zone] = {}
         self._memo: dict[tuple[Any, ...], Ruling] = {}
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
+        self._composer: LineComposer | None = None
         self._compile(state)
         self._rulings: dict[Pair, Ruling] = self._compute(self._all_pairs())
 
@@ -163,6 +165,8 @@ class SceneVisibility:
         ):
             self._memo.clear()
             self._memo_best.clear()
+            self._composer = None
+            self._compile(new_state)
             return self._replace_all()
 
         tokens = self._tokens
@@ -242,6 +246,18 @@ class SceneVisibility:
         self._tokens = _compile_tokens(scene)
         self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
         self._traits = [self._token_signature(token) for token in self._tokens.tokens]
+        self._points = [
+            Point3(x, y, z)
+            for x, y, z in zip(
+                self._tokens.cx.tolist(), self._tokens.cy.tolist(), self._tokens.cz.tolist(), strict=True
+            )
+        ]
+        if scene.rules.lines != "center" or not LineComposer.applies(state.ruleset, self.action):
+            self._composer = None
+        elif self._composer is None:
+            self._composer = LineComposer(cast(InfinityRuleset, state.ruleset), scene, self.action, self.reaction)
+        else:
+            self._composer.set_scene(scene)
         n, m = len(self._tokens.tokens), len(zones)
         # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
         self._inside = np.zeros((n, m), dtype=bool)
@@ -345,6 +361,7 @@ class SceneVisibility:
 
         results: dict[Pair, Ruling] = {}
         zones = self._zones
+        composer, points = self._composer, self._points
         for u in range(len(idx)):
             a, b = int(i[u]), int(j[u])
             for d, (s, e) in enumerate(((a, b), (b, a))):
@@ -365,8 +382,13 @@ class SceneVisibility:
                         )
                     else:
                         walls = self._blocking(hits, d, float(t.radius[s]))
-                cross = tuple(zones[z].crossings[k] for z, k in found)
-                results[(t.tokens[s].id, t.tokens[e].id)] = self._rule(s, e, cross, walls)
+                cross = tuple([zones[z].crossings[k] for z, k in found])
+                actor, target = t.tokens[s], t.tokens[e]
+                if composer is not None:
+                    line = SightLine(points[s], points[e])
+                    results[(actor.id, target.id)] = composer.rule(actor, target, cross, walls, line)
+                else:
+                    results[(actor.id, target.id)] = self._rule(s, e, cross, walls)
         return results
 
     def _zone_keys(
