@@ -133,6 +133,9 @@ class SceneVisibility:
         self._memo: dict[tuple[Any, ...], Ruling] = {}
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
         self._composer: LineComposer | None = None
+        self._names: dict[str, str] = {region.id: region.name for region in state.scene.regions}
+        self._inside: BoolArray = np.zeros((0, 0), dtype=bool)
+        self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
         self._compile(state)
         self._rulings: dict[Pair, Ruling] = self._compute(self._all_pairs())
 
@@ -150,9 +153,7 @@ class SceneVisibility:
         bounds, and the pairs of tokens whose footprint does (from/into/within are footprint-based).
         """
         old_state, old_tokens = self._state, self._tokens
-        old_zones = self._zones
-        old_walls = {wall.id: wall for wall in old_state.scene.walls}
-        old_inside = self._inside_sets()
+        old_zones, old_inside = self._zones, self._inside
         self._compile(new_state)
         old_scene, new_scene = old_state.scene, new_state.scene
         if (
@@ -160,7 +161,7 @@ class SceneVisibility:
             or old_scene.rules != new_scene.rules
             or old_scene.grid != new_scene.grid
             or old_scene.environment != new_scene.environment
-            or _region_names(old_scene) != _region_names(new_scene)  # rulings name regions in their reasons
+            or self._renamed(new_scene)  # rulings name regions in their reasons
             or not _same_relative_order(old_zones, self._zones)
         ):
             self._memo.clear()
@@ -170,47 +171,58 @@ class SceneVisibility:
             return self._replace_all()
 
         tokens = self._tokens
-        changed: set[str] = {
-            token.id
-            for token in tokens.tokens
-            if (old_index := old_tokens.index.get(token.id)) is None or old_tokens.tokens[old_index] != token
-        }
+        index = tokens.index
+        changed: set[int] = set()
+        for k, token in enumerate(tokens.tokens):
+            old_index = old_tokens.index.get(token.id)
+            if old_index is None:
+                changed.add(k)
+                continue
+            before = old_tokens.tokens[old_index]
+            if before is not token and before != token:
+                changed.add(k)
         boxes: list[tuple[float, float, float, float]] = []
-        old_by_id = {zone.region_id: zone for zone in old_zones}
-        new_by_id = {zone.region_id: zone for zone in self._zones}
-        for region_id in old_by_id.keys() | new_by_id.keys():
-            before, after = old_by_id.get(region_id), new_by_id.get(region_id)
-            if before is after:
-                continue
-            boxes += [zone.bounds for zone in (before, after) if zone is not None]
+        if not self._zones_reused:
+            old_by_id = {zone.region_id: zone for zone in old_zones}
+            new_by_id = {zone.region_id: zone for zone in self._zones}
+            for region_id in old_by_id.keys() | new_by_id.keys():
+                before_zone, after_zone = old_by_id.get(region_id), new_by_id.get(region_id)
+                if before_zone is after_zone:
+                    continue
+                boxes += [zone.bounds for zone in (before_zone, after_zone) if zone is not None]
+            # Tokens whose set of zones changed (footprint-based crossings change on all their pairs).
+            old_sets = _inside_sets(old_tokens, old_zones, old_inside)
+            for token_id, zone_set in _inside_sets(tokens, self._zones, self._inside).items():
+                if old_sets.get(token_id) != zone_set:
+                    changed.add(index[token_id])
         segments: list[tuple[float, float, float, float]] = []
-        new_walls = {wall.id: wall for wall in new_scene.walls}
-        for wall_id in old_walls.keys() | new_walls.keys():
-            before_wall, after_wall = old_walls.get(wall_id), new_walls.get(wall_id)
-            if before_wall is after_wall or before_wall == after_wall:
-                continue
-            segments += [_wall_coords(w) for w in (before_wall, after_wall) if w is not None]
-        # Tokens whose set of zones changed (footprint-based crossings change on all their pairs).
-        new_inside = self._inside_sets()
-        for token_id, zones in new_inside.items():
-            if old_inside.get(token_id) != zones:
-                changed.add(token_id)
+        if not self._walls_reused:
+            old_walls = {wall.id: wall for wall in old_scene.walls}
+            new_walls = {wall.id: wall for wall in new_scene.walls}
+            for wall_id in old_walls.keys() | new_walls.keys():
+                before_wall, after_wall = old_walls.get(wall_id), new_walls.get(wall_id)
+                if before_wall is after_wall or before_wall == after_wall:
+                    continue
+                segments += [_wall_coords(w) for w in (before_wall, after_wall) if w is not None]
 
-        watched = self._all_pairs()
-        pairs = [(i, j) for i, j in watched if tokens.tokens[i].id in changed or tokens.tokens[j].id in changed]
-        rest = [(i, j) for i, j in watched if tokens.tokens[i].id not in changed and tokens.tokens[j].id not in changed]
-        if rest and (boxes or segments):
-            pairs += [rest[k] for k in np.flatnonzero(self._touched(rest, boxes, segments))]
+        pairs = self._pairs_of(changed)
+        if boxes or segments:
+            mine = set(pairs)
+            rest = [pair for pair in self._all_pairs() if pair not in mine]
+            if rest:
+                pairs += [rest[k] for k in np.flatnonzero(self._touched(rest, boxes, segments))]
         fresh = self._compute(pairs)
         result: dict[Pair, Ruling | None] = {}
-        alive = {token.id for token in tokens.tokens}
-        for pair in [p for p in self._rulings if p[0] not in alive or p[1] not in alive]:
-            del self._rulings[pair]
-            result[pair] = None
+        gone = old_tokens.index.keys() - index.keys()
+        if gone:
+            for pair in [p for p in self._rulings if p[0] in gone or p[1] in gone]:
+                del self._rulings[pair]
+                result[pair] = None
+        rulings = self._rulings
         for pair, ruling in fresh.items():
-            if self._rulings.get(pair) != ruling:
+            if rulings.get(pair) != ruling:
                 result[pair] = ruling
-            self._rulings[pair] = ruling
+            rulings[pair] = ruling
         return result
 
     # Private: compilation.
@@ -220,7 +232,9 @@ class SceneVisibility:
         self._state = state
         scene = state.scene
         self._ruleset: Ruleset = state.ruleset
-        self._units_per_px = scene.grid.distance / scene.grid.size
+        units = scene.grid.distance / scene.grid.size
+        self._units_changed = getattr(self, "_units_per_px", units) != units
+        self._units_per_px = units
         zones: list[_Zone] = []
         cache: dict[str, _Zone] = {}
         for region in scene.regions:
@@ -233,18 +247,29 @@ class SceneVisibility:
                 cache[region.id] = zone
                 zones.append(zone)
         self._zone_cache = cache
-        self._zones: tuple[_Zone, ...] = tuple(zones)
-        self._areas = np.array([zone.area for zone in zones], dtype=object)
-        self._zone_bounds = np.array([zone.bounds for zone in zones], dtype=np.float64).reshape(-1, 4)
-        self._zone_tree = STRtree(self._areas)
-        self._bottom = np.array([zone.bottom for zone in zones], dtype=np.float64)
-        self._top = np.array([zone.top for zone in zones], dtype=np.float64)
-        counts = np.array([len(zone.edges) for zone in zones], dtype=np.intp)
-        self._edge_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if zones else counts
-        self._edge_count = counts
-        self._edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
-        self._tokens = _compile_tokens(scene)
-        self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
+        old_zones: tuple[_Zone, ...] | None = getattr(self, "_zones", None)
+        self._zones_reused = old_zones is not None and _same_objects(old_zones, zones)
+        if not self._zones_reused:
+            self._zones = tuple(zones)
+            self._areas = np.array([zone.area for zone in zones], dtype=object)
+            self._zone_bounds = np.array([zone.bounds for zone in zones], dtype=np.float64).reshape(-1, 4)
+            self._zone_tree = STRtree(self._areas)
+            self._bottom = np.array([zone.bottom for zone in zones], dtype=np.float64)
+            self._top = np.array([zone.top for zone in zones], dtype=np.float64)
+            counts = np.array([len(zone.edges) for zone in zones], dtype=np.intp)
+            self._edge_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if zones else counts
+            self._edge_count = counts
+            self._edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
+        old_tokens: _Tokens | None = getattr(self, "_tokens", None)
+        self._token_cache: dict[str, _TokenShape]
+        self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}))
+        walls = tuple(scene.walls)
+        old_walls: tuple[Any, ...] | None = getattr(self, "_wall_objects", None)
+        self._walls_reused = old_walls is not None and _same_objects(old_walls, walls) and not self._units_changed
+        if not self._walls_reused:
+            self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
+        self._wall_objects = walls
+        self._compile_inside(old_tokens if self._zones_reused else None, fresh)
         self._traits = [self._token_signature(token) for token in self._tokens.tokens]
         self._points = [
             Point3(x, y, z)
@@ -258,19 +283,57 @@ class SceneVisibility:
             self._composer = LineComposer(cast(InfinityRuleset, state.ruleset), scene, self.action, self.reaction)
         else:
             self._composer.set_scene(scene)
-        n, m = len(self._tokens.tokens), len(zones)
-        # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
-        self._inside = np.zeros((n, m), dtype=bool)
-        # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
-        self._centre_in = np.zeros((n, m), dtype=bool)
-        if n and m:
-            ti, zi = self._zone_tree.query(self._tokens.probes, predicate="intersects")
-            within = (self._bottom[zi] <= self._tokens.cz[ti]) & (self._tokens.cz[ti] <= self._top[zi])
-            self._inside[ti[within], zi[within]] = True
-            centres = shapely.points(self._tokens.cx, self._tokens.cy)
-            ci, cz = self._zone_tree.query(centres, predicate="intersects")
-            self._centre_in[ci, cz] = True
         self._geometry_proxy = _ZonesFromMatrix(self)
+
+    def _compile_inside(self, old: _Tokens | None, fresh: set[int]) -> None:
+        """The token × zone matrices; with ``old`` (same zones), rows of unchanged tokens are copied."""
+        t = self._tokens
+        n, m = len(t.tokens), len(self._zones)
+        # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
+        inside = np.zeros((n, m), dtype=bool)
+        # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
+        centre_in = np.zeros((n, m), dtype=bool)
+        todo = np.arange(n, dtype=np.intp)
+        if old is not None and n and m:
+            keep = [k for k in range(n) if k not in fresh and t.tokens[k].id in old.index]
+            if keep:
+                rows = np.array(keep, dtype=np.intp)
+                src = np.array([old.index[t.tokens[k].id] for k in keep], dtype=np.intp)
+                inside[rows] = self._inside[src]
+                centre_in[rows] = self._centre_in[src]
+                todo = np.array(sorted(set(range(n)) - set(keep)), dtype=np.intp)
+        if todo.size and m:
+            ti, zi = self._zone_tree.query(t.probes[todo], predicate="intersects")
+            ti = todo[ti]
+            within = (self._bottom[zi] <= t.cz[ti]) & (t.cz[ti] <= self._top[zi])
+            inside[ti[within], zi[within]] = True
+            centres = shapely.points(t.cx[todo], t.cy[todo])
+            ci, cz = self._zone_tree.query(centres, predicate="intersects")
+            centre_in[todo[ci], cz] = True
+        self._inside, self._centre_in = inside, centre_in
+        rows_, cols = np.nonzero(inside)
+        split = np.searchsorted(rows_, np.arange(1, n))
+        self._inside_lists: list[list[int]] = [c.tolist() for c in np.split(cols, split)] if n else []
+
+    def _renamed(self, scene: Scene) -> bool:
+        """Whether a region holds another name than it (or a region of its id) ever had here."""
+        seen = self._names
+        renamed = False
+        for region in scene.regions:
+            if seen.setdefault(region.id, region.name) != region.name:
+                seen[region.id] = region.name
+                renamed = True
+        return renamed
+
+    def _pairs_of(self, changed: Collection[int]) -> list[tuple[int, int]]:
+        """The watched unordered pairs (i < j) in which one of the token indices ``changed`` takes part."""
+        if not changed:
+            return []
+        n = len(self._tokens.tokens)
+        if self.watched is not None:
+            return [pair for pair in self._all_pairs() if pair[0] in changed or pair[1] in changed]
+        found = {(min(c, j), max(c, j)) for c in changed for j in range(n) if j != c}
+        return sorted(found)
 
     def _token_signature(self, token: Token) -> tuple[Any, ...]:
         """What a ruling reads of a token: its traits, and its name when a trait is foreign (a note)."""
@@ -278,14 +341,6 @@ class SceneVisibility:
         if all(self._ruleset.knows_trait(trait) for trait in traits):
             return traits
         return (traits, token.name or token.id)
-
-    def _inside_sets(self) -> dict[str, frozenset[tuple[str, str]]]:
-        return {
-            token.id: frozenset(
-                (self._zones[z].region_id, self._zones[z].zone_type) for z in np.flatnonzero(self._inside[i])
-            )
-            for i, token in enumerate(self._tokens.tokens)
-        }
 
     def _all_pairs(self) -> list[tuple[int, int]]:
         """Unordered token index pairs (i < j) the engine watches."""
@@ -357,7 +412,7 @@ class SceneVisibility:
         if lines_2d.size and self._zones:
             self._zone_keys(idx, lines_2d, crossings, ambiguous)
         wall_hits = self._wall_hits(idx, lines_2d)
-        inside = [np.flatnonzero(row).tolist() for row in self._inside]
+        inside = self._inside_lists
 
         results: dict[Pair, Ruling] = {}
         zones = self._zones
@@ -824,40 +879,75 @@ def _compile_zone(region: Region) -> _Zone | None:
     )
 
 
-def _compile_tokens(scene: Scene) -> _Tokens:
+@dataclass(frozen=True, slots=True)
+class _TokenShape:
+    """One token compiled (kept across updates while the token and the grid size are unchanged)."""
+
+    token: Token
+    size: float
+    centre: tuple[float, float, float]
+    radius: float
+    box: tuple[float, float, float, float]
+    probe: Any
+
+
+def _token_shape(token: Token, size: float) -> _TokenShape:
+    # The same arithmetic as SceneGeometry._compile_token, so the same floats.
+    w, h = token.width * size, token.height * size
+    x0, y0 = token.x, token.y
+    probe: Any
+    if w > 0 and h > 0:
+        probe = (
+            _ellipse(x0 + w / 2, y0 + h / 2, w / 2, h / 2)
+            if token.shape == "ellipse"
+            else shapely.box(x0, y0, x0 + w, y0 + h)
+        )
+    elif w > 0 or h > 0:
+        probe = LineString([(x0, y0), (x0 + w, y0 + h)])
+    else:
+        probe = Point(x0, y0)
+    return _TokenShape(
+        token, size, (x0 + w / 2, y0 + h / 2, token.elevation), max(w, h) / 2, (x0, y0, x0 + w, y0 + h), probe
+    )
+
+
+def _compile_tokens(scene: Scene, cache: Mapping[str, _TokenShape]) -> tuple[_Tokens, dict[str, _TokenShape], set[int]]:
+    """The tokens as columns, reusing ``cache`` for unchanged tokens; also the new cache and the indices
+    of the tokens compiled afresh."""
     size = scene.grid.size
-    n = len(scene.tokens)
-    cx, cy, cz = np.empty(n), np.empty(n), np.empty(n)
-    radius = np.empty(n)
-    box = np.empty((n, 4))
-    probes: list[Any] = []
+    shapes: list[_TokenShape] = []
+    fresh: set[int] = set()
     for k, token in enumerate(scene.tokens):
-        # The same arithmetic as SceneGeometry._compile_token, so the same floats.
-        w, h = token.width * size, token.height * size
-        x0, y0 = token.x, token.y
-        cx[k], cy[k], cz[k] = x0 + w / 2, y0 + h / 2, token.elevation
-        radius[k] = max(w, h) / 2
-        box[k] = (x0, y0, x0 + w, y0 + h)
-        if w > 0 and h > 0:
-            probes.append(
-                _ellipse(x0 + w / 2, y0 + h / 2, w / 2, h / 2)
-                if token.shape == "ellipse"
-                else shapely.box(x0, y0, x0 + w, y0 + h)
-            )
-        elif w > 0 or h > 0:
-            probes.append(LineString([(x0, y0), (x0 + w, y0 + h)]))
-        else:
-            probes.append(Point(x0, y0))
-    return _Tokens(
+        shape = cache.get(token.id)
+        if shape is None or shape.size != size or not (shape.token is token or shape.token == token):
+            shape = _token_shape(token, size)
+            fresh.add(k)
+        shapes.append(shape)
+    n = len(shapes)
+    centres = np.array([shape.centre for shape in shapes], dtype=np.float64).reshape(n, 3)
+    tokens = _Tokens(
         tokens=tuple(scene.tokens),
         index={token.id: k for k, token in enumerate(scene.tokens)},
-        cx=cx,
-        cy=cy,
-        cz=cz,
-        radius=radius,
-        box=box,
-        probes=np.array(probes, dtype=object),
+        cx=centres[:, 0].copy(),
+        cy=centres[:, 1].copy(),
+        cz=centres[:, 2].copy(),
+        radius=np.array([shape.radius for shape in shapes], dtype=np.float64),
+        box=np.array([shape.box for shape in shapes], dtype=np.float64).reshape(n, 4),
+        probes=np.array([shape.probe for shape in shapes], dtype=object),
     )
+    return tokens, {shape.token.id: shape for shape in shapes}, fresh
+
+
+def _same_objects(old: Sequence[Any], new: Sequence[Any]) -> bool:
+    return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
+
+
+def _inside_sets(tokens: _Tokens, zones: Sequence[_Zone], inside: BoolArray) -> dict[str, frozenset[tuple[str, str]]]:
+    rows, cols = np.nonzero(inside)
+    found: dict[str, set[tuple[str, str]]] = {token.id: set() for token in tokens.tokens}
+    for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+        found[tokens.tokens[r].id].add((zones[c].region_id, zones[c].zone_type))
+    return {token_id: frozenset(zone_set) for token_id, zone_set in found.items()}
 
 
 # Numeric helpers.
@@ -901,7 +991,3 @@ def _wall_coords(wall: Any) -> tuple[float, float, float, float]:
 
 def _segment_box(s: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
     return (min(s[0], s[2]), min(s[1], s[3]), max(s[0], s[2]), max(s[1], s[3]))
-
-
-def _region_names(scene: Scene) -> dict[str, str]:
-    return {region.id: region.name for region in scene.regions}
