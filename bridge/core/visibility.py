@@ -25,9 +25,10 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import gc
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
@@ -65,6 +66,10 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 BoolArray = npt.NDArray[np.bool_]
 Pair = tuple[str, str]
+#: Where directed lines first meet zones: directed pair, zone, key (t), its error bound, exact.
+_Met = tuple[
+    npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_]
+]
 #: A wall a segment crosses properly: wall index, orientation of either end, distance from either end.
 _WallHit = tuple[int, float, float, float, float]
 
@@ -136,8 +141,9 @@ class SceneVisibility:
         self._names: dict[str, str] = {region.id: region.name for region in state.scene.regions}
         self._inside: BoolArray = np.zeros((0, 0), dtype=bool)
         self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
-        self._compile(state)
-        self._rulings: dict[Pair, Ruling] = self._compute(self._all_pairs())
+        with _gc_paused():
+            self._compile(state)
+            self._rulings: dict[Pair, Ruling] = self._compute(self._all_pairs())
 
     # Public methods.
 
@@ -152,6 +158,10 @@ class SceneVisibility:
         changed; a zone or wall change recomputes the pairs whose sight line touches its old or new
         bounds, and the pairs of tokens whose footprint does (from/into/within are footprint-based).
         """
+        with _gc_paused():
+            return self._update(new_state)
+
+    def _update(self, new_state: SceneState) -> dict[Pair, Ruling | None]:
         old_state, old_tokens = self._state, self._tokens
         old_zones, old_inside = self._zones, self._inside
         self._compile(new_state)
@@ -259,7 +269,9 @@ class SceneVisibility:
             counts = np.array([len(zone.edges) for zone in zones], dtype=np.intp)
             self._edge_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if zones else counts
             self._edge_count = counts
-            self._edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
+            edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
+            self._ex0, self._ey0 = edges[:, 0].copy(), edges[:, 1].copy()
+            self._ex1, self._ey1 = edges[:, 2].copy(), edges[:, 3].copy()
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
         self._token_cache: dict[str, _TokenShape]
         self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}))
@@ -311,9 +323,6 @@ class SceneVisibility:
             ci, cz = self._zone_tree.query(centres, predicate="intersects")
             centre_in[todo[ci], cz] = True
         self._inside, self._centre_in = inside, centre_in
-        rows_, cols = np.nonzero(inside)
-        split = np.searchsorted(rows_, np.arange(1, n))
-        self._inside_lists: list[list[int]] = [c.tolist() for c in np.split(cols, split)] if n else []
 
     def _renamed(self, scene: Scene) -> bool:
         """Whether a region holds another name than it (or a region of its id) ever had here."""
@@ -406,13 +415,13 @@ class SceneVisibility:
         i, j = idx[:, 0], idx[:, 1]
         flat = (t.cx[i] == t.cx[j]) & (t.cy[i] == t.cy[j])
         exact_lines = set(np.flatnonzero(flat).tolist())
-        crossings: dict[int, dict[int, tuple[float, float, bool]]] = {}  # directed pair -> zone -> key
+        met: list[_Met] = []  # where each directed line first meets each zone
         ambiguous = np.zeros(2 * len(idx), dtype=bool)
         lines_2d = np.flatnonzero(~flat)
         if lines_2d.size and self._zones:
-            self._zone_keys(idx, lines_2d, crossings, ambiguous)
+            self._zone_keys(idx, lines_2d, met, ambiguous)
+        starts, ordered = self._order_crossings(idx, met, ambiguous)
         wall_hits = self._wall_hits(idx, lines_2d)
-        inside = self._inside_lists
 
         results: dict[Pair, Ruling] = {}
         zones = self._zones
@@ -421,11 +430,10 @@ class SceneVisibility:
             a, b = int(i[u]), int(j[u])
             for d, (s, e) in enumerate(((a, b), (b, a))):
                 dp = 2 * u + d
-                found = None
                 if u not in exact_lines and not ambiguous[dp]:
-                    found = self._ordered_crossings(inside[s], inside[e], crossings.get(dp, {}))
-                if found is None:
-                    found = self._exact_crossings(s, e)
+                    cross = tuple(ordered[starts[dp] : starts[dp + 1]])
+                else:
+                    cross = tuple([zones[z].crossings[k] for z, k in self._exact_crossings(s, e)])
                 walls: tuple[str, ...] = ()
                 if u in wall_hits:
                     hits = wall_hits[u]
@@ -437,7 +445,6 @@ class SceneVisibility:
                         )
                     else:
                         walls = self._blocking(hits, d, float(t.radius[s]))
-                cross = tuple([zones[z].crossings[k] for z, k in found])
                 actor, target = t.tokens[s], t.tokens[e]
                 if composer is not None:
                     line = SightLine(points[s], points[e])
@@ -450,13 +457,13 @@ class SceneVisibility:
         self,
         idx: IntArray,
         lines: IntArray,
-        out: dict[int, dict[int, tuple[float, float, bool]]],
+        out: list[_Met],
         ambiguous: BoolArray,
     ) -> None:
         """Where each line (both directions) first meets each zone, with an error bound.
 
-        Fills ``out[directed pair][zone] = (key, error, exact)`` for the zones the line meets, and
-        flags in ``ambiguous`` the directed pairs whose answer rounding could change.
+        Appends to ``out`` the (directed pair, zone, key, error, exact) of the zones each line meets,
+        and flags in ``ambiguous`` the directed pairs whose answer rounding could change.
         """
         t = self._tokens
         i, j = idx[lines, 0], idx[lines, 1]
@@ -525,15 +532,7 @@ class SceneVisibility:
             dp = 2 * lines[li] + d
             bad = valid & unsure
             ambiguous[dp[bad]] = True
-            for p, z, kv, ev, ex in zip(
-                dp[met].tolist(),
-                zi[met].tolist(),
-                key[met].tolist(),
-                err[met].tolist(),
-                inside_lo[met].tolist(),
-                strict=True,
-            ):
-                out.setdefault(p, {})[z] = (kv, ev, ex)
+            out.append((dp[met], zi[met], key[met], err[met], inside_lo[met]))
 
     def _touching_zones(
         self, segs: Any, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
@@ -579,21 +578,24 @@ class SceneVisibility:
         row_pair = np.repeat(np.arange(li.size, dtype=np.intp), counts)
         first = np.concatenate(([0], np.cumsum(counts)[:-1]))
         edge = np.repeat(self._edge_start[zi] - first, counts) + np.arange(total, dtype=np.intp)
-        line = li[row_pair]
-        px, py, qx, qy = x0[line], y0[line], x1[line], y1[line]
-        e = self._edges[edge]
-        ex0, ey0, ex1, ey1 = e[:, 0], e[:, 1], e[:, 2], e[:, 3]
-        # Sides of the edge ends relative to the segment, and of the segment ends relative to the edge.
+        # Sides of the edge ends relative to the segment's line.
+        px, py, qx, qy = x0[li][row_pair], y0[li][row_pair], x1[li][row_pair], y1[li][row_pair]
+        ex0, ey0, ex1, ey1 = self._ex0[edge], self._ey0[edge], self._ex1[edge], self._ey1[edge]
         sa, sa_m = _orient_bound(px, py, qx, qy, ex0, ey0)
         sb, sb_m = _orient_bound(px, py, qx, qy, ex1, ey1)
+        near_a = np.abs(sa) <= _ORIENT_TOL * sa_m
+        near_b = np.abs(sb) <= _ORIENT_TOL * sb_m
+        # An edge whose ends lie surely on one side of the line cannot meet the segment: drop it.
+        keep = np.flatnonzero(near_a | near_b | (sa * sb <= 0))
+        if keep.size == 0:
+            return
+        row_pair, sa, sb, near_a, near_b = row_pair[keep], sa[keep], sb[keep], near_a[keep], near_b[keep]
+        px, py, qx, qy = px[keep], py[keep], qx[keep], qy[keep]
+        ex0, ey0, ex1, ey1 = ex0[keep], ey0[keep], ex1[keep], ey1[keep]
+        # Sides of the segment ends relative to the edge.
         oa, oa_m = _orient_bound(ex0, ey0, ex1, ey1, px, py)
         ob, ob_m = _orient_bound(ex0, ey0, ex1, ey1, qx, qy)
-        near = (
-            (np.abs(sa) <= _ORIENT_TOL * sa_m)
-            | (np.abs(sb) <= _ORIENT_TOL * sb_m)
-            | (np.abs(oa) <= _ORIENT_TOL * oa_m)
-            | (np.abs(ob) <= _ORIENT_TOL * ob_m)
-        )
+        near = near_a | near_b | (np.abs(oa) <= _ORIENT_TOL * oa_m) | (np.abs(ob) <= _ORIENT_TOL * ob_m)
         # Only edges whose box meets the segment's box can touch it.
         overlap = (
             (np.minimum(ex0, ex1) <= np.maximum(px, qx))
@@ -622,28 +624,81 @@ class SceneVisibility:
         cross_t.append(tc)
         cross_err.append(err)
 
-    def _ordered_crossings(
-        self, inside_s: list[int], inside_e: list[int], met: Mapping[int, tuple[float, float, bool]]
-    ) -> list[tuple[int, int]] | None:
-        """(zone, kind) in evidence order from the fast keys, or ``None`` if rounding could reorder them."""
-        found: list[tuple[float, float, bool, int, int]] = []
-        e_set = set(inside_e)
-        s_set = set(inside_s)
-        for z in inside_s:
-            found.append((0.0, 0.0, True, z, _WITHIN if z in e_set else _FROM))
-        for z in inside_e:
-            if z in s_set:
+    def _order_crossings(
+        self, idx: IntArray, met: list[_Met], ambiguous: BoolArray
+    ) -> tuple[list[int], list[Crossing]]:
+        """Every directed line's crossings in evidence order, from the fast keys, as slices of one list.
+
+        A zone the actor's footprint touches comes first (from/within, key 0); one only the target's
+        touches is ``into`` at the line's first meeting with it (1 if none); any other zone met is
+        ``through``. Ties are broken by scene order, as ``SceneGeometry.evidence`` does. Directed lines
+        whose two neighbouring keys are too close to order (within their error bounds, unless both
+        are exact) are flagged in ``ambiguous``. Returns ``starts`` (``starts[dp]:starts[dp + 1]``) and
+        the crossings.
+        """
+        m = len(self._zones)
+        count = 2 * len(idx)
+        src = np.empty(count, dtype=np.intp)
+        dst = np.empty(count, dtype=np.intp)
+        src[0::2], src[1::2] = idx[:, 0], idx[:, 1]
+        dst[0::2], dst[1::2] = idx[:, 1], idx[:, 0]
+        # The zones each end's footprint touches (from the inside matrix, as CSR).
+        rows, cols = np.nonzero(self._inside)
+        degree = np.bincount(rows, minlength=len(self._tokens.tokens))
+        first = np.concatenate(([0], np.cumsum(degree)[:-1])).astype(np.intp)
+        parts_dp: list[IntArray] = []
+        parts_z: list[IntArray] = []
+        parts_bits: list[IntArray] = []
+        for ends, bit in ((src, 1), (dst, 2)):
+            n_rows = degree[ends]
+            total = int(n_rows.sum())
+            if not total:
                 continue
-            hit = met.get(z)
-            found.append((*hit, z, _INTO) if hit is not None else (1.0, 0.0, True, z, _INTO))
-        for z, hit in met.items():
-            if z not in s_set and z not in e_set:
-                found.append((*hit, z, _THROUGH))
-        found.sort(key=lambda item: (item[0], item[3]))
-        for before, after in itertools.pairwise(found):
-            if not (before[2] and after[2]) and after[0] - before[0] <= before[1] + after[1]:
-                return None
-        return [(z, k) for _, _, _, z, k in found]
+            rep = np.repeat(np.arange(count, dtype=np.intp), n_rows)
+            offset = np.arange(total, dtype=np.intp) - np.repeat(np.cumsum(n_rows) - n_rows, n_rows)
+            parts_dp.append(rep)
+            parts_z.append(cols[first[ends][rep] + offset])
+            parts_bits.append(np.full(total, bit, dtype=np.intp))
+        met_dp = np.concatenate([part[0] for part in met]) if met else np.empty(0, dtype=np.intp)
+        met_z = np.concatenate([part[1] for part in met]) if met else np.empty(0, dtype=np.intp)
+        parts_dp.append(met_dp)
+        parts_z.append(met_z)
+        parts_bits.append(np.full(met_dp.size, 4, dtype=np.intp))
+        all_dp, all_z, bits = np.concatenate(parts_dp), np.concatenate(parts_z), np.concatenate(parts_bits)
+        flat = [crossing for zone in self._zones for crossing in zone.crossings]
+        if all_dp.size == 0:
+            return [0] * (count + 1), []
+        # One group per (directed line, zone): which ends touch it and whether the line meets it.
+        code = all_dp * m + all_z
+        order = np.argsort(code, kind="stable")
+        code, bits = code[order], bits[order]
+        new = np.ones(code.size, dtype=bool)
+        new[1:] = code[1:] != code[:-1]
+        begin = np.flatnonzero(new)
+        flags = np.bitwise_or.reduceat(bits, begin)
+        group = np.cumsum(new) - 1
+        g_dp, g_z = code[begin] // m, code[begin] % m
+        key = np.ones(begin.size)
+        err = np.zeros(begin.size)
+        exact = np.ones(begin.size, dtype=bool)
+        if met:
+            is_met = np.flatnonzero(bits == 4)
+            where = group[is_met]
+            met_rows = order[is_met] - (all_dp.size - met_dp.size)  # rows of the met arrays
+            key[where] = np.concatenate([part[2] for part in met])[met_rows]
+            err[where] = np.concatenate([part[3] for part in met])[met_rows]
+            exact[where] = np.concatenate([part[4] for part in met])[met_rows]
+        in_s, in_e = (flags & 1) > 0, (flags & 2) > 0
+        key[in_s], err[in_s], exact[in_s] = 0.0, 0.0, True
+        kind = np.where(in_s, np.where(in_e, _WITHIN, _FROM), np.where(in_e, _INTO, _THROUGH))
+        # Evidence order: by key, then scene order.
+        o = np.lexsort((g_z, key, g_dp))
+        g_dp, g_z, key, err, exact, kind = g_dp[o], g_z[o], key[o], err[o], exact[o], kind[o]
+        close = (g_dp[1:] == g_dp[:-1]) & ~(exact[1:] & exact[:-1]) & (key[1:] - key[:-1] <= err[1:] + err[:-1])
+        ambiguous[g_dp[:-1][close]] = True
+        starts = np.searchsorted(g_dp, np.arange(count + 1), side="left").tolist()
+        ordered = np.array(flat, dtype=object)[g_z * 4 + kind].tolist()
+        return starts, ordered
 
     def _exact_crossings(self, s: int, e: int) -> list[tuple[int, int]]:
         """(zone, kind) in evidence order, computed like ``SceneGeometry.evidence`` (GEOS per zone)."""
@@ -843,6 +898,20 @@ class _ZonesFromMatrix:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine._state.geometry, name)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Hold the cyclic garbage collector during one pass: a pass makes hundreds of thousands of small
+    acyclic objects (rulings, tuples), and the collections they trigger would rescan every live object
+    (about a fifth of a large pass). Nothing it makes is cyclic; collection resumes as before."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # Compilation helpers.
