@@ -55,7 +55,7 @@ from .geometry import (
 )
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
-from .rules.infinity import InfinityRuleset, LineComposer
+from .rules.infinity import InfinityRuleset, LineComposer, Who
 from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 from .world import SceneState
@@ -289,12 +289,15 @@ class SceneVisibility:
                 self._tokens.cx.tolist(), self._tokens.cy.tolist(), self._tokens.cz.tolist(), strict=True
             )
         ]
+        self._ids = [token.id for token in self._tokens.tokens]
         if scene.rules.lines != "center" or not LineComposer.applies(state.ruleset, self.action):
             self._composer = None
         elif self._composer is None:
             self._composer = LineComposer(cast(InfinityRuleset, state.ruleset), scene, self.action, self.reaction)
         else:
             self._composer.set_scene(scene)
+        composer = self._composer
+        self._whos: list[Who] = [] if composer is None else [composer.who(token) for token in self._tokens.tokens]
         self._geometry_proxy = _ZonesFromMatrix(self)
 
     def _compile_inside(self, old: _Tokens | None, fresh: set[int]) -> None:
@@ -425,32 +428,29 @@ class SceneVisibility:
 
         results: dict[Pair, Ruling] = {}
         zones = self._zones
-        composer, points = self._composer, self._points
-        for u in range(len(idx)):
-            a, b = int(i[u]), int(j[u])
+        composer, points, whos = self._composer, self._points, self._whos
+        tokens, ids = t.tokens, self._ids
+        doubtful = ambiguous.tolist()
+        for u, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
+            exact = u in exact_lines
+            hits = wall_hits.get(u, ())
             for d, (s, e) in enumerate(((a, b), (b, a))):
                 dp = 2 * u + d
-                if u not in exact_lines and not ambiguous[dp]:
-                    cross = tuple(ordered[starts[dp] : starts[dp + 1]])
-                else:
+                if exact or doubtful[dp]:
                     cross = tuple([zones[z].crossings[k] for z, k in self._exact_crossings(s, e)])
+                else:
+                    cross = tuple(ordered[starts[dp] : starts[dp + 1]])
                 walls: tuple[str, ...] = ()
-                if u in wall_hits:
-                    hits = wall_hits[u]
-                    if hits is None:
-                        walls = self._walls.blocked(
-                            Point3(t.cx[s], t.cy[s], t.cz[s]),
-                            Point3(t.cx[e], t.cy[e], t.cz[e]),
-                            external_radius=float(t.radius[s]),
-                        )
-                    else:
-                        walls = self._blocking(hits, d, float(t.radius[s]))
-                actor, target = t.tokens[s], t.tokens[e]
+                if hits is None:
+                    walls = self._walls.blocked(points[s], points[e], external_radius=float(t.radius[s]))
+                elif hits:
+                    walls = self._blocking(hits, d, float(t.radius[s]))
                 if composer is not None:
                     line = SightLine(points[s], points[e])
-                    results[(actor.id, target.id)] = composer.rule(actor, target, cross, walls, line)
+                    ruling = composer.rule(tokens[s], tokens[e], whos[s], whos[e], cross, walls, line)
                 else:
-                    results[(actor.id, target.id)] = self._rule(s, e, cross, walls)
+                    ruling = self._rule(s, e, cross, walls)
+                results[(ids[s], ids[e])] = ruling
         return results
 
     def _zone_keys(

@@ -523,6 +523,10 @@ class _Piece:
     applied: ModifierEntry  # the applied one
 
 
+#: What :class:`LineComposer` reads of a token: observer id, observer, traits all known, its pieces.
+Who = tuple[int, _Observer, bool, dict[int, _Piece]]
+
+
 class LineComposer:
     """The rulings of many centre lines of one scene for one action, built from memoised pieces.
 
@@ -555,8 +559,7 @@ class LineComposer:
         )
         self.action_name = action
         self.reaction = reaction
-        self._observers: dict[tuple[str, ...], tuple[int, _Observer, bool]] = {}
-        self._pieces: dict[tuple[Crossing, int], _Piece] = {}
+        self._observers: dict[tuple[str, ...], Who] = {}
         self._stacking: dict[int, str] = {}
         self._stacked: dict[tuple[int, int], ModifierEntry] = {}
         self._plain: dict[Crossing, ModifierEntry] = {}
@@ -577,31 +580,39 @@ class LineComposer:
         rules = ruleset.data.actions.get(action)
         return rules is not None and not rules.placement and (ruleset.data.zones_apply or not rules.needs_lof)
 
+    def who(self, token: Token) -> Who:
+        """What the composer reads of a token as an actor or a target (its traits); pass it to :meth:`rule`."""
+        traits = tuple(token.traits)
+        found = self._observers.get(traits)
+        if found is None:
+            found = self._observer(token)
+        return found
+
     def rule(
         self,
         actor: Token,
         target: Token,
+        actor_who: Who,
+        target_who: Who,
         crossings: tuple[Crossing, ...],
         walls: tuple[str, ...],
         line: SightLine,
     ) -> Ruling:
-        """``adjudicate`` of one centre line from ``actor`` to ``target`` (same Ruling)."""
-        traits = tuple(actor.traits)
-        observer = self._observers.get(traits)
-        if observer is None:
-            observer = self._observer(actor)
-        obs_id, obs, known = observer
+        """``adjudicate`` of one centre line from ``actor`` to ``target`` (same Ruling); ``actor_who``
+        and ``target_who`` come from :meth:`who`."""
+        obs_id, obs, known, table = actor_who
         zones = self._data.zones
         pieces: list[_Piece] = []
-        foreign = not known or not all(self._ruleset.knows_trait(t) for t in target.traits)
+        foreign = not (known and target_who[2])
         kept = crossings
         for c in crossings:
-            piece = self._pieces.get((c, obs_id))
-            if piece is None:
+            piece = table.get(id(c))
+            if piece is None or piece.crossing is not c:
                 if c.zone not in zones:
                     foreign = True
                     continue
                 piece = self._piece(c, obs_id, obs)
+                table[id(c)] = piece
             pieces.append(piece)
         if len(pieces) != len(crossings):
             kept = tuple(p.crossing for p in pieces)
@@ -663,11 +674,12 @@ class LineComposer:
 
     # --- Pieces (each built once) ---
 
-    def _observer(self, actor: Token) -> tuple[int, _Observer, bool]:
+    def _observer(self, actor: Token) -> Who:
         traits = tuple(actor.traits)
         obs = self._ruleset._observer(actor, self._locale)
         known = all(self._ruleset.knows_trait(t) for t in traits)
-        found = self._observers[traits] = (len(self._observers), obs, known)
+        # The last item: this observer's pieces by the id of their crossing (checked by identity).
+        found = self._observers[traits] = (len(self._observers), obs, known, {})
         return found
 
     def _piece(self, crossing: Crossing, obs_id: int, observer: _Observer) -> _Piece:
@@ -681,7 +693,6 @@ class LineComposer:
             plain=ruleset._entry(crossing, value, False, candidate.reason, locale),
             applied=ruleset._entry(crossing, value, True, candidate.reason, locale),
         )
-        self._pieces[(crossing, obs_id)] = piece
         return piece
 
     def _stacked_entry(self, piece: _Piece, best: _Piece) -> ModifierEntry:
