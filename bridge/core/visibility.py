@@ -138,6 +138,7 @@ class SceneVisibility:
         self._memo: dict[tuple[Any, ...], Ruling] = {}
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
         self._composer: LineComposer | None = None
+        self._known_traits: dict[tuple[str, ...], bool] = {}  # per ruleset: emptied with the memo
         self._names: dict[str, str] = {region.id: region.name for region in state.scene.regions}
         self._inside: BoolArray = np.zeros((0, 0), dtype=bool)
         self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
@@ -176,6 +177,7 @@ class SceneVisibility:
         ):
             self._memo.clear()
             self._memo_best.clear()
+            self._known_traits.clear()
             self._composer = None
             self._compile(new_state)
             return self._replace_all()
@@ -230,7 +232,8 @@ class SceneVisibility:
                 result[pair] = None
         rulings = self._rulings
         for pair, ruling in fresh.items():
-            if rulings.get(pair) != ruling:
+            old = rulings.get(pair)
+            if old is None or old.line != ruling.line or old != ruling:  # a moved token: lines differ
                 result[pair] = ruling
             rulings[pair] = ruling
         return result
@@ -270,6 +273,9 @@ class SceneVisibility:
             self._edge_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if zones else counts
             self._edge_count = counts
             edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
+            # Every zone's four crossings (from, into, within, through), at 4 * zone + kind.
+            self._crossing_objects = np.empty(4 * len(zones), dtype=object)
+            self._crossing_objects[:] = [crossing for zone in zones for crossing in zone.crossings]
             self._ex0, self._ey0 = edges[:, 0].copy(), edges[:, 1].copy()
             self._ex1, self._ey1 = edges[:, 2].copy(), edges[:, 3].copy()
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
@@ -282,13 +288,9 @@ class SceneVisibility:
             self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
         self._wall_objects = walls
         self._compile_inside(old_tokens if self._zones_reused else None, fresh)
+        shapes = [self._token_cache[token.id] for token in self._tokens.tokens]
         self._traits = [self._token_signature(token) for token in self._tokens.tokens]
-        self._points = [
-            Point3(x, y, z)
-            for x, y, z in zip(
-                self._tokens.cx.tolist(), self._tokens.cy.tolist(), self._tokens.cz.tolist(), strict=True
-            )
-        ]
+        self._points = [shape.point for shape in shapes]
         self._ids = [token.id for token in self._tokens.tokens]
         if scene.rules.lines != "center" or not LineComposer.applies(state.ruleset, self.action):
             self._composer = None
@@ -350,9 +352,10 @@ class SceneVisibility:
     def _token_signature(self, token: Token) -> tuple[Any, ...]:
         """What a ruling reads of a token: its traits, and its name when a trait is foreign (a note)."""
         traits = tuple(token.traits)
-        if all(self._ruleset.knows_trait(trait) for trait in traits):
-            return traits
-        return (traits, token.name or token.id)
+        known = self._known_traits.get(traits)
+        if known is None:
+            known = self._known_traits[traits] = all(self._ruleset.knows_trait(trait) for trait in traits)
+        return traits if known else (traits, token.name or token.id)
 
     def _all_pairs(self) -> list[tuple[int, int]]:
         """Unordered token index pairs (i < j) the engine watches."""
@@ -665,7 +668,6 @@ class SceneVisibility:
         parts_z.append(met_z)
         parts_bits.append(np.full(met_dp.size, 4, dtype=np.intp))
         all_dp, all_z, bits = np.concatenate(parts_dp), np.concatenate(parts_z), np.concatenate(parts_bits)
-        flat = [crossing for zone in self._zones for crossing in zone.crossings]
         if all_dp.size == 0:
             return [0] * (count + 1), []
         # One group per (directed line, zone): which ends touch it and whether the line meets it.
@@ -697,7 +699,7 @@ class SceneVisibility:
         close = (g_dp[1:] == g_dp[:-1]) & ~(exact[1:] & exact[:-1]) & (key[1:] - key[:-1] <= err[1:] + err[:-1])
         ambiguous[g_dp[:-1][close]] = True
         starts = np.searchsorted(g_dp, np.arange(count + 1), side="left").tolist()
-        ordered = np.array(flat, dtype=object)[g_z * 4 + kind].tolist()
+        ordered = self._crossing_objects[g_z * 4 + kind].tolist()
         return starts, ordered
 
     def _exact_crossings(self, s: int, e: int) -> list[tuple[int, int]]:
@@ -955,6 +957,7 @@ class _TokenShape:
     token: Token
     size: float
     centre: tuple[float, float, float]
+    point: Point3
     radius: float
     box: tuple[float, float, float, float]
     probe: Any
@@ -975,9 +978,8 @@ def _token_shape(token: Token, size: float) -> _TokenShape:
         probe = LineString([(x0, y0), (x0 + w, y0 + h)])
     else:
         probe = Point(x0, y0)
-    return _TokenShape(
-        token, size, (x0 + w / 2, y0 + h / 2, token.elevation), max(w, h) / 2, (x0, y0, x0 + w, y0 + h), probe
-    )
+    centre = (x0 + w / 2, y0 + h / 2, float(token.elevation))
+    return _TokenShape(token, size, centre, Point3(*centre), max(w, h) / 2, (x0, y0, x0 + w, y0 + h), probe)
 
 
 def _compile_tokens(scene: Scene, cache: Mapping[str, _TokenShape]) -> tuple[_Tokens, dict[str, _TokenShape], set[int]]:
