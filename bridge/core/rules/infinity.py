@@ -512,15 +512,22 @@ def _signed(value: int) -> str:
 # --- Many lines of one scene ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(eq=False, slots=True)
 class _Piece:
-    """One crossing as seen by one kind of observer, with the modifier entries it can give."""
+    """One crossing as seen by one kind of observer, with the modifier entries it can give.
+
+    Compared and hashed by identity (one piece per crossing and observer)."""
 
     crossing: Crossing
     candidate: _Candidate
+    counts: bool  # the candidate's
+    cite_group: int  # the candidate's cite keys, as a number
     rank: tuple[int, int]  # _most_restrictive's key
     plain: ModifierEntry  # not applied, with its own reason
     applied: ModifierEntry  # the applied one
+    stacking: str | None = None  # the "not stacking" text naming this zone, once it was applied
+    #: When this piece is applied: the entry of each other counted piece (its reason names this zone).
+    under: dict[_Piece, ModifierEntry] = dataclasses.field(default_factory=dict)
 
 
 #: What :class:`LineComposer` reads of a token: observer id, observer, traits all known, its pieces.
@@ -560,8 +567,8 @@ class LineComposer:
         self.action_name = action
         self.reaction = reaction
         self._observers: dict[tuple[str, ...], Who] = {}
-        self._stacking: dict[int, str] = {}
-        self._stacked: dict[tuple[int, int], ModifierEntry] = {}
+        self._stacked = 0  # stacked entries held by the pieces
+        self._cite_groups: dict[tuple[str, ...], int] = {}
         self._plain: dict[Crossing, ModifierEntry] = {}
         self._walls: dict[str, ModifierEntry] = {}
         self._citations: dict[tuple[Any, ...], tuple[str, ...]] = {}
@@ -627,30 +634,32 @@ class LineComposer:
 
         best: _Piece | None = None
         counted = 0
+        groups: list[int] = []
+        extra: list[str] = []
         for piece in pieces:
-            if piece.candidate.counts:
+            if piece.counts:
                 counted += 1
                 if best is None or piece.rank < best.rank:
                     best = piece
+            if piece.cite_group not in groups:
+                groups.append(piece.cite_group)
+            if piece.candidate.notes:
+                extra += piece.candidate.notes
         entries: list[ModifierEntry]
         if best is None:
             entries = [piece.plain for piece in pieces]
         else:
-            entries = []
-            for piece in pieces:
-                if piece is best:
-                    entries.append(piece.applied)
-                elif piece.candidate.counts:
-                    entry = self._stacked.get((id(piece), id(best)))
-                    entries.append(entry if entry is not None else self._stacked_entry(piece, best))
-                else:
-                    entries.append(piece.plain)
-        cite_groups = tuple(dict.fromkeys([piece.candidate.cite for piece in pieces]))
-        cite_key = (cite_groups, counted > 1)
+            under = best.under
+            entries = [
+                piece.applied
+                if piece is best
+                else ((under.get(piece) or self._stacked_entry(piece, best)) if piece.counts else piece.plain)
+                for piece in pieces
+            ]
+        cite_key = (tuple(groups), counted > 1)
         citations = self._citations.get(cite_key)
         if citations is None:
             citations = self._cite_lof(cite_key)
-        extra = [n for piece in pieces for n in piece.candidate.notes]
         if extra:
             notes = notes + tuple(dict.fromkeys(extra))
         blocked = bool(walls)
@@ -689,6 +698,8 @@ class LineComposer:
         piece = _Piece(
             crossing=crossing,
             candidate=candidate,
+            counts=candidate.counts,
+            cite_group=self._cite_groups.setdefault(candidate.cite, len(self._cite_groups)),
             rank=(0 if candidate.blocks else 1, candidate.value if candidate.value is not None else 0),
             plain=ruleset._entry(crossing, value, False, candidate.reason, locale),
             applied=ruleset._entry(crossing, value, True, candidate.reason, locale),
@@ -696,21 +707,28 @@ class LineComposer:
         return piece
 
     def _stacked_entry(self, piece: _Piece, best: _Piece) -> ModifierEntry:
-        stacking = self._stacking.get(id(best))
+        """The entry of counted ``piece`` when ``best`` applies: its reason says the two do not stack."""
+        stacking = best.stacking
         if stacking is None:
             text = self._ruleset._describe(best.candidate, self._situation)
-            stacking = self._stacking[id(best)] = self._ruleset._text("not_stacking", self._locale, applied=text)
+            stacking = best.stacking = self._ruleset._text("not_stacking", self._locale, applied=text)
         candidate = piece.candidate
         reason = f"{candidate.reason} {stacking}" if candidate.reason else stacking
         value = None if candidate.blocks else candidate.value
         entry = self._ruleset._entry(candidate.crossing, value, False, reason, self._locale)
-        if len(self._stacked) >= _CANDIDATE_MEMO:
-            self._stacked.clear()
-        self._stacked[(id(piece), id(best))] = entry
+        self._stacked += 1
+        if self._stacked > _CANDIDATE_MEMO:  # bound the memory: forget every stacked entry
+            for who in self._observers.values():
+                for held in who[3].values():
+                    held.under.clear()
+            self._stacked = 0
+        best.under[piece] = entry
         return entry
 
     def _cite_lof(self, key: tuple[Any, ...]) -> tuple[str, ...]:
-        groups, many = key
+        group_ids, many = key
+        by_id = {number: group for group, number in self._cite_groups.items()}
+        groups = [by_id[number] for number in group_ids]
         cite_keys: list[str] = [k for group in groups for k in group]
         if groups:
             cite_keys += self._action.cite
