@@ -500,9 +500,9 @@ class SceneVisibility:
         ai, bi = i[li], j[li]
         start_in = self._centre_in[ai, zi]
         end_in = self._centre_in[bi, zi]
-        # Parity must agree with GEOS at the far end, and something must touch where GEOS says so.
+        # Parity must agree with GEOS at the far end. A candidate with no crossing and neither end
+        # inside does not meet the zone (a touch of its boundary would have raised a doubt).
         doubt |= (start_in ^ (ncross % 2 == 1)) != end_in
-        doubt |= (ncross == 0) & ~start_in
         bottom, top = self._bottom[zi], self._top[zi]
         za, zb = t.cz[ai], t.cz[bi]
         for d in (0, 1):
@@ -540,10 +540,12 @@ class SceneVisibility:
     def _touching_zones(
         self, segs: Any, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
     ) -> tuple[IntArray, IntArray]:
-        """(segment, zone) pairs that touch in 2D: GEOS ``intersects``, as ``SceneGeometry`` decides it.
+        """(segment, zone) pairs that may touch in 2D: a superset of GEOS ``intersects``.
 
         Boxes first (a tree over the segments, queried with every zone), then a numpy test that drops
-        the pairs whose zone box lies wholly on one side of the segment's line, then GEOS.
+        the pairs whose zone box lies wholly on one side of the segment's line. The edge pass decides
+        the rest: a segment meets a zone where it crosses an edge or an end lies inside (``centre_in``,
+        from GEOS); a boundary merely touched raises a doubt there, and the line takes the exact path.
         """
         zi, li = STRtree(segs).query(self._areas)
         px, py, qx, qy = x0[li], y0[li], x1[li], y1[li]
@@ -557,9 +559,7 @@ class SceneVisibility:
         # A generous margin keeps this a superset of GEOS's answer under rounding.
         margin = 1e-9 * (np.abs(dx) + np.abs(dy)) * (1.0 + np.abs(box).max(axis=1) + np.abs(px) + np.abs(py))
         keep = np.flatnonzero((lo <= margin) & (hi >= -margin))
-        li, zi = li[keep], zi[keep]
-        touching = shapely.intersects(self._areas[zi], segs[li])
-        return li[touching], zi[touching]
+        return li[keep], zi[keep]
 
     def _edge_pass(
         self,
