@@ -1,25 +1,30 @@
 """Whole-scene visibility: every (actor, target) ruling of one scene for one action, kept up to date.
 
 :class:`SceneVisibility` answers exactly what :meth:`bridge.session.Session.rule` would answer for each
-pair — same :class:`~bridge.core.sight.LineEvidence`, same ruleset call — but computes the geometry of
+pair — same :class:`~bridge.core.sight.LineEvidence`, same ruling — but computes the geometry of
 all sight lines at once and, on :meth:`SceneVisibility.update`, only for the pairs a change can touch.
 
 How the geometry is vectorised (``docs/performance.md`` has the figures):
 
 - Each unordered pair of tokens is one 2D segment; both directions share its geometry.
-- Zones sit in an STRtree; one ``query(segments, predicate="intersects")`` gives every (segment, zone)
-  pair that touches in 2D (the same GEOS predicate :class:`~bridge.core.geometry.SceneGeometry` uses).
-- For those pairs, numpy intersects the segment with every edge of the zone (holes included) at once:
-  the crossing parameters ``t`` and the parity of the start point (``inside`` via GEOS, closed) give,
-  per direction and per elevation span, whether the line meets the zone and the first ``t`` it does.
+- Candidate (segment, zone) pairs come from an STRtree (boxes) and a numpy side test.
+- For those pairs, numpy intersects the segment with every edge of the zone (holes included) at once
+  (edges surely on one side of the line dropped first): the crossing parameters ``t`` and the parity of
+  the start point (``inside`` via GEOS, closed) give, per direction and per elevation span, whether the
+  line meets the zone and the first ``t`` it does — as GEOS ``intersects`` and ``intersection`` would
+  in :class:`~bridge.core.geometry.SceneGeometry`.
+- Each directed line's crossings are put in evidence order by one numpy sort over all lines.
 - Every float decision carries an error bound. A pair whose answer could be changed by rounding — a
   line through a zone vertex or along an edge, a crossing at the edge of an elevation span, two
   crossings too close to order — falls back to the exact per-line path (GEOS ``intersection``, the
   code of ``SceneGeometry``), so the result is the same, bit for bit, as the plain path.
 - Walls: the orientation tests of :meth:`~bridge.core.geometry.WallIndex.blocking` run over all
   (segment, wall) pairs at once; only lines that hit a wall are judged wall by wall, exactly.
-- Rulings are memoised on everything a ruling reads: both tokens' traits, the crossings, the blocking
-  walls; action, reaction, edition, locale and ruleset are fixed per engine.
+- Rulings: Infinity's come from :class:`~bridge.core.rules.infinity.LineComposer` (the ruling built from
+  memoised per-crossing pieces, equal to ``adjudicate``'s); others are memoised on everything a ruling
+  reads: both tokens' traits, the crossings, the blocking walls. Action, reaction, edition, locale and
+  ruleset are fixed per engine.
+- ``update`` reuses every compiled zone, wall and token whose object is unchanged.
 """
 
 from __future__ import annotations
