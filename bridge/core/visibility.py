@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import math
+import operator
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -140,6 +141,7 @@ class SceneVisibility:
         self.reaction = reaction
         self.watched: frozenset[str] | None = None if tokens is None else frozenset(tokens)
         self._zone_cache: dict[str, _Zone] = {}
+        self._regions: tuple[Region, ...] = ()
         self._memo: dict[tuple[Any, ...], Ruling] = {}
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
         self._composer: LineComposer | None = None
@@ -253,19 +255,24 @@ class SceneVisibility:
         units = scene.grid.distance / scene.grid.size
         self._units_changed = getattr(self, "_units_per_px", units) != units
         self._units_per_px = units
-        zones: list[_Zone] = []
-        cache: dict[str, _Zone] = {}
-        for region in scene.regions:
-            if region.zone is None:
-                continue
-            zone = self._zone_cache.get(region.id)
-            if zone is None or not (zone.region is region or zone.region == region):
-                zone = _compile_zone(region)
-            if zone is not None:
-                cache[region.id] = zone
-                zones.append(zone)
-        self._zone_cache = cache
+        regions = tuple(scene.regions)
         old_zones: tuple[_Zone, ...] | None = getattr(self, "_zones", None)
+        if old_zones is not None and _same_objects(self._regions, regions):
+            zones = list(old_zones)  # the very same regions: nothing to look at
+        else:
+            zones = []
+            cache: dict[str, _Zone] = {}
+            for region in regions:
+                if region.zone is None:
+                    continue
+                zone = self._zone_cache.get(region.id)
+                if zone is None or not (zone.region is region or zone.region == region):
+                    zone = _compile_zone(region)
+                if zone is not None:
+                    cache[region.id] = zone
+                    zones.append(zone)
+            self._zone_cache = cache
+        self._regions = regions
         self._zones_reused = old_zones is not None and _same_objects(old_zones, zones)
         if not self._zones_reused:
             self._zones = tuple(zones)
@@ -1015,7 +1022,7 @@ def _compile_tokens(scene: Scene, cache: Mapping[str, _TokenShape]) -> tuple[_To
 
 
 def _same_objects(old: Sequence[Any], new: Sequence[Any]) -> bool:
-    return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
+    return len(old) == len(new) and all(map(operator.is_, old, new))
 
 
 def _inside_sets(tokens: _Tokens, zones: Sequence[_Zone], inside: BoolArray) -> dict[str, frozenset[tuple[str, str]]]:
