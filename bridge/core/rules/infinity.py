@@ -522,6 +522,7 @@ class _Piece:
     candidate: _Candidate
     counts: bool  # the candidate's
     cite_group: int  # the candidate's cite keys, as a number
+    notes: tuple[str, ...]  # the candidate's
     rank: tuple[int, int]  # _most_restrictive's key
     plain: ModifierEntry  # not applied, with its own reason
     applied: ModifierEntry  # the applied one
@@ -611,7 +612,10 @@ class LineComposer:
         zones = self._data.zones
         pieces: list[_Piece] = []
         foreign = not (known and target_who[2])
-        kept = crossings
+        best: _Piece | None = None
+        counted = 0
+        groups: list[int] = []
+        extra: list[str] = []
         for c in crossings:
             piece = table.get(id(c))
             if piece is None or piece.crossing is not c:
@@ -621,8 +625,15 @@ class LineComposer:
                 piece = self._piece(c, obs_id, obs)
                 table[id(c)] = piece
             pieces.append(piece)
-        if len(pieces) != len(crossings):
-            kept = tuple(p.crossing for p in pieces)
+            if piece.counts:
+                counted += 1
+                if best is None or piece.rank < best.rank:
+                    best = piece
+            if piece.cite_group not in groups:
+                groups.append(piece.cite_group)
+            if piece.notes:
+                extra += piece.notes
+        kept = crossings if len(pieces) == len(crossings) else tuple(p.crossing for p in pieces)
         notes: tuple[str, ...] = ()
         if foreign:
             evidence = LineEvidence(line=line, crossings=crossings, blocking_walls=walls)
@@ -632,19 +643,6 @@ class LineComposer:
         if not action.needs_lof:
             return self._no_lof(kept, notes, line)
 
-        best: _Piece | None = None
-        counted = 0
-        groups: list[int] = []
-        extra: list[str] = []
-        for piece in pieces:
-            if piece.counts:
-                counted += 1
-                if best is None or piece.rank < best.rank:
-                    best = piece
-            if piece.cite_group not in groups:
-                groups.append(piece.cite_group)
-            if piece.candidate.notes:
-                extra += piece.candidate.notes
         entries: list[ModifierEntry]
         if best is None:
             entries = [piece.plain for piece in pieces]
@@ -700,6 +698,7 @@ class LineComposer:
             candidate=candidate,
             counts=candidate.counts,
             cite_group=self._cite_groups.setdefault(candidate.cite, len(self._cite_groups)),
+            notes=candidate.notes,
             rank=(0 if candidate.blocks else 1, candidate.value if candidate.value is not None else 0),
             plain=ruleset._entry(crossing, value, False, candidate.reason, locale),
             applied=ruleset._entry(crossing, value, True, candidate.reason, locale),
