@@ -83,6 +83,8 @@ _WallHit = tuple[int, float, float, float, float]
 _ORIENT_TOL = 1e-13
 #: Most (segment, zone edge) rows handled by one numpy pass (bounds memory: ~100 bytes a row).
 _CHUNK_ROWS = 400_000
+#: Consecutive zone edges tested together against a line by their box before one by one.
+_RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
 _MEMO_LIMIT = 200_000
 _KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
@@ -290,6 +292,7 @@ class SceneVisibility:
             self._crossing_objects[:] = [crossing for zone in zones for crossing in zone.crossings]
             self._ex0, self._ey0 = edges[:, 0].copy(), edges[:, 1].copy()
             self._ex1, self._ey1 = edges[:, 2].copy(), edges[:, 3].copy()
+            self._compile_runs(counts)
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
         self._token_cache: dict[str, _TokenShape]
         self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}))
@@ -313,6 +316,24 @@ class SceneVisibility:
         composer = self._composer
         self._whos: list[Who] = [] if composer is None else [composer.who(token) for token in self._tokens.tokens]
         self._geometry_proxy = _ZonesFromMatrix(self)
+
+    def _compile_runs(self, counts: IntArray) -> None:
+        """Each zone's edges in runs of up to ``_RUN`` consecutive edges, with the box of each run."""
+        runs = (counts + _RUN - 1) // _RUN
+        self._run_count = runs
+        self._run_start = (np.cumsum(runs) - runs).astype(np.intp)
+        zone_of_run = np.repeat(np.arange(counts.size, dtype=np.intp), runs)
+        within = np.arange(int(runs.sum()), dtype=np.intp) - np.repeat(self._run_start, runs)
+        self._run_first_edge = self._edge_start[zone_of_run] + within * _RUN
+        self._run_edges = np.minimum(_RUN, counts[zone_of_run] - within * _RUN).astype(np.intp)
+        starts = self._run_first_edge
+        if starts.size:
+            self._run_x0 = np.minimum.reduceat(np.minimum(self._ex0, self._ex1), starts)
+            self._run_y0 = np.minimum.reduceat(np.minimum(self._ey0, self._ey1), starts)
+            self._run_x1 = np.maximum.reduceat(np.maximum(self._ex0, self._ex1), starts)
+            self._run_y1 = np.maximum.reduceat(np.maximum(self._ey0, self._ey1), starts)
+        else:
+            self._run_x0 = self._run_y0 = self._run_x1 = self._run_y1 = np.empty(0)
 
     def _compile_inside(self, old: _Tokens | None, fresh: set[int]) -> None:
         """The token × zone matrices; with ``old`` (same zones), rows of unchanged tokens are copied."""
@@ -588,11 +609,32 @@ class SceneVisibility:
         cross_err: list[FloatArray],
     ) -> None:
         """One chunk of (segment, zone) pairs against every edge of the zone."""
-        counts = self._edge_count[zi]
-        total = int(counts.sum())
+        # Runs of consecutive edges whose box lies surely on one side of the segment's line cannot
+        # meet it (each of their edges would be dropped below): only the other runs are expanded.
+        counts = self._run_count[zi]
         row_pair = np.repeat(np.arange(li.size, dtype=np.intp), counts)
-        first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        edge = np.repeat(self._edge_start[zi] - first, counts) + np.arange(total, dtype=np.intp)
+        first = np.cumsum(counts) - counts
+        run = np.repeat(self._run_start[zi] - first, counts) + np.arange(int(counts.sum()), dtype=np.intp)
+        line = li[row_pair]
+        px, py = x0[line], y0[line]
+        dx, dy = x1[line] - px, y1[line] - py
+        rx0, ry0, rx1, ry1 = self._run_x0[run], self._run_y0[run], self._run_x1[run], self._run_y1[run]
+        lo = np.full(run.size, np.inf)
+        hi = np.full(run.size, -np.inf)
+        for cx, cy in ((rx0, ry0), (rx1, ry0), (rx1, ry1), (rx0, ry1)):
+            side = dx * (cy - py) - dy * (cx - px)
+            lo, hi = np.minimum(lo, side), np.maximum(hi, side)
+        # The same generous margin as the zone boxes' test (far above the orientation tolerance).
+        scale = np.maximum(np.maximum(np.abs(rx0), np.abs(rx1)), np.maximum(np.abs(ry0), np.abs(ry1)))
+        margin = 1e-9 * (np.abs(dx) + np.abs(dy)) * (1.0 + scale + np.abs(px) + np.abs(py))
+        kept = np.flatnonzero((lo <= margin) & (hi >= -margin))
+        if kept.size == 0:
+            return
+        run, run_pair = run[kept], row_pair[kept]
+        counts = self._run_edges[run]
+        row_pair = np.repeat(run_pair, counts)
+        first = np.cumsum(counts) - counts
+        edge = np.repeat(self._run_first_edge[run] - first, counts) + np.arange(int(counts.sum()), dtype=np.intp)
         # Sides of the edge ends relative to the segment's line.
         px, py, qx, qy = x0[li][row_pair], y0[li][row_pair], x1[li][row_pair], y1[li][row_pair]
         ex0, ey0, ex1, ey1 = self._ex0[edge], self._ey0[edge], self._ex1[edge], self._ey1[edge]
