@@ -960,7 +960,8 @@ class _ZonesFromMatrix:
 def _gc_paused() -> Iterator[None]:
     """Hold the cyclic garbage collector during one pass: a pass makes hundreds of thousands of small
     acyclic objects (rulings, tuples), and the collections they trigger would rescan every live object
-    (about a fifth of a large pass). Nothing it makes is cyclic; collection resumes as before."""
+    (about a fifth of a large pass). Collection resumes as before when the pass ends; the few cycles
+    a pass makes (the composer's pieces refer to one another) live as long as the engine anyway."""
     enabled = gc.isenabled()
     gc.disable()
     try:

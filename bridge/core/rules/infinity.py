@@ -550,7 +550,6 @@ class LineComposer:
     def __init__(self, ruleset: InfinityRuleset, scene: Scene, action: str, reaction: bool) -> None:
         self._ruleset = ruleset
         self._data = ruleset.data
-        self._scene = scene
         self._action = ruleset.data.actions[action]
         self._locale = scene.rules.locale
         self._edition = scene.rules.edition
@@ -565,8 +564,6 @@ class LineComposer:
             lines=(),
             options={"aware": True},
         )
-        self.action_name = action
-        self.reaction = reaction
         self._observers: dict[tuple[str, ...], Who] = {}
         self._stacked = 0  # stacked entries held by the pieces
         self._cite_groups: dict[tuple[str, ...], int] = {}
@@ -577,7 +574,6 @@ class LineComposer:
 
     def set_scene(self, scene: Scene) -> None:
         """The same rules and region names in a newer scene (regions may have been added or removed)."""
-        self._scene = scene
         self._situation = dataclasses.replace(self._situation, scene=scene)
 
     @staticmethod
@@ -608,7 +604,7 @@ class LineComposer:
     ) -> Ruling:
         """``adjudicate`` of one centre line from ``actor`` to ``target`` (same Ruling); ``actor_who``
         and ``target_who`` come from :meth:`who`."""
-        obs_id, obs, known, table = actor_who
+        _, obs, known, table = actor_who
         zones = self._data.zones
         pieces: list[_Piece] = []
         foreign = not (known and target_who[2])
@@ -622,7 +618,7 @@ class LineComposer:
                 if c.zone not in zones:
                     foreign = True
                     continue
-                piece = self._piece(c, obs_id, obs)
+                piece = self._piece(c, obs)
                 table[id(c)] = piece
             pieces.append(piece)
             if piece.counts:
@@ -689,7 +685,7 @@ class LineComposer:
         found = self._observers[traits] = (len(self._observers), obs, known, {})
         return found
 
-    def _piece(self, crossing: Crossing, obs_id: int, observer: _Observer) -> _Piece:
+    def _piece(self, crossing: Crossing, observer: _Observer) -> _Piece:
         ruleset, locale = self._ruleset, self._locale
         candidate = ruleset._judge(crossing, observer, self._situation, self._action)
         value = None if candidate.blocks else candidate.value
