@@ -1,33 +1,40 @@
 """Whole-scene visibility: every (actor, target) ruling of one scene for one action, kept up to date.
 
 :class:`SceneVisibility` answers exactly what :meth:`bridge.session.Session.rule` would answer for each
-pair — same :class:`~bridge.core.sight.LineEvidence`, same ruleset call — but computes the geometry of
+pair — same :class:`~bridge.core.sight.LineEvidence`, same ruling — but computes the geometry of
 all sight lines at once and, on :meth:`SceneVisibility.update`, only for the pairs a change can touch.
 
 How the geometry is vectorised (``docs/performance.md`` has the figures):
 
 - Each unordered pair of tokens is one 2D segment; both directions share its geometry.
-- Zones sit in an STRtree; one ``query(segments, predicate="intersects")`` gives every (segment, zone)
-  pair that touches in 2D (the same GEOS predicate :class:`~bridge.core.geometry.SceneGeometry` uses).
-- For those pairs, numpy intersects the segment with every edge of the zone (holes included) at once:
-  the crossing parameters ``t`` and the parity of the start point (``inside`` via GEOS, closed) give,
-  per direction and per elevation span, whether the line meets the zone and the first ``t`` it does.
+- Candidate (segment, zone) pairs come from an STRtree (boxes) and a numpy side test.
+- For those pairs, numpy intersects the segment with every edge of the zone (holes included) at once
+  (edges surely on one side of the line dropped first): the crossing parameters ``t`` and the parity of
+  the start point (``inside`` via GEOS, closed) give, per direction and per elevation span, whether the
+  line meets the zone and the first ``t`` it does — as GEOS ``intersects`` and ``intersection`` would
+  in :class:`~bridge.core.geometry.SceneGeometry`.
+- Each directed line's crossings are put in evidence order by one numpy sort over all lines.
 - Every float decision carries an error bound. A pair whose answer could be changed by rounding — a
   line through a zone vertex or along an edge, a crossing at the edge of an elevation span, two
   crossings too close to order — falls back to the exact per-line path (GEOS ``intersection``, the
   code of ``SceneGeometry``), so the result is the same, bit for bit, as the plain path.
 - Walls: the orientation tests of :meth:`~bridge.core.geometry.WallIndex.blocking` run over all
   (segment, wall) pairs at once; only lines that hit a wall are judged wall by wall, exactly.
-- Rulings are memoised on everything a ruling reads: both tokens' traits, the crossings, the blocking
-  walls; action, reaction, edition, locale and ruleset are fixed per engine.
+- Rulings: Infinity's come from :class:`~bridge.core.rules.infinity.LineComposer` (the ruling built from
+  memoised per-crossing pieces, equal to ``adjudicate``'s); others are memoised on everything a ruling
+  reads: both tokens' traits, the crossings, the blocking walls. Action, reaction, edition, locale and
+  ruleset are fixed per engine.
+- ``update`` reuses every compiled zone, wall and token whose object is unchanged.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import gc
 import math
-from collections.abc import Collection, Mapping, Sequence
+import operator
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
@@ -54,6 +61,7 @@ from .geometry import (
 )
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
+from .rules.infinity import InfinityRuleset, LineComposer, Who
 from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 from .world import SceneState
@@ -64,6 +72,10 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 BoolArray = npt.NDArray[np.bool_]
 Pair = tuple[str, str]
+#: Where directed lines first meet zones: directed pair, zone, key (t), its error bound, exact.
+_Met = tuple[
+    npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_]
+]
 #: A wall a segment crosses properly: wall index, orientation of either end, distance from either end.
 _WallHit = tuple[int, float, float, float, float]
 
@@ -71,6 +83,8 @@ _WallHit = tuple[int, float, float, float, float]
 _ORIENT_TOL = 1e-13
 #: Most (segment, zone edge) rows handled by one numpy pass (bounds memory: ~100 bytes a row).
 _CHUNK_ROWS = 400_000
+#: Consecutive zone edges tested together against a line by their box before one by one.
+_RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
 _MEMO_LIMIT = 200_000
 _KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
@@ -129,10 +143,17 @@ class SceneVisibility:
         self.reaction = reaction
         self.watched: frozenset[str] | None = None if tokens is None else frozenset(tokens)
         self._zone_cache: dict[str, _Zone] = {}
+        self._regions: tuple[Region, ...] = ()
         self._memo: dict[tuple[Any, ...], Ruling] = {}
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
-        self._compile(state)
-        self._rulings: dict[Pair, Ruling] = self._compute(self._all_pairs())
+        self._composer: LineComposer | None = None
+        self._known_traits: dict[tuple[str, ...], bool] = {}  # per ruleset: emptied with the memo
+        self._names: dict[str, str] = {region.id: region.name for region in state.scene.regions}
+        self._inside: BoolArray = np.zeros((0, 0), dtype=bool)
+        self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
+        with _gc_paused():
+            self._compile(state)
+            self._rulings: dict[Pair, Ruling] = self._compute(self._all_pairs())
 
     # Public methods.
 
@@ -147,10 +168,12 @@ class SceneVisibility:
         changed; a zone or wall change recomputes the pairs whose sight line touches its old or new
         bounds, and the pairs of tokens whose footprint does (from/into/within are footprint-based).
         """
+        with _gc_paused():
+            return self._update(new_state)
+
+    def _update(self, new_state: SceneState) -> dict[Pair, Ruling | None]:
         old_state, old_tokens = self._state, self._tokens
-        old_zones = self._zones
-        old_walls = {wall.id: wall for wall in old_state.scene.walls}
-        old_inside = self._inside_sets()
+        old_zones, old_inside = self._zones, self._inside
         self._compile(new_state)
         old_scene, new_scene = old_state.scene, new_state.scene
         if (
@@ -158,55 +181,70 @@ class SceneVisibility:
             or old_scene.rules != new_scene.rules
             or old_scene.grid != new_scene.grid
             or old_scene.environment != new_scene.environment
-            or _region_names(old_scene) != _region_names(new_scene)  # rulings name regions in their reasons
+            or self._renamed(new_scene)  # rulings name regions in their reasons
             or not _same_relative_order(old_zones, self._zones)
         ):
             self._memo.clear()
             self._memo_best.clear()
+            self._known_traits.clear()
+            self._composer = None
+            self._compile(new_state)
             return self._replace_all()
 
         tokens = self._tokens
-        changed: set[str] = {
-            token.id
-            for token in tokens.tokens
-            if (old_index := old_tokens.index.get(token.id)) is None or old_tokens.tokens[old_index] != token
-        }
+        index = tokens.index
+        changed: set[int] = set()
+        for k, token in enumerate(tokens.tokens):
+            old_index = old_tokens.index.get(token.id)
+            if old_index is None:
+                changed.add(k)
+                continue
+            before = old_tokens.tokens[old_index]
+            if before is not token and before != token:
+                changed.add(k)
         boxes: list[tuple[float, float, float, float]] = []
-        old_by_id = {zone.region_id: zone for zone in old_zones}
-        new_by_id = {zone.region_id: zone for zone in self._zones}
-        for region_id in old_by_id.keys() | new_by_id.keys():
-            before, after = old_by_id.get(region_id), new_by_id.get(region_id)
-            if before is after:
-                continue
-            boxes += [zone.bounds for zone in (before, after) if zone is not None]
+        if not self._zones_reused:
+            old_by_id = {zone.region_id: zone for zone in old_zones}
+            new_by_id = {zone.region_id: zone for zone in self._zones}
+            for region_id in old_by_id.keys() | new_by_id.keys():
+                before_zone, after_zone = old_by_id.get(region_id), new_by_id.get(region_id)
+                if before_zone is after_zone:
+                    continue
+                boxes += [zone.bounds for zone in (before_zone, after_zone) if zone is not None]
+            # Tokens whose set of zones changed (footprint-based crossings change on all their pairs).
+            old_sets = _inside_sets(old_tokens, old_zones, old_inside)
+            for token_id, zone_set in _inside_sets(tokens, self._zones, self._inside).items():
+                if old_sets.get(token_id) != zone_set:
+                    changed.add(index[token_id])
         segments: list[tuple[float, float, float, float]] = []
-        new_walls = {wall.id: wall for wall in new_scene.walls}
-        for wall_id in old_walls.keys() | new_walls.keys():
-            before_wall, after_wall = old_walls.get(wall_id), new_walls.get(wall_id)
-            if before_wall is after_wall or before_wall == after_wall:
-                continue
-            segments += [_wall_coords(w) for w in (before_wall, after_wall) if w is not None]
-        # Tokens whose set of zones changed (footprint-based crossings change on all their pairs).
-        new_inside = self._inside_sets()
-        for token_id, zones in new_inside.items():
-            if old_inside.get(token_id) != zones:
-                changed.add(token_id)
+        if not self._walls_reused:
+            old_walls = {wall.id: wall for wall in old_scene.walls}
+            new_walls = {wall.id: wall for wall in new_scene.walls}
+            for wall_id in old_walls.keys() | new_walls.keys():
+                before_wall, after_wall = old_walls.get(wall_id), new_walls.get(wall_id)
+                if before_wall is after_wall or before_wall == after_wall:
+                    continue
+                segments += [_wall_coords(w) for w in (before_wall, after_wall) if w is not None]
 
-        watched = self._all_pairs()
-        pairs = [(i, j) for i, j in watched if tokens.tokens[i].id in changed or tokens.tokens[j].id in changed]
-        rest = [(i, j) for i, j in watched if tokens.tokens[i].id not in changed and tokens.tokens[j].id not in changed]
-        if rest and (boxes or segments):
-            pairs += [rest[k] for k in np.flatnonzero(self._touched(rest, boxes, segments))]
+        pairs = self._pairs_of(changed)
+        if boxes or segments:
+            mine = set(pairs)
+            rest = [pair for pair in self._all_pairs() if pair not in mine]
+            if rest:
+                pairs += [rest[k] for k in np.flatnonzero(self._touched(rest, boxes, segments))]
         fresh = self._compute(pairs)
         result: dict[Pair, Ruling | None] = {}
-        alive = {token.id for token in tokens.tokens}
-        for pair in [p for p in self._rulings if p[0] not in alive or p[1] not in alive]:
-            del self._rulings[pair]
-            result[pair] = None
+        gone = old_tokens.index.keys() - index.keys()
+        if gone:
+            for pair in [p for p in self._rulings if p[0] in gone or p[1] in gone]:
+                del self._rulings[pair]
+                result[pair] = None
+        rulings = self._rulings
         for pair, ruling in fresh.items():
-            if self._rulings.get(pair) != ruling:
+            old = rulings.get(pair)
+            if old is None or old.line != ruling.line or old != ruling:  # a moved token: lines differ
                 result[pair] = ruling
-            self._rulings[pair] = ruling
+            rulings[pair] = ruling
         return result
 
     # Private: compilation.
@@ -216,60 +254,141 @@ class SceneVisibility:
         self._state = state
         scene = state.scene
         self._ruleset: Ruleset = state.ruleset
-        self._units_per_px = scene.grid.distance / scene.grid.size
-        zones: list[_Zone] = []
-        cache: dict[str, _Zone] = {}
-        for region in scene.regions:
-            if region.zone is None:
-                continue
-            zone = self._zone_cache.get(region.id)
-            if zone is None or not (zone.region is region or zone.region == region):
-                zone = _compile_zone(region)
-            if zone is not None:
-                cache[region.id] = zone
-                zones.append(zone)
-        self._zone_cache = cache
-        self._zones: tuple[_Zone, ...] = tuple(zones)
-        self._areas = np.array([zone.area for zone in zones], dtype=object)
-        self._zone_bounds = np.array([zone.bounds for zone in zones], dtype=np.float64).reshape(-1, 4)
-        self._zone_tree = STRtree(self._areas)
-        self._bottom = np.array([zone.bottom for zone in zones], dtype=np.float64)
-        self._top = np.array([zone.top for zone in zones], dtype=np.float64)
-        counts = np.array([len(zone.edges) for zone in zones], dtype=np.intp)
-        self._edge_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if zones else counts
-        self._edge_count = counts
-        self._edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
-        self._tokens = _compile_tokens(scene)
-        self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
+        units = scene.grid.distance / scene.grid.size
+        self._units_changed = getattr(self, "_units_per_px", units) != units
+        self._units_per_px = units
+        regions = tuple(scene.regions)
+        old_zones: tuple[_Zone, ...] | None = getattr(self, "_zones", None)
+        if old_zones is not None and _same_objects(self._regions, regions):
+            zones = list(old_zones)  # the very same regions: nothing to look at
+        else:
+            zones = []
+            cache: dict[str, _Zone] = {}
+            for region in regions:
+                if region.zone is None:
+                    continue
+                zone = self._zone_cache.get(region.id)
+                if zone is None or not (zone.region is region or zone.region == region):
+                    zone = _compile_zone(region)
+                if zone is not None:
+                    cache[region.id] = zone
+                    zones.append(zone)
+            self._zone_cache = cache
+        self._regions = regions
+        self._zones_reused = old_zones is not None and _same_objects(old_zones, zones)
+        if not self._zones_reused:
+            self._zones = tuple(zones)
+            self._areas = np.array([zone.area for zone in zones], dtype=object)
+            self._zone_bounds = np.array([zone.bounds for zone in zones], dtype=np.float64).reshape(-1, 4)
+            self._zone_tree = STRtree(self._areas)
+            self._bottom = np.array([zone.bottom for zone in zones], dtype=np.float64)
+            self._top = np.array([zone.top for zone in zones], dtype=np.float64)
+            counts = np.array([len(zone.edges) for zone in zones], dtype=np.intp)
+            self._edge_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if zones else counts
+            self._edge_count = counts
+            edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
+            # Every zone's four crossings (from, into, within, through), at 4 * zone + kind.
+            self._crossing_objects = np.empty(4 * len(zones), dtype=object)
+            self._crossing_objects[:] = [crossing for zone in zones for crossing in zone.crossings]
+            self._ex0, self._ey0 = edges[:, 0].copy(), edges[:, 1].copy()
+            self._ex1, self._ey1 = edges[:, 2].copy(), edges[:, 3].copy()
+            self._compile_runs(counts)
+        old_tokens: _Tokens | None = getattr(self, "_tokens", None)
+        self._token_cache: dict[str, _TokenShape]
+        self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}))
+        walls = tuple(scene.walls)
+        old_walls: tuple[Any, ...] | None = getattr(self, "_wall_objects", None)
+        self._walls_reused = old_walls is not None and _same_objects(old_walls, walls) and not self._units_changed
+        if not self._walls_reused:
+            self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
+        self._wall_objects = walls
+        self._compile_inside(old_tokens if self._zones_reused else None, fresh)
+        shapes = [self._token_cache[token.id] for token in self._tokens.tokens]
         self._traits = [self._token_signature(token) for token in self._tokens.tokens]
-        n, m = len(self._tokens.tokens), len(zones)
-        # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
-        self._inside = np.zeros((n, m), dtype=bool)
-        # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
-        self._centre_in = np.zeros((n, m), dtype=bool)
-        if n and m:
-            ti, zi = self._zone_tree.query(self._tokens.probes, predicate="intersects")
-            within = (self._bottom[zi] <= self._tokens.cz[ti]) & (self._tokens.cz[ti] <= self._top[zi])
-            self._inside[ti[within], zi[within]] = True
-            centres = shapely.points(self._tokens.cx, self._tokens.cy)
-            ci, cz = self._zone_tree.query(centres, predicate="intersects")
-            self._centre_in[ci, cz] = True
+        self._points = [shape.point for shape in shapes]
+        self._ids = [token.id for token in self._tokens.tokens]
+        if scene.rules.lines != "center" or not LineComposer.applies(state.ruleset, self.action):
+            self._composer = None
+        elif self._composer is None:
+            self._composer = LineComposer(cast(InfinityRuleset, state.ruleset), scene, self.action, self.reaction)
+        else:
+            self._composer.set_scene(scene)
+        composer = self._composer
+        self._whos: list[Who] = [] if composer is None else [composer.who(token) for token in self._tokens.tokens]
         self._geometry_proxy = _ZonesFromMatrix(self)
+
+    def _compile_runs(self, counts: IntArray) -> None:
+        """Each zone's edges in runs of up to ``_RUN`` consecutive edges, with the box of each run."""
+        runs = (counts + _RUN - 1) // _RUN
+        self._run_count = runs
+        self._run_start = (np.cumsum(runs) - runs).astype(np.intp)
+        zone_of_run = np.repeat(np.arange(counts.size, dtype=np.intp), runs)
+        within = np.arange(int(runs.sum()), dtype=np.intp) - np.repeat(self._run_start, runs)
+        self._run_first_edge = self._edge_start[zone_of_run] + within * _RUN
+        self._run_edges = np.minimum(_RUN, counts[zone_of_run] - within * _RUN).astype(np.intp)
+        starts = self._run_first_edge
+        if starts.size:
+            self._run_x0 = np.minimum.reduceat(np.minimum(self._ex0, self._ex1), starts)
+            self._run_y0 = np.minimum.reduceat(np.minimum(self._ey0, self._ey1), starts)
+            self._run_x1 = np.maximum.reduceat(np.maximum(self._ex0, self._ex1), starts)
+            self._run_y1 = np.maximum.reduceat(np.maximum(self._ey0, self._ey1), starts)
+        else:
+            self._run_x0 = self._run_y0 = self._run_x1 = self._run_y1 = np.empty(0)
+
+    def _compile_inside(self, old: _Tokens | None, fresh: set[int]) -> None:
+        """The token × zone matrices; with ``old`` (same zones), rows of unchanged tokens are copied."""
+        t = self._tokens
+        n, m = len(t.tokens), len(self._zones)
+        # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
+        inside = np.zeros((n, m), dtype=bool)
+        # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
+        centre_in = np.zeros((n, m), dtype=bool)
+        todo = np.arange(n, dtype=np.intp)
+        if old is not None and n and m:
+            keep = [k for k in range(n) if k not in fresh and t.tokens[k].id in old.index]
+            if keep:
+                rows = np.array(keep, dtype=np.intp)
+                src = np.array([old.index[t.tokens[k].id] for k in keep], dtype=np.intp)
+                inside[rows] = self._inside[src]
+                centre_in[rows] = self._centre_in[src]
+                todo = np.array(sorted(set(range(n)) - set(keep)), dtype=np.intp)
+        if todo.size and m:
+            ti, zi = self._zone_tree.query(t.probes[todo], predicate="intersects")
+            ti = todo[ti]
+            within = (self._bottom[zi] <= t.cz[ti]) & (t.cz[ti] <= self._top[zi])
+            inside[ti[within], zi[within]] = True
+            centres = shapely.points(t.cx[todo], t.cy[todo])
+            ci, cz = self._zone_tree.query(centres, predicate="intersects")
+            centre_in[todo[ci], cz] = True
+        self._inside, self._centre_in = inside, centre_in
+
+    def _renamed(self, scene: Scene) -> bool:
+        """Whether a region holds another name than it (or a region of its id) ever had here."""
+        seen = self._names
+        renamed = False
+        for region in scene.regions:
+            if seen.setdefault(region.id, region.name) != region.name:
+                seen[region.id] = region.name
+                renamed = True
+        return renamed
+
+    def _pairs_of(self, changed: Collection[int]) -> list[tuple[int, int]]:
+        """The watched unordered pairs (i < j) in which one of the token indices ``changed`` takes part."""
+        if not changed:
+            return []
+        n = len(self._tokens.tokens)
+        if self.watched is not None:
+            return [pair for pair in self._all_pairs() if pair[0] in changed or pair[1] in changed]
+        found = {(min(c, j), max(c, j)) for c in changed for j in range(n) if j != c}
+        return sorted(found)
 
     def _token_signature(self, token: Token) -> tuple[Any, ...]:
         """What a ruling reads of a token: its traits, and its name when a trait is foreign (a note)."""
         traits = tuple(token.traits)
-        if all(self._ruleset.knows_trait(trait) for trait in traits):
-            return traits
-        return (traits, token.name or token.id)
-
-    def _inside_sets(self) -> dict[str, frozenset[tuple[str, str]]]:
-        return {
-            token.id: frozenset(
-                (self._zones[z].region_id, self._zones[z].zone_type) for z in np.flatnonzero(self._inside[i])
-            )
-            for i, token in enumerate(self._tokens.tokens)
-        }
+        known = self._known_traits.get(traits)
+        if known is None:
+            known = self._known_traits[traits] = all(self._ruleset.knows_trait(trait) for trait in traits)
+        return traits if known else (traits, token.name or token.id)
 
     def _all_pairs(self) -> list[tuple[int, int]]:
         """Unordered token index pairs (i < j) the engine watches."""
@@ -335,51 +454,52 @@ class SceneVisibility:
         i, j = idx[:, 0], idx[:, 1]
         flat = (t.cx[i] == t.cx[j]) & (t.cy[i] == t.cy[j])
         exact_lines = set(np.flatnonzero(flat).tolist())
-        crossings: dict[int, dict[int, tuple[float, float, bool]]] = {}  # directed pair -> zone -> key
+        met: list[_Met] = []  # where each directed line first meets each zone
         ambiguous = np.zeros(2 * len(idx), dtype=bool)
         lines_2d = np.flatnonzero(~flat)
         if lines_2d.size and self._zones:
-            self._zone_keys(idx, lines_2d, crossings, ambiguous)
+            self._zone_keys(idx, lines_2d, met, ambiguous)
+        starts, ordered = self._order_crossings(idx, met, ambiguous)
         wall_hits = self._wall_hits(idx, lines_2d)
-        inside = [np.flatnonzero(row).tolist() for row in self._inside]
 
         results: dict[Pair, Ruling] = {}
         zones = self._zones
-        for u in range(len(idx)):
-            a, b = int(i[u]), int(j[u])
+        composer, points, whos = self._composer, self._points, self._whos
+        tokens, ids = t.tokens, self._ids
+        doubtful = ambiguous.tolist()
+        for u, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
+            exact = u in exact_lines
+            hits = wall_hits.get(u, ())
             for d, (s, e) in enumerate(((a, b), (b, a))):
                 dp = 2 * u + d
-                found = None
-                if u not in exact_lines and not ambiguous[dp]:
-                    found = self._ordered_crossings(inside[s], inside[e], crossings.get(dp, {}))
-                if found is None:
-                    found = self._exact_crossings(s, e)
+                if exact or doubtful[dp]:
+                    cross = tuple([zones[z].crossings[k] for z, k in self._exact_crossings(s, e)])
+                else:
+                    cross = tuple(ordered[starts[dp] : starts[dp + 1]])
                 walls: tuple[str, ...] = ()
-                if u in wall_hits:
-                    hits = wall_hits[u]
-                    if hits is None:
-                        walls = self._walls.blocked(
-                            Point3(t.cx[s], t.cy[s], t.cz[s]),
-                            Point3(t.cx[e], t.cy[e], t.cz[e]),
-                            external_radius=float(t.radius[s]),
-                        )
-                    else:
-                        walls = self._blocking(hits, d, float(t.radius[s]))
-                cross = tuple(zones[z].crossings[k] for z, k in found)
-                results[(t.tokens[s].id, t.tokens[e].id)] = self._rule(s, e, cross, walls)
+                if hits is None:
+                    walls = self._walls.blocked(points[s], points[e], external_radius=float(t.radius[s]))
+                elif hits:
+                    walls = self._blocking(hits, d, float(t.radius[s]))
+                if composer is not None:
+                    line = SightLine(points[s], points[e])
+                    ruling = composer.rule(tokens[s], tokens[e], whos[s], whos[e], cross, walls, line)
+                else:
+                    ruling = self._rule(s, e, cross, walls)
+                results[(ids[s], ids[e])] = ruling
         return results
 
     def _zone_keys(
         self,
         idx: IntArray,
         lines: IntArray,
-        out: dict[int, dict[int, tuple[float, float, bool]]],
+        out: list[_Met],
         ambiguous: BoolArray,
     ) -> None:
         """Where each line (both directions) first meets each zone, with an error bound.
 
-        Fills ``out[directed pair][zone] = (key, error, exact)`` for the zones the line meets, and
-        flags in ``ambiguous`` the directed pairs whose answer rounding could change.
+        Appends to ``out`` the (directed pair, zone, key, error, exact) of the zones each line meets,
+        and flags in ``ambiguous`` the directed pairs whose answer rounding could change.
         """
         t = self._tokens
         i, j = idx[lines, 0], idx[lines, 1]
@@ -413,9 +533,9 @@ class SceneVisibility:
         ai, bi = i[li], j[li]
         start_in = self._centre_in[ai, zi]
         end_in = self._centre_in[bi, zi]
-        # Parity must agree with GEOS at the far end, and something must touch where GEOS says so.
+        # Parity must agree with GEOS at the far end. A candidate with no crossing and neither end
+        # inside does not meet the zone (a touch of its boundary would have raised a doubt).
         doubt |= (start_in ^ (ncross % 2 == 1)) != end_in
-        doubt |= (ncross == 0) & ~start_in
         bottom, top = self._bottom[zi], self._top[zi]
         za, zb = t.cz[ai], t.cz[bi]
         for d in (0, 1):
@@ -448,23 +568,17 @@ class SceneVisibility:
             dp = 2 * lines[li] + d
             bad = valid & unsure
             ambiguous[dp[bad]] = True
-            for p, z, kv, ev, ex in zip(
-                dp[met].tolist(),
-                zi[met].tolist(),
-                key[met].tolist(),
-                err[met].tolist(),
-                inside_lo[met].tolist(),
-                strict=True,
-            ):
-                out.setdefault(p, {})[z] = (kv, ev, ex)
+            out.append((dp[met], zi[met], key[met], err[met], inside_lo[met]))
 
     def _touching_zones(
         self, segs: Any, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
     ) -> tuple[IntArray, IntArray]:
-        """(segment, zone) pairs that touch in 2D: GEOS ``intersects``, as ``SceneGeometry`` decides it.
+        """(segment, zone) pairs that may touch in 2D: a superset of GEOS ``intersects``.
 
         Boxes first (a tree over the segments, queried with every zone), then a numpy test that drops
-        the pairs whose zone box lies wholly on one side of the segment's line, then GEOS.
+        the pairs whose zone box lies wholly on one side of the segment's line. The edge pass decides
+        the rest: a segment meets a zone where it crosses an edge or an end lies inside (``centre_in``,
+        from GEOS); a boundary merely touched raises a doubt there, and the line takes the exact path.
         """
         zi, li = STRtree(segs).query(self._areas)
         px, py, qx, qy = x0[li], y0[li], x1[li], y1[li]
@@ -478,9 +592,7 @@ class SceneVisibility:
         # A generous margin keeps this a superset of GEOS's answer under rounding.
         margin = 1e-9 * (np.abs(dx) + np.abs(dy)) * (1.0 + np.abs(box).max(axis=1) + np.abs(px) + np.abs(py))
         keep = np.flatnonzero((lo <= margin) & (hi >= -margin))
-        li, zi = li[keep], zi[keep]
-        touching = shapely.intersects(self._areas[zi], segs[li])
-        return li[touching], zi[touching]
+        return li[keep], zi[keep]
 
     def _edge_pass(
         self,
@@ -497,26 +609,50 @@ class SceneVisibility:
         cross_err: list[FloatArray],
     ) -> None:
         """One chunk of (segment, zone) pairs against every edge of the zone."""
-        counts = self._edge_count[zi]
-        total = int(counts.sum())
+        # Runs of consecutive edges whose box lies surely on one side of the segment's line cannot
+        # meet it (each of their edges would be dropped below): only the other runs are expanded.
+        counts = self._run_count[zi]
         row_pair = np.repeat(np.arange(li.size, dtype=np.intp), counts)
-        first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        edge = np.repeat(self._edge_start[zi] - first, counts) + np.arange(total, dtype=np.intp)
+        first = np.cumsum(counts) - counts
+        run = np.repeat(self._run_start[zi] - first, counts) + np.arange(int(counts.sum()), dtype=np.intp)
         line = li[row_pair]
-        px, py, qx, qy = x0[line], y0[line], x1[line], y1[line]
-        e = self._edges[edge]
-        ex0, ey0, ex1, ey1 = e[:, 0], e[:, 1], e[:, 2], e[:, 3]
-        # Sides of the edge ends relative to the segment, and of the segment ends relative to the edge.
+        px, py = x0[line], y0[line]
+        dx, dy = x1[line] - px, y1[line] - py
+        rx0, ry0, rx1, ry1 = self._run_x0[run], self._run_y0[run], self._run_x1[run], self._run_y1[run]
+        lo = np.full(run.size, np.inf)
+        hi = np.full(run.size, -np.inf)
+        for cx, cy in ((rx0, ry0), (rx1, ry0), (rx1, ry1), (rx0, ry1)):
+            side = dx * (cy - py) - dy * (cx - px)
+            lo, hi = np.minimum(lo, side), np.maximum(hi, side)
+        # The same generous margin as the zone boxes' test (far above the orientation tolerance).
+        scale = np.maximum(np.maximum(np.abs(rx0), np.abs(rx1)), np.maximum(np.abs(ry0), np.abs(ry1)))
+        margin = 1e-9 * (np.abs(dx) + np.abs(dy)) * (1.0 + scale + np.abs(px) + np.abs(py))
+        kept = np.flatnonzero((lo <= margin) & (hi >= -margin))
+        if kept.size == 0:
+            return
+        run, run_pair = run[kept], row_pair[kept]
+        counts = self._run_edges[run]
+        row_pair = np.repeat(run_pair, counts)
+        first = np.cumsum(counts) - counts
+        edge = np.repeat(self._run_first_edge[run] - first, counts) + np.arange(int(counts.sum()), dtype=np.intp)
+        # Sides of the edge ends relative to the segment's line.
+        px, py, qx, qy = x0[li][row_pair], y0[li][row_pair], x1[li][row_pair], y1[li][row_pair]
+        ex0, ey0, ex1, ey1 = self._ex0[edge], self._ey0[edge], self._ex1[edge], self._ey1[edge]
         sa, sa_m = _orient_bound(px, py, qx, qy, ex0, ey0)
         sb, sb_m = _orient_bound(px, py, qx, qy, ex1, ey1)
+        near_a = np.abs(sa) <= _ORIENT_TOL * sa_m
+        near_b = np.abs(sb) <= _ORIENT_TOL * sb_m
+        # An edge whose ends lie surely on one side of the line cannot meet the segment: drop it.
+        keep = np.flatnonzero(near_a | near_b | (sa * sb <= 0))
+        if keep.size == 0:
+            return
+        row_pair, sa, sb, near_a, near_b = row_pair[keep], sa[keep], sb[keep], near_a[keep], near_b[keep]
+        px, py, qx, qy = px[keep], py[keep], qx[keep], qy[keep]
+        ex0, ey0, ex1, ey1 = ex0[keep], ey0[keep], ex1[keep], ey1[keep]
+        # Sides of the segment ends relative to the edge.
         oa, oa_m = _orient_bound(ex0, ey0, ex1, ey1, px, py)
         ob, ob_m = _orient_bound(ex0, ey0, ex1, ey1, qx, qy)
-        near = (
-            (np.abs(sa) <= _ORIENT_TOL * sa_m)
-            | (np.abs(sb) <= _ORIENT_TOL * sb_m)
-            | (np.abs(oa) <= _ORIENT_TOL * oa_m)
-            | (np.abs(ob) <= _ORIENT_TOL * ob_m)
-        )
+        near = near_a | near_b | (np.abs(oa) <= _ORIENT_TOL * oa_m) | (np.abs(ob) <= _ORIENT_TOL * ob_m)
         # Only edges whose box meets the segment's box can touch it.
         overlap = (
             (np.minimum(ex0, ex1) <= np.maximum(px, qx))
@@ -545,28 +681,80 @@ class SceneVisibility:
         cross_t.append(tc)
         cross_err.append(err)
 
-    def _ordered_crossings(
-        self, inside_s: list[int], inside_e: list[int], met: Mapping[int, tuple[float, float, bool]]
-    ) -> list[tuple[int, int]] | None:
-        """(zone, kind) in evidence order from the fast keys, or ``None`` if rounding could reorder them."""
-        found: list[tuple[float, float, bool, int, int]] = []
-        e_set = set(inside_e)
-        s_set = set(inside_s)
-        for z in inside_s:
-            found.append((0.0, 0.0, True, z, _WITHIN if z in e_set else _FROM))
-        for z in inside_e:
-            if z in s_set:
+    def _order_crossings(
+        self, idx: IntArray, met: list[_Met], ambiguous: BoolArray
+    ) -> tuple[list[int], list[Crossing]]:
+        """Every directed line's crossings in evidence order, from the fast keys, as slices of one list.
+
+        A zone the actor's footprint touches comes first (from/within, key 0); one only the target's
+        touches is ``into`` at the line's first meeting with it (1 if none); any other zone met is
+        ``through``. Ties are broken by scene order, as ``SceneGeometry.evidence`` does. Directed lines
+        whose two neighbouring keys are too close to order (within their error bounds, unless both
+        are exact) are flagged in ``ambiguous``. Returns ``starts`` (``starts[dp]:starts[dp + 1]``) and
+        the crossings.
+        """
+        m = len(self._zones)
+        count = 2 * len(idx)
+        src = np.empty(count, dtype=np.intp)
+        dst = np.empty(count, dtype=np.intp)
+        src[0::2], src[1::2] = idx[:, 0], idx[:, 1]
+        dst[0::2], dst[1::2] = idx[:, 1], idx[:, 0]
+        # The zones each end's footprint touches (from the inside matrix, as CSR).
+        rows, cols = np.nonzero(self._inside)
+        degree = np.bincount(rows, minlength=len(self._tokens.tokens))
+        first = np.concatenate(([0], np.cumsum(degree)[:-1])).astype(np.intp)
+        parts_dp: list[IntArray] = []
+        parts_z: list[IntArray] = []
+        parts_bits: list[IntArray] = []
+        for ends, bit in ((src, 1), (dst, 2)):
+            n_rows = degree[ends]
+            total = int(n_rows.sum())
+            if not total:
                 continue
-            hit = met.get(z)
-            found.append((*hit, z, _INTO) if hit is not None else (1.0, 0.0, True, z, _INTO))
-        for z, hit in met.items():
-            if z not in s_set and z not in e_set:
-                found.append((*hit, z, _THROUGH))
-        found.sort(key=lambda item: (item[0], item[3]))
-        for before, after in itertools.pairwise(found):
-            if not (before[2] and after[2]) and after[0] - before[0] <= before[1] + after[1]:
-                return None
-        return [(z, k) for _, _, _, z, k in found]
+            rep = np.repeat(np.arange(count, dtype=np.intp), n_rows)
+            offset = np.arange(total, dtype=np.intp) - np.repeat(np.cumsum(n_rows) - n_rows, n_rows)
+            parts_dp.append(rep)
+            parts_z.append(cols[first[ends][rep] + offset])
+            parts_bits.append(np.full(total, bit, dtype=np.intp))
+        met_dp = np.concatenate([part[0] for part in met]) if met else np.empty(0, dtype=np.intp)
+        met_z = np.concatenate([part[1] for part in met]) if met else np.empty(0, dtype=np.intp)
+        parts_dp.append(met_dp)
+        parts_z.append(met_z)
+        parts_bits.append(np.full(met_dp.size, 4, dtype=np.intp))
+        all_dp, all_z, bits = np.concatenate(parts_dp), np.concatenate(parts_z), np.concatenate(parts_bits)
+        if all_dp.size == 0:
+            return [0] * (count + 1), []
+        # One group per (directed line, zone): which ends touch it and whether the line meets it.
+        code = all_dp * m + all_z
+        order = np.argsort(code, kind="stable")
+        code, bits = code[order], bits[order]
+        new = np.ones(code.size, dtype=bool)
+        new[1:] = code[1:] != code[:-1]
+        begin = np.flatnonzero(new)
+        flags = np.bitwise_or.reduceat(bits, begin)
+        group = np.cumsum(new) - 1
+        g_dp, g_z = code[begin] // m, code[begin] % m
+        key = np.ones(begin.size)
+        err = np.zeros(begin.size)
+        exact = np.ones(begin.size, dtype=bool)
+        if met:
+            is_met = np.flatnonzero(bits == 4)
+            where = group[is_met]
+            met_rows = order[is_met] - (all_dp.size - met_dp.size)  # rows of the met arrays
+            key[where] = np.concatenate([part[2] for part in met])[met_rows]
+            err[where] = np.concatenate([part[3] for part in met])[met_rows]
+            exact[where] = np.concatenate([part[4] for part in met])[met_rows]
+        in_s, in_e = (flags & 1) > 0, (flags & 2) > 0
+        key[in_s], err[in_s], exact[in_s] = 0.0, 0.0, True
+        kind = np.where(in_s, np.where(in_e, _WITHIN, _FROM), np.where(in_e, _INTO, _THROUGH))
+        # Evidence order: by key, then scene order.
+        o = np.lexsort((g_z, key, g_dp))
+        g_dp, g_z, key, err, exact, kind = g_dp[o], g_z[o], key[o], err[o], exact[o], kind[o]
+        close = (g_dp[1:] == g_dp[:-1]) & ~(exact[1:] & exact[:-1]) & (key[1:] - key[:-1] <= err[1:] + err[:-1])
+        ambiguous[g_dp[:-1][close]] = True
+        starts = np.searchsorted(g_dp, np.arange(count + 1), side="left").tolist()
+        ordered = self._crossing_objects[g_z * 4 + kind].tolist()
+        return starts, ordered
 
     def _exact_crossings(self, s: int, e: int) -> list[tuple[int, int]]:
         """(zone, kind) in evidence order, computed like ``SceneGeometry.evidence`` (GEOS per zone)."""
@@ -768,6 +956,21 @@ class _ZonesFromMatrix:
         return getattr(self._engine._state.geometry, name)
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Hold the cyclic garbage collector during one pass: a pass makes hundreds of thousands of small
+    acyclic objects (rulings, tuples), and the collections they trigger would rescan every live object
+    (about a fifth of a large pass). Collection resumes as before when the pass ends; the few cycles
+    a pass makes (the composer's pieces refer to one another) live as long as the engine anyway."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 # Compilation helpers.
 
 
@@ -802,40 +1005,75 @@ def _compile_zone(region: Region) -> _Zone | None:
     )
 
 
-def _compile_tokens(scene: Scene) -> _Tokens:
+@dataclass(frozen=True, slots=True)
+class _TokenShape:
+    """One token compiled (kept across updates while the token and the grid size are unchanged)."""
+
+    token: Token
+    size: float
+    centre: tuple[float, float, float]
+    point: Point3
+    radius: float
+    box: tuple[float, float, float, float]
+    probe: Any
+
+
+def _token_shape(token: Token, size: float) -> _TokenShape:
+    # The same arithmetic as SceneGeometry._compile_token, so the same floats.
+    w, h = token.width * size, token.height * size
+    x0, y0 = token.x, token.y
+    probe: Any
+    if w > 0 and h > 0:
+        probe = (
+            _ellipse(x0 + w / 2, y0 + h / 2, w / 2, h / 2)
+            if token.shape == "ellipse"
+            else shapely.box(x0, y0, x0 + w, y0 + h)
+        )
+    elif w > 0 or h > 0:
+        probe = LineString([(x0, y0), (x0 + w, y0 + h)])
+    else:
+        probe = Point(x0, y0)
+    centre = (x0 + w / 2, y0 + h / 2, float(token.elevation))
+    return _TokenShape(token, size, centre, Point3(*centre), max(w, h) / 2, (x0, y0, x0 + w, y0 + h), probe)
+
+
+def _compile_tokens(scene: Scene, cache: Mapping[str, _TokenShape]) -> tuple[_Tokens, dict[str, _TokenShape], set[int]]:
+    """The tokens as columns, reusing ``cache`` for unchanged tokens; also the new cache and the indices
+    of the tokens compiled afresh."""
     size = scene.grid.size
-    n = len(scene.tokens)
-    cx, cy, cz = np.empty(n), np.empty(n), np.empty(n)
-    radius = np.empty(n)
-    box = np.empty((n, 4))
-    probes: list[Any] = []
+    shapes: list[_TokenShape] = []
+    fresh: set[int] = set()
     for k, token in enumerate(scene.tokens):
-        # The same arithmetic as SceneGeometry._compile_token, so the same floats.
-        w, h = token.width * size, token.height * size
-        x0, y0 = token.x, token.y
-        cx[k], cy[k], cz[k] = x0 + w / 2, y0 + h / 2, token.elevation
-        radius[k] = max(w, h) / 2
-        box[k] = (x0, y0, x0 + w, y0 + h)
-        if w > 0 and h > 0:
-            probes.append(
-                _ellipse(x0 + w / 2, y0 + h / 2, w / 2, h / 2)
-                if token.shape == "ellipse"
-                else shapely.box(x0, y0, x0 + w, y0 + h)
-            )
-        elif w > 0 or h > 0:
-            probes.append(LineString([(x0, y0), (x0 + w, y0 + h)]))
-        else:
-            probes.append(Point(x0, y0))
-    return _Tokens(
+        shape = cache.get(token.id)
+        if shape is None or shape.size != size or not (shape.token is token or shape.token == token):
+            shape = _token_shape(token, size)
+            fresh.add(k)
+        shapes.append(shape)
+    n = len(shapes)
+    centres = np.array([shape.centre for shape in shapes], dtype=np.float64).reshape(n, 3)
+    tokens = _Tokens(
         tokens=tuple(scene.tokens),
         index={token.id: k for k, token in enumerate(scene.tokens)},
-        cx=cx,
-        cy=cy,
-        cz=cz,
-        radius=radius,
-        box=box,
-        probes=np.array(probes, dtype=object),
+        cx=centres[:, 0].copy(),
+        cy=centres[:, 1].copy(),
+        cz=centres[:, 2].copy(),
+        radius=np.array([shape.radius for shape in shapes], dtype=np.float64),
+        box=np.array([shape.box for shape in shapes], dtype=np.float64).reshape(n, 4),
+        probes=np.array([shape.probe for shape in shapes], dtype=object),
     )
+    return tokens, {shape.token.id: shape for shape in shapes}, fresh
+
+
+def _same_objects(old: Sequence[Any], new: Sequence[Any]) -> bool:
+    return len(old) == len(new) and all(map(operator.is_, old, new))
+
+
+def _inside_sets(tokens: _Tokens, zones: Sequence[_Zone], inside: BoolArray) -> dict[str, frozenset[tuple[str, str]]]:
+    rows, cols = np.nonzero(inside)
+    found: dict[str, set[tuple[str, str]]] = {token.id: set() for token in tokens.tokens}
+    for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+        found[tokens.tokens[r].id].add((zones[c].region_id, zones[c].zone_type))
+    return {token_id: frozenset(zone_set) for token_id, zone_set in found.items()}
 
 
 # Numeric helpers.
@@ -879,7 +1117,3 @@ def _wall_coords(wall: Any) -> tuple[float, float, float, float]:
 
 def _segment_box(s: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
     return (min(s[0], s[2]), min(s[1], s[3]), max(s[0], s[2]), max(s[1], s[3]))
-
-
-def _region_names(scene: Scene) -> dict[str, str]:
-    return {region.id: region.name for region in scene.regions}

@@ -168,3 +168,36 @@ def test_memo_gives_each_pair_its_own_line() -> None:
     for (a, b), ruling in engine.rulings().items():
         assert ruling.line is not None
         assert (ruling.line.start.x, ruling.line.end.x) == (200 * int(a[1:]) + 50, 200 * int(b[1:]) + 50)
+
+
+def test_a_move_reuses_the_compiled_zones_walls_and_other_tokens() -> None:
+    """A one-token move recompiles that token only: zone tree, walls and the other footprints stay."""
+    walls = [wall("w", 5000, 0, 5000, 100)]
+    engine = SceneVisibility(_state([POOR], ROW, walls), action="bs-attack")
+    tree, wall_index, probes = engine._zone_tree, engine._walls, list(engine._tokens.probes)
+    moved = [ROW[0], ROW[1], token("c", 450, 1000)]
+    engine.update(_state([POOR], moved, walls, version=1))
+    assert engine._zone_tree is tree and engine._walls is wall_index
+    assert engine._tokens.probes[0] is probes[0] and engine._tokens.probes[1] is probes[1]
+    assert engine._tokens.probes[2] is not probes[2]
+    assert dict(engine.rulings()) == plain_rulings(_state([POOR], moved, walls), "bs-attack", False)
+
+
+def _named(name: str, x: float = 450) -> Region:
+    return region("z", rect(x, 300, 100, 300), zone="poor").model_copy(update={"name": name})
+
+
+def test_the_not_stacking_text_follows_a_region_name() -> None:
+    """Rulings name the applied zone; a region renamed, or removed and added again under another
+    name, is named anew (the texts built for the old name are not reused)."""
+    low = region("low", rect(650, 300, 100, 300), zone="low")
+    engine = SceneVisibility(_state([_named("Smoke stack"), low], ROW), action="bs-attack")
+    assert any('"Smoke stack"' in (m.reason or "") for m in engine.rulings()[("a", "b")].modifiers)
+    for version, regions in enumerate(
+        ([_named("Fog bank"), low], [low], [_named("Ash cloud"), low], [_named("", x=460), low]), start=1
+    ):
+        state = _state(regions, ROW, version=version)
+        engine.update(state)
+        assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+    reasons = [m.reason or "" for m in engine.rulings()[("a", "b")].modifiers]
+    assert any("Poor Visibility Zone z" in reason for reason in reasons), reasons

@@ -23,6 +23,7 @@ SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=
 
 ACTIONS = ("bs-attack", "dodge", "discover", "combat-jump", "speculative-attack")
 ZONE_TYPES = ("low", "poor", "zero", "white-noise", "smoke", "eclipse")
+NAMES = ("", "", "Smoke stack", "r0", 'The "{fog}"')
 TRAITS = ("multispectral-visor-1", "multispectral-visor-2", "multispectral-visor-3", "marksmanship", "sixth-sense")
 
 # Small integer coordinates make the degenerate cases common: lines through vertices, along edges,
@@ -55,7 +56,9 @@ def regions(draw: st.DrawFn, region_id: str) -> Region:
     if bottom is not None and top is not None and bottom > top:
         bottom, top = top, bottom
     zone = draw(st.sampled_from(ZONE_TYPES) | st.none())
-    return region(region_id, *parts, zone=zone, bottom=bottom, top=top)
+    made = region(region_id, *parts, zone=zone, bottom=bottom, top=top)
+    # Rulings name the applied zone in their texts: by its name, or its id when it has none.
+    return made.model_copy(update={"name": draw(st.sampled_from(NAMES))})
 
 
 @st.composite
@@ -69,6 +72,7 @@ def tokens(draw: st.DrawFn, token_id: str) -> Token:
         shape=draw(st.sampled_from(["rectangle", "ellipse"])),
         elevation=draw(st.sampled_from([0, 0, 1, 3, -1, 5])),
         traits=draw(st.lists(st.sampled_from(TRAITS), max_size=2, unique=True)),
+        name=draw(st.sampled_from(["", "Fusilier"])),
     )
 
 
@@ -90,15 +94,26 @@ def scenes(draw: st.DrawFn) -> Scene:
     zone_list = [draw(regions(f"r{i}")) for i in range(draw(st.integers(0, 5)))]
     token_list = [draw(tokens(f"t{i}")) for i in range(draw(st.integers(2, 5)))]
     wall_list = [draw(walls(f"w{i}")) for i in range(draw(st.integers(0, 5)))]
-    return _scene(zone_list, token_list, wall_list, lines=draw(st.sampled_from(["center", "center", "best"])))
+    lines = draw(st.sampled_from(["center", "center", "best"]))
+    ruleset = draw(st.sampled_from(["infinity-n4", "infinity-n4", "infinity-codeone"]))
+    locale = draw(st.sampled_from(["en", "en", "es"]))
+    return _scene(zone_list, token_list, wall_list, lines=lines, ruleset=ruleset, locale=locale)
 
 
-def _scene(regions: list[Region], tokens: list[Token], walls: list[Wall], *, lines: str = "center") -> Scene:
+def _scene(
+    regions: list[Region],
+    tokens: list[Token],
+    walls: list[Wall],
+    *,
+    lines: str = "center",
+    ruleset: str = "infinity-n4",
+    locale: str = "en",
+) -> Scene:
     return Scene.model_validate(
         {
             "id": "s-prop",
             "grid": {"size": 100, "distance": 1},
-            "rules": {"ruleset": "infinity-n4", "lines": lines},
+            "rules": {"ruleset": ruleset, "lines": lines, "locale": locale},
             "regions": regions,
             "tokens": tokens,
             "walls": walls,
@@ -172,7 +187,8 @@ def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
         walls_.append(draw(walls(f"w-new{serial}")))
     elif kind == "wall-" and walls_:
         walls_.pop(draw(st.integers(0, len(walls_) - 1)))
-    return _scene(regions_, tokens_, walls_, lines=scene.rules.lines)
+    rules = scene.rules
+    return _scene(regions_, tokens_, walls_, lines=rules.lines, ruleset=rules.ruleset, locale=rules.locale)
 
 
 @given(st.data(), scenes(), st.sampled_from(ACTIONS), st.booleans())

@@ -8,19 +8,20 @@ most restrictive candidate (a blocked line beats any MOD) and add the action's o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import model_validator
 
-from ..scene import Token, Zone
-from ..sight import Crossing, CrossingKind, LineEvidence
+from ..scene import Scene, Token, Zone
+from ..sight import Crossing, CrossingKind, LineEvidence, SightLine
 from .base import ModifierEntry, Ruling, RulingError, Situation
 from .data_files import DataModel, DataRuleset, Passage, Text, _HasPassages, cite, load_toml, vocabulary
 from .notes import foreign_vocabulary_notes
 
-__all__ = ["InfinityData", "InfinityRuleset", "load_infinity"]
+__all__ = ["InfinityData", "InfinityRuleset", "LineComposer", "load_infinity"]
 
 Visibility = Literal["low", "poor", "zero", "white-noise"]
 
@@ -481,3 +482,284 @@ def _most_restrictive(candidates: list[_Candidate]) -> _Candidate | None:
 
 def _signed(value: int) -> str:
     return f"{value:+d}" if value else "0"
+
+
+# --- Many lines of one scene ----------------------------------------------------------------------
+
+
+@dataclass(eq=False, slots=True)
+class _Piece:
+    """One crossing as seen by one kind of observer, with the modifier entries it can give.
+
+    Compared and hashed by identity (one piece per crossing and observer)."""
+
+    crossing: Crossing
+    candidate: _Candidate
+    counts: bool  # the candidate's
+    cite_group: int  # the candidate's cite keys, as a number
+    notes: tuple[str, ...]  # the candidate's
+    rank: tuple[int, int]  # _most_restrictive's key
+    plain: ModifierEntry  # not applied, with its own reason
+    applied: ModifierEntry  # the applied one
+    stacking: str | None = None  # the "not stacking" text naming this zone, once it was applied
+    #: When this piece is applied: the entry of each other counted piece (its reason names this zone).
+    under: dict[_Piece, ModifierEntry] = dataclasses.field(default_factory=dict)
+
+
+#: What :class:`LineComposer` reads of a token: observer id, observer, traits all known, its pieces.
+Who = tuple[int, _Observer, bool, dict[int, _Piece]]
+
+
+class LineComposer:
+    """The rulings of many centre lines of one scene for one action, built from memoised pieces.
+
+    ``rule(actor, target, crossings, walls, line)`` returns exactly what :meth:`InfinityRuleset.adjudicate`
+    returns for a :class:`Situation` holding that one line (``bridge.core.visibility`` rules whole scenes
+    with it; its property tests compare the two). It follows :meth:`InfinityRuleset._rule_line` step by
+    step, but what one crossing gives one kind of observer (candidate and modifier entries), the text
+    naming each applied zone, the entry a zone takes when another is applied, and each set of
+    citations are built once and shared. Valid for the scene it was made with: a change of rules or of
+    region names needs a new composer.
+    """
+
+    def __init__(self, ruleset: InfinityRuleset, scene: Scene, action: str, reaction: bool) -> None:
+        self._ruleset = ruleset
+        self._data = ruleset.data
+        self._action = ruleset.data.actions[action]
+        self._locale = scene.rules.locale
+        self._edition = scene.rules.edition
+        # What _candidate and _describe read of a situation: the scene, its rules, action and reaction.
+        self._situation = Situation(
+            scene=scene,
+            geometry=None,  # type: ignore[arg-type]
+            actor=None,  # type: ignore[arg-type]
+            target=None,
+            action=action,
+            reaction=reaction,
+            lines=(),
+            options={"aware": True},
+        )
+        self._observers: dict[tuple[str, ...], Who] = {}
+        self._stacked = 0  # stacked entries held by the pieces
+        self._cite_groups: dict[tuple[str, ...], int] = {}
+        self._plain: dict[Crossing, ModifierEntry] = {}
+        self._walls: dict[str, ModifierEntry] = {}
+        self._citations: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        self._own: dict[bool, ModifierEntry] = {}
+
+    def set_scene(self, scene: Scene) -> None:
+        """The same rules and region names in a newer scene (regions may have been added or removed)."""
+        self._situation = dataclasses.replace(self._situation, scene=scene)
+
+    @staticmethod
+    def applies(ruleset: object, action: str) -> bool:
+        """Whether ``ruleset`` is Infinity's and ``action`` a sight-line action the composer rules."""
+        if type(ruleset) is not InfinityRuleset:
+            return False
+        rules = ruleset.data.actions.get(action)
+        return rules is not None and not rules.placement and (ruleset.data.zones_apply or not rules.needs_lof)
+
+    def who(self, token: Token) -> Who:
+        """What the composer reads of a token as an actor or a target (its traits); pass it to :meth:`rule`."""
+        traits = tuple(token.traits)
+        found = self._observers.get(traits)
+        if found is None:
+            found = self._observer(token)
+        return found
+
+    def rule(
+        self,
+        actor: Token,
+        target: Token,
+        actor_who: Who,
+        target_who: Who,
+        crossings: tuple[Crossing, ...],
+        walls: tuple[str, ...],
+        line: SightLine,
+    ) -> Ruling:
+        """``adjudicate`` of one centre line from ``actor`` to ``target`` (same Ruling); ``actor_who``
+        and ``target_who`` come from :meth:`who`."""
+        _, obs, known, table = actor_who
+        zones = self._data.zones
+        pieces: list[_Piece] = []
+        foreign = not (known and target_who[2])
+        best: _Piece | None = None
+        counted = 0
+        groups: list[int] = []
+        extra: list[str] = []
+        for c in crossings:
+            piece = table.get(id(c))
+            if piece is None or piece.crossing is not c:
+                if c.zone not in zones:
+                    foreign = True
+                    continue
+                piece = self._piece(c, obs)
+                table[id(c)] = piece
+            pieces.append(piece)
+            if piece.counts:
+                counted += 1
+                if best is None or piece.rank < best.rank:
+                    best = piece
+            if piece.cite_group not in groups:
+                groups.append(piece.cite_group)
+            if piece.notes:
+                extra += piece.notes
+        kept = crossings if len(pieces) == len(crossings) else tuple(p.crossing for p in pieces)
+        notes: tuple[str, ...] = ()
+        if foreign:
+            evidence = LineEvidence(line=line, crossings=crossings, blocking_walls=walls)
+            situation = dataclasses.replace(self._situation, actor=actor, target=target, lines=(evidence,))
+            notes = foreign_vocabulary_notes(situation, self._ruleset._text)
+        action = self._action
+        if not action.needs_lof:
+            return self._no_lof(kept, notes, line)
+
+        entries: list[ModifierEntry]
+        if best is None:
+            entries = [piece.plain for piece in pieces]
+        else:
+            under = best.under
+            entries = [
+                piece.applied
+                if piece is best
+                else ((under.get(piece) or self._stacked_entry(piece, best)) if piece.counts else piece.plain)
+                for piece in pieces
+            ]
+        cite_key = (tuple(groups), counted > 1)
+        citations = self._citations.get(cite_key)
+        if citations is None:
+            citations = self._cite_lof(cite_key)
+        if extra:
+            notes = notes + tuple(dict.fromkeys(extra))
+        blocked = bool(walls)
+        zone_value = 0
+        if best is not None:
+            blocked |= best.candidate.blocks
+            zone_value = best.candidate.value or 0
+        if action.own_mod:
+            entries.append(self._own_entry(not blocked))
+        if walls:
+            entries += [self._walls.get(w) or self._wall_entry(w) for w in walls]
+        return Ruling(
+            allowed=not blocked,
+            modifier=None if blocked else zone_value + action.own_mod,
+            crossings=kept,
+            modifiers=tuple(entries),
+            notes=notes,
+            citations=citations,
+            line=line,
+        )
+
+    # --- Pieces (each built once) ---
+
+    def _observer(self, actor: Token) -> Who:
+        traits = tuple(actor.traits)
+        obs = self._ruleset._observer(actor, self._locale)
+        known = all(self._ruleset.knows_trait(t) for t in traits)
+        # The last item: this observer's pieces by the id of their crossing (checked by identity).
+        found = self._observers[traits] = (len(self._observers), obs, known, {})
+        return found
+
+    def _piece(self, crossing: Crossing, observer: _Observer) -> _Piece:
+        ruleset, locale = self._ruleset, self._locale
+        candidate = ruleset._judge(crossing, observer, self._situation, self._action)
+        value = None if candidate.blocks else candidate.value
+        piece = _Piece(
+            crossing=crossing,
+            candidate=candidate,
+            counts=candidate.counts,
+            cite_group=self._cite_groups.setdefault(candidate.cite, len(self._cite_groups)),
+            notes=candidate.notes,
+            rank=(0 if candidate.blocks else 1, candidate.value if candidate.value is not None else 0),
+            plain=ruleset._entry(crossing, value, False, candidate.reason, locale),
+            applied=ruleset._entry(crossing, value, True, candidate.reason, locale),
+        )
+        return piece
+
+    def _stacked_entry(self, piece: _Piece, best: _Piece) -> ModifierEntry:
+        """The entry of counted ``piece`` when ``best`` applies: its reason says the two do not stack."""
+        stacking = best.stacking
+        if stacking is None:
+            text = self._ruleset._describe(best.candidate, self._situation)
+            stacking = best.stacking = self._ruleset._text("not_stacking", self._locale, applied=text)
+        candidate = piece.candidate
+        reason = f"{candidate.reason} {stacking}" if candidate.reason else stacking
+        value = None if candidate.blocks else candidate.value
+        entry = self._ruleset._entry(candidate.crossing, value, False, reason, self._locale)
+        self._stacked += 1
+        if self._stacked > _CANDIDATE_MEMO:  # bound the memory: forget every stacked entry
+            for who in self._observers.values():
+                for held in who[3].values():
+                    held.under.clear()
+            self._stacked = 0
+        best.under[piece] = entry
+        return entry
+
+    def _cite_lof(self, key: tuple[Any, ...]) -> tuple[str, ...]:
+        group_ids, many = key
+        by_id = {number: group for group, number in self._cite_groups.items()}
+        groups = [by_id[number] for number in group_ids]
+        cite_keys: list[str] = [k for group in groups for k in group]
+        if groups:
+            cite_keys += self._action.cite
+        if many:
+            cite_keys += ["not-stacking-001", "not-stacking-002-u21", "not-stacking-002-original"]
+            cite_keys += ["not-stacking-004"]
+        if self._action.own_mod:
+            cite_keys += self._action.cite
+        found = cite(self._data.passages, tuple(dict.fromkeys(cite_keys)), edition=self._edition, locale=self._locale)
+        self._citations[key] = found
+        return found
+
+    def _own_entry(self, applied: bool) -> ModifierEntry:
+        entry = self._own.get(applied)
+        if entry is None:
+            action, locale = self._action, self._locale
+            entry = self._own[applied] = ModifierEntry(
+                source="action",
+                value=action.own_mod,
+                applied=applied,
+                label=self._ruleset._text("own_mod", locale, action=action.label.get(locale)),
+            )
+        return entry
+
+    def _wall_entry(self, wall: str) -> ModifierEntry:
+        text, locale = self._ruleset._text, self._locale
+        entry = self._walls[wall] = ModifierEntry(
+            source="wall",
+            value=None,
+            applied=True,
+            label=f"{text('wall', locale)} {wall}",
+            reason=text("wall_blocks", locale),
+            region=wall,
+        )
+        return entry
+
+    def _no_lof(self, crossings: tuple[Crossing, ...], notes: tuple[str, ...], line: SightLine) -> Ruling:
+        """An action that needs no LoF: every zone listed, none applied, walls ignored."""
+        action, locale = self._action, self._locale
+        entries: list[ModifierEntry] = []
+        for crossing in crossings:
+            entry = self._plain.get(crossing)
+            if entry is None:
+                exempt = action.exempt.get(locale) if action.exempt else None
+                mod = self._data.zones[crossing.zone].mod
+                entry = self._plain[crossing] = self._ruleset._entry(crossing, mod, False, exempt, locale)
+            entries.append(entry)
+        if action.own_mod:
+            entries.append(self._own_entry(True))
+        citations = self._citations.get(("no-lof",))
+        if citations is None:
+            keys = tuple(dict.fromkeys([*action.cite, *(action.cite if action.own_mod else ())]))
+            citations = cite(self._data.passages, keys, edition=self._edition, locale=locale)
+            self._citations[("no-lof",)] = citations
+        no_lof = self._ruleset._text("no_lof_needed", locale, action=action.label.get(locale))
+        return Ruling(
+            allowed=True,
+            modifier=action.own_mod,
+            crossings=crossings,
+            modifiers=tuple(entries),
+            notes=(*notes, no_lof),
+            citations=citations,
+            line=line,
+        )
