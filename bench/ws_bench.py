@@ -4,7 +4,8 @@
 
 1. Latency: a real ``sightline serve`` child process; one client syncs a seeded scene (tokens × zones),
    ``watch``es every pair, then sends one-token ``scene.patch`` moves one at a time and times each from
-   the send to the ``annotations`` push that answers it (p50, p99). Baseline, in this process: the
+   the send to the ``annotations`` push that answers it (p50, p99); the watch is the overlay's (``detail:
+   "brief"``). Baseline, in this process: the
    per-pair shapely implementation recomputing the moved token's pairs (bench/baseline.py).
 2. Throughput: 50 worlds, one connection each, every connection keeping 8 ``adjudicate`` requests in
    flight for a fixed time; rulings answered per second. Baseline: per-pair shapely rulings per second
@@ -113,7 +114,7 @@ async def latency(bridge: Bridge, tokens: int, zones: int, moves: int) -> dict[s
     ws = await bridge.client(f"lat-{tokens}x{zones}")
     await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}))
     assert json.loads(await ws.recv())["type"] == "scene.synced"
-    await ws.send(json.dumps({"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack"}))
+    await ws.send(json.dumps({"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack", "detail": "brief"}))
     assert json.loads(await ws.recv())["type"] == "watching"
     assert json.loads(await ws.recv())["full"] is True
     rng = random.Random(2)

@@ -147,6 +147,7 @@ class ActiveWatch:
     watch_id: str
     scene: str
     visibility: SceneVisibility
+    brief: bool = False
 
 
 # --- Shared state ----------------------------------------------------------------------------------
@@ -485,8 +486,10 @@ class Session:
             rulings = visibility.rulings()
         except RulingError as exc:
             raise InvalidMessage(f"{exc.field}: {exc}", field=exc.field) from exc
-        self._worlds.watches.setdefault(key, []).append(ActiveWatch(self, message.id, message.scene, visibility))
-        everything = _annotations(message.id, state, dict(rulings), full=True)
+        self._worlds.watches.setdefault(key, []).append(
+            ActiveWatch(self, message.id, message.scene, visibility, brief=message.detail == "brief")
+        )
+        everything = _annotations(message.id, state, dict(rulings), full=True, brief=message.detail == "brief")
         return [
             Send(Watching(id=message.id, watch=message.id, scene=message.scene, action=message.action)),
             Send(everything),
@@ -528,7 +531,7 @@ class Session:
                 continue
             if not changes:
                 continue
-            pushed = _annotations(watch.watch_id, state, changes, full=False)
+            pushed = _annotations(watch.watch_id, state, changes, full=False, brief=watch.brief)
             effects.append(Send(pushed) if watch.owner is self else Deliver(watch.owner, pushed))
         if key in self._worlds.watches and not self._worlds.watches[key]:
             del self._worlds.watches[key]
@@ -608,7 +611,7 @@ def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adj
 
 
 def _annotations(
-    watch_id: str, state: SceneState, changes: dict[tuple[str, str], Ruling | None], *, full: bool
+    watch_id: str, state: SceneState, changes: dict[tuple[str, str], Ruling | None], *, full: bool, brief: bool
 ) -> Prebuilt:
     """An ``annotations`` push, built straight into wire form: it carries every changed pair of a scene."""
     changed = []
@@ -617,7 +620,7 @@ def _annotations(
         if ruling is None:
             removed.append({"actor": actor, "target": target})
         else:
-            changed.append({"actor": actor, "target": target, **_ruling_wire(ruling)})
+            changed.append({"actor": actor, "target": target, **_ruling_wire(ruling, brief=brief)})
     return Prebuilt(
         payload={
             "type": "annotations",
@@ -631,16 +634,21 @@ def _annotations(
     )
 
 
-def _ruling_wire(ruling: Ruling) -> dict[str, Any]:
-    """:func:`_ruling_fields` as plain JSON-ready values (same fields, same pruning)."""
+def _ruling_wire(ruling: Ruling, *, brief: bool = False) -> dict[str, Any]:
+    """:func:`_ruling_fields` as plain JSON-ready values (same fields, same pruning).
+
+    ``brief`` (an overlay's watch: it draws lines and MODs) keeps the verdict, the crossings and the line,
+    and leaves out the candidates, notes and citations.
+    """
     wire: dict[str, Any] = {
         "allowed": ruling.allowed,
         "modifier": ruling.modifier,
         "crossings": [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in ruling.crossings],
-        "modifiers": [entry.to_wire() for entry in ruling.modifiers],
-        "notes": list(ruling.notes),
-        "citations": list(ruling.citations),
     }
+    if not brief:
+        wire["modifiers"] = [entry.to_wire() for entry in ruling.modifiers]
+        wire["notes"] = list(ruling.notes)
+        wire["citations"] = list(ruling.citations)
     extra = dict(ruling.extra)
     for key in ("difficulty", "asset", "device"):
         if extra.get(key) is not None:

@@ -150,3 +150,16 @@ def test_traveller_annotations_carry_difficulty_asset_and_device() -> None:
     _, full = client.send({"type": "watch", "id": "w", "scene": "s1", "action": "observation"})
     annotation = next(c for c in full["changed"] if (c["actor"], c["target"]) == ("a", "t"))
     assert annotation["difficulty"] and annotation["device"] == "binoculars" and annotation["asset"] == 1
+
+
+def test_brief_watch_leaves_out_the_texts() -> None:
+    """detail 'brief' (the overlay's) carries verdict, MOD, crossings and line, without candidates or texts."""
+    client = CheckedClient()
+    client.sync(three_tokens())
+    _, full = client.send({"type": "watch", "id": "f", "scene": "s1", "action": "bs-attack"})
+    _, brief = client.send({"type": "watch", "id": "b", "scene": "s1", "action": "bs-attack", "detail": "brief"})
+    assert pairs(brief) == pairs(full)
+    pair = next(c for c in brief["changed"] if (c["actor"], c["target"]) == ("a", "t"))
+    assert set(pair) == {"actor", "target", "allowed", "modifier", "crossings", "line"}
+    assert pair["crossings"] == [{"region": "r-low", "zone": "low", "kind": "through"}]
+    assert len(json.dumps(brief)) < len(json.dumps(full))

@@ -16,9 +16,9 @@ from pydantic import ValidationError
 from .geometry import SceneGeometry
 from .rules import RULESETS, Ruleset, Ruling
 from .rules.data_files import vocabulary
-from .scene import Grid, Rules, Scene, Token
+from .scene import Grid, PolygonShape, Region, Rules, Scene, Token
 
-__all__ = ["PatchResult", "SceneLimits", "SceneRejected", "SceneState", "World", "check_scene"]
+__all__ = ["PatchResult", "SceneLimits", "SceneRejected", "SceneState", "World", "check_scene", "region_vertices"]
 
 
 class SceneRejected(ValueError):
@@ -41,32 +41,45 @@ class SceneLimits:
     lights: int = 5_000
     vertices: int = 500_000  # polygon and resolved-ring vertices over the whole scene
 
-    def check(self, scene: Scene) -> None:
+    def check(self, scene: Scene, *, vertices: int | None = None) -> int:
+        """Raise :class:`SceneRejected` (too large) or return the scene's vertex count (``vertices`` if known)."""
         for kind in ("regions", "tokens", "walls", "lights"):
             count, limit = len(getattr(scene, kind)), getattr(self, kind)
             if count > limit:
                 raise SceneRejected(
                     f"scene.{kind}: {count} is over the limit of {limit}", field=f"scene.{kind}", too_large=True
                 )
-        vertices = 0
-        for region in scene.regions:
-            vertices += sum(len(getattr(shape, "points", ())) // 2 for shape in region.shapes)
-            vertices += sum(len(ring.points) // 2 for ring in region.polygons or ())
+        if vertices is None:
+            vertices = sum(region_vertices(region) for region in scene.regions)
         if vertices > self.vertices:
             raise SceneRejected(
                 f"scene.regions: {vertices} polygon vertices are over the limit of {self.vertices}",
                 field="scene.regions",
                 too_large=True,
             )
+        return vertices
 
 
-def check_scene(scene: Scene, limits: SceneLimits | None = None) -> Ruleset:
-    """Validate what the models cannot: ruleset, edition, zone types, traits, environment.
+def region_vertices(region: Region) -> int:
+    """Polygon and resolved-ring vertices of one region (what the scene's vertex limit counts)."""
+    shapes = sum(len(shape.points) // 2 for shape in region.shapes if isinstance(shape, PolygonShape))
+    return shapes + sum(len(ring.points) // 2 for ring in region.polygons or ())
 
-    Returns the scene's ruleset. A zone type or trait that no ruleset knows is rejected; one of another
-    ruleset is kept (the rulings it touches carry a note).
+
+def check_scene(
+    scene: Scene,
+    limits: SceneLimits | None = None,
+    *,
+    checked: frozenset[int] = frozenset(),
+    vertices: int | None = None,
+) -> tuple[Ruleset, int]:
+    """Validate what the models cannot: size, ruleset, edition, zone types, traits, environment.
+
+    Returns the scene's ruleset and vertex count. A zone type or trait that no ruleset knows is rejected;
+    one of another ruleset is kept (the rulings it touches carry a note). ``checked`` holds the ``id()``
+    of regions and tokens already checked under the same rules (a patch's unchanged objects).
     """
-    (limits or SceneLimits()).check(scene)
+    vertices = (limits or SceneLimits()).check(scene, vertices=vertices)
     rules = scene.rules
     ruleset = RULESETS.get(rules.ruleset)
     if ruleset is None:
@@ -83,7 +96,7 @@ def check_scene(scene: Scene, limits: SceneLimits | None = None) -> Ruleset:
         )
     vocab = vocabulary()
     for index, region in enumerate(scene.regions):
-        if region.zone is None:
+        if region.zone is None or id(region) in checked:
             continue
         where = f"scene.regions[{index}].zone"
         zone_type = region.zone.type
@@ -95,6 +108,8 @@ def check_scene(scene: Scene, limits: SceneLimits | None = None) -> Ruleset:
         elif not vocab.owner_of_zone(zone_type):
             raise SceneRejected(f"{where}.type: no ruleset knows the zone type {zone_type!r}", field=f"{where}.type")
     for index, token in enumerate(scene.tokens):
+        if id(token) in checked:
+            continue
         for trait in token.traits:
             if not vocab.owner_of_trait(trait):
                 where = f"scene.tokens[{index}].traits"
@@ -103,7 +118,7 @@ def check_scene(scene: Scene, limits: SceneLimits | None = None) -> Ruleset:
         ruleset.validate_environment(scene.environment)
     except ValueError as exc:
         raise SceneRejected(f"scene.environment: {exc}", field="scene.environment") from exc
-    return ruleset
+    return ruleset, vertices
 
 
 #: Most rulings one scene version remembers before it starts over.
@@ -117,6 +132,7 @@ class SceneState:
     scene: Scene
     ruleset: Ruleset
     version: int = 0
+    vertices: int = 0
     #: Rulings already made on this version, by request (actor, target, action, reaction, options): a
     #: preview and the roll that follows ask the same question. A new version starts empty.
     rulings: dict[Hashable, Ruling] = field(default_factory=dict, repr=False)
@@ -155,9 +171,9 @@ class World:
 
     def sync(self, scene: Scene) -> SceneState:
         """Replace (or create) the scene; raises :class:`SceneRejected` leaving the world unchanged."""
-        ruleset = check_scene(scene, self.limits)
+        ruleset, vertices = check_scene(scene, self.limits)
         previous = self.scenes.get(scene.id)
-        state = SceneState(scene, ruleset, version=previous.version + 1 if previous else 0)
+        state = SceneState(scene, ruleset, version=previous.version + 1 if previous else 0, vertices=vertices)
         self.scenes[scene.id] = state
         return state
 
@@ -183,6 +199,7 @@ class World:
             "walls": {w.id: w for w in scene.walls},
             "lights": {light.id: light for light in scene.lights},
         }
+        old_regions = dict(collections["regions"])
         ignored: dict[str, list[str]] = {}
         for kind, ids in remove.items():
             for item_id in ids:
@@ -204,7 +221,17 @@ class World:
             new_scene = Scene.model_validate(data)
         except ValidationError as exc:  # only cross-object checks can fail here
             raise SceneRejected(str(exc.errors()[0]["msg"]), field="scene") from exc
-        ruleset = check_scene(new_scene, self.limits)
-        new_state = SceneState(new_scene, ruleset, version=state.version + 1)
+        # Objects the patch did not touch were checked under the same rules already: only the new ones are.
+        same_rules = "rules" not in replace and "environment" not in replace
+        checked = frozenset(map(id, (*scene.regions, *scene.tokens))) if same_rules else frozenset()
+        vertices = state.vertices
+        for region_id in (*remove.get("regions", ()), *(r.id for r in upsert.get("regions", ()))):
+            old = old_regions.get(region_id)
+            if old is not None:
+                vertices -= region_vertices(old)
+                old_regions.pop(region_id)
+        vertices += sum(region_vertices(region) for region in upsert.get("regions", ()))
+        ruleset, vertices = check_scene(new_scene, self.limits, checked=checked, vertices=vertices)
+        new_state = SceneState(new_scene, ruleset, version=state.version + 1, vertices=vertices)
         self.scenes[scene_id] = new_state
         return PatchResult(new_state, ignored)

@@ -4,7 +4,7 @@
  * bridge pushes `annotations`: first the whole set (`full: true`), then only what changed
  * (`changed` pairs, `removed` pairs) on every scene change.
  *
- *   → {type: "watch", id, scene, action, reaction, tokens: [ids] | null}
+ *   → {type: "watch", id, scene, action, reaction, tokens: [ids] | null, detail: "brief"}
  *   ← {type: "watching", id, watch, scene, action}
  *   ← {type: "annotations", watch, scene, version, full, changed: [annotation], removed: [{actor, target}]}
  *   → {type: "unwatch", id, watch}   ← {type: "unwatched", id, watch}
@@ -23,7 +23,8 @@ export function pairKey(actor, target) {
 
 /** @param {string} id @param {{scene: string, action: string, reaction?: boolean, tokens?: string[] | null}} spec */
 export function watchMessage(id, { scene, action, reaction = false, tokens = null }) {
-  return { type: "watch", id, scene, action, reaction, tokens: tokens === null ? null : [...tokens] };
+  // "brief": the overlay draws lines and MODs; it needs no candidates, notes or citations (a tenth of the bytes).
+  return { type: "watch", id, scene, action, reaction, tokens: tokens === null ? null : [...tokens], detail: "brief" };
 }
 
 /** @param {string} id @param {string} watch */

@@ -46,7 +46,7 @@ describe("AnnotationStore", () => {
   });
 
   test("watch messages: tokens null means every token", () => {
-    assert.deepEqual(watchMessage("w1", { scene: "s", action: "attack" }), { type: "watch", id: "w1", scene: "s", action: "attack", reaction: false, tokens: null });
+    assert.deepEqual(watchMessage("w1", { scene: "s", action: "attack" }), { type: "watch", id: "w1", scene: "s", action: "attack", reaction: false, tokens: null, detail: "brief" });
     assert.deepEqual(watchMessage("w2", { scene: "s", action: "attack", tokens: ["t"] }).tokens, ["t"]);
   });
 });

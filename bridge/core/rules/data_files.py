@@ -14,7 +14,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from .base import LocalText, RulingError, Situation
 
@@ -98,12 +98,18 @@ class VocabularyRow(DataModel):
 
 class Vocabulary(DataModel):
     rulesets: dict[str, VocabularyRow]
+    _trait_owners: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
     def owner_of_zone(self, zone: str) -> tuple[str, ...]:
         return tuple(rid for rid, row in self.rulesets.items() if zone in row.zones)
 
     def owner_of_trait(self, trait: str) -> tuple[str, ...]:
-        return tuple(rid for rid, row in self.rulesets.items() if row.knows_trait(trait))
+        owners = self._trait_owners.get(trait)
+        if owners is None:  # every scene check asks this of every token's traits: match patterns once
+            owners = tuple(rid for rid, row in self.rulesets.items() if row.knows_trait(trait))
+            if len(self._trait_owners) < 4096:
+                self._trait_owners[trait] = owners
+        return owners
 
 
 def load_toml(name: str) -> dict[str, Any]:

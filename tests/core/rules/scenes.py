@@ -104,4 +104,4 @@ def situation(
 
 def rule(built: Scene, actor: str, target: str | None, action: str, **kwargs: Any) -> Ruling:
     """The ruling of the scene's ruleset for this request."""
-    return check_scene(built).adjudicate(situation(built, actor, target, action, **kwargs))
+    return check_scene(built)[0].adjudicate(situation(built, actor, target, action, **kwargs))
