@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
@@ -25,6 +25,7 @@ __all__ = [
     "Text",
     "Vocabulary",
     "VocabularyRow",
+    "check_vocabulary",
     "cite",
     "load_toml",
     "vocabulary",
@@ -110,6 +111,25 @@ class Vocabulary(DataModel):
             if len(self._trait_owners) < 4096:
                 self._trait_owners[trait] = owners
         return owners
+
+
+def check_vocabulary(
+    ruleset_id: str, *, zones: Iterable[str], actions: Iterable[str], traits: Iterable[str], editions: Sequence[str]
+) -> None:
+    """Raise ``ValueError`` unless a ruleset's data names exactly its row of the contract vocabulary and
+    ends its editions with ``current``."""
+    row = vocabulary().rulesets.get(ruleset_id)
+    if row is None:
+        raise ValueError(f"ruleset {ruleset_id!r} is not in the contract vocabulary")
+    for kind, names, allowed in (
+        ("zone type", zones, row.zones),
+        ("action", actions, row.actions),
+        ("trait", traits, row.traits),
+    ):
+        if set(names) != set(allowed):
+            raise ValueError(f"{kind}s {sorted(names)} differ from the vocabulary's {sorted(allowed)}")
+    if list(editions)[-1:] != ["current"]:
+        raise ValueError("the last edition must be 'current'")
 
 
 def load_toml(name: str) -> dict[str, Any]:

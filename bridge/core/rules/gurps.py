@@ -25,7 +25,16 @@ from ..geometry import LightSource
 from ..scene import Token, Zone
 from ..sight import Crossing, LineEvidence, Point3
 from .base import ModifierEntry, Ruling, RulingError, Situation
-from .data_files import DataModel, DataRuleset, Passage, Text, _HasPassages, cite, load_toml, vocabulary
+from .data_files import (
+    DataModel,
+    DataRuleset,
+    Passage,
+    Text,
+    _HasPassages,
+    check_vocabulary,
+    cite,
+    load_toml,
+)
 from .notes import foreign_vocabulary_notes
 
 __all__ = ["GurpsData", "GurpsRuleset", "load_gurps"]
@@ -105,23 +114,12 @@ class GurpsData(_HasPassages):
 
     @model_validator(mode="after")
     def _consistent(self) -> GurpsData:
-        row = vocabulary().rulesets.get(self.id)
-        if row is None:
-            raise ValueError(f"ruleset {self.id!r} is not in the contract vocabulary")
-        for kind, names, allowed in (
-            ("zone type", self.zones, row.zones),
-            ("trait", self.traits, row.traits),
-            ("action", self.actions, row.actions),
-        ):
-            if set(names) != set(allowed):
-                raise ValueError(f"{kind}s {sorted(names)} differ from the vocabulary's {sorted(allowed)}")
+        check_vocabulary(self.id, zones=self.zones, actions=self.actions, traits=self.traits, editions=self.editions)
         if set(self.conditions) != {"blind", "total-darkness", "partial-darkness", "invisible", "smoke"}:
             raise ValueError("conditions must be exactly blind, total-darkness, partial-darkness, invisible, smoke")
         for key in ("blind", "total-darkness", "invisible", "smoke"):
             if self.conditions[key].value is None:
                 raise ValueError(f"condition {key!r} needs a value")
-        if self.editions[-1:] != ("current",):
-            raise ValueError("the last edition must be 'current'")
         return self
 
 

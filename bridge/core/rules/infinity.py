@@ -18,7 +18,16 @@ from pydantic import model_validator
 from ..scene import Scene, Token, Zone
 from ..sight import Crossing, CrossingKind, LineEvidence, SightLine
 from .base import ModifierEntry, Ruling, RulingError, Situation
-from .data_files import DataModel, DataRuleset, Passage, Text, _HasPassages, cite, load_toml, vocabulary
+from .data_files import (
+    DataModel,
+    DataRuleset,
+    Passage,
+    Text,
+    _HasPassages,
+    check_vocabulary,
+    cite,
+    load_toml,
+)
 from .notes import foreign_vocabulary_notes
 
 __all__ = ["InfinityData", "InfinityRuleset", "LineComposer", "load_infinity"]
@@ -83,19 +92,9 @@ class InfinityData(_HasPassages):
 
     @model_validator(mode="after")
     def _matches_vocabulary(self) -> InfinityData:
-        row = vocabulary().rulesets.get(self.id)
-        if row is None:
-            raise ValueError(f"ruleset {self.id!r} is not in the contract vocabulary")
-        for kind, names, allowed in (
-            ("zone type", self.zones, row.zones),
-            ("action", self.actions, row.actions),
-        ):
-            if set(names) != set(allowed):
-                raise ValueError(f"{kind}s {sorted(names)} differ from the vocabulary's {sorted(allowed)}")
-        if set(self.traits) != set(row.traits):
-            raise ValueError(f"traits {sorted(self.traits)} differ from the vocabulary's {sorted(row.traits)}")
-        if list(self.editions)[-1] != "current":
-            raise ValueError("the last edition must be 'current'")
+        check_vocabulary(
+            self.id, zones=self.zones, actions=self.actions, traits=self.traits, editions=list(self.editions)
+        )
         return self
 
 

@@ -23,7 +23,16 @@ from pydantic import Field, model_validator
 from ..scene import Zone
 from ..sight import Crossing, CrossingKind, LineEvidence
 from .base import ModifierEntry, Ruling, RulingError, Situation
-from .data_files import DataModel, DataRuleset, Passage, Text, _HasPassages, cite, load_toml, vocabulary
+from .data_files import (
+    DataModel,
+    DataRuleset,
+    Passage,
+    Text,
+    _HasPassages,
+    check_vocabulary,
+    cite,
+    load_toml,
+)
 from .notes import foreign_vocabulary_notes
 
 __all__ = [
@@ -148,20 +157,11 @@ class TravellerData(_HasPassages):
 
     @model_validator(mode="after")
     def _consistent(self) -> TravellerData:
-        row = vocabulary().rulesets.get(self.id)
-        if row is None:
-            raise ValueError(f"ruleset {self.id!r} is not in the contract vocabulary")
-        if set(self.zones) != set(row.zones):
-            raise ValueError(f"zone types {sorted(self.zones)} differ from the vocabulary's {sorted(row.zones)}")
-        if set(self.actions) != set(row.actions):
-            raise ValueError(f"actions {sorted(self.actions)} differ from the vocabulary's {sorted(row.actions)}")
-        traits = set(self.devices) - {self.fallback}
-        if traits != set(row.traits):
-            raise ValueError(f"devices {sorted(traits)} differ from the vocabulary's traits {sorted(row.traits)}")
+        # Traveller's traits are its vision devices (all but the unaided-eyes fallback).
+        devices = set(self.devices) - {self.fallback}
+        check_vocabulary(self.id, zones=self.zones, actions=self.actions, traits=devices, editions=self.editions)
         if self.fallback not in self.devices:
             raise ValueError(f"fallback device {self.fallback!r} is not defined")
-        if self.editions[-1:] != ("current",):
-            raise ValueError("the last edition must be 'current'")
         self.ladder.index(self.ladder.base)
         if "good" not in self.weather or set(self.encounter.weather_divisors) != set(self.weather):
             raise ValueError("weather needs 'good', and encounter divisors for exactly the weather kinds")
