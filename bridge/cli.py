@@ -58,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--hello-timeout", type=float, default=defaults.hello_timeout, help="seconds")
     limits.add_argument("--send-queue", type=int, default=defaults.send_queue, help="answers queued per client")
     limits.add_argument("--heartbeat", type=float, default=defaults.heartbeat, help="seconds; 0 turns it off")
+    serve.add_argument(
+        "--ws-compress",
+        action="store_true",
+        help="compress WebSocket frames (permessage-deflate): less bandwidth to remote clients, more CPU per frame",
+    )
 
     secret = commands.add_parser("secret", help="print the bridge secret, or a world's own secret (made if new)")
     _storage_options(secret)
@@ -141,6 +146,7 @@ def _serve(args: argparse.Namespace) -> int:
         hello_timeout=args.hello_timeout,
         send_queue=args.send_queue,
         heartbeat=args.heartbeat,
+        compress=args.ws_compress,
     )
 
     def announce(line: str) -> None:

@@ -41,6 +41,7 @@ class BridgeConfig:
     hello_timeout: float = 10.0
     send_queue: int = 256
     heartbeat: float = 20.0
+    compress: bool = False
 
 
 def data_dir_from(option: str | None) -> Path:

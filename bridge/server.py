@@ -87,7 +87,9 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     origin = request.headers.get("Origin")
     if config.allowed_origins and origin not in config.allowed_origins:
         raise web.HTTPForbidden(text=f"origin {origin!r} is not allowed to connect to this bridge")
-    ws = web.WebSocketResponse(heartbeat=config.heartbeat or None, max_msg_size=config.max_frame_bytes * 4)
+    ws = web.WebSocketResponse(
+        heartbeat=config.heartbeat or None, max_msg_size=config.max_frame_bytes * 4, compress=config.compress
+    )
     await ws.prepare(request)
     state.sockets.add(ws)
     session = Session(
