@@ -16,15 +16,12 @@ from ..session import StoreThenSend, error_message, with_log_result
 from .records import Party
 from .store import LogStore
 
-__all__ = ["LogStoreLike", "perform", "unlogged_answer"]
+__all__ = ["perform", "unlogged_answer"]
 
 _log = logging.getLogger(__name__)
 
 
-LogStoreLike = LogStore
-
-
-async def perform(effect: StoreThenSend, store: LogStoreLike | None) -> BaseModel:
+async def perform(effect: StoreThenSend, store: LogStore | None) -> BaseModel:
     """Run ``effect`` on ``store`` and return the message to send."""
     if store is None:
         return unlogged_answer(effect)
@@ -55,7 +52,7 @@ def unlogged_answer(effect: StoreThenSend) -> BaseModel:
     return error_message(LogUnavailable("no log is kept here (sightline replay)"), effect.request_id)
 
 
-async def _session_operation(effect: StoreThenSend, store: LogStoreLike) -> BaseModel:
+async def _session_operation(effect: StoreThenSend, store: LogStore) -> BaseModel:
     if effect.operation == "start":
         session = await store.start_session(effect.world, effect.name, effect.at)
         return SessionStarted(id=effect.request_id, session=session.wire())
