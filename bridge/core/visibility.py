@@ -295,7 +295,7 @@ class SceneVisibility:
             self._compile_runs(counts)
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
         self._token_cache: dict[str, _TokenShape]
-        self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}))
+        self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}), old_tokens)
         walls = tuple(scene.walls)
         old_walls: tuple[Any, ...] | None = getattr(self, "_wall_objects", None)
         self._walls_reused = old_walls is not None and _same_objects(old_walls, walls) and not self._units_changed
@@ -344,7 +344,13 @@ class SceneVisibility:
         # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
         centre_in = np.zeros((n, m), dtype=bool)
         todo = np.arange(n, dtype=np.intp)
-        if old is not None and n and m:
+        if old is not None and old.index is t.index and self._inside.shape == (n, m):
+            # The same ids in the same order (``_compile_tokens`` kept the index): copy, redo fresh rows.
+            inside, centre_in = self._inside.copy(), self._centre_in.copy()
+            todo = np.array(sorted(fresh), dtype=np.intp)
+            inside[todo] = False
+            centre_in[todo] = False
+        elif old is not None and n and m:
             keep = [k for k in range(n) if k not in fresh and t.tokens[k].id in old.index]
             if keep:
                 rows = np.array(keep, dtype=np.intp)
@@ -1037,9 +1043,12 @@ def _token_shape(token: Token, size: float) -> _TokenShape:
     return _TokenShape(token, size, centre, Point3(*centre), max(w, h) / 2, (x0, y0, x0 + w, y0 + h), probe)
 
 
-def _compile_tokens(scene: Scene, cache: Mapping[str, _TokenShape]) -> tuple[_Tokens, dict[str, _TokenShape], set[int]]:
+def _compile_tokens(
+    scene: Scene, cache: Mapping[str, _TokenShape], old: _Tokens | None = None
+) -> tuple[_Tokens, dict[str, _TokenShape], set[int]]:
     """The tokens as columns, reusing ``cache`` for unchanged tokens; also the new cache and the indices
-    of the tokens compiled afresh."""
+    of the tokens compiled afresh. With ``old`` (compiled from ``cache``), when the scene holds the same
+    token ids in the same order, only the rows of the tokens compiled afresh are rewritten."""
     size = scene.grid.size
     shapes: list[_TokenShape] = []
     fresh: set[int] = set()
@@ -1050,6 +1059,35 @@ def _compile_tokens(scene: Scene, cache: Mapping[str, _TokenShape]) -> tuple[_To
             fresh.add(k)
         shapes.append(shape)
     n = len(shapes)
+    if (
+        old is not None
+        and len(old.tokens) == n
+        and all(old_token.id == shape.token.id for old_token, shape in zip(old.tokens, shapes, strict=True))
+    ):
+        # The same ids in the same order: every row not compiled afresh holds the same shape as before.
+        if fresh:
+            tokens_ = _Tokens(
+                tokens=tuple(scene.tokens),
+                index=old.index,
+                cx=old.cx.copy(),
+                cy=old.cy.copy(),
+                cz=old.cz.copy(),
+                radius=old.radius.copy(),
+                box=old.box.copy(),
+                probes=old.probes.copy(),
+            )
+            for k in fresh:
+                shape = shapes[k]
+                tokens_.cx[k], tokens_.cy[k], tokens_.cz[k] = shape.centre
+                tokens_.radius[k] = shape.radius
+                tokens_.box[k] = shape.box
+                tokens_.probes[k] = shape.probe
+            cache = dict(cache)
+            for k in fresh:
+                cache[shapes[k].token.id] = shapes[k]
+        else:
+            tokens_ = dataclasses.replace(old, tokens=tuple(scene.tokens))
+        return tokens_, cast(dict[str, _TokenShape], cache), fresh
     centres = np.array([shape.centre for shape in shapes], dtype=np.float64).reshape(n, 3)
     tokens = _Tokens(
         tokens=tuple(scene.tokens),
