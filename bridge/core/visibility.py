@@ -581,12 +581,12 @@ class SceneVisibility:
     ) -> tuple[IntArray, IntArray]:
         """(segment, zone) pairs that may touch in 2D: a superset of GEOS ``intersects``.
 
-        Boxes first (a tree over the segments, queried with every zone), then a numpy test that drops
+        Boxes first (the zone tree queried with the segments), then a numpy test that drops
         the pairs whose zone box lies wholly on one side of the segment's line. The edge pass decides
         the rest: a segment meets a zone where it crosses an edge or an end lies inside (``centre_in``,
         from GEOS); a boundary merely touched raises a doubt there, and the line takes the exact path.
         """
-        zi, li = STRtree(segs).query(self._areas)
+        li, zi = self._zone_tree.query(segs)  # boxes only (the same pairs as a tree over the segments)
         px, py, qx, qy = x0[li], y0[li], x1[li], y1[li]
         box = self._zone_bounds[zi]
         dx, dy = qx - px, qy - py
