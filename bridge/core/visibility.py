@@ -173,16 +173,17 @@ class SceneVisibility:
 
     def _update(self, new_state: SceneState) -> dict[Pair, Ruling | None]:
         old_state, old_tokens = self._state, self._tokens
-        old_zones, old_inside = self._zones, self._inside
+        old_zones, old_inside, old_regions = self._zones, self._inside, self._regions
         self._compile(new_state)
         old_scene, new_scene = old_state.scene, new_state.scene
+        same_regions = _same_objects(old_regions, self._regions)  # then no rename and the same zones
         if (
             old_state.ruleset is not new_state.ruleset
-            or old_scene.rules != new_scene.rules
-            or old_scene.grid != new_scene.grid
-            or old_scene.environment != new_scene.environment
-            or self._renamed(new_scene)  # rulings name regions in their reasons
-            or not _same_relative_order(old_zones, self._zones)
+            or (old_scene.rules is not new_scene.rules and old_scene.rules != new_scene.rules)
+            or (old_scene.grid is not new_scene.grid and old_scene.grid != new_scene.grid)
+            or (old_scene.environment is not new_scene.environment and old_scene.environment != new_scene.environment)
+            or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
+            or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
             self._memo.clear()
             self._memo_best.clear()
