@@ -173,16 +173,17 @@ class SceneVisibility:
 
     def _update(self, new_state: SceneState) -> dict[Pair, Ruling | None]:
         old_state, old_tokens = self._state, self._tokens
-        old_zones, old_inside = self._zones, self._inside
+        old_zones, old_inside, old_regions = self._zones, self._inside, self._regions
         self._compile(new_state)
         old_scene, new_scene = old_state.scene, new_state.scene
+        same_regions = _same_objects(old_regions, self._regions)  # then no rename and the same zones
         if (
             old_state.ruleset is not new_state.ruleset
-            or old_scene.rules != new_scene.rules
-            or old_scene.grid != new_scene.grid
-            or old_scene.environment != new_scene.environment
-            or self._renamed(new_scene)  # rulings name regions in their reasons
-            or not _same_relative_order(old_zones, self._zones)
+            or (old_scene.rules is not new_scene.rules and old_scene.rules != new_scene.rules)
+            or (old_scene.grid is not new_scene.grid and old_scene.grid != new_scene.grid)
+            or (old_scene.environment is not new_scene.environment and old_scene.environment != new_scene.environment)
+            or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
+            or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
             self._memo.clear()
             self._memo_best.clear()
@@ -295,7 +296,7 @@ class SceneVisibility:
             self._compile_runs(counts)
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
         self._token_cache: dict[str, _TokenShape]
-        self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}))
+        self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}), old_tokens)
         walls = tuple(scene.walls)
         old_walls: tuple[Any, ...] | None = getattr(self, "_wall_objects", None)
         self._walls_reused = old_walls is not None and _same_objects(old_walls, walls) and not self._units_changed
@@ -344,7 +345,13 @@ class SceneVisibility:
         # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
         centre_in = np.zeros((n, m), dtype=bool)
         todo = np.arange(n, dtype=np.intp)
-        if old is not None and n and m:
+        if old is not None and old.index is t.index and self._inside.shape == (n, m):
+            # The same ids in the same order (``_compile_tokens`` kept the index): copy, redo fresh rows.
+            inside, centre_in = self._inside.copy(), self._centre_in.copy()
+            todo = np.array(sorted(fresh), dtype=np.intp)
+            inside[todo] = False
+            centre_in[todo] = False
+        elif old is not None and n and m:
             keep = [k for k in range(n) if k not in fresh and t.tokens[k].id in old.index]
             if keep:
                 rows = np.array(keep, dtype=np.intp)
@@ -575,12 +582,12 @@ class SceneVisibility:
     ) -> tuple[IntArray, IntArray]:
         """(segment, zone) pairs that may touch in 2D: a superset of GEOS ``intersects``.
 
-        Boxes first (a tree over the segments, queried with every zone), then a numpy test that drops
+        Boxes first (the zone tree queried with the segments), then a numpy test that drops
         the pairs whose zone box lies wholly on one side of the segment's line. The edge pass decides
         the rest: a segment meets a zone where it crosses an edge or an end lies inside (``centre_in``,
         from GEOS); a boundary merely touched raises a doubt there, and the line takes the exact path.
         """
-        zi, li = STRtree(segs).query(self._areas)
+        li, zi = self._zone_tree.query(segs)  # boxes only (the same pairs as a tree over the segments)
         px, py, qx, qy = x0[li], y0[li], x1[li], y1[li]
         box = self._zone_bounds[zi]
         dx, dy = qx - px, qy - py
@@ -1037,9 +1044,12 @@ def _token_shape(token: Token, size: float) -> _TokenShape:
     return _TokenShape(token, size, centre, Point3(*centre), max(w, h) / 2, (x0, y0, x0 + w, y0 + h), probe)
 
 
-def _compile_tokens(scene: Scene, cache: Mapping[str, _TokenShape]) -> tuple[_Tokens, dict[str, _TokenShape], set[int]]:
+def _compile_tokens(
+    scene: Scene, cache: Mapping[str, _TokenShape], old: _Tokens | None = None
+) -> tuple[_Tokens, dict[str, _TokenShape], set[int]]:
     """The tokens as columns, reusing ``cache`` for unchanged tokens; also the new cache and the indices
-    of the tokens compiled afresh."""
+    of the tokens compiled afresh. With ``old`` (compiled from ``cache``), when the scene holds the same
+    token ids in the same order, only the rows of the tokens compiled afresh are rewritten."""
     size = scene.grid.size
     shapes: list[_TokenShape] = []
     fresh: set[int] = set()
@@ -1050,6 +1060,35 @@ def _compile_tokens(scene: Scene, cache: Mapping[str, _TokenShape]) -> tuple[_To
             fresh.add(k)
         shapes.append(shape)
     n = len(shapes)
+    if (
+        old is not None
+        and len(old.tokens) == n
+        and all(old_token.id == shape.token.id for old_token, shape in zip(old.tokens, shapes, strict=True))
+    ):
+        # The same ids in the same order: every row not compiled afresh holds the same shape as before.
+        if fresh:
+            tokens_ = _Tokens(
+                tokens=tuple(scene.tokens),
+                index=old.index,
+                cx=old.cx.copy(),
+                cy=old.cy.copy(),
+                cz=old.cz.copy(),
+                radius=old.radius.copy(),
+                box=old.box.copy(),
+                probes=old.probes.copy(),
+            )
+            for k in fresh:
+                shape = shapes[k]
+                tokens_.cx[k], tokens_.cy[k], tokens_.cz[k] = shape.centre
+                tokens_.radius[k] = shape.radius
+                tokens_.box[k] = shape.box
+                tokens_.probes[k] = shape.probe
+            cache = dict(cache)
+            for k in fresh:
+                cache[shapes[k].token.id] = shapes[k]
+        else:
+            tokens_ = dataclasses.replace(old, tokens=tuple(scene.tokens))
+        return tokens_, cast(dict[str, _TokenShape], cache), fresh
     centres = np.array([shape.centre for shape in shapes], dtype=np.float64).reshape(n, 3)
     tokens = _Tokens(
         tokens=tuple(scene.tokens),

@@ -201,3 +201,17 @@ def test_the_not_stacking_text_follows_a_region_name() -> None:
         assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
     reasons = [m.reason or "" for m in engine.rulings()[("a", "b")].modifiers]
     assert any("Poor Visibility Zone z" in reason for reason in reasons), reasons
+
+
+def test_the_composers_direct_ruling_equals_the_constructed_one() -> None:
+    from bridge.core.rules import Ruling
+    from bridge.core.rules.infinity import _ruling
+    from bridge.core.sight import Point3, SightLine
+
+    line = SightLine(Point3(0.0, 1.0, 2.0), Point3(3.0, 4.0, 5.0))
+    for allowed, modifier in ((True, -3), (False, None)):
+        made = _ruling(allowed, modifier, (), [], ("n",), ("c",), line)
+        built = Ruling(
+            allowed=allowed, modifier=modifier, crossings=(), modifiers=(), notes=("n",), citations=("c",), line=line
+        )
+        assert type(made) is Ruling and made == built and made.extra == {}
