@@ -58,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--hello-timeout", type=float, default=defaults.hello_timeout, help="seconds")
     limits.add_argument("--send-queue", type=int, default=defaults.send_queue, help="answers queued per client")
     limits.add_argument("--heartbeat", type=float, default=defaults.heartbeat, help="seconds; 0 turns it off")
+    for kind in ("regions", "tokens", "walls", "lights"):
+        limits.add_argument(f"--max-{kind}", type=int, default=getattr(defaults, f"max_{kind}"), help=f"{kind} a scene")
+    limits.add_argument(
+        "--max-vertices", type=int, default=defaults.max_vertices, help="polygon vertices over a scene's regions"
+    )
     serve.add_argument(
         "--ws-compress",
         action="store_true",
@@ -147,6 +152,11 @@ def _serve(args: argparse.Namespace) -> int:
         send_queue=args.send_queue,
         heartbeat=args.heartbeat,
         compress=args.ws_compress,
+        max_regions=args.max_regions,
+        max_tokens=args.max_tokens,
+        max_walls=args.max_walls,
+        max_lights=args.max_lights,
+        max_vertices=args.max_vertices,
     )
 
     def announce(line: str) -> None:

@@ -41,6 +41,11 @@ class BridgeConfig:
     hello_timeout: float = 10.0
     send_queue: int = 256
     heartbeat: float = 20.0
+    max_regions: int = 5_000
+    max_tokens: int = 5_000
+    max_walls: int = 50_000
+    max_lights: int = 5_000
+    max_vertices: int = 500_000
     compress: bool = False
 
 

@@ -28,6 +28,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from . import __version__
 from .access import Access
 from .config import BridgeConfig
+from .core.world import SceneLimits
 from .errors import InvalidMessage
 from .log.effects import perform
 from .log.http import setup_log
@@ -225,7 +226,15 @@ def create_app(
     state = BridgeState(
         config=config,
         access=Access(config.secret, dict(config.world_secrets)),
-        worlds=Worlds(),
+        worlds=Worlds(
+            scene_limits=SceneLimits(
+                regions=config.max_regions,
+                tokens=config.max_tokens,
+                walls=config.max_walls,
+                lights=config.max_lights,
+                vertices=config.max_vertices,
+            )
+        ),
         store=store,
     )
     app[BRIDGE] = state

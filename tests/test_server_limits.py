@@ -142,3 +142,14 @@ async def test_a_client_that_stops_reading_is_closed_not_buffered(start: BridgeF
             assert code == 1013
         async with connect(f"ws://{addr}/ws") as healthy:  # the bridge itself is fine
             assert (await hello(healthy, "w", "bridge-secret"))["type"] == "welcome"
+
+
+async def test_scene_size_limits_come_from_the_configuration(start: BridgeFactory) -> None:
+    """--max-tokens (config max_tokens) bounds a scene: over it, too-large; the connection stays."""
+    async with start(max_tokens=1) as addr, connect(f"ws://{addr}/ws") as ws:
+        await hello(ws, "w", "bridge-secret")
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
+        answer = json.loads(await ws.recv())
+        assert answer["code"] == "too-large" and answer["details"]["field"] == "scene.tokens"
+        await ws.send(json.dumps({"type": "ping", "id": "p"}))
+        assert json.loads(await ws.recv()) == {"type": "pong", "id": "p"}
