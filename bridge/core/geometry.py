@@ -207,6 +207,24 @@ class _TokenInfo:
     external_radius: float  # pixels, Foundry's Token#externalRadius: max(w, h) / 2
 
 
+def wall_sides(ax: Any, ay: Any, bx: Any, by: Any, x0: Any, y0: Any, x1: Any, y1: Any) -> tuple[Any, ...]:
+    """Where sight lines ``(x0, y0)→(x1, y1)`` stand against walls ``(ax, ay)→(bx, by)`` (arrays broadcast).
+
+    Returns ``o_start``, ``o_end`` (side of each line end relative to each wall: Foundry's
+    ``orient2dFast(wall.a, wall.b, point)``), ``s_a``, ``s_b`` (sign of each wall end relative to the
+    line), ``straddles`` (the line's ends lie strictly on both sides of the wall's line: it meets it at
+    0 < t < 1 and neither runs along it nor starts or ends on it) and ``proper`` (it also crosses the wall
+    strictly between the wall's ends). The one place these floats are computed, for every caller.
+    """
+    o_start = _orient(ax, ay, bx, by, x0, y0)
+    o_end = _orient(ax, ay, bx, by, x1, y1)
+    s_a = np.sign(_orient(x0, y0, x1, y1, ax, ay))
+    s_b = np.sign(_orient(x0, y0, x1, y1, bx, by))
+    straddles = np.sign(o_start) * np.sign(o_end) < 0
+    proper = straddles & (s_a * s_b < 0)
+    return o_start, o_end, s_a, s_b, straddles, proper
+
+
 def _orient(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> Any:
     """Foundry's ``orient2dFast(a, b, c)``: > 0 when ``c`` is left of ``a→b`` as seen on screen.
 
@@ -624,16 +642,7 @@ class WallIndex:
     ) -> tuple[str, ...]:
         """The walls among ``idx`` that stop sight from ``(x0, y0)`` to ``(x1, y1)``, in order."""
         ax, ay, bx, by = self.ax[idx], self.ay[idx], self.bx[idx], self.by[idx]
-        # Side of each line end relative to each wall (Foundry's orient2dFast(wall.a, wall.b, point)).
-        o_start = _orient(ax, ay, bx, by, x0, y0)
-        o_end = _orient(ax, ay, bx, by, x1, y1)
-        # Side of each wall end relative to the line.
-        s_a = np.sign(_orient(x0, y0, x1, y1, ax, ay))
-        s_b = np.sign(_orient(x0, y0, x1, y1, bx, by))
-        # The line's ends lie strictly on both sides of the wall's line: it meets it at 0 < t < 1,
-        # and is neither collinear with it nor starting or ending on it.
-        straddles = np.sign(o_start) * np.sign(o_end) < 0
-        proper = straddles & (s_a * s_b < 0)
+        o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
         at_a = straddles & (s_a == 0)
         at_b = straddles & (s_b == 0)
         hit = proper | at_a | at_b

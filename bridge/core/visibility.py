@@ -54,10 +54,10 @@ from .geometry import (
     WallIndex,
     _ellipse,
     _first_meeting,
-    _orient,
     _segment_distance,
     _span_params,
     region_area,
+    wall_sides,
 )
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
@@ -828,13 +828,8 @@ class SceneVisibility:
             lc, wc = li[lo : lo + _CHUNK_ROWS], wi[lo : lo + _CHUNK_ROWS]
             x0, y0, x1, y1 = t.cx[i[lc]], t.cy[i[lc]], t.cx[j[lc]], t.cy[j[lc]]
             ax, ay, bx, by = walls.ax[wc], walls.ay[wc], walls.bx[wc], walls.by[wc]
-            # The same expressions as WallIndex.blocking, so the same floats and the same signs.
-            o_start = _orient(ax, ay, bx, by, x0, y0)
-            o_end = _orient(ax, ay, bx, by, x1, y1)
-            s_a = np.sign(_orient(x0, y0, x1, y1, ax, ay))
-            s_b = np.sign(_orient(x0, y0, x1, y1, bx, by))
-            straddles = np.sign(o_start) * np.sign(o_end) < 0
-            proper = straddles & (s_a * s_b < 0)
+            # The function WallIndex.blocking uses, so the same floats and the same signs.
+            o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
             touches = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
             if touches.size == 0:
                 continue
