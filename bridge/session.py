@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -28,6 +28,7 @@ from . import __version__
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
 from .core.rules.traveller import explain_encounter_range
+from .core.sight import Crossing, Point3
 from .core.visibility import SceneVisibility
 from .core.world import SceneLimits, SceneRejected, SceneState, World
 from .errors import (
@@ -93,6 +94,7 @@ __all__ = [
 ]
 
 OFFLINE_WORLD = "offline"
+T = TypeVar("T")
 
 
 # --- Effects the adapter carries out -------------------------------------------------------------
@@ -616,7 +618,7 @@ def _annotations(
     """An ``annotations`` push, built straight into wire form: it carries every changed pair of a scene."""
     changed = []
     removed = []
-    for (actor, target), ruling in sorted(changes.items()):
+    for (actor, target), ruling in changes.items():
         if ruling is None:
             removed.append({"actor": actor, "target": target})
         else:
@@ -634,6 +636,36 @@ def _annotations(
     )
 
 
+class _WireByIdentity(Generic[T]):
+    """The wire form of immutable objects, made once per object and found again by identity.
+
+    A scene's crossings and token centres are shared by many rulings (every line of a token starts at
+    the same point; rulings of the same crossings share one tuple), so their JSON-ready form is built
+    once. The object is held with its form, so its ``id`` cannot be reused while the entry lives; the
+    table is emptied when it reaches ``limit``. The forms are shared: nothing may change them.
+    """
+
+    def __init__(self, make: Callable[[T], Any], limit: int) -> None:
+        self._make, self._limit = make, limit
+        self._held: dict[int, tuple[T, Any]] = {}
+
+    def __call__(self, value: T) -> Any:
+        held = self._held.get(id(value))
+        if held is not None and held[0] is value:
+            return held[1]
+        if len(self._held) >= self._limit:
+            self._held.clear()
+        wire = self._make(value)
+        self._held[id(value)] = (value, wire)
+        return wire
+
+
+_crossings_wire = _WireByIdentity[tuple[Crossing, ...]](
+    lambda crossings: [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in crossings], 100_000
+)
+_point_wire = _WireByIdentity[Point3](lambda p: {"x": p.x, "y": p.y, "z": p.z}, 100_000)
+
+
 def _ruling_wire(ruling: Ruling, *, brief: bool = False) -> dict[str, Any]:
     """:func:`_ruling_fields` as plain JSON-ready values (same fields, same pruning).
 
@@ -643,24 +675,21 @@ def _ruling_wire(ruling: Ruling, *, brief: bool = False) -> dict[str, Any]:
     wire: dict[str, Any] = {
         "allowed": ruling.allowed,
         "modifier": ruling.modifier,
-        "crossings": [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in ruling.crossings],
+        "crossings": _crossings_wire(ruling.crossings),
     }
     if not brief:
         wire["modifiers"] = [entry.to_wire() for entry in ruling.modifiers]
         wire["notes"] = list(ruling.notes)
         wire["citations"] = list(ruling.citations)
-    extra = dict(ruling.extra)
-    for key in ("difficulty", "asset", "device"):
-        if extra.get(key) is not None:
-            wire[key] = extra.pop(key)
-    if extra:
-        wire["details"] = extra
+    if ruling.extra:
+        extra = dict(ruling.extra)
+        for key in ("difficulty", "asset", "device"):
+            if extra.get(key) is not None:
+                wire[key] = extra.pop(key)
+        if extra:
+            wire["details"] = extra
     if ruling.line is not None:
-        start, end = ruling.line.start, ruling.line.end
-        wire["line"] = {
-            "start": {"x": start.x, "y": start.y, "z": start.z},
-            "end": {"x": end.x, "y": end.y, "z": end.z},
-        }
+        wire["line"] = {"start": _point_wire(ruling.line.start), "end": _point_wire(ruling.line.end)}
     return wire
 
 

@@ -61,7 +61,7 @@ from .geometry import (
 )
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
-from .rules.infinity import InfinityRuleset, LineComposer, Who
+from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
 from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 from .world import SceneState
@@ -83,6 +83,8 @@ _WallHit = tuple[int, float, float, float, float]
 _ORIENT_TOL = 1e-13
 #: Most (segment, zone edge) rows handled by one numpy pass (bounds memory: ~100 bytes a row).
 _CHUNK_ROWS = 400_000
+#: Most (segment, zone) box tests done all against all, without the zone tree (few lines: a token move).
+_DENSE_BOXES = 40_000
 #: Consecutive zone edges tested together against a line by their box before one by one.
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
@@ -149,6 +151,11 @@ class SceneVisibility:
         self._composer: LineComposer | None = None
         self._known_traits: dict[tuple[str, ...], bool] = {}  # per ruleset: emptied with the memo
         self._names: dict[str, str] = {region.id: region.name for region in state.scene.regions}
+        self._rows_made_for: tuple[Any, ...] = ()
+        self._ids: list[str] = []
+        self._points: list[Point3] = []
+        self._traits: list[tuple[Any, ...]] = []
+        self._whos: list[Who] = []
         self._inside: BoolArray = np.zeros((0, 0), dtype=bool)
         self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
         with _gc_paused():
@@ -189,6 +196,7 @@ class SceneVisibility:
             self._memo_best.clear()
             self._known_traits.clear()
             self._composer = None
+            self._rows_made_for = ()  # every token's row anew, with the emptied memos
             self._compile(new_state)
             return self._replace_all()
 
@@ -281,6 +289,7 @@ class SceneVisibility:
             self._zones = tuple(zones)
             self._areas = np.array([zone.area for zone in zones], dtype=object)
             self._zone_bounds = np.array([zone.bounds for zone in zones], dtype=np.float64).reshape(-1, 4)
+            self._zone_scale = np.abs(self._zone_bounds).max(axis=1)  # the largest coordinate of each box
             self._zone_tree = STRtree(self._areas)
             self._bottom = np.array([zone.bottom for zone in zones], dtype=np.float64)
             self._top = np.array([zone.top for zone in zones], dtype=np.float64)
@@ -289,8 +298,8 @@ class SceneVisibility:
             self._edge_count = counts
             edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
             # Every zone's four crossings (from, into, within, through), at 4 * zone + kind.
-            self._crossing_objects = np.empty(4 * len(zones), dtype=object)
-            self._crossing_objects[:] = [crossing for zone in zones for crossing in zone.crossings]
+            self._crossing_list = [crossing for zone in zones for crossing in zone.crossings]
+            self._line_memo: dict[tuple[Any, ...], Ruling] = {}  # its keys hold zone indices
             self._ex0, self._ey0 = edges[:, 0].copy(), edges[:, 1].copy()
             self._ex1, self._ey1 = edges[:, 2].copy(), edges[:, 3].copy()
             self._compile_runs(counts)
@@ -304,19 +313,43 @@ class SceneVisibility:
             self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
         self._wall_objects = walls
         self._compile_inside(old_tokens if self._zones_reused else None, fresh)
-        shapes = [self._token_cache[token.id] for token in self._tokens.tokens]
-        self._traits = [self._token_signature(token) for token in self._tokens.tokens]
-        self._points = [shape.point for shape in shapes]
-        self._ids = [token.id for token in self._tokens.tokens]
         if scene.rules.lines != "center" or not LineComposer.applies(state.ruleset, self.action):
             self._composer = None
         elif self._composer is None:
             self._composer = LineComposer(cast(InfinityRuleset, state.ruleset), scene, self.action, self.reaction)
+            self._line_memo = {}  # its keys hold the composer's observer indices
         else:
             self._composer.set_scene(scene)
-        composer = self._composer
-        self._whos: list[Who] = [] if composer is None else [composer.who(token) for token in self._tokens.tokens]
+        self._compile_token_rows(old_tokens, fresh)
         self._geometry_proxy = _ZonesFromMatrix(self)
+
+    def _compile_token_rows(self, old: _Tokens | None, fresh: set[int]) -> None:
+        """Per token: its id, centre, and what a ruling reads of it (the composer's observer, or its
+        signature). With the same ids in the same order, under the same composer and ruleset, only the
+        rows of the tokens compiled afresh are redone."""
+        tokens, composer = self._tokens.tokens, self._composer
+        made_for = (composer, self._ruleset)
+        rows: Collection[int] = range(len(tokens))
+        if old is not None and self._tokens.index is old.index and self._rows_made_for == made_for:
+            rows = fresh
+            self._points, self._traits, self._whos = list(self._points), list(self._traits), list(self._whos)
+        else:
+            self._ids = [token.id for token in tokens]
+            self._points = [self._token_cache[token.id].point for token in tokens]
+            self._traits = [()] * len(tokens)
+            self._whos = []
+        self._rows_made_for = made_for
+        for k in rows:
+            token = tokens[k]
+            self._points[k] = self._token_cache[token.id].point
+            if composer is None:
+                self._traits[k] = self._token_signature(token)
+        if composer is not None:
+            if rows is fresh:
+                for k in rows:
+                    self._whos[k] = composer.who(tokens[k])
+            else:
+                self._whos = [composer.who(token) for token in tokens]
 
     def _compile_runs(self, counts: IntArray) -> None:
         """Each zone's edges in runs of up to ``_RUN`` consecutive edges, with the box of each run."""
@@ -466,12 +499,13 @@ class SceneVisibility:
         lines_2d = np.flatnonzero(~flat)
         if lines_2d.size and self._zones:
             self._zone_keys(idx, lines_2d, met, ambiguous)
-        starts, ordered = self._order_crossings(idx, met, ambiguous)
+        starts, codes = self._order_crossings(idx, met, ambiguous)
         wall_hits = self._wall_hits(idx, lines_2d)
 
         results: dict[Pair, Ruling] = {}
-        zones = self._zones
+        crossing_of = self._crossing_list
         composer, points, whos = self._composer, self._points, self._whos
+        memo = self._line_memo
         tokens, ids = t.tokens, self._ids
         doubtful = ambiguous.tolist()
         for u, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
@@ -480,19 +514,33 @@ class SceneVisibility:
             for d, (s, e) in enumerate(((a, b), (b, a))):
                 dp = 2 * u + d
                 if exact or doubtful[dp]:
-                    cross = tuple([zones[z].crossings[k] for z, k in self._exact_crossings(s, e)])
+                    code = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
                 else:
-                    cross = tuple(ordered[starts[dp] : starts[dp + 1]])
+                    code = tuple(codes[starts[dp] : starts[dp + 1]])
                 walls: tuple[str, ...] = ()
                 if hits is None:
                     walls = self._walls.blocked(points[s], points[e], external_radius=float(t.radius[s]))
                 elif hits:
                     walls = self._blocking(hits, d, float(t.radius[s]))
-                if composer is not None:
-                    line = SightLine(points[s], points[e])
-                    ruling = composer.rule(tokens[s], tokens[e], whos[s], whos[e], cross, walls, line)
+                if composer is None:
+                    ruling = self._rule(s, e, tuple([crossing_of[c] for c in code]), walls)
+                    results[(ids[s], ids[e])] = ruling
+                    continue
+                line = SightLine(points[s], points[e])
+                actor, target = whos[s], whos[e]
+                # Same observers, crossings and walls: the same ruling but for its line (unless a foreign
+                # trait puts a token's name in a note).
+                key = (actor[0], target[0], code, walls) if actor[2] and target[2] else None
+                template = memo.get(key) if key is not None else None
+                if template is not None:
+                    ruling = with_line(template, line)
                 else:
-                    ruling = self._rule(s, e, cross, walls)
+                    cross = tuple([crossing_of[c] for c in code])
+                    ruling = composer.rule(tokens[s], tokens[e], actor, target, cross, walls, line)
+                    if key is not None:
+                        if len(memo) >= _MEMO_LIMIT:
+                            memo.clear()
+                        memo[key] = ruling
                 results[(ids[s], ids[e])] = ruling
         return results
 
@@ -511,8 +559,7 @@ class SceneVisibility:
         t = self._tokens
         i, j = idx[lines, 0], idx[lines, 1]
         x0, y0, x1, y1 = t.cx[i], t.cy[i], t.cx[j], t.cy[j]
-        segs = shapely.linestrings(np.stack([x0, y0, x1, y1], axis=1).reshape(-1, 2, 2))
-        li, zi = self._touching_zones(segs, x0, y0, x1, y1)
+        li, zi = self._touching_zones(x0, y0, x1, y1)
         if li.size == 0:
             return
         order = np.lexsort((zi, li))
@@ -578,16 +625,28 @@ class SceneVisibility:
             out.append((dp[met], zi[met], key[met], err[met], inside_lo[met]))
 
     def _touching_zones(
-        self, segs: Any, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
+        self, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
     ) -> tuple[IntArray, IntArray]:
         """(segment, zone) pairs that may touch in 2D: a superset of GEOS ``intersects``.
 
-        Boxes first (the zone tree queried with the segments), then a numpy test that drops
+        Boxes first (every box against every box when there are few pairs, else the zone tree queried
+        with the segments: the same closed-box test either way), then a numpy test that drops
         the pairs whose zone box lies wholly on one side of the segment's line. The edge pass decides
         the rest: a segment meets a zone where it crosses an edge or an end lies inside (``centre_in``,
         from GEOS); a boundary merely touched raises a doubt there, and the line takes the exact path.
         """
-        li, zi = self._zone_tree.query(segs)  # boxes only (the same pairs as a tree over the segments)
+        if x0.size * len(self._zones) <= _DENSE_BOXES:
+            zb = self._zone_bounds
+            overlap = (
+                (np.minimum(x0, x1)[:, None] <= zb[:, 2])
+                & (zb[:, 0] <= np.maximum(x0, x1)[:, None])
+                & (np.minimum(y0, y1)[:, None] <= zb[:, 3])
+                & (zb[:, 1] <= np.maximum(y0, y1)[:, None])
+            )
+            li, zi = np.divmod(np.flatnonzero(overlap), len(self._zones))
+        else:
+            segs = shapely.linestrings(np.stack([x0, y0, x1, y1], axis=1).reshape(-1, 2, 2))
+            li, zi = self._zone_tree.query(segs)  # boxes only (the same pairs as a tree over the segments)
         px, py, qx, qy = x0[li], y0[li], x1[li], y1[li]
         box = self._zone_bounds[zi]
         dx, dy = qx - px, qy - py
@@ -597,7 +656,7 @@ class SceneVisibility:
             side = dx * (cy - py) - dy * (cx - px)
             lo, hi = np.minimum(lo, side), np.maximum(hi, side)
         # A generous margin keeps this a superset of GEOS's answer under rounding.
-        margin = 1e-9 * (np.abs(dx) + np.abs(dy)) * (1.0 + np.abs(box).max(axis=1) + np.abs(px) + np.abs(py))
+        margin = 1e-9 * (np.abs(dx) + np.abs(dy)) * (1.0 + self._zone_scale[zi] + np.abs(px) + np.abs(py))
         keep = np.flatnonzero((lo <= margin) & (hi >= -margin))
         return li[keep], zi[keep]
 
@@ -688,9 +747,7 @@ class SceneVisibility:
         cross_t.append(tc)
         cross_err.append(err)
 
-    def _order_crossings(
-        self, idx: IntArray, met: list[_Met], ambiguous: BoolArray
-    ) -> tuple[list[int], list[Crossing]]:
+    def _order_crossings(self, idx: IntArray, met: list[_Met], ambiguous: BoolArray) -> tuple[list[int], list[int]]:
         """Every directed line's crossings in evidence order, from the fast keys, as slices of one list.
 
         A zone the actor's footprint touches comes first (from/within, key 0); one only the target's
@@ -698,7 +755,7 @@ class SceneVisibility:
         ``through``. Ties are broken by scene order, as ``SceneGeometry.evidence`` does. Directed lines
         whose two neighbouring keys are too close to order (within their error bounds, unless both
         are exact) are flagged in ``ambiguous``. Returns ``starts`` (``starts[dp]:starts[dp + 1]``) and
-        the crossings.
+        the crossings' codes (``4 * zone + kind``, an index of ``_crossing_list``).
         """
         m = len(self._zones)
         count = 2 * len(idx)
@@ -760,8 +817,7 @@ class SceneVisibility:
         close = (g_dp[1:] == g_dp[:-1]) & ~(exact[1:] & exact[:-1]) & (key[1:] - key[:-1] <= err[1:] + err[:-1])
         ambiguous[g_dp[:-1][close]] = True
         starts = np.searchsorted(g_dp, np.arange(count + 1), side="left").tolist()
-        ordered = self._crossing_objects[g_z * 4 + kind].tolist()
-        return starts, ordered
+        return starts, (g_z * 4 + kind).tolist()
 
     def _exact_crossings(self, s: int, e: int) -> list[tuple[int, int]]:
         """(zone, kind) in evidence order, computed like ``SceneGeometry.evidence`` (GEOS per zone)."""

@@ -215,3 +215,44 @@ def test_the_composers_direct_ruling_equals_the_constructed_one() -> None:
             allowed=allowed, modifier=modifier, crossings=(), modifiers=(), notes=("n",), citations=("c",), line=line
         )
         assert type(made) is Ruling and made == built and made.extra == {}
+
+
+def test_a_zone_changed_in_place_is_not_ruled_from_old_rulings() -> None:
+    """Rulings reused between lines of the same crossings are forgotten when a zone changes in place:
+    the same region id, the same place, Low instead of Poor gives −3, not the −6 seen before."""
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    assert engine.rulings()[("a", "b")].modifier == -6
+    low = region("poor", rect(450, 300, 100, 300), zone="low")
+    state = _state([low], ROW, version=1)
+    engine.update(state)
+    assert engine.rulings()[("a", "b")].modifier == -3
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+
+
+def test_a_foreign_trait_keeps_each_tokens_own_name_in_its_note() -> None:
+    """Two troopers with the same trait of another ruleset, through the same zone: each ruling's note
+    names its own trooper (rulings that name a token are not shared between lines)."""
+    tokens = [
+        token("a", 0, 400, name="Alpha", traits=["night-vision-2"]),
+        token("b", 0, 800, name="Bravo", traits=["night-vision-2"]),
+        token("t", 1000, 600),
+    ]
+    state = _state([POOR], tokens)
+    engine = SceneVisibility(state, action="bs-attack")
+    assert any("Alpha" in note for note in engine.rulings()[("a", "t")].notes)
+    assert any("Bravo" in note for note in engine.rulings()[("b", "t")].notes)
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+
+
+def test_a_ruling_moved_to_another_line_equals_its_replacement() -> None:
+    """``with_line`` (a shared ruling given another pair's line) equals ``dataclasses.replace``."""
+    import dataclasses
+
+    from bridge.core.rules.infinity import with_line
+    from bridge.core.sight import Point3, SightLine
+
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    ruling = engine.rulings()[("a", "b")]
+    line = SightLine(Point3(1.0, 2.0, 3.0), Point3(4.0, 5.0, 6.0))
+    assert with_line(ruling, line) == dataclasses.replace(ruling, line=line)
+    assert with_line(ruling, line).line is line

@@ -30,7 +30,7 @@ from .data_files import (
 )
 from .notes import foreign_vocabulary_notes
 
-__all__ = ["InfinityData", "InfinityRuleset", "LineComposer", "load_infinity"]
+__all__ = ["InfinityData", "InfinityRuleset", "LineComposer", "load_infinity", "with_line"]
 
 Visibility = Literal["low", "poor", "zero", "white-noise"]
 
@@ -514,6 +514,20 @@ def _ruling(
     _SET_CITATIONS(new, citations)
     _SET_LINE(new, line)
     _SET_EXTRA(new, {})
+    return new
+
+
+def with_line(ruling: Ruling, line: SightLine) -> Ruling:
+    """``dataclasses.replace(ruling, line=line)`` at a fraction of the cost (every other slot shared)."""
+    new = _NEW(Ruling)
+    _SET_ALLOWED(new, ruling.allowed)
+    _SET_MODIFIER(new, ruling.modifier)
+    _SET_CROSSINGS(new, ruling.crossings)
+    _SET_MODIFIERS(new, ruling.modifiers)
+    _SET_NOTES(new, ruling.notes)
+    _SET_CITATIONS(new, ruling.citations)
+    _SET_LINE(new, line)
+    _SET_EXTRA(new, ruling.extra)
     return new
 
 
