@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import signal
 import ssl
 import weakref
@@ -27,6 +26,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from . import __version__
 from .access import Access
+from .collector import IdleCollector
 from .config import BridgeConfig
 from .core.world import SceneLimits
 from .errors import InvalidMessage
@@ -36,7 +36,7 @@ from .log.store import LogStore, open_store
 from .protocol import encode
 from .session import Close, Deliver, Limits, Send, Session, StoreThenSend, Worlds, error_message
 
-__all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context", "tune_garbage_collector"]
+__all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context"]
 
 HELLO_TIMEOUT_CLOSE = 4408
 TOO_MANY_CONNECTIONS_CLOSE = 4429
@@ -54,6 +54,7 @@ class BridgeState:
     connections: Counter[str] = field(default_factory=Counter)
     outboxes: dict[Session, tuple[asyncio.Queue[Any], web.WebSocketResponse]] = field(default_factory=dict)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
+    collector: IdleCollector | None = None
 
     def admit(self, world: str) -> str | None:
         """``None`` if one more connection of ``world`` is welcome, else why not."""
@@ -124,6 +125,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             if not _enqueue(effects, outbox, state):
                 await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
                 break
+            if state.collector is not None:
+                state.collector.after_message()
             if any(isinstance(effect, Close) for effect in effects):
                 await writer
                 break
@@ -217,10 +220,12 @@ def create_app(
     *,
     store: LogStore | None = None,
     extend: Callable[[web.Application, BridgeState], None] | None = None,
+    collector: IdleCollector | None = None,
 ) -> web.Application:
     """The bridge application (sync factory): routes, shared state, clean shutdown.
 
-    ``extend`` mounts more routes (the log's API and pages) with access to the shared state.
+    ``extend`` mounts more routes (the log's API and pages) with access to the shared state;
+    ``collector`` (a started :class:`~bridge.collector.IdleCollector`) is told of every message handled.
     """
     app = web.Application(client_max_size=config.max_frame_bytes)
     state = BridgeState(
@@ -236,6 +241,7 @@ def create_app(
             )
         ),
         store=store,
+        collector=collector,
     )
     app[BRIDGE] = state
     app.router.add_get("/healthz", healthz)
@@ -253,15 +259,6 @@ async def _close_sockets(app: web.Application) -> None:
     for ws in list(app[BRIDGE].sockets):
         with contextlib.suppress(Exception):
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"bridge shutting down")
-
-
-def tune_garbage_collector() -> None:
-    """A long-running bridge holds many small, long-lived objects (scenes, rulings); with CPython's default
-    thresholds its full collections stall a patch for tens of ms. Collect young objects less often, and
-    keep what start-up made (modules, rules data) out of every later collection."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(10_000, 50, 100)
 
 
 def _describe_database(config: BridgeConfig) -> str:
@@ -286,6 +283,7 @@ async def run_bridge(
     *,
     store: LogStore | None = None,
     extend: Callable[[web.Application, BridgeState], None] | None = None,
+    collector: IdleCollector | None = None,
 ) -> AsyncIterator[tuple[str, int]]:
     """Start the bridge and yield the ``(host, port)`` it listens on (``port=0`` picks a free one).
 
@@ -297,7 +295,7 @@ async def run_bridge(
         idle = timedelta(minutes=config.session_idle_minutes)
         store = await open_store(config.database, config.data_dir, idle_timeout=idle)
     try:
-        async with _listening(config, store, extend) as address:
+        async with _listening(config, store, extend, collector) as address:
             yield address
     finally:
         if own_store and store is not None:
@@ -309,8 +307,9 @@ async def _listening(
     config: BridgeConfig,
     store: LogStore | None,
     extend: Callable[[web.Application, BridgeState], None] | None,
+    collector: IdleCollector | None,
 ) -> AsyncIterator[tuple[str, int]]:
-    app = create_app(config, store=store, extend=extend)
+    app = create_app(config, store=store, extend=extend, collector=collector)
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5.0)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port, ssl_context=ssl_context(config))
@@ -332,12 +331,27 @@ async def serve(
     announce: Callable[[str], None],
 ) -> None:
     """Run until SIGINT or SIGTERM, then close every client with 1001 and stop."""
-    tune_garbage_collector()
+    collector = IdleCollector()
+    collector.start()
+    try:
+        await _serve(config, store=store, extend=extend, announce=announce, collector=collector)
+    finally:
+        collector.stop()
+
+
+async def _serve(
+    config: BridgeConfig,
+    *,
+    store: LogStore | None,
+    extend: Callable[[web.Application, BridgeState], None] | None,
+    announce: Callable[[str], None],
+    collector: IdleCollector,
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with run_bridge(config, store=store, extend=extend) as (host, port):
+    async with run_bridge(config, store=store, extend=extend, collector=collector) as (host, port):
         shown = f"[{host}]" if ":" in host else host
         scheme = "wss" if config.certfile else "ws"
         announce(f"Sightline bridge {__version__} listening on {scheme}://{shown}:{port}/ws")

@@ -14,6 +14,7 @@ Conventions (the full list, with the degenerate cases, is in ``docs/geometry.md`
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -100,20 +101,27 @@ def _ellipse(cx: float, cy: float, rx: float, ry: float, rotation: float = 0.0) 
     """An ellipse as a polygon inscribed in it, rotated ``rotation`` degrees clockwise on screen."""
     if rx <= 0 or ry <= 0:
         return Polygon()
-    n = curve_vertex_count(max(rx, ry))
-    angles = np.arange(n, dtype=np.float64) * (2.0 * math.pi / n)
-    cos, sin = np.cos(angles), np.sin(angles)
-    # The axis points are vertices, exactly (cos(π/2) is not 0 in floating point).
-    quarter = n // 4
-    cos[::quarter] = (1.0, 0.0, -1.0, 0.0)
-    sin[::quarter] = (0.0, 1.0, 0.0, -1.0)
+    cos, sin = _unit_circle(curve_vertex_count(max(rx, ry)))
     xs, ys = rx * cos, ry * sin
     if rotation % 360:
         # Screen y points down, so the usual rotation matrix turns clockwise on screen.
         theta = math.radians(rotation)
         cos_t, sin_t = math.cos(theta), math.sin(theta)
         xs, ys = xs * cos_t - ys * sin_t, xs * sin_t + ys * cos_t
-    return Polygon(np.column_stack((xs + cx, ys + cy)))
+    return shapely.polygons(np.column_stack((xs + cx, ys + cy)))
+
+
+@functools.lru_cache(maxsize=64)
+def _unit_circle(n: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Cosines and sines of ``n`` equally spaced angles from 0, read-only (shared by every ellipse)."""
+    angles = np.arange(n, dtype=np.float64) * (2.0 * math.pi / n)
+    cos, sin = np.cos(angles), np.sin(angles)
+    # The axis points are vertices, exactly (cos(π/2) is not 0 in floating point).
+    quarter = n // 4
+    cos[::quarter] = (1.0, 0.0, -1.0, 0.0)
+    sin[::quarter] = (0.0, 1.0, 0.0, -1.0)
+    cos.flags.writeable = sin.flags.writeable = False
+    return cos, sin
 
 
 def _polygonal(geometry: Any) -> Any:

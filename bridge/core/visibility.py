@@ -562,28 +562,34 @@ class SceneVisibility:
         li, zi = self._touching_zones(x0, y0, x1, y1)
         if li.size == 0:
             return
-        order = np.lexsort((zi, li))
-        li, zi = li[order], zi[order]
         # Per (line, zone) pair: crossings of the segment with the zone's edges, and a doubt flag.
         doubt = np.zeros(li.size, dtype=bool)
         cross_pair: list[IntArray] = []
         cross_t: list[FloatArray] = []
         cross_err: list[FloatArray] = []
         counts = self._edge_count[zi]
-        bounds = np.concatenate(([0], np.cumsum(counts)))
-        start = 0
-        while start < li.size:
-            stop = int(np.searchsorted(bounds, bounds[start] + _CHUNK_ROWS, side="right")) - 1
-            stop = max(stop, start + 1)
-            self._edge_pass(
-                li[start:stop], zi[start:stop], x0, y0, x1, y1, start, doubt, cross_pair, cross_t, cross_err
-            )
-            start = stop
+        if int(counts.sum()) <= _CHUNK_ROWS:
+            self._edge_pass(li, zi, x0, y0, x1, y1, 0, doubt, cross_pair, cross_t, cross_err)
+        else:
+            bounds = np.concatenate(([0], np.cumsum(counts)))
+            start = 0
+            while start < li.size:
+                stop = int(np.searchsorted(bounds, bounds[start] + _CHUNK_ROWS, side="right")) - 1
+                stop = max(stop, start + 1)
+                self._edge_pass(
+                    li[start:stop], zi[start:stop], x0, y0, x1, y1, start, doubt, cross_pair, cross_t, cross_err
+                )
+                start = stop
         cp = np.concatenate(cross_pair) if cross_pair else np.empty(0, dtype=np.intp)
         ct = np.concatenate(cross_t) if cross_t else np.empty(0)
         ce = np.concatenate(cross_err) if cross_err else np.empty(0)
+        # Each pair's crossings in order along the line (ties keep their order).
+        o = np.lexsort((ct, cp))
+        cp, ct, ce = cp[o], ct[o], ce[o]
         k = li.size
         ncross = np.bincount(cp, minlength=k)
+        first = np.cumsum(ncross) - ncross  # where each pair's crossings start
+        last = max(cp.size - 1, 0)
         ai, bi = i[li], j[li]
         start_in = self._centre_in[ai, zi]
         end_in = self._centre_in[bi, zi]
@@ -602,19 +608,16 @@ class SceneVisibility:
             before = np.bincount(cp, weights=(tc < lo_c), minlength=k).astype(np.intp)
             near = (np.abs(tc - lo_c) <= ce) | (np.abs(tc - hi_c) <= ce)
             unsure = doubt | (np.bincount(cp, weights=near, minlength=k) > 0)
-            after = tc >= lo_c
-            nxt = np.full(k, np.inf)
-            nxt_err = np.zeros(k)
+            # The first crossing at or after lo: the crossings before lo lead the pair's run going
+            # forwards (d = 0) and close it going backwards (d = 1, t read from the other end).
+            at = first + before if d == 0 else first + ncross - before - 1
+            has = before < ncross
             if cp.size:
-                sel = np.flatnonzero(after)
-                # The smallest crossing t at or after lo, per pair (sorted so the first one wins).
-                o = np.lexsort((tc[sel], cp[sel]))
-                sel = sel[o]
-                first_of = np.ones(sel.size, dtype=bool)
-                first_of[1:] = cp[sel][1:] != cp[sel][:-1]
-                sel = sel[first_of]
-                nxt[cp[sel]] = tc[sel]
-                nxt_err[cp[sel]] = ce[sel]
+                pick = np.minimum(at, last)
+                nxt = np.where(has, tc[pick], np.inf)
+                nxt_err = np.where(has, ce[pick], 0.0)
+            else:
+                nxt, nxt_err = np.full(k, np.inf), np.zeros(k)
             inside_lo = s_in ^ (before % 2 == 1)
             met = valid & (inside_lo | (nxt <= hi))
             key = np.where(inside_lo, lo, nxt)
@@ -647,6 +650,8 @@ class SceneVisibility:
         else:
             segs = shapely.linestrings(np.stack([x0, y0, x1, y1], axis=1).reshape(-1, 2, 2))
             li, zi = self._zone_tree.query(segs)  # boxes only (the same pairs as a tree over the segments)
+            order = np.lexsort((zi, li))  # by line, then zone: as the all-against-all test gives them
+            li, zi = li[order], zi[order]
         px, py, qx, qy = x0[li], y0[li], x1[li], y1[li]
         box = self._zone_bounds[zi]
         dx, dy = qx - px, qy - py
