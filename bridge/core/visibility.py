@@ -7,12 +7,13 @@ all sight lines at once and, on :meth:`SceneVisibility.update`, only for the pai
 How the geometry is vectorised (``docs/performance.md`` has the figures):
 
 - Each unordered pair of tokens is one 2D segment; both directions share its geometry.
-- Candidate (segment, zone) pairs come from an STRtree (boxes) and a numpy side test.
-- For those pairs, numpy intersects the segment with every edge of the zone (holes included) at once
-  (edges surely on one side of the line dropped first): the crossing parameters ``t`` and the parity of
-  the start point (``inside`` via GEOS, closed) give, per direction and per elevation span, whether the
-  line meets the zone and the first ``t`` it does — as GEOS ``intersects`` and ``intersection`` would
-  in :class:`~bridge.core.geometry.SceneGeometry`.
+- Candidate (segment, zone) pairs are those whose boxes meet: every box against every box for a few
+  lines (a token move), an STRtree for many.
+- For those pairs a compiled loop (:mod:`bridge.core.meetings`, numba) intersects the segment with the
+  zone's edges (holes included; zones and runs of edges surely on one side of the line skipped): the
+  crossing parameters ``t`` and whether each end is inside (GEOS, closed) give, per direction and per
+  elevation span, whether the line meets the zone and the first ``t`` it does — as GEOS ``intersects``
+  and ``intersection`` would in :class:`~bridge.core.geometry.SceneGeometry`.
 - Each directed line's crossings are put in evidence order by one numpy sort over all lines.
 - Every float decision carries an error bound. A pair whose answer could be changed by rounding — a
   line through a zone vertex or along an edge, a crossing at the edge of an elevation span, two
@@ -21,9 +22,10 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
 - Walls: the orientation tests of :meth:`~bridge.core.geometry.WallIndex.blocking` run over all
   (segment, wall) pairs at once; only lines that hit a wall are judged wall by wall, exactly.
 - Rulings: Infinity's come from :class:`~bridge.core.rules.infinity.LineComposer` (the ruling built from
-  memoised per-crossing pieces, equal to ``adjudicate``'s); others are memoised on everything a ruling
-  reads: both tokens' traits, the crossings, the blocking walls. Action, reaction, edition, locale and
-  ruleset are fixed per engine.
+  memoised per-crossing pieces, equal to ``adjudicate``'s), and lines with the same observers,
+  crossings and walls share one (each keeps its own sight line); others are memoised on everything a
+  ruling reads: both tokens' traits, the crossings, the blocking walls. Action, reaction, edition,
+  locale and ruleset are fixed per engine.
 - ``update`` reuses every compiled zone, wall and token whose object is unchanged.
 """
 
@@ -59,6 +61,7 @@ from .geometry import (
     region_area,
     wall_sides,
 )
+from .meetings import zone_meetings
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
 from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
@@ -79,8 +82,6 @@ _Met = tuple[
 #: A wall a segment crosses properly: wall index, orientation of either end, distance from either end.
 _WallHit = tuple[int, float, float, float, float]
 
-#: Relative error allowed on one orientation product before its sign counts as uncertain.
-_ORIENT_TOL = 1e-13
 #: Most (segment, zone edge) rows handled by one numpy pass (bounds memory: ~100 bytes a row).
 _CHUNK_ROWS = 400_000
 #: Most (segment, zone) box tests done all against all, without the zone tree (few lines: a token move).
@@ -296,6 +297,7 @@ class SceneVisibility:
             counts = np.array([len(zone.edges) for zone in zones], dtype=np.intp)
             self._edge_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if zones else counts
             self._edge_count = counts
+            self._max_edges = int(counts.max()) if zones else 0
             edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
             # Every zone's four crossings (from, into, within, through), at 4 * zone + kind.
             self._crossing_list = [crossing for zone in zones for crossing in zone.crossings]
@@ -559,84 +561,51 @@ class SceneVisibility:
         t = self._tokens
         i, j = idx[lines, 0], idx[lines, 1]
         x0, y0, x1, y1 = t.cx[i], t.cy[i], t.cx[j], t.cy[j]
-        li, zi = self._touching_zones(x0, y0, x1, y1)
+        li, zi = self._box_candidates(x0, y0, x1, y1)
         if li.size == 0:
             return
-        # Per (line, zone) pair: crossings of the segment with the zone's edges, and a doubt flag.
-        doubt = np.zeros(li.size, dtype=bool)
-        cross_pair: list[IntArray] = []
-        cross_t: list[FloatArray] = []
-        cross_err: list[FloatArray] = []
-        counts = self._edge_count[zi]
-        if int(counts.sum()) <= _CHUNK_ROWS:
-            self._edge_pass(li, zi, x0, y0, x1, y1, 0, doubt, cross_pair, cross_t, cross_err)
-        else:
-            bounds = np.concatenate(([0], np.cumsum(counts)))
-            start = 0
-            while start < li.size:
-                stop = int(np.searchsorted(bounds, bounds[start] + _CHUNK_ROWS, side="right")) - 1
-                stop = max(stop, start + 1)
-                self._edge_pass(
-                    li[start:stop], zi[start:stop], x0, y0, x1, y1, start, doubt, cross_pair, cross_t, cross_err
-                )
-                start = stop
-        cp = np.concatenate(cross_pair) if cross_pair else np.empty(0, dtype=np.intp)
-        ct = np.concatenate(cross_t) if cross_t else np.empty(0)
-        ce = np.concatenate(cross_err) if cross_err else np.empty(0)
-        # Each pair's crossings in order along the line (ties keep their order).
-        o = np.lexsort((ct, cp))
-        cp, ct, ce = cp[o], ct[o], ce[o]
-        k = li.size
-        ncross = np.bincount(cp, minlength=k)
-        first = np.cumsum(ncross) - ncross  # where each pair's crossings start
-        last = max(cp.size - 1, 0)
-        ai, bi = i[li], j[li]
-        start_in = self._centre_in[ai, zi]
-        end_in = self._centre_in[bi, zi]
-        # Parity must agree with GEOS at the far end. A candidate with no crossing and neither end
-        # inside does not meet the zone (a touch of its boundary would have raised a doubt).
-        doubt |= (start_in ^ (ncross % 2 == 1)) != end_in
-        bottom, top = self._bottom[zi], self._top[zi]
-        za, zb = t.cz[ai], t.cz[bi]
-        for d in (0, 1):
-            if d == 0:
-                z0, z1, s_in, tc = za, zb, start_in, ct
-            else:
-                z0, z1, s_in, tc = zb, za, end_in, 1.0 - ct
-            lo, hi, valid = _spans(z0, z1, bottom, top)
-            lo_c, hi_c = lo[cp], hi[cp]
-            before = np.bincount(cp, weights=(tc < lo_c), minlength=k).astype(np.intp)
-            near = (np.abs(tc - lo_c) <= ce) | (np.abs(tc - hi_c) <= ce)
-            unsure = doubt | (np.bincount(cp, weights=near, minlength=k) > 0)
-            # The first crossing at or after lo: the crossings before lo lead the pair's run going
-            # forwards (d = 0) and close it going backwards (d = 1, t read from the other end).
-            at = first + before if d == 0 else first + ncross - before - 1
-            has = before < ncross
-            if cp.size:
-                pick = np.minimum(at, last)
-                nxt = np.where(has, tc[pick], np.inf)
-                nxt_err = np.where(has, ce[pick], 0.0)
-            else:
-                nxt, nxt_err = np.full(k, np.inf), np.zeros(k)
-            inside_lo = s_in ^ (before % 2 == 1)
-            met = valid & (inside_lo | (nxt <= hi))
-            key = np.where(inside_lo, lo, nxt)
-            err = np.where(inside_lo, 0.0, nxt_err)
-            dp = 2 * lines[li] + d
-            bad = valid & unsure
-            ambiguous[dp[bad]] = True
-            out.append((dp[met], zi[met], key[met], err[met], inside_lo[met]))
+        out.append(
+            zone_meetings(
+                li=li,
+                zi=zi,
+                line_ids=lines,
+                x0=x0,
+                y0=y0,
+                x1=x1,
+                y1=y1,
+                za=t.cz[i],
+                zb=t.cz[j],
+                start_in=self._centre_in[i[li], zi],
+                end_in=self._centre_in[j[li], zi],
+                zone_bounds=self._zone_bounds,
+                zone_scale=self._zone_scale,
+                bottom=self._bottom,
+                top=self._top,
+                run_start=self._run_start,
+                run_count=self._run_count,
+                run_x0=self._run_x0,
+                run_y0=self._run_y0,
+                run_x1=self._run_x1,
+                run_y1=self._run_y1,
+                run_first_edge=self._run_first_edge,
+                run_edges=self._run_edges,
+                ex0=self._ex0,
+                ey0=self._ey0,
+                ex1=self._ex1,
+                ey1=self._ey1,
+                max_edges=self._max_edges,
+                ambiguous=ambiguous,
+            )
+        )
 
-    def _touching_zones(
+    def _box_candidates(
         self, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
     ) -> tuple[IntArray, IntArray]:
-        """(segment, zone) pairs that may touch in 2D: a superset of GEOS ``intersects``.
+        """(segment, zone) pairs whose closed boxes meet, by segment then zone: a superset of GEOS
+        ``intersects`` that :func:`~bridge.core.meetings.zone_meetings` narrows down.
 
-        Boxes first (every box against every box when there are few pairs, else the zone tree queried
-        with the segments: the same closed-box test either way), then a numpy test that drops
-        the pairs whose zone box lies wholly on one side of the segment's line. The edge pass decides
-        the rest: a segment meets a zone where it crosses an edge or an end lies inside (``centre_in``,
-        from GEOS); a boundary merely touched raises a doubt there, and the line takes the exact path.
+        Every box against every box when there are few pairs (a token move), else the zone tree
+        queried with the segments: the same test either way.
         """
         if x0.size * len(self._zones) <= _DENSE_BOXES:
             zb = self._zone_bounds
@@ -647,110 +616,11 @@ class SceneVisibility:
                 & (zb[:, 1] <= np.maximum(y0, y1)[:, None])
             )
             li, zi = np.divmod(np.flatnonzero(overlap), len(self._zones))
-        else:
-            segs = shapely.linestrings(np.stack([x0, y0, x1, y1], axis=1).reshape(-1, 2, 2))
-            li, zi = self._zone_tree.query(segs)  # boxes only (the same pairs as a tree over the segments)
-            order = np.lexsort((zi, li))  # by line, then zone: as the all-against-all test gives them
-            li, zi = li[order], zi[order]
-        px, py, qx, qy = x0[li], y0[li], x1[li], y1[li]
-        box = self._zone_bounds[zi]
-        dx, dy = qx - px, qy - py
-        lo = np.full(li.size, np.inf)
-        hi = np.full(li.size, -np.inf)
-        for cx, cy in ((box[:, 0], box[:, 1]), (box[:, 2], box[:, 1]), (box[:, 2], box[:, 3]), (box[:, 0], box[:, 3])):
-            side = dx * (cy - py) - dy * (cx - px)
-            lo, hi = np.minimum(lo, side), np.maximum(hi, side)
-        # A generous margin keeps this a superset of GEOS's answer under rounding.
-        margin = 1e-9 * (np.abs(dx) + np.abs(dy)) * (1.0 + self._zone_scale[zi] + np.abs(px) + np.abs(py))
-        keep = np.flatnonzero((lo <= margin) & (hi >= -margin))
-        return li[keep], zi[keep]
-
-    def _edge_pass(
-        self,
-        li: IntArray,
-        zi: IntArray,
-        x0: FloatArray,
-        y0: FloatArray,
-        x1: FloatArray,
-        y1: FloatArray,
-        offset: int,
-        doubt: BoolArray,
-        cross_pair: list[IntArray],
-        cross_t: list[FloatArray],
-        cross_err: list[FloatArray],
-    ) -> None:
-        """One chunk of (segment, zone) pairs against every edge of the zone."""
-        # Runs of consecutive edges whose box lies surely on one side of the segment's line cannot
-        # meet it (each of their edges would be dropped below): only the other runs are expanded.
-        counts = self._run_count[zi]
-        row_pair = np.repeat(np.arange(li.size, dtype=np.intp), counts)
-        first = np.cumsum(counts) - counts
-        run = np.repeat(self._run_start[zi] - first, counts) + np.arange(int(counts.sum()), dtype=np.intp)
-        line = li[row_pair]
-        px, py = x0[line], y0[line]
-        dx, dy = x1[line] - px, y1[line] - py
-        rx0, ry0, rx1, ry1 = self._run_x0[run], self._run_y0[run], self._run_x1[run], self._run_y1[run]
-        lo = np.full(run.size, np.inf)
-        hi = np.full(run.size, -np.inf)
-        for cx, cy in ((rx0, ry0), (rx1, ry0), (rx1, ry1), (rx0, ry1)):
-            side = dx * (cy - py) - dy * (cx - px)
-            lo, hi = np.minimum(lo, side), np.maximum(hi, side)
-        # The same generous margin as the zone boxes' test (far above the orientation tolerance).
-        scale = np.maximum(np.maximum(np.abs(rx0), np.abs(rx1)), np.maximum(np.abs(ry0), np.abs(ry1)))
-        margin = 1e-9 * (np.abs(dx) + np.abs(dy)) * (1.0 + scale + np.abs(px) + np.abs(py))
-        kept = np.flatnonzero((lo <= margin) & (hi >= -margin))
-        if kept.size == 0:
-            return
-        run, run_pair = run[kept], row_pair[kept]
-        counts = self._run_edges[run]
-        row_pair = np.repeat(run_pair, counts)
-        first = np.cumsum(counts) - counts
-        edge = np.repeat(self._run_first_edge[run] - first, counts) + np.arange(int(counts.sum()), dtype=np.intp)
-        # Sides of the edge ends relative to the segment's line.
-        px, py, qx, qy = x0[li][row_pair], y0[li][row_pair], x1[li][row_pair], y1[li][row_pair]
-        ex0, ey0, ex1, ey1 = self._ex0[edge], self._ey0[edge], self._ex1[edge], self._ey1[edge]
-        sa, sa_m = _orient_bound(px, py, qx, qy, ex0, ey0)
-        sb, sb_m = _orient_bound(px, py, qx, qy, ex1, ey1)
-        near_a = np.abs(sa) <= _ORIENT_TOL * sa_m
-        near_b = np.abs(sb) <= _ORIENT_TOL * sb_m
-        # An edge whose ends lie surely on one side of the line cannot meet the segment: drop it.
-        keep = np.flatnonzero(near_a | near_b | (sa * sb <= 0))
-        if keep.size == 0:
-            return
-        row_pair, sa, sb, near_a, near_b = row_pair[keep], sa[keep], sb[keep], near_a[keep], near_b[keep]
-        px, py, qx, qy = px[keep], py[keep], qx[keep], qy[keep]
-        ex0, ey0, ex1, ey1 = ex0[keep], ey0[keep], ex1[keep], ey1[keep]
-        # Sides of the segment ends relative to the edge.
-        oa, oa_m = _orient_bound(ex0, ey0, ex1, ey1, px, py)
-        ob, ob_m = _orient_bound(ex0, ey0, ex1, ey1, qx, qy)
-        near = near_a | near_b | (np.abs(oa) <= _ORIENT_TOL * oa_m) | (np.abs(ob) <= _ORIENT_TOL * ob_m)
-        # Only edges whose box meets the segment's box can touch it.
-        overlap = (
-            (np.minimum(ex0, ex1) <= np.maximum(px, qx))
-            & (np.minimum(px, qx) <= np.maximum(ex0, ex1))
-            & (np.minimum(ey0, ey1) <= np.maximum(py, qy))
-            & (np.minimum(py, qy) <= np.maximum(ey0, ey1))
-        )
-        unsure = near & overlap
-        if unsure.any():
-            doubt[offset + np.unique(row_pair[unsure])] = True
-        crossing = ~near & (sa * sb < 0) & (oa * ob < 0)
-        rows = np.flatnonzero(crossing)
-        if rows.size == 0:
-            return
-        a, b = oa[rows], ob[rows]
-        tc = a / (a - b)
-        length = np.hypot(qx[rows] - px[rows], qy[rows] - py[rows])
-        scale = np.maximum.reduce([np.abs(px[rows]), np.abs(py[rows]), np.abs(qx[rows]), np.abs(qy[rows])])
-        # Our rounding (orientation products) and GEOS's (a rounded intersection point), generously.
-        err = (
-            10.0 * _ORIENT_TOL * (oa_m[rows] + ob_m[rows]) / (np.abs(a) + np.abs(b))
-            + (1e-10 * scale + 1e-9) / length
-            + 1e-12
-        )
-        cross_pair.append(offset + row_pair[rows])
-        cross_t.append(tc)
-        cross_err.append(err)
+            return li, zi
+        segs = shapely.linestrings(np.stack([x0, y0, x1, y1], axis=1).reshape(-1, 2, 2))
+        li, zi = self._zone_tree.query(segs)  # boxes only (the same pairs as a tree over the segments)
+        order = np.lexsort((zi, li))
+        return li[order], zi[order]
 
     def _order_crossings(self, idx: IntArray, met: list[_Met], ambiguous: BoolArray) -> tuple[list[int], list[int]]:
         """Every directed line's crossings in evidence order, from the fast keys, as slices of one list.
@@ -1172,31 +1042,6 @@ def _inside_sets(tokens: _Tokens, zones: Sequence[_Zone], inside: BoolArray) -> 
 
 
 # Numeric helpers.
-
-
-def _orient_bound(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> tuple[FloatArray, FloatArray]:
-    """``_orient`` and the magnitude its rounding error is proportional to."""
-    p, q = (ay - cy) * (bx - cx), (ax - cx) * (by - cy)
-    return p - q, np.abs(p) + np.abs(q)
-
-
-def _spans(
-    z0: FloatArray, z1: FloatArray, bottom: FloatArray, top: FloatArray
-) -> tuple[FloatArray, FloatArray, BoolArray]:
-    """``_span_params`` over arrays: the ``t`` interval where the height is within [bottom, top]."""
-    dz = z1 - z0
-    flat = dz == 0
-    safe = np.where(flat, 1.0, dz)
-    with np.errstate(invalid="ignore"):
-        lo = (bottom - z0) / safe
-        hi = (top - z0) / safe
-    lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
-    lo, hi = np.maximum(lo, 0.0), np.minimum(hi, 1.0)
-    level = (bottom <= z0) & (z0 <= top)
-    lo = np.where(flat, 0.0, lo)
-    hi = np.where(flat, 1.0, hi)
-    valid = np.where(flat, level, lo <= hi)
-    return lo, hi, valid
 
 
 def _same_relative_order(old: Sequence[_Zone], new: Sequence[_Zone]) -> bool:

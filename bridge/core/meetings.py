@@ -1,0 +1,261 @@
+"""Where sight lines first meet zones: the whole-scene engine's inner loop, compiled (numba).
+
+:func:`zone_meetings` takes candidate (line, zone) pairs — their boxes overlap — and, for each, walks
+the zone's edges exactly as the vectorised NumPy passes did before it (the same floating-point
+expressions in the same order, so the same decisions): a pair is dropped when the zone's box lies
+surely on one side of the line; runs of edges whose box does are skipped; every edge left is tested
+for a proper crossing, with an error bound on each orientation product. From the crossings and whether
+each end lies inside the zone (from GEOS, closed), it finds, for both directions of the line and within
+the zone's elevation span, whether the line meets the zone and the first ``t`` it does — or flags the
+directed line as doubtful, for the exact per-line path (GEOS), when rounding could change the answer.
+
+The arithmetic is plain IEEE double (no fast-math: numba, like NumPy, neither reassociates nor fuses),
+which is what the error bounds in ``bridge.core.visibility`` assume.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit, types
+
+__all__ = ["ORIENT_TOL", "zone_meetings"]
+
+#: Relative error allowed on one orientation product before its sign counts as uncertain.
+ORIENT_TOL = 1e-13
+
+
+@njit(cache=True, nogil=True)
+def _orient(ax: float, ay: float, bx: float, by: float, cx: float, cy: float) -> tuple[float, float]:
+    """The orientation product of ``c`` against the line ``a``→``b``, and the magnitude of its error."""
+    p = (ay - cy) * (bx - cx)
+    q = (ax - cx) * (by - cy)
+    return p - q, abs(p) + abs(q)
+
+
+@njit(cache=True, nogil=True)
+def _span(z0: float, z1: float, bottom: float, top: float) -> tuple[float, float, bool]:
+    """The ``t`` interval of the line where its height is within ``[bottom, top]``, and whether it exists."""
+    dz = z1 - z0
+    if dz == 0:
+        return 0.0, 1.0, bottom <= z0 and z0 <= top
+    lo = (bottom - z0) / dz
+    hi = (top - z0) / dz
+    lo, hi = min(lo, hi), max(lo, hi)
+    lo, hi = max(lo, 0.0), min(hi, 1.0)
+    return lo, hi, lo <= hi
+
+
+@njit(cache=True, nogil=True)
+def _grown(values: Any, capacity: int) -> Any:
+    bigger = np.empty(capacity, dtype=values.dtype)
+    bigger[: values.size] = values
+    return bigger
+
+
+_I = types.int64[:]
+_F = types.float64[:]
+_B = types.boolean[:]
+#: The one signature, compiled (or read from numba's cache) at import rather than at a first move.
+_SIGNATURE = types.Tuple((_I, _I, _F, _F, _B))(  # type: ignore[no-untyped-call]
+    *(_I, _I, _I),  # li, zi, line_ids
+    *(_F,) * 6,  # x0, y0, x1, y1, za, zb
+    *(_B, _B),  # start_in, end_in
+    types.float64[:, :],  # zone_bounds
+    *(_F,) * 3,  # zone_scale, bottom, top
+    *(_I, _I),  # run_start, run_count
+    *(_F,) * 4,  # run_x0, run_y0, run_x1, run_y1
+    *(_I, _I),  # run_first_edge, run_edges
+    *(_F,) * 4,  # ex0, ey0, ex1, ey1
+    types.int64,  # max_edges
+    _B,  # ambiguous
+)
+
+
+@njit(_SIGNATURE, cache=True, nogil=True)
+def _meetings(
+    li: Any,
+    zi: Any,
+    line_ids: Any,
+    x0: Any,
+    y0: Any,
+    x1: Any,
+    y1: Any,
+    za: Any,
+    zb: Any,
+    start_in: Any,
+    end_in: Any,
+    zone_bounds: Any,
+    zone_scale: Any,
+    bottom: Any,
+    top: Any,
+    run_start: Any,
+    run_count: Any,
+    run_x0: Any,
+    run_y0: Any,
+    run_x1: Any,
+    run_y1: Any,
+    run_first_edge: Any,
+    run_edges: Any,
+    ex0: Any,
+    ey0: Any,
+    ex1: Any,
+    ey1: Any,
+    max_edges: int,
+    ambiguous: Any,
+) -> tuple[Any, Any, Any, Any, Any]:
+    capacity = max(16, 2 * li.size)
+    out_dp = np.empty(capacity, dtype=np.intp)
+    out_z = np.empty(capacity, dtype=np.intp)
+    out_key = np.empty(capacity, dtype=np.float64)
+    out_err = np.empty(capacity, dtype=np.float64)
+    out_exact = np.empty(capacity, dtype=np.bool_)
+    found = 0
+    ts = np.empty(max(max_edges, 1), dtype=np.float64)
+    es = np.empty(max(max_edges, 1), dtype=np.float64)
+    for k in range(li.size):
+        line, z = li[k], zi[k]
+        px, py, qx, qy = x0[line], y0[line], x1[line], y1[line]
+        dx, dy = qx - px, qy - py
+        # The zone's box wholly on one side of the line: it cannot meet the segment.
+        bx0, by0, bx1, by1 = zone_bounds[z, 0], zone_bounds[z, 1], zone_bounds[z, 2], zone_bounds[z, 3]
+        s1 = dx * (by0 - py) - dy * (bx0 - px)
+        s2 = dx * (by0 - py) - dy * (bx1 - px)
+        s3 = dx * (by1 - py) - dy * (bx1 - px)
+        s4 = dx * (by1 - py) - dy * (bx0 - px)
+        margin = 1e-9 * (abs(dx) + abs(dy)) * (1.0 + zone_scale[z] + abs(px) + abs(py))
+        if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
+            continue
+        doubt = False
+        n = 0
+        for r in range(run_start[z], run_start[z] + run_count[z]):
+            rx0, ry0, rx1, ry1 = run_x0[r], run_y0[r], run_x1[r], run_y1[r]
+            s1 = dx * (ry0 - py) - dy * (rx0 - px)
+            s2 = dx * (ry0 - py) - dy * (rx1 - px)
+            s3 = dx * (ry1 - py) - dy * (rx1 - px)
+            s4 = dx * (ry1 - py) - dy * (rx0 - px)
+            scale = max(max(abs(rx0), abs(rx1)), max(abs(ry0), abs(ry1)))
+            margin = 1e-9 * (abs(dx) + abs(dy)) * (1.0 + scale + abs(px) + abs(py))
+            if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
+                continue
+            for e in range(run_first_edge[r], run_first_edge[r] + run_edges[r]):
+                ax, ay, bx, by = ex0[e], ey0[e], ex1[e], ey1[e]
+                sa, sa_m = _orient(px, py, qx, qy, ax, ay)
+                sb, sb_m = _orient(px, py, qx, qy, bx, by)
+                near_a = abs(sa) <= ORIENT_TOL * sa_m
+                near_b = abs(sb) <= ORIENT_TOL * sb_m
+                if not (near_a or near_b or sa * sb <= 0):
+                    continue  # both ends surely on one side of the line
+                oa, oa_m = _orient(ax, ay, bx, by, px, py)
+                ob, ob_m = _orient(ax, ay, bx, by, qx, qy)
+                near = near_a or near_b or abs(oa) <= ORIENT_TOL * oa_m or abs(ob) <= ORIENT_TOL * ob_m
+                if near:
+                    if (
+                        min(ax, bx) <= max(px, qx)
+                        and min(px, qx) <= max(ax, bx)
+                        and min(ay, by) <= max(py, qy)
+                        and min(py, qy) <= max(ay, by)
+                    ):
+                        doubt = True
+                    continue
+                if sa * sb < 0 and oa * ob < 0:
+                    length = np.hypot(qx - px, qy - py)
+                    big = max(max(max(abs(px), abs(py)), abs(qx)), abs(qy))
+                    err = (
+                        10.0 * ORIENT_TOL * (oa_m + ob_m) / (abs(oa) + abs(ob)) + (1e-10 * big + 1e-9) / length + 1e-12
+                    )
+                    # Kept in order along the line (ties keep their order): an insertion.
+                    t = oa / (oa - ob)
+                    m = n
+                    while m > 0 and ts[m - 1] > t:
+                        ts[m] = ts[m - 1]
+                        es[m] = es[m - 1]
+                        m -= 1
+                    ts[m] = t
+                    es[m] = err
+                    n += 1
+        s_in, e_in = start_in[k], end_in[k]
+        # Parity must agree with GEOS at the far end. A candidate with no crossing and neither end
+        # inside does not meet the zone (a touch of its boundary would have raised a doubt).
+        if (s_in != (n % 2 == 1)) != e_in:
+            doubt = True
+        for d in range(2):
+            if d == 0:
+                lo, hi, valid = _span(za[line], zb[line], bottom[z], top[z])
+                inside = s_in
+            else:
+                lo, hi, valid = _span(zb[line], za[line], bottom[z], top[z])
+                inside = e_in
+            before = 0
+            unsure = doubt
+            nxt = np.inf
+            nxt_err = 0.0
+            for c in range(n):
+                tc = ts[c] if d == 0 else 1.0 - ts[n - 1 - c]
+                ce = es[c] if d == 0 else es[n - 1 - c]
+                if tc < lo:
+                    before += 1
+                elif nxt == np.inf:
+                    nxt, nxt_err = tc, ce  # the first crossing at or after lo
+                if abs(tc - lo) <= ce or abs(tc - hi) <= ce:
+                    unsure = True
+            dp = 2 * line_ids[line] + d
+            if valid and unsure:
+                ambiguous[dp] = True
+            inside_lo = inside != (before % 2 == 1)
+            if not (valid and (inside_lo or nxt <= hi)):
+                continue
+            if found == capacity:
+                capacity *= 2
+                out_dp = _grown(out_dp, capacity)
+                out_z = _grown(out_z, capacity)
+                out_key = _grown(out_key, capacity)
+                out_err = _grown(out_err, capacity)
+                out_exact = _grown(out_exact, capacity)
+            out_dp[found] = dp
+            out_z[found] = z
+            out_key[found] = lo if inside_lo else nxt
+            out_err[found] = 0.0 if inside_lo else nxt_err
+            out_exact[found] = inside_lo
+            found += 1
+    return out_dp[:found], out_z[:found], out_key[:found], out_err[:found], out_exact[:found]
+
+
+def zone_meetings(**arrays: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """Run the compiled pass (keyword arguments: the arrays :func:`_meetings` names, in any order).
+
+    Returns the directed pair, zone, key (first ``t``), its error bound and whether it is exact, for
+    every (directed line, zone) that meets; flags doubtful directed lines in ``arrays["ambiguous"]``.
+    """
+    return _meetings(
+        arrays["li"],
+        arrays["zi"],
+        arrays["line_ids"],
+        arrays["x0"],
+        arrays["y0"],
+        arrays["x1"],
+        arrays["y1"],
+        arrays["za"],
+        arrays["zb"],
+        arrays["start_in"],
+        arrays["end_in"],
+        arrays["zone_bounds"],
+        arrays["zone_scale"],
+        arrays["bottom"],
+        arrays["top"],
+        arrays["run_start"],
+        arrays["run_count"],
+        arrays["run_x0"],
+        arrays["run_y0"],
+        arrays["run_x1"],
+        arrays["run_y1"],
+        arrays["run_first_edge"],
+        arrays["run_edges"],
+        arrays["ex0"],
+        arrays["ey0"],
+        arrays["ex1"],
+        arrays["ey1"],
+        arrays["max_edges"],
+        arrays["ambiguous"],
+    )
