@@ -1,0 +1,97 @@
+"""zone_meetings: the compiled pass finds where each line first meets a zone, both ways, or flags doubt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bridge.core.meetings import zone_meetings
+
+SQUARE = [(100.0, 100.0), (200.0, 100.0), (200.0, 200.0), (100.0, 200.0)]  # one zone, one run of 4 edges
+
+
+def _meet(
+    lines: list[tuple[float, float, float, float]],
+    *,
+    z: tuple[float, float] = (0.0, 0.0),
+    span: tuple[float, float] = (-np.inf, np.inf),
+    start_in: bool = False,
+    end_in: bool = False,
+) -> tuple[dict[tuple[int, int], tuple[float, bool]], set[int]]:
+    """Every line against the square: ``{(directed line, zone): (key, exact)}`` and the doubtful lines."""
+    n = len(lines)
+    xs = np.array(lines, dtype=np.float64).reshape(n, 4)
+    edges = np.array([(*SQUARE[k], *SQUARE[(k + 1) % 4]) for k in range(4)], dtype=np.float64)
+    i64 = np.int64
+    arrays: dict[str, Any] = {
+        "li": np.arange(n, dtype=i64),
+        "zi": np.zeros(n, dtype=i64),
+        "line_ids": np.arange(n, dtype=i64),
+        "x0": xs[:, 0].copy(),
+        "y0": xs[:, 1].copy(),
+        "x1": xs[:, 2].copy(),
+        "y1": xs[:, 3].copy(),
+        "za": np.full(n, z[0]),
+        "zb": np.full(n, z[1]),
+        "start_in": np.full(n, start_in),
+        "end_in": np.full(n, end_in),
+        "zone_bounds": np.array([[100.0, 100.0, 200.0, 200.0]]),
+        "zone_scale": np.array([200.0]),
+        "bottom": np.array([span[0]]),
+        "top": np.array([span[1]]),
+        "run_start": np.array([0], dtype=i64),
+        "run_count": np.array([1], dtype=i64),
+        "run_x0": np.array([100.0]),
+        "run_y0": np.array([100.0]),
+        "run_x1": np.array([200.0]),
+        "run_y1": np.array([200.0]),
+        "run_first_edge": np.array([0], dtype=i64),
+        "run_edges": np.array([4], dtype=i64),
+        "ex0": edges[:, 0].copy(),
+        "ey0": edges[:, 1].copy(),
+        "ex1": edges[:, 2].copy(),
+        "ey1": edges[:, 3].copy(),
+        "max_edges": 4,
+        "ambiguous": np.zeros(2 * n, dtype=bool),
+    }
+    dp, zone, key, _err, exact = zone_meetings(**arrays)
+    met = {(int(d), int(zz)): (float(k), bool(e)) for d, zz, k, e in zip(dp, zone, key, exact, strict=True)}
+    return met, set(np.flatnonzero(arrays["ambiguous"]).tolist())
+
+
+def test_a_line_through_the_zone_meets_it_first_where_it_enters_from_either_end() -> None:
+    """From (0, 150) to (300, 150): entered a third of the way along, from either end."""
+    met, doubtful = _meet([(0.0, 150.0, 300.0, 150.0)])
+    assert met[(0, 0)][0] == pytest.approx(1 / 3) and met[(1, 0)][0] == pytest.approx(1 / 3)
+    assert not met[(0, 0)][1] and not doubtful
+
+
+def test_a_line_that_starts_inside_meets_the_zone_at_once() -> None:
+    """From inside the square outwards: the key is 0, exactly; the other way it is entered at the edge."""
+    met, _ = _meet([(150.0, 150.0, 450.0, 150.0)], start_in=True)
+    assert met[(0, 0)] == (0.0, True)
+    assert met[(1, 0)][0] == pytest.approx(250 / 300) and not met[(1, 0)][1]
+
+
+def test_a_line_that_misses_the_zone_does_not_meet_it() -> None:
+    """Passing below the square (boxes apart in y), and beside it with overlapping boxes: no meeting."""
+    met, doubtful = _meet([(0.0, 250.0, 300.0, 250.0), (0.0, 0.0, 90.0, 300.0)])
+    assert met == {} and doubtful == set()
+
+
+def test_a_line_through_a_corner_is_left_to_the_exact_path() -> None:
+    """Through the vertex (100, 100) exactly: rounding could decide, so both directions are doubtful."""
+    _, doubtful = _meet([(0.0, 0.0, 300.0, 300.0)])
+    assert doubtful == {0, 1}
+
+
+def test_the_elevation_span_limits_the_meeting() -> None:
+    """A zone from 0 to 1 high: a level line at 2 passes over it; a line climbing from 0 to 3 meets it
+    on the way up only while below 1 (a third of the way), and from the top end not before 2/3."""
+    over, _ = _meet([(0.0, 150.0, 300.0, 150.0)], z=(2.0, 2.0), span=(0.0, 1.0))
+    assert over == {}
+    climbing, _ = _meet([(0.0, 150.0, 300.0, 150.0)], z=(0.0, 3.0), span=(0.0, 1.0))
+    assert climbing[(0, 0)][0] == pytest.approx(1 / 3)  # entered at x = 100, height 1: the span's edge
+    assert climbing[(1, 0)][0] == pytest.approx(2 / 3) and climbing[(1, 0)][1]  # inside from where it drops to 1
