@@ -1,4 +1,4 @@
-"""Where sight lines first meet zones: the whole-scene engine's inner loop, compiled (numba).
+"""Where sight lines first meet zones, and in which order: the whole-scene engine's inner loops, compiled.
 
 :func:`zone_meetings` takes candidate (line, zone) pairs — their boxes overlap — and, for each, walks
 the zone's edges exactly as the vectorised NumPy passes did before it (the same floating-point
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-__all__ = ["ORIENT_TOL", "zone_meetings"]
+__all__ = ["ORIENT_TOL", "crossing_order", "zone_meetings"]
 
 #: Relative error allowed on one orientation product before its sign counts as uncertain.
 ORIENT_TOL = 1e-13
@@ -257,5 +257,126 @@ def zone_meetings(**arrays: Any) -> tuple[Any, Any, Any, Any, Any]:
         arrays["ex1"],
         arrays["ey1"],
         arrays["max_edges"],
+        arrays["ambiguous"],
+    )
+
+
+#: Crossing kinds, as ``bridge.core.visibility`` numbers them (the order of ``_Zone.crossings``).
+FROM, INTO, WITHIN, THROUGH = range(4)
+#: The kind, by which ends' footprints touch the zone (1: the actor's, 2: the target's, 0: neither).
+_KIND_OF_ENDS = (THROUGH, FROM, INTO, WITHIN)
+
+_ORDER_SIGNATURE = types.Tuple((_I, _I))(  # type: ignore[no-untyped-call]
+    *(_I, _I),  # src, dst: the actor and target token of each directed line
+    *(_I, _I),  # indptr, zones_of: the zones each token's footprint touches (CSR, zones ascending)
+    *(_I, _I, _F, _F, _B),  # met_dp, met_z, met_key, met_err, met_exact: zone_meetings' answer
+    types.int64,  # zones: how many the scene has
+    _B,  # ambiguous
+)
+
+
+@njit(_ORDER_SIGNATURE, cache=True, nogil=True)
+def _order(
+    src: Any,
+    dst: Any,
+    indptr: Any,
+    zones_of: Any,
+    met_dp: Any,
+    met_z: Any,
+    met_key: Any,
+    met_err: Any,
+    met_exact: Any,
+    zones: int,
+    ambiguous: Any,
+) -> tuple[Any, Any]:
+    count = src.size
+    # The meetings of each directed line, found by a counting sort on the line.
+    met_start = np.zeros(count + 1, dtype=np.int64)
+    for r in range(met_dp.size):
+        met_start[met_dp[r] + 1] += 1
+    for d in range(count):
+        met_start[d + 1] += met_start[d]
+    met_rows = np.empty(met_dp.size, dtype=np.int64)
+    fill = met_start[:count].copy()
+    for r in range(met_dp.size):
+        met_rows[fill[met_dp[r]]] = r
+        fill[met_dp[r]] += 1
+    slot = np.full(max(zones, 1), -1, dtype=np.int64)  # a zone's place in the line's list, or -1
+    g_zone = np.empty(max(zones, 1), dtype=np.int64)
+    g_flags = np.empty(max(zones, 1), dtype=np.int64)  # 1: the actor touches it, 2: the target does
+    g_key = np.empty(max(zones, 1), dtype=np.float64)
+    g_err = np.empty(max(zones, 1), dtype=np.float64)
+    g_exact = np.empty(max(zones, 1), dtype=np.bool_)
+    starts = np.empty(count + 1, dtype=np.int64)
+    capacity = max(16, 2 * met_dp.size)
+    codes = np.empty(capacity, dtype=np.int64)
+    total = 0
+    starts[0] = 0
+    for d in range(count):
+        n = 0
+        for end in range(2):
+            token = src[d] if end == 0 else dst[d]
+            for p in range(indptr[token], indptr[token + 1]):
+                z = zones_of[p]
+                if slot[z] < 0:
+                    slot[z] = n
+                    g_zone[n], g_flags[n], g_key[n], g_err[n], g_exact[n] = z, 0, 1.0, 0.0, True
+                    n += 1
+                g_flags[slot[z]] |= 1 if end == 0 else 2
+        for q in range(met_start[d], met_start[d + 1]):
+            r = met_rows[q]
+            z = met_z[r]
+            if slot[z] < 0:
+                slot[z] = n
+                g_zone[n], g_flags[n] = z, 0
+                n += 1
+            a = slot[z]
+            g_key[a], g_err[a], g_exact[a] = met_key[r], met_err[r], met_exact[r]
+        for a in range(n):
+            slot[g_zone[a]] = -1
+            if g_flags[a] & 1:  # from or within: where the line starts
+                g_key[a], g_err[a], g_exact[a] = 0.0, 0.0, True
+        # Evidence order: by key, then scene order (an insertion sort: a line meets few zones).
+        for a in range(1, n):
+            zone, flags, key, err, exact = g_zone[a], g_flags[a], g_key[a], g_err[a], g_exact[a]
+            b = a
+            while b > 0 and (g_key[b - 1] > key or (g_key[b - 1] == key and g_zone[b - 1] > zone)):
+                g_zone[b], g_flags[b], g_key[b] = g_zone[b - 1], g_flags[b - 1], g_key[b - 1]
+                g_err[b], g_exact[b] = g_err[b - 1], g_exact[b - 1]
+                b -= 1
+            g_zone[b], g_flags[b], g_key[b], g_err[b], g_exact[b] = zone, flags, key, err, exact
+        for a in range(1, n):
+            if not (g_exact[a] and g_exact[a - 1]) and g_key[a] - g_key[a - 1] <= g_err[a] + g_err[a - 1]:
+                ambiguous[d] = True  # two meetings too close to order
+        if total + n > capacity:
+            capacity = max(2 * capacity, total + n)
+            codes = _grown(codes, capacity)
+        for a in range(n):
+            codes[total] = 4 * g_zone[a] + _KIND_OF_ENDS[g_flags[a]]
+            total += 1
+        starts[d + 1] = total
+    return starts, codes[:total]
+
+
+def crossing_order(**arrays: Any) -> tuple[Any, Any]:
+    """Every directed line's crossings in evidence order: ``(starts, codes)``, the line ``d``'s crossings
+    being ``codes[starts[d]:starts[d + 1]]``, each ``4 * zone + kind``.
+
+    A zone the actor's footprint touches comes first (from/within, key 0); one only the target's
+    touches is ``into`` at the line's first meeting with it (1 if none); any other zone met is
+    ``through``. Ties go by scene order. Directed lines whose neighbouring keys are too close to order
+    (within their error bounds, unless both are exact) are flagged in ``arrays["ambiguous"]``.
+    """
+    return _order(
+        arrays["src"],
+        arrays["dst"],
+        arrays["indptr"],
+        arrays["zones_of"],
+        arrays["met_dp"],
+        arrays["met_z"],
+        arrays["met_key"],
+        arrays["met_err"],
+        arrays["met_exact"],
+        arrays["zones"],
         arrays["ambiguous"],
     )

@@ -61,7 +61,7 @@ from .geometry import (
     region_area,
     wall_sides,
 )
-from .meetings import zone_meetings
+from .meetings import crossing_order, zone_meetings
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
 from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
@@ -496,11 +496,11 @@ class SceneVisibility:
         i, j = idx[:, 0], idx[:, 1]
         flat = (t.cx[i] == t.cx[j]) & (t.cy[i] == t.cy[j])
         exact_lines = set(np.flatnonzero(flat).tolist())
-        met: list[_Met] = []  # where each directed line first meets each zone
+        met: _Met | None = None  # where each directed line first meets each zone
         ambiguous = np.zeros(2 * len(idx), dtype=bool)
         lines_2d = np.flatnonzero(~flat)
         if lines_2d.size and self._zones:
-            self._zone_keys(idx, lines_2d, met, ambiguous)
+            met = self._zone_keys(idx, lines_2d, ambiguous)
         starts, codes = self._order_crossings(idx, met, ambiguous)
         wall_hits = self._wall_hits(idx, lines_2d)
 
@@ -550,52 +550,50 @@ class SceneVisibility:
         self,
         idx: IntArray,
         lines: IntArray,
-        out: list[_Met],
         ambiguous: BoolArray,
-    ) -> None:
+    ) -> _Met | None:
         """Where each line (both directions) first meets each zone, with an error bound.
 
-        Appends to ``out`` the (directed pair, zone, key, error, exact) of the zones each line meets,
-        and flags in ``ambiguous`` the directed pairs whose answer rounding could change.
+        Returns the (directed pair, zone, key, error, exact) of the zones each line meets (``None``: no
+        zone near any line), and flags in ``ambiguous`` the directed pairs whose answer rounding could
+        change.
         """
         t = self._tokens
         i, j = idx[lines, 0], idx[lines, 1]
         x0, y0, x1, y1 = t.cx[i], t.cy[i], t.cx[j], t.cy[j]
         li, zi = self._box_candidates(x0, y0, x1, y1)
         if li.size == 0:
-            return
-        out.append(
-            zone_meetings(
-                li=li,
-                zi=zi,
-                line_ids=lines,
-                x0=x0,
-                y0=y0,
-                x1=x1,
-                y1=y1,
-                za=t.cz[i],
-                zb=t.cz[j],
-                start_in=self._centre_in[i[li], zi],
-                end_in=self._centre_in[j[li], zi],
-                zone_bounds=self._zone_bounds,
-                zone_scale=self._zone_scale,
-                bottom=self._bottom,
-                top=self._top,
-                run_start=self._run_start,
-                run_count=self._run_count,
-                run_x0=self._run_x0,
-                run_y0=self._run_y0,
-                run_x1=self._run_x1,
-                run_y1=self._run_y1,
-                run_first_edge=self._run_first_edge,
-                run_edges=self._run_edges,
-                ex0=self._ex0,
-                ey0=self._ey0,
-                ex1=self._ex1,
-                ey1=self._ey1,
-                max_edges=self._max_edges,
-                ambiguous=ambiguous,
-            )
+            return None
+        return zone_meetings(
+            li=li,
+            zi=zi,
+            line_ids=lines,
+            x0=x0,
+            y0=y0,
+            x1=x1,
+            y1=y1,
+            za=t.cz[i],
+            zb=t.cz[j],
+            start_in=self._centre_in[i[li], zi],
+            end_in=self._centre_in[j[li], zi],
+            zone_bounds=self._zone_bounds,
+            zone_scale=self._zone_scale,
+            bottom=self._bottom,
+            top=self._top,
+            run_start=self._run_start,
+            run_count=self._run_count,
+            run_x0=self._run_x0,
+            run_y0=self._run_y0,
+            run_x1=self._run_x1,
+            run_y1=self._run_y1,
+            run_first_edge=self._run_first_edge,
+            run_edges=self._run_edges,
+            ex0=self._ex0,
+            ey0=self._ey0,
+            ex1=self._ex1,
+            ey1=self._ey1,
+            max_edges=self._max_edges,
+            ambiguous=ambiguous,
         )
 
     def _box_candidates(
@@ -622,77 +620,37 @@ class SceneVisibility:
         order = np.lexsort((zi, li))
         return li[order], zi[order]
 
-    def _order_crossings(self, idx: IntArray, met: list[_Met], ambiguous: BoolArray) -> tuple[list[int], list[int]]:
-        """Every directed line's crossings in evidence order, from the fast keys, as slices of one list.
-
-        A zone the actor's footprint touches comes first (from/within, key 0); one only the target's
-        touches is ``into`` at the line's first meeting with it (1 if none); any other zone met is
-        ``through``. Ties are broken by scene order, as ``SceneGeometry.evidence`` does. Directed lines
-        whose two neighbouring keys are too close to order (within their error bounds, unless both
-        are exact) are flagged in ``ambiguous``. Returns ``starts`` (``starts[dp]:starts[dp + 1]``) and
-        the crossings' codes (``4 * zone + kind``, an index of ``_crossing_list``).
+    def _order_crossings(self, idx: IntArray, met: _Met | None, ambiguous: BoolArray) -> tuple[list[int], list[int]]:
+        """Every directed line's crossings in evidence order (:func:`~bridge.core.meetings.crossing_order`):
+        ``starts`` (``starts[dp]:starts[dp + 1]``) and the crossings' codes (``4 * zone + kind``, an index
+        of ``_crossing_list``). Directed lines whose order rounding could change are flagged in ``ambiguous``.
         """
-        m = len(self._zones)
         count = 2 * len(idx)
         src = np.empty(count, dtype=np.intp)
         dst = np.empty(count, dtype=np.intp)
         src[0::2], src[1::2] = idx[:, 0], idx[:, 1]
         dst[0::2], dst[1::2] = idx[:, 1], idx[:, 0]
-        # The zones each end's footprint touches (from the inside matrix, as CSR).
+        # The zones each token's footprint touches, as CSR (row-major nonzero: zones ascending).
         rows, cols = np.nonzero(self._inside)
-        degree = np.bincount(rows, minlength=len(self._tokens.tokens))
-        first = np.concatenate(([0], np.cumsum(degree)[:-1])).astype(np.intp)
-        parts_dp: list[IntArray] = []
-        parts_z: list[IntArray] = []
-        parts_bits: list[IntArray] = []
-        for ends, bit in ((src, 1), (dst, 2)):
-            n_rows = degree[ends]
-            total = int(n_rows.sum())
-            if not total:
-                continue
-            rep = np.repeat(np.arange(count, dtype=np.intp), n_rows)
-            offset = np.arange(total, dtype=np.intp) - np.repeat(np.cumsum(n_rows) - n_rows, n_rows)
-            parts_dp.append(rep)
-            parts_z.append(cols[first[ends][rep] + offset])
-            parts_bits.append(np.full(total, bit, dtype=np.intp))
-        met_dp = np.concatenate([part[0] for part in met]) if met else np.empty(0, dtype=np.intp)
-        met_z = np.concatenate([part[1] for part in met]) if met else np.empty(0, dtype=np.intp)
-        parts_dp.append(met_dp)
-        parts_z.append(met_z)
-        parts_bits.append(np.full(met_dp.size, 4, dtype=np.intp))
-        all_dp, all_z, bits = np.concatenate(parts_dp), np.concatenate(parts_z), np.concatenate(parts_bits)
-        if all_dp.size == 0:
-            return [0] * (count + 1), []
-        # One group per (directed line, zone): which ends touch it and whether the line meets it.
-        code = all_dp * m + all_z
-        order = np.argsort(code, kind="stable")
-        code, bits = code[order], bits[order]
-        new = np.ones(code.size, dtype=bool)
-        new[1:] = code[1:] != code[:-1]
-        begin = np.flatnonzero(new)
-        flags = np.bitwise_or.reduceat(bits, begin)
-        group = np.cumsum(new) - 1
-        g_dp, g_z = code[begin] // m, code[begin] % m
-        key = np.ones(begin.size)
-        err = np.zeros(begin.size)
-        exact = np.ones(begin.size, dtype=bool)
-        if met:
-            is_met = np.flatnonzero(bits == 4)
-            where = group[is_met]
-            met_rows = order[is_met] - (all_dp.size - met_dp.size)  # rows of the met arrays
-            key[where] = np.concatenate([part[2] for part in met])[met_rows]
-            err[where] = np.concatenate([part[3] for part in met])[met_rows]
-            exact[where] = np.concatenate([part[4] for part in met])[met_rows]
-        in_s, in_e = (flags & 1) > 0, (flags & 2) > 0
-        key[in_s], err[in_s], exact[in_s] = 0.0, 0.0, True
-        kind = np.where(in_s, np.where(in_e, _WITHIN, _FROM), np.where(in_e, _INTO, _THROUGH))
-        # Evidence order: by key, then scene order.
-        o = np.lexsort((g_z, key, g_dp))
-        g_dp, g_z, key, err, exact, kind = g_dp[o], g_z[o], key[o], err[o], exact[o], kind[o]
-        close = (g_dp[1:] == g_dp[:-1]) & ~(exact[1:] & exact[:-1]) & (key[1:] - key[:-1] <= err[1:] + err[:-1])
-        ambiguous[g_dp[:-1][close]] = True
-        starts = np.searchsorted(g_dp, np.arange(count + 1), side="left").tolist()
-        return starts, (g_z * 4 + kind).tolist()
+        indptr = np.zeros(len(self._tokens.tokens) + 1, dtype=np.intp)
+        np.cumsum(np.bincount(rows, minlength=len(self._tokens.tokens)), out=indptr[1:])
+        if met is None:
+            none = np.empty(0, dtype=np.intp)
+            met = (none, none, np.empty(0), np.empty(0), np.empty(0, dtype=bool))
+        starts, codes = crossing_order(
+            src=src,
+            dst=dst,
+            indptr=indptr,
+            zones_of=cols.astype(np.intp, copy=False),
+            met_dp=met[0],
+            met_z=met[1],
+            met_key=met[2],
+            met_err=met[3],
+            met_exact=met[4],
+            zones=len(self._zones),
+            ambiguous=ambiguous,
+        )
+        return starts.tolist(), codes.tolist()
 
     def _exact_crossings(self, s: int, e: int) -> list[tuple[int, int]]:
         """(zone, kind) in evidence order, computed like ``SceneGeometry.evidence`` (GEOS per zone)."""

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bridge.core.meetings import zone_meetings
+from bridge.core.meetings import crossing_order, zone_meetings
 
 SQUARE = [(100.0, 100.0), (200.0, 100.0), (200.0, 200.0), (100.0, 200.0)]  # one zone, one run of 4 edges
 
@@ -95,3 +95,57 @@ def test_the_elevation_span_limits_the_meeting() -> None:
     climbing, _ = _meet([(0.0, 150.0, 300.0, 150.0)], z=(0.0, 3.0), span=(0.0, 1.0))
     assert climbing[(0, 0)][0] == pytest.approx(1 / 3)  # entered at x = 100, height 1: the span's edge
     assert climbing[(1, 0)][0] == pytest.approx(2 / 3) and climbing[(1, 0)][1]  # inside from where it drops to 1
+
+
+def _order(
+    src: list[int], dst: list[int], inside: list[list[int]], met: list[tuple[int, int, float, float, bool]], zones: int
+) -> tuple[list[list[int]], set[int]]:
+    """``crossing_order`` on small lists: each directed line's codes, and the doubtful lines."""
+    indptr = np.cumsum([0, *(len(row) for row in inside)]).astype(np.int64)
+    cols = np.array([z for row in inside for z in row], dtype=np.int64)
+    ambiguous = np.zeros(len(src), dtype=bool)
+    rows = list(zip(*met, strict=True)) if met else [(), (), (), (), ()]
+    starts, codes = crossing_order(
+        src=np.array(src, dtype=np.int64),
+        dst=np.array(dst, dtype=np.int64),
+        indptr=indptr,
+        zones_of=cols,
+        met_dp=np.array(rows[0], dtype=np.int64),
+        met_z=np.array(rows[1], dtype=np.int64),
+        met_key=np.array(rows[2], dtype=np.float64),
+        met_err=np.array(rows[3], dtype=np.float64),
+        met_exact=np.array(rows[4], dtype=bool),
+        zones=zones,
+        ambiguous=ambiguous,
+    )
+    lines = [codes[starts[d] : starts[d + 1]].tolist() for d in range(len(src))]
+    return lines, set(np.flatnonzero(ambiguous).tolist())
+
+
+FROM, INTO, WITHIN, THROUGH = range(4)
+
+
+def test_crossings_come_in_evidence_order_with_their_kinds() -> None:
+    """Token 0 stands in zone 2, token 1 in zones 0 and 2. From 0 to 1: within 2 (key 0), then through 3
+    (met at 0.2), then into 0 (met at 0.6). From 1 to 0: from 0 and within 2 (key 0, scene order),
+    then through 3."""
+    inside = [[2], [0, 2]]
+    met = [(0, 3, 0.2, 1e-9, False), (0, 0, 0.6, 1e-9, False), (1, 3, 0.7, 1e-9, False)]
+    lines, doubtful = _order([0, 1], [1, 0], inside, met, zones=4)
+    assert lines[0] == [4 * 2 + WITHIN, 4 * 3 + THROUGH, 4 * 0 + INTO]
+    assert lines[1] == [4 * 0 + FROM, 4 * 2 + WITHIN, 4 * 3 + THROUGH]
+    assert doubtful == set()
+
+
+def test_a_zone_the_target_touches_but_the_line_never_meets_comes_last() -> None:
+    """``into`` with no meeting (the target's footprint reaches a zone its centre line misses): key 1."""
+    lines, _ = _order([0], [1], [[], [1]], [(0, 0, 0.5, 1e-9, False)], zones=2)
+    assert lines[0] == [4 * 0 + THROUGH, 4 * 1 + INTO]
+
+
+def test_meetings_too_close_to_order_are_left_to_the_exact_path() -> None:
+    """Two zones met within each other's error bound: the line is doubtful; exact keys never are."""
+    _, doubtful = _order([0], [1], [[], []], [(0, 0, 0.5, 1e-6, False), (0, 1, 0.5 + 1e-7, 1e-6, False)], zones=2)
+    assert doubtful == {0}
+    _, doubtful = _order([0], [1], [[0, 1], []], [], zones=2)
+    assert doubtful == set()
