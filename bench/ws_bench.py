@@ -273,11 +273,35 @@ async def run(quick: bool) -> dict[str, Any]:
     return {"latency": lat, "throughput": tp, "memory": mem}
 
 
+async def latency_runs(tokens: int, zones: int, moves: int, runs: int) -> list[dict[str, Any]]:
+    """Only the latency figure, ``runs`` times on one bridge (to see how much it moves between runs)."""
+    bridge = Bridge()
+    try:
+        return [await latency(bridge, tokens, zones, moves) for _ in range(runs)]
+    finally:
+        bridge.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ws_bench")
     parser.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--latency", metavar="TxZ", help="only the patch → annotations latency of this scene (e.g. 50x100)"
+    )
+    parser.add_argument("--moves", type=int, default=300, help="moves per latency run (with --latency)")
+    parser.add_argument("--runs", type=int, default=5, help="latency runs (with --latency)")
     args = parser.parse_args(argv)
+    if args.latency:
+        tokens, zones = (int(part) for part in args.latency.split("x"))
+        rows = asyncio.run(latency_runs(tokens, zones, args.moves, args.runs))
+        for row in rows:
+            print(
+                json.dumps(row)
+                if args.json
+                else f"  {row['scene']:>8}: p50 {row['p50_ms']:7.2f} ms  p99 {row['p99_ms']:7.2f} ms"
+            )
+        return 0
     result = asyncio.run(run(args.quick))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -15,6 +15,7 @@ which is what the error bounds in ``bridge.core.visibility`` assume.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,21 @@ __all__ = ["ORIENT_TOL", "crossing_order", "zone_meetings"]
 ORIENT_TOL = 1e-13
 
 
-@njit(cache=True, nogil=True)
+def _jit(signature: Any = None) -> Callable[[Callable[..., Any]], Any]:
+    """``numba.njit``, cached on disk where numba finds a writable place (beside the code, or the user's
+    cache directory, or ``NUMBA_CACHE_DIR``); where it finds none (a read-only install run by a user
+    without a home), compiled in memory at every start rather than refusing to start."""
+
+    def compile_(function: Callable[..., Any]) -> Any:
+        try:
+            return njit(signature, cache=True, nogil=True)(function)
+        except RuntimeError:  # "cannot cache function ...: no locator available"
+            return njit(signature, nogil=True)(function)
+
+    return compile_
+
+
+@_jit()
 def _orient(ax: float, ay: float, bx: float, by: float, cx: float, cy: float) -> tuple[float, float]:
     """The orientation product of ``c`` against the line ``a``→``b``, and the magnitude of its error."""
     p = (ay - cy) * (bx - cx)
@@ -34,7 +49,7 @@ def _orient(ax: float, ay: float, bx: float, by: float, cx: float, cy: float) ->
     return p - q, abs(p) + abs(q)
 
 
-@njit(cache=True, nogil=True)
+@_jit()
 def _span(z0: float, z1: float, bottom: float, top: float) -> tuple[float, float, bool]:
     """The ``t`` interval of the line where its height is within ``[bottom, top]``, and whether it exists."""
     dz = z1 - z0
@@ -47,7 +62,7 @@ def _span(z0: float, z1: float, bottom: float, top: float) -> tuple[float, float
     return lo, hi, lo <= hi
 
 
-@njit(cache=True, nogil=True)
+@_jit()
 def _grown(values: Any, capacity: int) -> Any:
     bigger = np.empty(capacity, dtype=values.dtype)
     bigger[: values.size] = values
@@ -73,7 +88,7 @@ _SIGNATURE = types.Tuple((_I, _I, _F, _F, _B))(  # type: ignore[no-untyped-call]
 )
 
 
-@njit(_SIGNATURE, cache=True, nogil=True)
+@_jit(_SIGNATURE)
 def _meetings(
     li: Any,
     zi: Any,
@@ -228,7 +243,7 @@ def zone_meetings(**arrays: Any) -> tuple[Any, Any, Any, Any, Any]:
     Returns the directed pair, zone, key (first ``t``), its error bound and whether it is exact, for
     every (directed line, zone) that meets; flags doubtful directed lines in ``arrays["ambiguous"]``.
     """
-    return _meetings(
+    return _meetings(  # type: ignore[no-any-return]
         arrays["li"],
         arrays["zi"],
         arrays["line_ids"],
@@ -275,7 +290,7 @@ _ORDER_SIGNATURE = types.Tuple((_I, _I))(  # type: ignore[no-untyped-call]
 )
 
 
-@njit(_ORDER_SIGNATURE, cache=True, nogil=True)
+@_jit(_ORDER_SIGNATURE)
 def _order(
     src: Any,
     dst: Any,
@@ -367,7 +382,7 @@ def crossing_order(**arrays: Any) -> tuple[Any, Any]:
     ``through``. Ties go by scene order. Directed lines whose neighbouring keys are too close to order
     (within their error bounds, unless both are exact) are flagged in ``arrays["ambiguous"]``.
     """
-    return _order(
+    return _order(  # type: ignore[no-any-return]
         arrays["src"],
         arrays["dst"],
         arrays["indptr"],

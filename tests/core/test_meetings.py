@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -9,6 +13,7 @@ import pytest
 
 from bridge.core.meetings import crossing_order, zone_meetings
 
+ROOT = Path(__file__).resolve().parents[2]
 SQUARE = [(100.0, 100.0), (200.0, 100.0), (200.0, 200.0), (100.0, 200.0)]  # one zone, one run of 4 edges
 
 
@@ -149,3 +154,15 @@ def test_meetings_too_close_to_order_are_left_to_the_exact_path() -> None:
     assert doubtful == {0}
     _, doubtful = _order([0], [1], [[0, 1], []], [], zones=2)
     assert doubtful == set()
+
+
+def test_without_anywhere_to_cache_the_loops_are_compiled_in_memory() -> None:
+    """A read-only install whose user has no cache directory: numba finds no place to cache, and the
+    module still loads and answers (it compiles at every start instead of refusing to start)."""
+    code = (
+        "from tests.core.test_meetings import _meet; "
+        "met, _ = _meet([(0.0, 150.0, 300.0, 150.0)]); "
+        "assert sorted(met) == [(0, 0), (1, 0)], met"
+    )
+    env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": "IPythonCacheLocator"}  # only finds IPython's
+    subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, check=True, timeout=300)

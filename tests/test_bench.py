@@ -1,0 +1,24 @@
+"""The WebSocket benchmark's latency run works end to end against a real ``sightline serve``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_the_latency_run_times_every_move_against_a_real_bridge() -> None:
+    """``python -m bench.ws_bench --latency 20x30`` syncs, watches and times its moves (a smoke run:
+    its figures are reported, never asserted)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.ws_bench", "--latency", "20x30", "--moves", "12", "--runs", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [row["scene"] for row in rows] == ["20x30", "20x30"]
+    assert all(row["moves"] == 12 and 0 < row["p50_ms"] <= row["p99_ms"] for row in rows)
