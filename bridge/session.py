@@ -661,9 +661,9 @@ class _WireByIdentity(Generic[T]):
 
 
 _crossings_wire = _WireByIdentity[tuple[Crossing, ...]](
-    lambda crossings: [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in crossings], 100_000
+    lambda crossings: [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in crossings], 10_000
 )
-_point_wire = _WireByIdentity[Point3](lambda p: {"x": p.x, "y": p.y, "z": p.z}, 100_000)
+_point_wire = _WireByIdentity[Point3](lambda p: {"x": p.x, "y": p.y, "z": p.z}, 10_000)
 
 
 def _ruling_wire(ruling: Ruling, *, brief: bool = False) -> dict[str, Any]:

@@ -90,6 +90,8 @@ _DENSE_BOXES = 40_000
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
 _MEMO_LIMIT = 200_000
+#: Fewest shared rulings kept per engine before that memo is emptied (it grows with the scene's lines).
+_LINE_MEMO_MIN = 4_096
 _KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
 _FROM, _INTO, _WITHIN, _THROUGH = range(4)
 
@@ -508,6 +510,9 @@ class SceneVisibility:
         crossing_of = self._crossing_list
         composer, points, whos = self._composer, self._points, self._whos
         memo = self._line_memo
+        # Shared rulings kept: about as many as the scene has directed lines (their keys and the rulings
+        # since replaced cost at most as much again as the live rulings).
+        memo_limit = max(_LINE_MEMO_MIN, len(t.tokens) * (len(t.tokens) - 1))
         tokens, ids = t.tokens, self._ids
         doubtful = ambiguous.tolist()
         for u, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
@@ -540,7 +545,7 @@ class SceneVisibility:
                     cross = tuple([crossing_of[c] for c in code])
                     ruling = composer.rule(tokens[s], tokens[e], actor, target, cross, walls, line)
                     if key is not None:
-                        if len(memo) >= _MEMO_LIMIT:
+                        if len(memo) >= memo_limit:
                             memo.clear()
                         memo[key] = ruling
                 results[(ids[s], ids[e])] = ruling

@@ -256,3 +256,20 @@ def test_a_ruling_moved_to_another_line_equals_its_replacement() -> None:
     line = SightLine(Point3(1.0, 2.0, 3.0), Point3(4.0, 5.0, 6.0))
     assert with_line(ruling, line) == dataclasses.replace(ruling, line=line)
     assert with_line(ruling, line).line is line
+
+
+def test_shared_rulings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo of rulings shared between lines is emptied when it reaches its bound (here 8), and the
+    rulings stay right after it is."""
+    import bridge.core.visibility as visibility
+
+    monkeypatch.setattr(visibility, "_LINE_MEMO_MIN", 8)
+    strips = [region(f"z{k}", rect(100 * k + 60, 0, 30, 1400), zone=("low", "poor")[k % 2]) for k in range(9)]
+    tokens = [token("t0", 0, 600), token("t1", 950, 200), token("t2", 950, 1000)]
+    engine = SceneVisibility(_state(strips, tokens), action="bs-attack")
+    for version in range(1, 10):  # t0 steps across the strips: its lines cross ever fewer of them
+        tokens[0] = token("t0", 100 * version, 600)
+        state = _state(strips, tokens, version=version)
+        engine.update(state)
+        assert len(engine._line_memo) <= 8
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
