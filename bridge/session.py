@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -641,20 +642,21 @@ class _WireByIdentity(Generic[T]):
 
     A scene's crossings and token centres are shared by many rulings (every line of a token starts at
     the same point; rulings of the same crossings share one tuple), so their JSON-ready form is built
-    once. The object is held with its form, so its ``id`` cannot be reused while the entry lives; the
-    table is emptied when it reaches ``limit``. The forms are shared: nothing may change them.
+    once. The object is held with its form, so its ``id`` cannot be reused while the entry lives; past
+    ``limit`` entries the oldest goes (one at a time: no burst of frees inside one message). The forms
+    are shared: nothing may change them.
     """
 
     def __init__(self, make: Callable[[T], Any], limit: int) -> None:
         self._make, self._limit = make, limit
-        self._held: dict[int, tuple[T, Any]] = {}
+        self._held: OrderedDict[int, tuple[T, Any]] = OrderedDict()
 
     def __call__(self, value: T) -> Any:
         held = self._held.get(id(value))
         if held is not None and held[0] is value:
             return held[1]
         if len(self._held) >= self._limit:
-            self._held.clear()
+            self._held.popitem(last=False)
         wire = self._make(value)
         self._held[id(value)] = (value, wire)
         return wire

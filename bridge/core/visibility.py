@@ -35,6 +35,7 @@ import dataclasses
 import gc
 import math
 import operator
+from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -90,7 +91,7 @@ _DENSE_BOXES = 40_000
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
 _MEMO_LIMIT = 200_000
-#: Fewest shared rulings kept per engine before that memo is emptied (it grows with the scene's lines).
+#: Fewest shared rulings kept per engine (the bound grows with the scene's lines).
 _LINE_MEMO_MIN = 4_096
 _KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
 _FROM, _INTO, _WITHIN, _THROUGH = range(4)
@@ -303,7 +304,7 @@ class SceneVisibility:
             edges = np.concatenate([zone.edges for zone in zones]) if zones else np.empty((0, 4))
             # Every zone's four crossings (from, into, within, through), at 4 * zone + kind.
             self._crossing_list = [crossing for zone in zones for crossing in zone.crossings]
-            self._line_memo: dict[tuple[Any, ...], Ruling] = {}  # its keys hold zone indices
+            self._line_memo: OrderedDict[tuple[Any, ...], Ruling] = OrderedDict()  # its keys hold zone indices
             self._ex0, self._ey0 = edges[:, 0].copy(), edges[:, 1].copy()
             self._ex1, self._ey1 = edges[:, 2].copy(), edges[:, 3].copy()
             self._compile_runs(counts)
@@ -321,7 +322,7 @@ class SceneVisibility:
             self._composer = None
         elif self._composer is None:
             self._composer = LineComposer(cast(InfinityRuleset, state.ruleset), scene, self.action, self.reaction)
-            self._line_memo = {}  # its keys hold the composer's observer indices
+            self._line_memo = OrderedDict()  # its keys hold the composer's observer indices
         else:
             self._composer.set_scene(scene)
         self._compile_token_rows(old_tokens, fresh)
@@ -510,9 +511,9 @@ class SceneVisibility:
         crossing_of = self._crossing_list
         composer, points, whos = self._composer, self._points, self._whos
         memo = self._line_memo
-        # Shared rulings kept: about as many as the scene has directed lines (their keys and the rulings
-        # since replaced cost at most as much again as the live rulings).
-        memo_limit = max(_LINE_MEMO_MIN, len(t.tokens) * (len(t.tokens) - 1))
+        # Shared rulings kept: four for each directed line of the scene (their keys, and the rulings since
+        # replaced, cost a few times what the live rulings do), the oldest dropped first.
+        memo_limit = max(_LINE_MEMO_MIN, 4 * len(t.tokens) * (len(t.tokens) - 1))
         tokens, ids = t.tokens, self._ids
         doubtful = ambiguous.tolist()
         for u, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
@@ -546,7 +547,7 @@ class SceneVisibility:
                     ruling = composer.rule(tokens[s], tokens[e], actor, target, cross, walls, line)
                     if key is not None:
                         if len(memo) >= memo_limit:
-                            memo.clear()
+                            memo.popitem(last=False)  # the oldest goes: one at a time, never a burst
                         memo[key] = ruling
                 results[(ids[s], ids[e])] = ruling
         return results

@@ -259,8 +259,8 @@ def test_a_ruling_moved_to_another_line_equals_its_replacement() -> None:
 
 
 def test_shared_rulings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The memo of rulings shared between lines is emptied when it reaches its bound (here 8), and the
-    rulings stay right after it is."""
+    """The memo of rulings shared between lines never holds more than its bound (here 8: the oldest
+    go first), and the rulings stay right."""
     import bridge.core.visibility as visibility
 
     monkeypatch.setattr(visibility, "_LINE_MEMO_MIN", 8)
