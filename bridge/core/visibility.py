@@ -91,8 +91,6 @@ _DENSE_BOXES = 40_000
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
 _MEMO_LIMIT = 200_000
-#: Fewest shared rulings kept per engine (the bound grows with the scene's lines).
-_LINE_MEMO_MIN = 4_096
 _KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
 _FROM, _INTO, _WITHIN, _THROUGH = range(4)
 
@@ -511,9 +509,7 @@ class SceneVisibility:
         crossing_of = self._crossing_list
         composer, points, whos = self._composer, self._points, self._whos
         memo = self._line_memo
-        # Shared rulings kept: four for each directed line of the scene (their keys, and the rulings since
-        # replaced, cost a few times what the live rulings do), the oldest dropped first.
-        memo_limit = max(_LINE_MEMO_MIN, 4 * len(t.tokens) * (len(t.tokens) - 1))
+        memo_limit = _line_memo_limit(len(t.tokens))
         tokens, ids = t.tokens, self._ids
         doubtful = ambiguous.tolist()
         for u, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
@@ -991,6 +987,13 @@ def _compile_tokens(
         probes=np.array([shape.probe for shape in shapes], dtype=object),
     )
     return tokens, {shape.token.id: shape for shape in shapes}, fresh
+
+
+def _line_memo_limit(tokens: int) -> int:
+    """How many shared rulings an engine keeps (the oldest dropped first): four for each directed line
+    of the scene, at least 4,096 — their keys, and the rulings since replaced, cost a few times what the
+    live rulings do."""
+    return max(4_096, 4 * tokens * (tokens - 1))
 
 
 def _same_objects(old: Sequence[Any], new: Sequence[Any]) -> bool:

@@ -263,7 +263,7 @@ def test_shared_rulings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     go first), and the rulings stay right."""
     import bridge.core.visibility as visibility
 
-    monkeypatch.setattr(visibility, "_LINE_MEMO_MIN", 8)
+    monkeypatch.setattr(visibility, "_line_memo_limit", lambda tokens: 8)
     strips = [region(f"z{k}", rect(100 * k + 60, 0, 30, 1400), zone=("low", "poor")[k % 2]) for k in range(9)]
     tokens = [token("t0", 0, 600), token("t1", 950, 200), token("t2", 950, 1000)]
     engine = SceneVisibility(_state(strips, tokens), action="bs-attack")
