@@ -109,6 +109,20 @@ async def test_bad_frames_keep_the_connection_and_the_scene(bridge: str) -> None
         assert ruling["modifier"] == -6
 
 
+async def test_a_frame_beyond_four_times_the_limit_is_not_read(bridge: str) -> None:
+    """Above 4 × --max-frame-bytes (64 KiB here) the frame is not buffered to be refused: the WebSocket
+    closes with 1009, message too big (docs/protocol.md); a new connection is served as before."""
+    async with connect(f"ws://{bridge}/ws", max_size=None) as ws:
+        await say_hello(ws)
+        await ws.send(json.dumps({"type": "ping", "id": "p", "pad": "x" * (4 * 64 * 1024 + 1)}))
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await asyncio.wait_for(ws.recv(), timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    async with connect(f"ws://{bridge}/ws") as ws:
+        await say_hello(ws)
+        assert (await ask(ws, {"type": "ping", "id": "again"}))["type"] == "pong"
+
+
 async def test_healthz_answers_anonymously(bridge: str) -> None:
     """GET /healthz needs no secret and reports ok on the same port."""
     async with aiohttp.ClientSession() as http, http.get(f"http://{bridge}/healthz") as response:

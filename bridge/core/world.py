@@ -74,8 +74,10 @@ def check_scene(
     """Validate what the models cannot: size, ruleset, edition, zone types, traits, environment.
 
     Returns the scene's ruleset and vertex count. A zone type or trait that no ruleset knows is rejected;
-    one of another ruleset is kept (the rulings it touches carry a note). ``checked`` holds the ``id()``
-    of regions and tokens already checked under the same rules (a patch's unchanged objects).
+    one of another ruleset is kept (the rulings it touches carry a note). An environment key that no
+    ruleset reads is rejected; one of another ruleset is checked by that ruleset and ignored.
+    ``checked`` holds the ``id()`` of regions and tokens already checked under the same rules (a
+    patch's unchanged objects).
     """
     vertices = (limits or SceneLimits()).check(scene, vertices=vertices)
     rules = scene.rules
@@ -112,6 +114,19 @@ def check_scene(
             if not vocab.owner_of_trait(trait):
                 where = f"scene.tokens[{index}].traits"
                 raise SceneRejected(f"{where}: no ruleset knows the trait {trait!r}", field=where)
+    for key, value in scene.environment.items():
+        owners = vocab.owner_of_environment(key)
+        if not owners:
+            known = sorted({k for row in vocab.rulesets.values() for k in row.environment})
+            where = f"scene.environment.{key}"
+            raise SceneRejected(
+                f"{where}: no ruleset reads the condition {key!r}; known: {', '.join(known)}", field=where
+            )
+        if ruleset.id not in owners:  # another ruleset's condition: checked by its owner, ignored here
+            try:
+                RULESETS[owners[0]].validate_environment({key: value})
+            except ValueError as exc:
+                raise SceneRejected(f"scene.environment: {exc}", field="scene.environment") from exc
     try:
         ruleset.validate_environment(scene.environment)
     except ValueError as exc:

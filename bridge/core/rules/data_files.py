@@ -86,6 +86,7 @@ class VocabularyRow(DataModel):
     zones: tuple[str, ...]
     traits: tuple[str, ...]
     actions: tuple[str, ...]
+    environment: tuple[str, ...]
 
     def knows_trait(self, trait: str) -> bool:
         for known in self.traits:
@@ -103,6 +104,9 @@ class Vocabulary(DataModel):
 
     def owner_of_zone(self, zone: str) -> tuple[str, ...]:
         return tuple(rid for rid, row in self.rulesets.items() if zone in row.zones)
+
+    def owner_of_environment(self, key: str) -> tuple[str, ...]:
+        return tuple(rid for rid, row in self.rulesets.items() if key in row.environment)
 
     def owner_of_trait(self, trait: str) -> tuple[str, ...]:
         owners = self._trait_owners.get(trait)

@@ -163,9 +163,9 @@ class InfinityRuleset(DataRuleset[InfinityData]):
 
     def adjudicate(self, situation: Situation) -> Ruling:
         action: ActionRules = self._action(situation, needs_target=False)
-        notes = foreign_vocabulary_notes(situation, self._text)
         if action.placement:
-            return self._placement(situation, action, notes)
+            return self._placement(situation, action)
+        notes = foreign_vocabulary_notes(situation, self._text)
         if situation.target is None:
             raise RulingError(f"{situation.action!r} needs a target", field="target")
         rulings = [self._rule_line(situation, action, evidence, notes) for evidence in situation.lines]
@@ -341,17 +341,28 @@ class InfinityRuleset(DataRuleset[InfinityData]):
 
     # --- Combat Jump ---
 
-    def _placement(self, s: Situation, action: ActionRules, notes: tuple[str, ...]) -> Ruling:
+    @staticmethod
+    def _standing(s: Situation) -> tuple[Crossing, ...]:
+        """The zones the actor stands in (or touches), as ``from`` crossings, in scene order."""
+        zone_types = {r.id: r.zone.type for r in s.scene.regions if r.zone is not None}
+        return tuple(
+            Crossing(region_id, zone_types[region_id], CrossingKind.FROM)
+            for region_id in s.geometry.zones_containing(s.actor.id)
+            if region_id in zone_types
+        )
+
+    def _placement(self, s: Situation, action: ActionRules) -> Ruling:
+        """Combat Jump: where the actor stands. Zones of another ruleset are ignored, with a note."""
         locale = s.locale
+        standing = self._standing(s)
+        notes = foreign_vocabulary_notes(s, self._text, crossings=standing)
         entries: list[ModifierEntry] = []
         crossings: list[Crossing] = []
         forbidden = False
-        for region_id in s.geometry.zones_containing(s.actor.id):
-            region = next(r for r in s.scene.regions if r.id == region_id)
-            if region.zone is None or region.zone.type not in self.data.zones:
+        for crossing in standing:
+            if crossing.zone not in self.data.zones:
                 continue
-            zone = self.data.zones[region.zone.type]
-            crossing = Crossing(region_id, region.zone.type, CrossingKind.FROM)
+            zone = self.data.zones[crossing.zone]
             crossings.append(crossing)
             forbids = zone.forbids_combat_jump and self.data.zones_apply
             forbidden |= forbids

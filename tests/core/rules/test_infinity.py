@@ -390,3 +390,12 @@ def test_zone_and_trait_of_another_ruleset_are_ignored_with_a_note() -> None:
     assert answer["modifier"] == 0
     assert any("r-dark" in note and "darkness" in note for note in answer["notes"])
     assert any("infravision" in note for note in answer["notes"])
+
+
+def test_a_zone_of_another_ruleset_around_a_jumper_is_ignored_with_a_note() -> None:
+    """Contract: 'ignored with a note on the rulings it touches' — a Combat Jump from inside GURPS
+    darkness is allowed, and the ruling says which region it ignored (no sight line is involved)."""
+    darkness = rect_region("r-dark", "darkness", -50, 350, 200, 200, total=True)  # holds A
+    answer = rule(scene(regions=[darkness], tokens=[A, T]), "a", None, "combat-jump")
+    assert answer["allowed"] is True and answer["crossings"] == []
+    assert any("r-dark" in note and "darkness" in note for note in answer["notes"])
