@@ -28,6 +28,31 @@ def with_traits(base: dict[str, object], *traits: str) -> dict[str, object]:
     return {**base, "traits": list(traits)}
 
 
+#: Every edition of infinity-n4, oldest first (rules-notes "Editions").
+EDITIONS = ["original", "1.2", "1.3", "2.1", "current"]
+
+SEED_001 = "001_a0e8dce3ac9e4c22.txt: "
+SEED_002 = "002_38ee4d299a054ffc.txt: "
+
+#: The Zero Visibility passage each edition's ruling stands on.
+ZERO_TEXT = {
+    "original": SEED_002 + "Original: Troopers cannot draw LoF through a Zero Visibility Zone.",
+    "1.2": SEED_002 + "Update 1.2, Jan 2022: Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.",
+    "1.3": SEED_002 + "Update 1.2, Jan 2022: Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.",
+    "2.1": SEED_002 + "Update 1.2, Jan 2022: Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.",
+    "current": SEED_001 + "LoF cannot be drawn into, through, or out of a Zero Visibility Zone.",
+}
+
+#: The non-stacking passage each edition's ruling stands on (002's Original text until 2.1 replaced it).
+NOT_STACKING_TEXT = {
+    "original": SEED_002 + "Original: Visibility Zone MODs never stack with other Visibility Zone MODs.",
+    "1.2": SEED_002 + "Original: Visibility Zone MODs never stack with other Visibility Zone MODs.",
+    "1.3": SEED_002 + "Original: Visibility Zone MODs never stack with other Visibility Zone MODs.",
+    "2.1": SEED_002 + "Update PDF 2.1, July 2023: Visibility Zone MODs never stack with other Visibility Zone MODs.",
+    "current": SEED_001 + "Visibility Zone MODs never stack with other Visibility Zone MODs.",
+}
+
+
 # --- Low, Poor, Zero ---------------------------------------------------------------------------------
 
 
@@ -73,6 +98,46 @@ def test_zero_visibility_blocks_lof_within() -> None:
     answer = rule(scene(regions=[big], tokens=[A, T]), "a", "t")
     assert answer["crossings"] == [{"region": "r-zero", "zone": "zero", "kind": "within"}]
     assert answer["allowed"] is False
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("zone", ["zero", "smoke", "eclipse"])
+@pytest.mark.parametrize(
+    ("zone_x", "kind", "kind_text"),
+    [(300, "through", "through"), (-50, "from", "out of"), (950, "into", "into")],
+)
+def test_zero_visibility_blocks_lof_into_through_and_out_of_in_every_edition(
+    edition: str, zone: str, zone_x: float, kind: str, kind_text: str
+) -> None:
+    """Every edition: a Zero zone (Smoke and Eclipse too) blocks a BS Attack's LoF into, out of and through it.
+
+    1.2 and 001: 'Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.'; 002 Original says
+    only 'through', and rules-notes decides: 'original: LoF into or out of Zero is blocked as well as through it'.
+    """
+    answer = rule(scene(regions=[on_line("r-zero", zone, x=zone_x)], tokens=[A, T], edition=edition), "a", "t")
+    assert answer["crossings"] == [{"region": "r-zero", "zone": zone, "kind": kind}]
+    assert answer["allowed"] is False
+    assert answer["modifier"] is None
+    entry = by_region(answer, "r-zero")
+    assert entry["applied"] is True and entry["value"] is None
+    assert entry["reason"] == f"No LoF can be drawn {kind_text} a Zero Visibility Zone."
+    assert [m["region"] for m in applied(answer)] == ["r-zero"]
+    assert any(c.startswith(ZERO_TEXT[edition]) for c in answer["citations"])
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_zero_visibility_blocks_lof_within_in_every_edition(edition: str) -> None:
+    """Every edition: two troopers inside one Zero zone have no LoF to each other, on any line they may draw.
+
+    002 Original: 'Inside a Zero Visibility Zone, Troopers can only declare Skills that do not require LoF or that
+    require them to be in base to base contact with their target.'; 1.2 and 001: no LoF 'out of' a Zero zone.
+    """
+    big = rect_region("r-zero", "zero", -100, 300, 1400, 400)
+    answer = rule(scene(regions=[big], tokens=[A, T], edition=edition, lines="best"), "a", "t")
+    assert answer["crossings"] == [{"region": "r-zero", "zone": "zero", "kind": "within"}]
+    assert answer["allowed"] is False
+    assert answer["modifier"] is None
+    assert by_region(answer, "r-zero")["applied"] is True
 
 
 def test_inside_means_the_footprint_touches_the_zone_not_its_centre() -> None:
@@ -126,6 +191,38 @@ def test_zero_beats_any_mod_when_zones_combine() -> None:
     answer = rule(scene(regions=regions, tokens=[A, T]), "a", "t")
     assert answer["allowed"] is False
     assert [m["region"] for m in applied(answer)] == ["r-zero"]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize(
+    ("near", "far", "expected", "winner", "loser", "loser_value", "winner_label"),
+    [
+        ("low", "poor", -6, "r-far", "r-near", -3, "Poor"),  # the most restrictive zone is the farther one
+        ("poor", "low", -6, "r-near", "r-far", -3, "Poor"),  # … or the nearer one
+        ("poor", "poor", -6, "r-near", "r-far", -6, "Poor"),  # two Poor: one -6, not -12 (the nearer applies)
+        ("low", "low", -3, "r-near", "r-far", -3, "Low"),  # two Low: one -3, not -6
+    ],
+)
+def test_zone_mods_never_stack_in_every_edition(
+    edition: str, near: str, far: str, expected: int, winner: str, loser: str, loser_value: int, winner_label: str
+) -> None:
+    """Every edition: two zones on one line give only the single most restrictive MOD, never their sum.
+
+    002 Original: 'Visibility Zone MODs never stack with other Visibility Zone MODs. If any Roll would be affected
+    by two or more Visibility Zones of whatever type, apply only the most obscuring.' (2.1 and 001: 'the most
+    restrictive one'); rules-notes: 'Non-stacking holds in every edition (002's original text already says it)'.
+    """
+    regions = [on_line("r-near", near, x=250), on_line("r-far", far, x=600)]
+    answer = rule(scene(regions=regions, tokens=[A, T], edition=edition), "a", "t")
+    assert answer["allowed"] is True
+    assert answer["modifier"] == expected
+    assert [m["region"] for m in applied(answer)] == [winner]
+    assert by_region(answer, winner)["value"] == expected
+    other = by_region(answer, loser)
+    assert other["applied"] is False and other["value"] == loser_value
+    assert f'only the most restrictive one ({winner_label} Visibility Zone "{winner}": {expected})' in other["reason"]
+    stacking = [c for c in answer["citations"] if "never stack" in c]
+    assert len(stacking) == 1 and stacking[0].startswith(NOT_STACKING_TEXT[edition])
 
 
 # --- White Noise and Marksmanship ------------------------------------------------------------------
@@ -345,6 +442,56 @@ def test_combat_jump_away_from_zones_is_allowed() -> None:
     """001: the prohibition is only 'inside of, or in contact with' a zone — elsewhere the jump stands."""
     answer = rule(scene(regions=[on_line("r", "poor", x=600)], tokens=[A, T]), "a", None, "combat-jump")
     assert answer["allowed"] is True and answer["modifier"] == 0
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize(
+    ("zone", "forbidden"),
+    [("low", True), ("poor", True), ("zero", True), ("smoke", True), ("eclipse", True), ("white-noise", False)],
+)
+@pytest.mark.parametrize("place", ["inside", "in contact"])
+def test_combat_jump_is_forbidden_by_low_poor_or_zero_in_every_edition(
+    edition: str, zone: str, forbidden: bool, place: str
+) -> None:
+    """Every edition: Low, Poor and Zero (Smoke, Eclipse) forbid a Combat Jump inside or in contact; White Noise not.
+
+    001: 'You cannot use Combat Jump inside of, or in contact with, an area with Low, Poor, or Zero Visibility
+    Conditions.'; rules-notes: '002 is silent, not contrary: apply it in every edition. White Noise is not listed'.
+    """
+    # "in contact": the zone only touches A at its corner (100, 400)
+    region = around("r", zone, 0) if place == "inside" else rect_region("r", zone, 100, 0, 300, 400)
+    answer = rule(scene(regions=[region], tokens=[A, T], edition=edition), "a", None, "combat-jump")
+    assert answer["crossings"] == [{"region": "r", "zone": zone, "kind": "from"}]
+    assert answer["allowed"] is (not forbidden)
+    assert answer["modifier"] == (None if forbidden else 0)
+    entry = by_region(answer, "r")
+    assert entry["applied"] is forbidden
+    if forbidden:
+        assert entry["reason"].startswith("Combat Jump cannot be used inside of, or in contact with")
+        assert any(note.startswith("Combat Jump cannot be used") for note in answer["notes"])
+    else:
+        assert entry["reason"] == "White Noise does not forbid a Combat Jump."
+        assert any("Combat Jump is allowed" in note for note in answer["notes"])
+    assert any(c.startswith(SEED_001 + "You cannot use Combat Jump inside of") for c in answer["citations"])
+    from_notes = any(c.startswith("rules-notes.md: Combat Jump (001, 004)") for c in answer["citations"])
+    assert from_notes is (edition != "current")  # 002's editions stand on the decision; current on 001 itself
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_combat_jump_next_to_white_noise_and_low_is_still_forbidden_in_every_edition(edition: str) -> None:
+    """Every edition: White Noise does not lift the ban a Low zone touching the same trooper puts on Combat Jump.
+
+    004: 'No se permite efectuar un Salto de Combate en el interior o en contacto con una Zona con Condiciones de
+    Visibilidad Baja, Mala o Nula.'
+    """
+    regions = [around("r-wn", "white-noise", 0), rect_region("r-low", "low", 100, 0, 300, 400)]
+    answer = rule(scene(regions=regions, tokens=[A, T], edition=edition, locale="es"), "a", None, "combat-jump")
+    assert answer["allowed"] is False
+    assert answer["modifier"] is None
+    assert [m["region"] for m in applied(answer)] == ["r-low"]
+    assert by_region(answer, "r-wn")["applied"] is False
+    seed_004 = "004_acbdbfc06fa3cda7.txt: No se permite efectuar un Salto de Combate en el interior o en contacto"
+    assert any(c.startswith(seed_004) for c in answer["citations"])
 
 
 # --- Editions, locales, CodeOne, foreign vocabulary -------------------------------------------------
