@@ -77,6 +77,8 @@ class Passage(DataModel):
     quote: str
     editions: tuple[str, ...]
     lang: Literal["en", "es"] = "en"
+    #: The key of the passage this one translates (004 is 001 in Spanish): cited instead of it.
+    translates: str | None = None
 
     def citation(self) -> str:
         return f"{self.source}: {self.quote}"
@@ -151,11 +153,12 @@ def vocabulary() -> Vocabulary:
 def cite(passages: Mapping[str, Passage], keys: tuple[str, ...], *, edition: str, locale: str) -> tuple[str, ...]:
     """Citations for ``keys``: the passages that hold in ``edition``, in ``locale`` where one exists.
 
-    For each language group a passage in the scene's locale is preferred; English is the fallback.
+    A passage in the scene's locale replaces the English one it translates; an English passage with
+    no translation among them (002's dated texts, rules-notes, outside sources) is cited as it is.
     """
-    held = [passages[key] for key in keys if edition in passages[key].editions]
-    local = [p for p in held if p.lang == locale]
-    chosen = local if local else [p for p in held if p.lang == "en"]
+    held = {key: passages[key] for key in keys if edition in passages[key].editions}
+    translated = {p.translates for p in held.values() if p.lang == locale and p.translates}
+    chosen = [p for key, p in held.items() if p.lang == locale or (p.lang == "en" and key not in translated)]
     return tuple(p.citation() for p in chosen)
 
 
@@ -169,6 +172,10 @@ class _HasPassages(DataModel):
         missing = sorted(key for key in _cite_keys(self.model_dump(exclude={"passages"})) if key not in self.passages)
         if missing:
             raise ValueError(f"cite names unknown passages: {', '.join(missing)}")
+        for key, passage in self.passages.items():
+            original = self.passages.get(passage.translates) if passage.translates else None
+            if passage.translates and (original is None or original.lang == passage.lang):
+                raise ValueError(f"passage {key!r} translates {passage.translates!r}, no passage in another language")
         return self
 
 

@@ -40,6 +40,7 @@ class EditionRules(DataModel):
     sixth_sense_alone: bool
     msv_reduces_white_noise_answer: bool
     marksmanship_sees_white_noise_as_zero: bool
+    inside_zero_limits: bool
 
 
 class ZoneRules(DataModel):
@@ -291,7 +292,10 @@ class InfinityRuleset(DataRuleset[InfinityData]):
             reason = f"{self._text('blocks', locale, kind=kind)} {self._text('eclipse_blocks_msv', locale)}"
         else:
             reason = self._text("blocks", locale, kind=kind)
-        return _Candidate(crossing, None, True, True, reason, cite_keys)
+        notes: tuple[str, ...] = ()
+        if edition.inside_zero_limits and crossing.kind in (CrossingKind.FROM, CrossingKind.WITHIN):
+            notes = (self._text("inside_zero_original", locale),)  # what the trooper may still declare
+        return _Candidate(crossing, None, True, True, reason, cite_keys, notes)
 
     def _answer_through_zero(
         self,

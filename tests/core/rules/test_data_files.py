@@ -39,6 +39,14 @@ def test_a_citation_to_a_missing_passage_is_refused() -> None:
         InfinityData.model_validate(raw)
 
 
+def test_a_translation_of_no_passage_is_refused() -> None:
+    """A Spanish passage names the English one it stands for; naming none that exists is a data error."""
+    raw = infinity_raw()
+    raw["passages"]["zero-004"]["translates"] = "zero-999"
+    with pytest.raises(ValidationError, match="zero-999"):
+        InfinityData.model_validate(raw)
+
+
 def test_a_zero_zone_with_a_mod_is_refused() -> None:
     """Only Low and Poor zones carry a MOD; a Zero zone with one is a data error."""
     raw = infinity_raw()

@@ -546,3 +546,38 @@ def test_a_zone_of_another_ruleset_around_a_jumper_is_ignored_with_a_note() -> N
     answer = rule(scene(regions=[darkness], tokens=[A, T]), "a", None, "combat-jump")
     assert answer["allowed"] is True and answer["crossings"] == []
     assert any("r-dark" in note and "darkness" in note for note in answer["notes"])
+
+
+# --- The original text's limits inside Zero, and what a Spanish ruling cites -------------------------
+
+
+@pytest.mark.parametrize(("edition", "noted"), [("original", True), ("1.2", False), ("current", False)])
+def test_inside_zero_the_original_text_says_what_may_still_be_declared(edition: str, noted: bool) -> None:
+    """002 Original: 'Inside a Zero Visibility Zone, Troopers can only declare Skills that do not require
+    LoF or that require them to be in base to base contact with their target.' — said on a blocked BS
+    Attack from inside Zero in `original`; from 1.2 the blocked LoF is the whole answer."""
+    answer = rule(scene(regions=[around("r", "zero", 0)], tokens=[A, T], edition=edition), "a", "t")
+    assert answer["allowed"] is False
+    assert any("only skills needing no LoF" in note for note in answer["notes"]) is noted
+
+
+def test_the_original_zero_rule_cites_the_decision_that_reads_into_and_out_of() -> None:
+    """002's Original text says only 'through'; blocking LoF out of Zero in `original` stands on the
+    rules-notes decision ('LoF into or out of Zero is blocked as well as through it'), which is cited."""
+    answer = rule(scene(regions=[around("r", "zero", 0)], tokens=[A, T], edition="original"), "a", "t")
+    assert any(c.startswith("rules-notes.md: `original`: LoF into or out of Zero") for c in answer["citations"])
+    assert any(
+        c.startswith("002_38ee4d299a054ffc.txt: Original: Troopers cannot draw LoF through")
+        for c in answer["citations"]
+    )
+
+
+def test_a_spanish_ruling_cites_004_instead_of_001_and_keeps_untranslated_sources() -> None:
+    """004 is 001 in Spanish, so a Spanish Combat Jump ruling cites 004 and not 001 — and still cites
+    the rules-notes decision that applies the ban in 1.2, which has no Spanish text."""
+    answer = rule(
+        scene(regions=[around("r", "low", 0)], tokens=[A, T], edition="1.2", locale="es"), "a", None, "combat-jump"
+    )
+    sources = [c.split(":", 1)[0] for c in answer["citations"]]
+    assert "004_acbdbfc06fa3cda7.txt" in sources and "rules-notes.md" in sources
+    assert "001_a0e8dce3ac9e4c22.txt" not in sources
