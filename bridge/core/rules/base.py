@@ -9,7 +9,7 @@ turns into the contract's ``adjudication`` message.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..scene import Scene, Token, Zone
@@ -75,6 +75,13 @@ class ModifierEntry:
     region: str | None = None
     zone: str | None = None
     citation: str | None = None
+
+    def not_applied(self, reason: str) -> ModifierEntry:
+        """This candidate withheld because the action is not allowed: ``reason`` follows its own reason.
+
+        The value stays what the candidate would have been worth, so a blocked answer still explains it.
+        """
+        return replace(self, applied=False, reason=f"{self.reason} {reason}" if self.reason else reason)
 
     def to_wire(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -3,7 +3,8 @@
 An attack (003, rules-notes "GURPS 4e"): every reason the attacker cannot see the foe is a candidate —
 blindness, darkness where the target stands (after lights within the attacker's line of sight and the
 attacker's own vision), an invisible foe, smoke on the line — and only the worst single one applies,
-never beyond −10. A sight-blocking wall makes the attack impossible.
+never beyond −10. A sight-blocking wall makes the attack impossible; the candidates are still listed,
+none applied, each saying the wall withholds it.
 
 A defence (the actor defends against the target's attack): −4 when the defender cannot see the weapon
 coming (invisible attacker, blind defender, defender in smoke or in total darkness its vision does not
@@ -215,21 +216,9 @@ class GurpsRuleset(DataRuleset[GurpsData]):
         attacker, target = s.actor, s.target
         crossings = tuple(c for c in evidence.crossings if c.zone in self.data.zones)
         cite_keys = list(action.cite)
-        if evidence.blocking_walls:
-            walls = [
-                ModifierEntry(
-                    source="wall",
-                    value=None,
-                    applied=True,
-                    label=f"{self._text('wall', locale)} {wall}",
-                    reason=self._text("wall_blocks", locale),
-                    region=wall,
-                )
-                for wall in evidence.blocking_walls
-            ]
-            cite_keys += ["defence-notes"]
-            return self._ruling(s, False, None, crossings, walls, notes, cite_keys, evidence)
 
+        # Every reason the attacker cannot see the foe, evaluated whether or not a wall blocks the line:
+        # a blocked answer still explains each candidate (contract: `modifiers` explains every candidate).
         candidates: list[_Candidate] = []
         light_entries: list[ModifierEntry] = []
         accustomed = "accustomed-to-blindness" in attacker.traits
@@ -247,6 +236,27 @@ class GurpsRuleset(DataRuleset[GurpsData]):
                 candidate.reasons.append(self._text("smoke_location", locale))
                 candidates.append(candidate)
 
+        if evidence.blocking_walls:
+            withheld = self._text("wall_not_applied", locale)
+            blocked = [
+                *(self._vision_entry(c, c.value, False, c.reasons).not_applied(withheld) for c in candidates),
+                *(entry.not_applied(withheld) for entry in light_entries),
+            ]
+            walls = [
+                ModifierEntry(
+                    source="wall",
+                    value=None,
+                    applied=True,
+                    label=f"{self._text('wall', locale)} {wall}",
+                    reason=self._text("wall_blocks", locale),
+                    region=wall,
+                )
+                for wall in evidence.blocking_walls
+            ]
+            cite_keys += [key for candidate in candidates for key in candidate.cite]
+            cite_keys += ["defence-notes"]
+            return self._ruling(s, False, None, crossings, [*blocked, *walls], notes, cite_keys, evidence)
+
         entries: list[ModifierEntry] = []
         extra_notes: list[str] = []
         worst = min(candidates, key=lambda c: c.value, default=None)
@@ -261,17 +271,8 @@ class GurpsRuleset(DataRuleset[GurpsData]):
                     reasons.append(self._text("worst_only", locale, applied=applied_text))
                 if candidate is worst and worst.value < cap:
                     reasons.append(self._text("capped", locale, cap=cap))
-                entries.append(
-                    ModifierEntry(
-                        source="vision",
-                        value=modifier if candidate is worst else candidate.value,
-                        applied=candidate is worst,
-                        label=candidate.label,
-                        reason=" ".join(reasons) or None,
-                        region=candidate.region,
-                        zone=candidate.zone,
-                    )
-                )
+                value = modifier if candidate is worst else candidate.value
+                entries.append(self._vision_entry(candidate, value, candidate is worst, reasons))
                 cite_keys += candidate.cite
             if sum(1 for c in candidates if c.value < 0) > 1:
                 cite_keys += self.data.vision.cite
@@ -286,17 +287,7 @@ class GurpsRuleset(DataRuleset[GurpsData]):
             random_hit = rules.random_hit
         else:
             for candidate in candidates:
-                entries.append(
-                    ModifierEntry(
-                        source="vision",
-                        value=0,
-                        applied=False,
-                        label=candidate.label,
-                        reason=" ".join(candidate.reasons) or None,
-                        region=candidate.region,
-                        zone=candidate.zone,
-                    )
-                )
+                entries.append(self._vision_entry(candidate, 0, False, candidate.reasons))
                 cite_keys += candidate.cite
             hearing = random_hit = False
         extra = {
@@ -314,6 +305,18 @@ class GurpsRuleset(DataRuleset[GurpsData]):
             cite_keys,
             evidence,
             extra,
+        )
+
+    @staticmethod
+    def _vision_entry(candidate: _Candidate, value: int, applied: bool, reasons: list[str]) -> ModifierEntry:
+        return ModifierEntry(
+            source="vision",
+            value=value,
+            applied=applied,
+            label=candidate.label,
+            reason=" ".join(reasons) or None,
+            region=candidate.region,
+            zone=candidate.zone,
         )
 
     def _sees_nothing(self, key: Literal["blind", "total-darkness"], accustomed: bool, locale: str) -> _Candidate:

@@ -5,7 +5,9 @@ sets the base level (Average, one level easier per halving, one harder per doubl
 visibility condition on the line adds its + diff mods — night, weather, each smoke zone — less what the
 device ignores or disregards, then target size and other modifiers. All diff mods are cumulative. A
 device that has no effect in the conditions falls back to unaided eyes; an observer with several devices
-uses the best one (lowest diff mods, then highest asset) and the others' results are shown.
+uses the best one (lowest diff mods, then highest asset) and the others' results are shown. A wall on
+the line makes the task impossible: that device's candidates are still listed, none applied; ``sensors``
+without a radar or ladar lists a ``device`` entry saying so.
 
 Sign: ``+`` is one level harder. ``modifier`` is the raw sum, never clamped; ``difficulty`` the level.
 """
@@ -355,31 +357,51 @@ class TravellerRuleset(DataRuleset[TravellerData]):
         extra_notes: list[str] = []
         cite_keys: list[str] = [*action.cite, *self.data.ladder.cite]
 
-        if evidence.blocking_walls:
-            entries = [
-                ModifierEntry(
-                    source="wall",
-                    value=None,
-                    applied=True,
-                    label=f"{self._text('wall', locale)} {wall}",
-                    reason=self._text("wall_blocks", locale),
-                    region=wall,
-                )
-                for wall in evidence.blocking_walls
-            ]
-            return self._ruling(s, False, None, crossings, entries, notes, cite_keys, evidence, {})
-
+        # A wall blocks the task, but every candidate is still evaluated and listed, none applied
+        # (contract: `modifiers` explains every candidate), with the wall entries after them.
+        walls = [
+            ModifierEntry(
+                source="wall",
+                value=None,
+                applied=True,
+                label=f"{self._text('wall', locale)} {wall}",
+                reason=self._text("wall_blocks", locale),
+                region=wall,
+            )
+            for wall in evidence.blocking_walls
+        ]
         conditions = self._conditions(s, evidence, crossings, extra_notes)
         carried = self._devices(s, action, options)
         if not carried:
-            extra_notes.append(self._text("no_sensor", locale, token=s.actor.name or s.actor.id))
-            return self._ruling(s, False, None, crossings, [], (*notes, *extra_notes), cite_keys, evidence, {})
+            no_sensor = self._text("no_sensor", locale, token=s.actor.name or s.actor.id)
+            extra_notes.append(no_sensor)
+            missing = ModifierEntry(
+                source="device",
+                value=None,
+                applied=True,
+                label=self._text("no_sensor_label", locale),
+                reason=no_sensor,
+            )
+            withheld = self._text("no_sensor_not_applied", locale)
+            options_given = [e.not_applied(withheld) for e in self._option_entries(options, locale, cite_keys)]
+            entries = [missing, *options_given, *walls]
+            return self._ruling(s, False, None, crossings, entries, (*notes, *extra_notes), cite_keys, evidence, {})
 
         results = [self._evaluate(s, name, conditions, options) for name in carried]
         order = {name: index for index, name in enumerate(carried)}
         reachable = [r for r in results if r.reachable]
         pool = reachable or [r for r in results if r.usable] or results
         best = min(pool, key=lambda r: (r.total, -r.rules.asset, order[r.device]))
+
+        if walls:
+            # The candidates of the device the observer would have used had the line been clear.
+            withheld = self._text("wall_not_applied", locale)
+            candidates = [*best.entries, *self._light_entries(best, conditions, locale)]
+            entries = [*(entry.not_applied(withheld) for entry in candidates), *walls]
+            cite_keys += best.cite
+            if not best.usable:
+                extra_notes += best.reasons
+            return self._ruling(s, False, None, crossings, entries, (*notes, *extra_notes), cite_keys, evidence, {})
 
         allowed = best.reachable
         extra_notes += best.notes
@@ -552,11 +574,7 @@ class TravellerRuleset(DataRuleset[TravellerData]):
                 )
             )
             result.cite += self.data.zones["woods"].cite
-        for key, value in (("size", options.size), ("other", options.other)):
-            if value is not None:
-                option = self.data.options[key]
-                entries.append(_entry(key, value, True, option.label.get(locale), self._text("option_value", locale)))
-                result.cite += option.cite
+        entries += self._option_entries(options, locale, result.cite)
 
         result.notes += [self._text(key, locale) for key in rules.notes]
         degraded = [o for o in rules.low_tech_degraded_by if o in cond.obstacles]
@@ -570,6 +588,16 @@ class TravellerRuleset(DataRuleset[TravellerData]):
         index = self.data.ladder.index(self.data.ladder.base) + result.total
         result.level = max(index, 0) if index < len(self.data.ladder.levels) else None
         return result
+
+    def _option_entries(self, options: _Options, locale: str, cite_keys: list[str]) -> list[ModifierEntry]:
+        """Target size and other diff mods as given in the request; their citations go to ``cite_keys``."""
+        entries: list[ModifierEntry] = []
+        for key, value in (("size", options.size), ("other", options.other)):
+            if value is not None:
+                option = self.data.options[key]
+                entries.append(_entry(key, value, True, option.label.get(locale), self._text("option_value", locale)))
+                cite_keys += option.cite
+        return entries
 
     def _range_entry(self, rules: DeviceRules, label: str, distance: float, locale: str) -> ModifierEntry:
         range_label = self.data.range.label.get(locale)

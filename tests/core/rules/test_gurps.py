@@ -239,6 +239,47 @@ def test_sight_blocking_wall_makes_the_attack_impossible() -> None:
     assert not ruling.allowed and ruling.modifier is None
 
 
+WALL_BETWEEN = wall("w1", 5 * YD, -YD // 2, 5 * YD, YD // 2)  # across the line, clear of anything 1 yd off it
+
+
+def test_wall_blocked_attack_in_total_darkness_still_lists_the_darkness() -> None:
+    """Seed 003: 'in total darkness … He attacks at -10' — behind a sight-blocking wall the attack cannot be
+    made, yet the answer still lists the darkness candidate (not applied, the wall named) and the wall."""
+    ruling = fight(environment=TOTAL_DARK, walls=[WALL_BETWEEN])
+    assert not ruling.allowed and ruling.modifier is None
+    darkness = next(e for e in ruling.modifiers if e.source == "vision")
+    assert darkness.label == "Total darkness" and darkness.value == -10 and not darkness.applied
+    assert darkness.reason is not None and darkness.reason.startswith("Not applied: a wall blocks")
+    walls = [e for e in ruling.modifiers if e.applied]
+    assert [(e.source, e.region) for e in walls] == [("wall", "w1")]
+    assert not has_note(ruling, "Hearing") and not has_note(ruling, "randomly")
+    spanish = fight(environment=TOTAL_DARK, walls=[WALL_BETWEEN], locale="es")
+    assert spanish.modifiers[0].label == "Oscuridad total"
+    assert (spanish.modifiers[0].reason or "").startswith("No se aplica: un muro bloquea")
+
+
+def test_wall_blocked_attack_lists_every_vision_candidate_and_light() -> None:
+    """Rules-notes: 'A sight-blocking wall makes a ranged attack impossible' — a blind attacker, an invisible
+    foe in total darkness lit by a torch the attacker sees, smoke on the line: all listed, none applied."""
+    torch = light("torch", 10 * YD, 3 * YD, 3.5)  # reaches the foe; the attacker sees it past the wall's end
+    ruling = fight(
+        attacker=("blind",),
+        defender=("invisible",),
+        environment=TOTAL_DARK,
+        regions=[SMOKE_BETWEEN],
+        lights=[torch],
+        walls=[WALL_BETWEEN],
+    )
+    assert not ruling.allowed and ruling.modifier is None
+    vision = {e.label: e.value for e in ruling.modifiers if e.source == "vision"}
+    smoke = "Foe in smoke, location known"
+    assert vision == {"Attacker blind": -10, "Total darkness": -3, "Foe invisible": -6, smoke: -4}
+    lamp = next(e for e in ruling.modifiers if e.source == "light")
+    assert lamp.region == "torch" and "-10 becomes -3" in (lamp.reason or "")
+    assert all("Not applied" in (e.reason or "") for e in ruling.modifiers if e.source != "wall")
+    assert [e.source for e in ruling.modifiers if e.applied] == ["wall"]
+
+
 # --- Defences --------------------------------------------------------------------------------------
 
 

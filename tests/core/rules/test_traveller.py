@@ -31,6 +31,7 @@ def observe(
     regions: list[dict[str, Any]] | None = None,
     action: str = "observation",
     target_fields: dict[str, Any] | None = None,
+    walls: list[dict[str, Any]] | None = None,
     locale: str = "en",
     **options: Any,
 ) -> Any:
@@ -39,6 +40,7 @@ def observe(
         "traveller",
         tokens=[token("obs", 0, 0, traits=list(traits)), token("tgt", distance, 0, **(target_fields or {}))],
         regions=regions,
+        walls=walls,
         environment=environment,
         locale=locale,
     )
@@ -443,6 +445,75 @@ def test_radar_does_not_see_through_walls() -> None:
     )
     ruling = rule(built, "obs", "tgt", "sensors")
     assert not ruling.allowed and entry(ruling, "wall").region == "w1"
+
+
+def test_sensors_without_radar_or_ladar_says_why_in_modifiers() -> None:
+    """Rules-notes: '`sensors` without radar or ladar is not allowed' — a `device` entry says why, and the
+    request's other diff mods are listed, not applied, instead of an empty `modifiers`."""
+    ruling = observe(traits=("binoculars",), action="sensors", other=2)
+    assert not ruling.allowed and ruling.modifier is None
+    missing = entry(ruling, "device")
+    assert missing.applied and missing.value is None and missing.label == "No radar or ladar"
+    assert "radar or a ladar" in (missing.reason or "")
+    other = entry(ruling, "other")
+    assert other.value == 2 and not other.applied and "Not applied" in (other.reason or "")
+    spanish = observe(action="sensors", locale="es")
+    assert [e.label for e in spanish.modifiers] == ["Sin radar ni ladar"]
+
+
+# --- Walls ---------------------------------------------------------------------------------------------
+
+
+WALL = wall("w1", 70, -100, 70, 100)
+
+
+def test_wall_blocked_observation_at_night_still_lists_the_night() -> None:
+    """Seed 000: 'The background light level equals the number of + diff mods' — at level 3 behind a wall the
+    task cannot be attempted, yet the night +3 is listed (not applied, the wall named) with the wall."""
+    ruling = observe(environment=NIGHT_3, walls=[WALL])
+    assert not ruling.allowed and ruling.modifier is None
+    night = entry(ruling, "night")
+    assert night.value == 3 and not night.applied and night.reason == "Not applied: a wall blocks the line of sight."
+    assert not entry(ruling, "range").applied
+    wall_entry = entry(ruling, "wall")
+    assert wall_entry.applied and wall_entry.region == "w1"
+    spanish = observe(environment=NIGHT_3, walls=[WALL], locale="es")
+    assert entry(spanish, "night").reason == "No se aplica: un muro bloquea la línea de visión."
+
+
+def test_wall_blocked_observation_lists_every_condition_of_the_device() -> None:
+    """Seed 000: 'All modifiers, from visibility conditions as well as other modifiers, are cumulative' —
+    a thermal viewer behind a wall: range, night, weather, smoke and size all listed, none applied."""
+    ruling = observe(
+        100,
+        traits=("thermal-viewer",),
+        environment={"light": 3, "weather": "very-poor"},
+        regions=[SMOKE],
+        walls=[WALL],
+        size=1,
+    )
+    assert not ruling.allowed and ruling.modifier is None
+    listed = [(e.source, e.value, e.applied) for e in ruling.modifiers]
+    assert listed == [
+        ("range", -2, False),
+        ("night", 0, False),
+        ("weather", 1, False),
+        ("zone", 1, False),
+        ("size", 1, False),
+        ("wall", None, True),
+    ]
+    night = entry(ruling, "night").reason or ""
+    assert night.startswith("Thermal viewer is not affected") and night.endswith("a wall blocks the line of sight.")
+    assert entry(ruling, "zone").region == "r-smoke"
+
+
+def test_wall_blocked_observation_lists_the_light_on_the_target() -> None:
+    """Seed 000: a white light lets Observation go 'as if it were daylight' — behind a wall the light covering
+    the target is still listed, not applied."""
+    ruling = observe(environment=NIGHT_3, target_fields={"light": {"radius": 5}}, walls=[WALL])
+    assert not ruling.allowed
+    lamp = entry(ruling, "light")
+    assert lamp.region == "tgt" and not lamp.applied and "Not applied" in (lamp.reason or "")
 
 
 def test_other_options_must_be_numbers() -> None:
