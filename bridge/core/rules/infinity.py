@@ -210,7 +210,10 @@ class InfinityRuleset(DataRuleset[InfinityData]):
             if not is_applied and candidate.counts and applied is not None:
                 reason = f"{reason} {stacking}" if reason else stacking
             value = None if candidate.blocks else candidate.value
-            entries.append(self._entry(candidate.crossing, value, is_applied, reason, locale))
+            entry = self._entry(candidate.crossing, value, is_applied, reason, locale)
+            if is_applied and evidence.blocking_walls and not candidate.blocks:
+                entry = entry.not_applied(self._text("wall_not_applied", locale))  # no roll to modify
+            entries.append(entry)
             cite_keys += candidate.cite
             extra_notes += candidate.notes
         if candidates:
@@ -561,6 +564,7 @@ class _Piece:
     plain: ModifierEntry  # not applied, with its own reason
     applied: ModifierEntry  # the applied one
     stacking: str | None = None  # the "not stacking" text naming this zone, once it was applied
+    walled: ModifierEntry | None = None  # the applied entry withheld because a wall blocks, once needed
     #: When this piece is applied: the entry of each other counted piece (its reason names this zone).
     under: dict[_Piece, ModifierEntry] = dataclasses.field(default_factory=dict)
 
@@ -678,8 +682,11 @@ class LineComposer:
             entries = [piece.plain for piece in pieces]
         else:
             under = best.under
+            best_entry = best.applied
+            if walls and not best.candidate.blocks:  # a wall stops the roll: the MOD is withheld
+                best_entry = best.walled or self._walled_entry(best)
             entries = [
-                piece.applied
+                best_entry
                 if piece is best
                 else ((under.get(piece) or self._stacked_entry(piece, best)) if piece.counts else piece.plain)
                 for piece in pieces
@@ -727,6 +734,11 @@ class LineComposer:
             applied=ruleset._entry(crossing, value, True, candidate.reason, locale),
         )
         return piece
+
+    def _walled_entry(self, piece: _Piece) -> ModifierEntry:
+        """The entry of the most restrictive ``piece`` when a wall blocks the line: not applied, and why."""
+        piece.walled = piece.applied.not_applied(self._ruleset._text("wall_not_applied", self._locale))
+        return piece.walled
 
     def _stacked_entry(self, piece: _Piece, best: _Piece) -> ModifierEntry:
         """The entry of counted ``piece`` when ``best`` applies: its reason says the two do not stack."""

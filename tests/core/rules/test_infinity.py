@@ -403,6 +403,24 @@ def test_a_sight_wall_blocks_a_bs_attack() -> None:
     assert [m["region"] for m in applied(answer)] == ["w1"]
 
 
+@pytest.mark.parametrize("locale", ["en", "es"])
+def test_a_wall_withholds_the_zone_mod_but_still_explains_it(locale: str) -> None:
+    """Contract: 'modifiers explains every candidate and whether it applied' — behind a wall there is no
+    roll: Poor's -6 is listed as not applied (a wall stops the line), Low's as never stacking with it, and
+    the wall is the one applied entry. A Zero zone would itself block, so it stays applied."""
+    regions = [on_line("r-poor", "poor"), on_line("r-low", "low", x=850)]
+    answer = rule(scene(regions=regions, tokens=[A, T], walls=[wall("w", 700, 0, 700, 1000)], locale=locale), "a", "t")
+    assert answer["allowed"] is False and answer["modifier"] is None
+    assert [m["region"] for m in applied(answer)] == ["w"]
+    poor = by_region(answer, "r-poor")
+    assert poor["value"] == -6 and poor["applied"] is False
+    assert ("a wall blocks the line of fire" if locale == "en" else "un muro bloquea la línea de tiro") in poor[
+        "reason"
+    ]
+    zero = rule(scene(regions=[on_line("r", "zero")], tokens=[A, T], walls=[wall("w", 700, 0, 700, 1000)]), "a", "t")
+    assert by_region(zero, "r")["applied"] is True
+
+
 def test_best_line_finds_the_lof_around_a_zone() -> None:
     """Contract: rules.lines 'best' lets the ruleset take the line most favourable to the actor (any LoF
     the player can draw) — a Zero zone covering only the centre line no longer blocks."""
