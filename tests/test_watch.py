@@ -96,6 +96,8 @@ def test_watch_errors_name_the_problem() -> None:
     )
     assert client.one({"type": "watch", "id": "w", "scene": "s1", "action": "jump"})["code"] == "invalid-message"
     assert client.one({"type": "unwatch", "id": "u", "watch": "w"})["code"] == "invalid-message"
+    bad = client.one({"type": "watch", "id": "w", "scene": "s1", "action": "bs-attack", "detail": "some"})
+    assert bad["code"] == "invalid-message" and bad["details"]["field"] == "detail"  # the field, as for others
 
 
 @pytest.fixture
