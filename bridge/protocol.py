@@ -475,8 +475,10 @@ def dump_message(message: BaseModel) -> dict[str, Any]:
     """The wire form of a bridge message: optional fields left out when empty."""
     if isinstance(message, Prebuilt):
         return message.payload
-    data = message.model_dump(mode="json")
-    return _prune(data)
+    data = _prune(message.model_dump(mode="json"))
+    if isinstance(message, ErrorMessage):
+        data["details"] = data.get("details", {})  # the contract's error shape: always an object
+    return data
 
 
 def _prune(data: dict[str, Any]) -> dict[str, Any]:

@@ -42,6 +42,14 @@ def test_replay_reads_standard_input_and_survives_bad_lines() -> None:
     assert [a["type"] for a in answers] == ["scene.synced", "error", "adjudication"]
 
 
+def test_every_error_on_the_wire_carries_a_details_object() -> None:
+    """Contract: an error is `{type, id, code, message, details: {…}}` — `details` is there even when it
+    has nothing to add (an unknown scene), so a client may read `details.field` without a guard."""
+    ask = {"type": "scene.patch", "id": "p", "scene": "nowhere"}
+    (answer,) = replay(["-"], stdin=json.dumps(ask) + "\n")
+    assert answer["code"] == "unknown-scene" and answer["details"] == {}
+
+
 def test_replay_of_a_missing_file_says_so() -> None:
     """A file that cannot be read exits 2 with a message naming it."""
     done = subprocess.run([SIGHTLINE, "replay", "/nonexistent/game.jsonl"], capture_output=True, text=True)

@@ -434,8 +434,11 @@ class GurpsRuleset(DataRuleset[GurpsData]):
         crossings = tuple(c for c in evidence.crossings if c.zone in self.data.zones) if evidence else ()
         cite_keys = [*action.cite, *self.data.defence.cite]
         if not s.options.get("aware", True):
-            unaware = (*notes, self._text("unaware", locale))
-            return self._ruling(s, False, None, crossings, [], unaware, cite_keys, evidence)
+            unaware = self._text("unaware", locale)
+            entry = ModifierEntry(
+                source="defence", value=None, applied=True, label=self._text("unaware_label", locale), reason=unaware
+            )
+            return self._ruling(s, False, None, crossings, [entry], (*notes, unaware), cite_keys, evidence)
 
         causes: list[tuple[str, str | None, str | None]] = []  # (reason, region, zone)
         if "invisible" in attacker.traits:

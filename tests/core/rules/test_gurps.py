@@ -301,6 +301,9 @@ def test_unaware_defender_gets_no_defence(action: str) -> None:
     """Seed 003: 'If he is completely unaware of his attacker, he gets no defense at all!'"""
     ruling = fight(action=action, defender=("invisible",), aware=False)
     assert not ruling.allowed and ruling.modifier is None and has_note(ruling, "no defence")
+    # Contract: 'modifiers explains every candidate' — the one that decides is listed, not left empty.
+    [entry] = ruling.modifiers
+    assert entry.applied and entry.value is None and "no defence" in (entry.reason or "")
 
 
 def test_blind_defender_dodges_at_minus_4() -> None:
