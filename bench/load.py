@@ -154,8 +154,7 @@ async def run(seconds: float, connections: int, worlds: int, rate: float, databa
             "0",
             "--data-dir",
             data_dir,
-            "--secret",
-            secret,
+            f"--secret={secret}",  # (a random secret may start with "-")
             "--max-connections-per-world",
             str(connections),
         ]

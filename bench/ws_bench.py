@@ -66,8 +66,7 @@ class Bridge:
                 "0",
                 "--data-dir",
                 self.tmp.name,
-                "--secret",
-                self.secret,
+                f"--secret={self.secret}",  # (a random secret may start with "-")
                 "--messages-per-second",
                 "100000",
                 "--message-burst",

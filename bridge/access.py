@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from .config import secret_matches
+from .config import new_secret, secret_matches
 
 __all__ = ["WORLDS_FILE", "Access", "load_world_secrets", "world_secret"]
 
@@ -54,7 +53,7 @@ def world_secret(data_dir: Path, world: str) -> str:
     """The world's secret, created and stored now if it has none."""
     known = load_world_secrets(data_dir)
     if world not in known:
-        known[world] = secrets.token_urlsafe(24)
+        known[world] = new_secret()
         path = data_dir / WORLDS_FILE
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import platformdirs
 
-__all__ = ["BridgeConfig", "data_dir_from", "load_or_create_secret", "secret_matches"]
+__all__ = ["BridgeConfig", "data_dir_from", "load_or_create_secret", "new_secret", "secret_matches"]
 
 SECRET_FILE = "secret"
 
@@ -57,6 +57,14 @@ def data_dir_from(option: str | None) -> Path:
     return path
 
 
+def new_secret() -> str:
+    """A fresh secret (24 random bytes, URL-safe) that never starts with ``-``: pasted after ``--secret``
+    or ``--world-secret`` on a command line, it must not read as an option."""
+    while (secret := secrets.token_urlsafe(24)).startswith("-"):
+        pass
+    return secret
+
+
 def load_or_create_secret(data_dir: Path, option: str | None = None) -> str:
     """``--secret``, else ``SIGHTLINE_SECRET``, else the stored one, else a new one stored now (mode 0600)."""
     given = option or os.environ.get("SIGHTLINE_SECRET")
@@ -67,7 +75,7 @@ def load_or_create_secret(data_dir: Path, option: str | None = None) -> str:
         stored = path.read_text(encoding="utf-8").strip()
         if stored:
             return stored
-    secret = secrets.token_urlsafe(24)
+    secret = new_secret()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(secret + "\n")

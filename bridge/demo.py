@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import secrets
 import sys
 import tempfile
 import textwrap
@@ -27,7 +26,7 @@ from typing import Any, Final
 from websockets.asyncio.client import ClientConnection, connect
 
 from . import __version__
-from .config import BridgeConfig
+from .config import BridgeConfig, new_secret
 from .core.rules import RULESETS
 from .core.rules.infinity import InfinityRuleset
 from .core.scene import Scene
@@ -399,7 +398,7 @@ class _Client:
 
 async def play(locale: str = "en") -> Played:
     """Start a bridge, play :data:`SCRIPT` against it over a WebSocket, shut it down; return the answers."""
-    secret = secrets.token_urlsafe(24)
+    secret = new_secret()
     scene = demo_scene(locale)
     with tempfile.TemporaryDirectory(prefix="sightline-demo-") as data_dir:
         config = BridgeConfig(host="127.0.0.1", port=0, data_dir=Path(data_dir), secret=secret)

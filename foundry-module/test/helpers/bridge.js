@@ -19,7 +19,7 @@ export function bridgeSkipReason() {
 /** Start `sightline serve --port 0` and read the URL it prints. */
 export async function startRealBridge(secret) {
   const dataDir = mkdtempSync(join(tmpdir(), "sightline-data-"));
-  const child = spawn(SIGHTLINE_BIN, ["serve", "--host", "127.0.0.1", "--port", "0", "--secret", secret, "--data-dir", dataDir], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(SIGHTLINE_BIN, ["serve", "--host", "127.0.0.1", "--port", "0", `--secret=${secret}`, "--data-dir", dataDir], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const url = await new Promise((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ws:// URL printed within 20 s:\n${output}`)), 20_000);
