@@ -625,7 +625,7 @@ def _annotations(
         if ruling is None:
             removed.append({"actor": actor, "target": target})
         else:
-            changed.append({"actor": actor, "target": target, **_ruling_wire(ruling, brief=brief)})
+            changed.append(_ruling_wire(ruling, brief=brief, pair={"actor": actor, "target": target}))
     return Prebuilt(
         payload={
             "type": "annotations",
@@ -664,23 +664,22 @@ class _WireByIdentity(Generic[T]):
         return wire
 
 
-_crossings_wire = _WireByIdentity[tuple[Crossing, ...]](
-    lambda crossings: [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in crossings], 10_000
-)
+_crossing_wire = _WireByIdentity[Crossing](lambda c: {"region": c.region, "zone": c.zone, "kind": c.kind.value}, 10_000)
+_crossings_wire = _WireByIdentity[tuple[Crossing, ...]](lambda crossings: list(map(_crossing_wire, crossings)), 10_000)
 _point_wire = _WireByIdentity[Point3](lambda p: {"x": p.x, "y": p.y, "z": p.z}, 10_000)
 
 
-def _ruling_wire(ruling: Ruling, *, brief: bool = False) -> dict[str, Any]:
+def _ruling_wire(ruling: Ruling, *, brief: bool = False, pair: dict[str, Any] | None = None) -> dict[str, Any]:
     """:func:`_ruling_fields` as plain JSON-ready values (same fields, same pruning).
 
     ``brief`` (an overlay's watch: it draws lines and MODs) keeps the verdict, the crossings and the line,
-    and leaves out the candidates, notes and citations.
+    and leaves out the candidates, notes and citations. ``pair`` (``actor``, ``target``) is filled in and
+    returned, when given, rather than a new dict.
     """
-    wire: dict[str, Any] = {
-        "allowed": ruling.allowed,
-        "modifier": ruling.modifier,
-        "crossings": _crossings_wire(ruling.crossings),
-    }
+    wire: dict[str, Any] = {} if pair is None else pair
+    wire["allowed"] = ruling.allowed
+    wire["modifier"] = ruling.modifier
+    wire["crossings"] = _crossings_wire(ruling.crossings)
     if not brief:
         wire["modifiers"] = [entry.to_wire() for entry in ruling.modifiers]
         wire["notes"] = list(ruling.notes)
