@@ -643,8 +643,8 @@ class _WireByIdentity(Generic[T]):
     """The wire form of immutable objects, made once per object and found again by identity.
 
     A scene's crossings and token centres are shared by many rulings (every line of a token starts at
-    the same point; rulings of the same crossings share one tuple), so their JSON-ready form is built
-    once. The object is held with its form, so its ``id`` cannot be reused while the entry lives; past
+    the same point; a zone has four crossings, one per kind), so their JSON-ready form is built once.
+    The object is held with its form, so its ``id`` cannot be reused while the entry lives; past
     ``limit`` entries the oldest goes (one at a time: no burst of frees inside one message). The forms
     are shared: nothing may change them.
     """
@@ -665,7 +665,6 @@ class _WireByIdentity(Generic[T]):
 
 
 _crossing_wire = _WireByIdentity[Crossing](lambda c: {"region": c.region, "zone": c.zone, "kind": c.kind.value}, 10_000)
-_crossings_wire = _WireByIdentity[tuple[Crossing, ...]](lambda crossings: list(map(_crossing_wire, crossings)), 10_000)
 _point_wire = _WireByIdentity[Point3](lambda p: {"x": p.x, "y": p.y, "z": p.z}, 10_000)
 
 
@@ -679,7 +678,7 @@ def _ruling_wire(ruling: Ruling, *, brief: bool = False, pair: dict[str, Any] | 
     wire: dict[str, Any] = {} if pair is None else pair
     wire["allowed"] = ruling.allowed
     wire["modifier"] = ruling.modifier
-    wire["crossings"] = _crossings_wire(ruling.crossings)
+    wire["crossings"] = list(map(_crossing_wire, ruling.crossings))
     if not brief:
         wire["modifiers"] = [entry.to_wire() for entry in ruling.modifiers]
         wire["notes"] = list(ruling.notes)

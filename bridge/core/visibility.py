@@ -532,9 +532,9 @@ class SceneVisibility:
                     continue
                 line = SightLine(points[s], points[e])
                 actor, target = whos[s], whos[e]
-                # Same observers, crossings and walls: the same ruling but for its line (unless a foreign
-                # trait puts a token's name in a note).
-                key = (actor[0], target[0], code, walls) if actor[2] and target[2] else None
+                # The same observer (the actor's traits: the target's play no part), crossings and walls:
+                # the same ruling but for its line — unless a foreign trait puts a token's name in a note.
+                key = (actor[0], code, walls) if actor[2] and target[2] else None
                 template = memo.get(key) if key is not None else None
                 if template is not None:
                     ruling = with_line(template, line)
