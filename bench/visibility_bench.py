@@ -62,7 +62,7 @@ def move_token(scene: Scene, token_id: str, *, seed: int = 0) -> Scene:
     """The scene with one token moved to a random place (as one ``scene.patch`` would)."""
     rng = random.Random(seed)
     tokens = [
-        token.model_copy(update={"x": rng.uniform(0, SCENE_PX - GRID), "y": rng.uniform(0, SCENE_PX - GRID)})
+        token.model_copy(update={"x": rng.randint(0, int(SCENE_PX - GRID)), "y": rng.randint(0, int(SCENE_PX - GRID))})
         if token.id == token_id
         else token
         for token in scene.tokens
@@ -126,8 +126,8 @@ def _token(rng: random.Random, token_id: str) -> dict[str, Any]:
     return {
         "id": token_id,
         "name": token_id.upper(),
-        "x": rng.uniform(0, SCENE_PX - GRID),
-        "y": rng.uniform(0, SCENE_PX - GRID),
+        "x": rng.randint(0, int(SCENE_PX - GRID)),  # whole pixels, as Foundry stores a token's x and y
+        "y": rng.randint(0, int(SCENE_PX - GRID)),
         "width": rng.choice((1, 1, 1, 2)),
         "height": rng.choice((1, 1, 1, 2)),
         "shape": rng.choice(("rectangle", "rectangle", "ellipse")),
@@ -141,7 +141,8 @@ def _wall(rng: random.Random, wall_id: str) -> dict[str, Any]:
     angle, length = rng.uniform(0, 2 * math.pi), rng.uniform(100, 600)
     data: dict[str, Any] = {
         "id": wall_id,
-        "c": [x0, y0, x0 + length * math.cos(angle), y0 + length * math.sin(angle)],
+        # Whole pixels, as Foundry stores a wall's coordinates.
+        "c": [round(x0), round(y0), round(x0 + length * math.cos(angle)), round(y0 + length * math.sin(angle))],
         "sight": rng.choice((20, 20, 20, 10, 10, 30, 40, 0)),
         "dir": rng.choice((0, 0, 0, 1, 2)),
     }
