@@ -324,7 +324,6 @@ class SceneVisibility:
         else:
             self._composer.set_scene(scene)
         self._compile_token_rows(old_tokens, fresh)
-        self._geometry_proxy = _ZonesFromMatrix(self)
 
     def _compile_token_rows(self, old: _Tokens | None, fresh: set[int]) -> None:
         """Per token: its id, centre, and what a ruling reads of it (the composer's observer, or its
@@ -814,7 +813,9 @@ class SceneVisibility:
     def _adjudicate(self, s: int, e: int, lines: tuple[LineEvidence, ...]) -> Ruling:
         situation = Situation(
             scene=self._state.scene,
-            geometry=cast(SceneGeometry, self._geometry_proxy),
+            # Made per ruling, not kept: kept, it would tie the engine in a cycle with itself, and a
+            # dropped watch would wait for a full collection to give its memory back.
+            geometry=cast(SceneGeometry, _ZonesFromMatrix(self)),
             actor=self._tokens.tokens[s],
             target=self._tokens.tokens[e],
             action=self.action,

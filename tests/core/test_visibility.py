@@ -273,3 +273,34 @@ def test_shared_rulings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         engine.update(state)
         assert len(engine._line_memo) <= 8
     assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+
+
+def test_an_engine_nobody_holds_is_freed_at_once() -> None:
+    """No reference cycle ties an engine, or the pieces its rulings are built from, to themselves:
+    dropped (a watch ended), all of it is freed by reference counting, not left for a full collection —
+    a long-running bridge's memory must not grow with every watch opened and closed."""
+    import gc
+    import weakref
+
+    from bridge.core.rules.infinity import _Piece
+
+    def pieces() -> int:
+        return sum(1 for o in gc.get_objects() if type(o) is _Piece)
+
+    # Two Poor zones on one line: each is the one applied from its own side, the other stacked under it.
+    other = region("poor-2", rect(650, 300, 100, 300), zone="poor")
+    gc.collect()
+    before = pieces()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        engine = SceneVisibility(_state([POOR, other], ROW, [wall("w", 5000, 0, 5000, 100)]), action="bs-attack")
+        engine.update(_state([POOR, other], [ROW[0], ROW[1], token("c", 450, 1000)], version=1))
+        assert engine.rulings()[("a", "b")].modifier == -6 and pieces() > before
+        held = weakref.ref(engine)
+        del engine
+        assert held() is None
+        assert pieces() == before
+    finally:
+        if enabled:
+            gc.enable()

@@ -565,8 +565,10 @@ class _Piece:
     applied: ModifierEntry  # the applied one
     stacking: str | None = None  # the "not stacking" text naming this zone, once it was applied
     walled: ModifierEntry | None = None  # the applied entry withheld because a wall blocks, once needed
-    #: When this piece is applied: the entry of each other counted piece (its reason names this zone).
-    under: dict[_Piece, ModifierEntry] = dataclasses.field(default_factory=dict)
+    #: When this piece is applied: the entry of each other counted piece (its reason names this zone), by
+    #: the ``id`` of that piece's crossing (held beside it). Not by the piece: pieces holding pieces would
+    #: form cycles, and a dropped composer would wait for a full collection.
+    under: dict[int, tuple[Crossing, ModifierEntry]] = dataclasses.field(default_factory=dict)
 
 
 #: What :class:`LineComposer` reads of a token: observer id, observer, traits all known, its pieces.
@@ -681,14 +683,11 @@ class LineComposer:
         if best is None:
             entries = [piece.plain for piece in pieces]
         else:
-            under = best.under
             best_entry = best.applied
             if walls and not best.candidate.blocks:  # a wall stops the roll: the MOD is withheld
                 best_entry = best.walled or self._walled_entry(best)
             entries = [
-                best_entry
-                if piece is best
-                else ((under.get(piece) or self._stacked_entry(piece, best)) if piece.counts else piece.plain)
+                best_entry if piece is best else (self._entry_under(piece, best) if piece.counts else piece.plain)
                 for piece in pieces
             ]
         cite_key = (tuple(groups), counted > 1)
@@ -740,6 +739,13 @@ class LineComposer:
         piece.walled = piece.applied.not_applied(self._ruleset._text("wall_not_applied", self._locale))
         return piece.walled
 
+    def _entry_under(self, piece: _Piece, best: _Piece) -> ModifierEntry:
+        """The entry of counted ``piece`` when ``best`` applies, built once (:meth:`_stacked_entry`)."""
+        held = best.under.get(id(piece.crossing))
+        if held is not None and held[0] is piece.crossing:
+            return held[1]
+        return self._stacked_entry(piece, best)
+
     def _stacked_entry(self, piece: _Piece, best: _Piece) -> ModifierEntry:
         """The entry of counted ``piece`` when ``best`` applies: its reason says the two do not stack."""
         stacking = best.stacking
@@ -756,7 +762,7 @@ class LineComposer:
                 for held in who[3].values():
                     held.under.clear()
             self._stacked = 0
-        best.under[piece] = entry
+        best.under[id(piece.crossing)] = (piece.crossing, entry)
         return entry
 
     def _cite_lof(self, key: tuple[Any, ...]) -> tuple[str, ...]:
