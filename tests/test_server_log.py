@@ -198,3 +198,42 @@ def test_log_commands_read_what_serve_wrote(tmp_path: Path) -> None:
         check=True,
     )
     assert exported.stdout.count("\n") == 2 and "bs-attack" in exported.stdout
+
+
+async def test_two_bridge_processes_share_one_postgresql_log(postgres_server: Any, tmp_path: Path) -> None:
+    """docs/operations.md: several bridge processes can share one PostgreSQL log. Two real `sightline
+    serve` processes answer logged rulings for one world at once: every answer is logged with its own
+    record, and the world has one game session holding all of them (not one per process)."""
+    database = await new_postgres_database(postgres_server)
+    bridges = [start_bridge(tmp_path / f"bridge-{n}", database) for n in range(2)]
+    try:
+
+        async def play(url: str, name: str) -> list[dict[str, Any]]:
+            async with connect(url) as ws:
+                await hello(ws, world="w-shared")
+                await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+                for i in range(40):
+                    await ws.send(json.dumps({**ATTACK, "id": f"{name}{i}"}))
+                return [json.loads(await ws.recv()) for _ in range(40)]
+
+        answers = [
+            a
+            for batch in await asyncio.gather(*(play(url, f"p{n}-") for n, (_, url) in enumerate(bridges)))
+            for a in batch
+        ]
+    finally:
+        for process, _ in bridges:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=15)
+            if process.stdout:
+                process.stdout.close()
+    assert len(answers) == 80 and all(a["type"] == "adjudication" and a["logged"] for a in answers)
+    assert len({a["record"] for a in answers}) == 80
+    store = await open_store(database, tmp_path)
+    try:
+        sessions = await store.list_sessions("w-shared")
+        stored = {record.id async for record in store.export("w-shared", None)}
+    finally:
+        await store.close()
+    assert len(sessions) == 1 and sessions[0].rulings == 80
+    assert stored == {a["record"] for a in answers}
