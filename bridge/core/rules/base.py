@@ -8,7 +8,7 @@ turns into the contract's ``adjudication`` message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -18,7 +18,7 @@ from ..sight import Crossing, LineEvidence, SightLine
 if TYPE_CHECKING:
     from ..geometry import SceneGeometry
 
-__all__ = ["LocalText", "Locale", "ModifierEntry", "Ruleset", "Ruling", "RulingError", "Situation"]
+__all__ = ["LocalText", "Locale", "ModifierEntry", "Ruleset", "Ruling", "RulingError", "Situation", "wall_entries"]
 
 Locale = Literal["en", "es"]
 
@@ -95,6 +95,16 @@ class ModifierEntry:
             if value is not None:
                 data[key] = value
         return data
+
+
+def wall_entries(walls: Iterable[str], text: Callable[..., str], locale: str) -> list[ModifierEntry]:
+    """One applied entry per wall that blocks the line, as every ruleset lists them: ``text(key, locale)``
+    must know ``wall`` (the label, followed by the wall's id) and ``wall_blocks`` (the reason)."""
+    label, reason = text("wall", locale), text("wall_blocks", locale)
+    return [
+        ModifierEntry(source="wall", value=None, applied=True, label=f"{label} {wall}", reason=reason, region=wall)
+        for wall in walls
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from pydantic import model_validator
 from ..geometry import LightSource
 from ..scene import Token, Zone
 from ..sight import Crossing, LineEvidence, Point3
-from .base import ModifierEntry, Ruling, RulingError, Situation
+from .base import ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
     DataModel,
     DataRuleset,
@@ -242,17 +242,7 @@ class GurpsRuleset(DataRuleset[GurpsData]):
                 *(self._vision_entry(c, c.value, False, c.reasons).not_applied(withheld) for c in candidates),
                 *(entry.not_applied(withheld) for entry in light_entries),
             ]
-            walls = [
-                ModifierEntry(
-                    source="wall",
-                    value=None,
-                    applied=True,
-                    label=f"{self._text('wall', locale)} {wall}",
-                    reason=self._text("wall_blocks", locale),
-                    region=wall,
-                )
-                for wall in evidence.blocking_walls
-            ]
+            walls = wall_entries(evidence.blocking_walls, self._text, locale)
             cite_keys += [key for candidate in candidates for key in candidate.cite]
             cite_keys += ["defence-notes"]
             return self._ruling(s, False, None, crossings, [*blocked, *walls], notes, cite_keys, evidence)

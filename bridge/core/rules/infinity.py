@@ -17,7 +17,7 @@ from pydantic import model_validator
 
 from ..scene import Scene, Token, Zone
 from ..sight import Crossing, CrossingKind, LineEvidence, SightLine
-from .base import ModifierEntry, Ruling, RulingError, Situation
+from .base import ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
     DataModel,
     DataRuleset,
@@ -409,17 +409,7 @@ class InfinityRuleset(DataRuleset[InfinityData]):
         evidence: LineEvidence,
     ) -> Ruling:
         locale = s.locale
-        wall_entries = [
-            ModifierEntry(
-                source="wall",
-                value=None,
-                applied=True,
-                label=f"{self._text('wall', locale)} {wall}",
-                reason=self._text("wall_blocks", locale),
-                region=wall,
-            )
-            for wall in walls
-        ]
+        walled = wall_entries(walls, self._text, locale)
         zone_value = 0
         blocked = bool(walls)
         if applied is not None:
@@ -441,7 +431,7 @@ class InfinityRuleset(DataRuleset[InfinityData]):
             allowed=not blocked,
             modifier=None if blocked else zone_value + action.own_mod,
             crossings=crossings,
-            modifiers=(*entries, *wall_entries),
+            modifiers=(*entries, *walled),
             notes=notes,
             citations=cite(self.data.passages, tuple(dict.fromkeys(cite_keys)), edition=s.edition, locale=locale),
             line=evidence.line,
@@ -794,15 +784,8 @@ class LineComposer:
         return entry
 
     def _wall_entry(self, wall: str) -> ModifierEntry:
-        text, locale = self._ruleset._text, self._locale
-        entry = self._walls[wall] = ModifierEntry(
-            source="wall",
-            value=None,
-            applied=True,
-            label=f"{text('wall', locale)} {wall}",
-            reason=text("wall_blocks", locale),
-            region=wall,
-        )
+        (entry,) = wall_entries((wall,), self._ruleset._text, self._locale)
+        self._walls[wall] = entry
         return entry
 
     def _no_lof(self, crossings: tuple[Crossing, ...], notes: tuple[str, ...], line: SightLine) -> Ruling:

@@ -24,7 +24,7 @@ from pydantic import Field, model_validator
 
 from ..scene import Zone
 from ..sight import Crossing, CrossingKind, LineEvidence
-from .base import ModifierEntry, Ruling, RulingError, Situation
+from .base import ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
     DataModel,
     DataRuleset,
@@ -359,17 +359,7 @@ class TravellerRuleset(DataRuleset[TravellerData]):
 
         # A wall blocks the task, but every candidate is still evaluated and listed, none applied
         # (contract: `modifiers` explains every candidate), with the wall entries after them.
-        walls = [
-            ModifierEntry(
-                source="wall",
-                value=None,
-                applied=True,
-                label=f"{self._text('wall', locale)} {wall}",
-                reason=self._text("wall_blocks", locale),
-                region=wall,
-            )
-            for wall in evidence.blocking_walls
-        ]
+        walls = wall_entries(evidence.blocking_walls, self._text, locale)
         conditions = self._conditions(s, evidence, crossings, extra_notes)
         carried = self._devices(s, action, options)
         if not carried:
