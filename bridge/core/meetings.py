@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-__all__ = ["ORIENT_TOL", "crossing_order", "zone_meetings"]
+__all__ = ["FROM", "INTO", "ORIENT_TOL", "THROUGH", "WITHIN", "crossing_order", "zone_meetings"]
 
 #: Relative error allowed on one orientation product before its sign counts as uncertain.
 ORIENT_TOL = 1e-13
@@ -276,7 +276,8 @@ def zone_meetings(**arrays: Any) -> tuple[Any, Any, Any, Any, Any]:
     )
 
 
-#: Crossing kinds, as ``bridge.core.visibility`` numbers them (the order of ``_Zone.crossings``).
+#: Crossing kinds by number (the order of ``bridge.core.visibility._Zone.crossings``; a code is
+#: ``4 × zone + kind``).
 FROM, INTO, WITHIN, THROUGH = range(4)
 #: The kind, by which ends' footprints touch the zone (1: the actor's, 2: the target's, 0: neither).
 _KIND_OF_ENDS = (THROUGH, FROM, INTO, WITHIN)

@@ -22,9 +22,9 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
 - Walls: the orientation tests of :meth:`~bridge.core.geometry.WallIndex.blocking` run over all
   (segment, wall) pairs at once; only lines that hit a wall are judged wall by wall, exactly.
 - Rulings: Infinity's come from :class:`~bridge.core.rules.infinity.LineComposer` (the ruling built from
-  memoised per-crossing pieces, equal to ``adjudicate``'s), and lines with the same observers,
-  crossings and walls share one (each keeps its own sight line); others are memoised on everything a
-  ruling reads: both tokens' traits, the crossings, the blocking walls. Action, reaction, edition,
+  memoised per-crossing pieces, equal to ``adjudicate``'s), and lines with the same observer (the
+  actor's traits), crossings and walls share one (each keeps its own sight line); others are memoised
+  on everything a ruling reads: both tokens' traits, the crossings, the blocking walls. Action, reaction, edition,
   locale and ruleset are fixed per engine.
 - ``update`` reuses every compiled zone, wall and token whose object is unchanged.
 """
@@ -62,7 +62,7 @@ from .geometry import (
     region_area,
     wall_sides,
 )
-from .meetings import crossing_order, zone_meetings
+from .meetings import FROM, INTO, THROUGH, WITHIN, crossing_order, zone_meetings
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
 from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
@@ -91,8 +91,6 @@ _DENSE_BOXES = 40_000
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
 _MEMO_LIMIT = 200_000
-_KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
-_FROM, _INTO, _WITHIN, _THROUGH = range(4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -664,11 +662,11 @@ class SceneVisibility:
             actor_in, target_in = bool(self._inside[s, z]), bool(self._inside[e, z])
             first = met.get(z)
             if actor_in:
-                found.append((0.0, z, _WITHIN if target_in else _FROM))
+                found.append((0.0, z, WITHIN if target_in else FROM))
             elif target_in:
-                found.append((1.0 if first is None else first, z, _INTO))
+                found.append((1.0 if first is None else first, z, INTO))
             elif first is not None:
-                found.append((first, z, _THROUGH))
+                found.append((first, z, THROUGH))
         found.sort(key=lambda item: (item[0], item[1]))
         return [(z, k) for _, z, k in found]
 
