@@ -206,13 +206,16 @@ class World:
         """
         state = self.scenes[scene_id]
         scene = state.scene
-        collections: dict[str, dict[str, Any]] = {
-            "regions": {r.id: r for r in scene.regions},
-            "tokens": {t.id: t for t in scene.tokens},
-            "walls": {w.id: w for w in scene.walls},
-            "lights": {light.id: light for light in scene.lights},
+        held: dict[str, list[Any]] = {
+            "regions": scene.regions,
+            "tokens": scene.tokens,
+            "walls": scene.walls,
+            "lights": scene.lights,
         }
-        old_regions = dict(collections["regions"])
+        touched = {kind for kind in held if upsert.get(kind) or remove.get(kind)}
+        # Only the kinds the patch touches are rebuilt; the others keep the very same list.
+        collections: dict[str, dict[str, Any]] = {kind: {item.id: item for item in held[kind]} for kind in touched}
+        old_regions = dict(collections["regions"]) if "regions" in touched else {}
         ignored: dict[str, list[str]] = {}
         for kind, ids in remove.items():
             for item_id in ids:
@@ -227,7 +230,7 @@ class World:
             "grid": scene.grid,
             "rules": scene.rules,
             "environment": scene.environment,
-            **{kind: list(items.values()) for kind, items in collections.items()},
+            **{kind: list(collections[kind].values()) if kind in touched else items for kind, items in held.items()},
         }
         data.update(replace)
         # Every part was validated already (the held scene, the patch message); ids are unique by
