@@ -45,9 +45,7 @@ async def bridge_at(
         app[LOG_THROTTLE] = state.throttle  # the sign-in form and hello share one throttle
         states.append(state)
 
-    settings = BridgeConfig(
-        host="127.0.0.1", port=0, data_dir=data_dir, secret=SECRET, world_secrets=WORLDS, **config
-    )
+    settings = BridgeConfig(host="127.0.0.1", port=0, data_dir=data_dir, secret=SECRET, world_secrets=WORLDS, **config)
     async with run_bridge(settings, extend=extend) as (host, port):
         yield f"{host}:{port}", states[0]
 
