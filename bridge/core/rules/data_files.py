@@ -89,6 +89,8 @@ class VocabularyRow(DataModel):
     traits: tuple[str, ...]
     actions: tuple[str, ...]
     environment: tuple[str, ...]
+    #: The sign convention of ``modifier``: which way makes the roll harder.
+    harder: Literal["negative", "positive"]
 
     def knows_trait(self, trait: str) -> bool:
         for known in self.traits:
