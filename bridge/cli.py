@@ -119,6 +119,12 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="play a short Infinity skirmish through a real bridge")
     demo.add_argument("--svg", default="sightline-demo.svg", help="where to write the scene picture")
     demo.add_argument("--locale", choices=["en", "es"], default="en")
+    demo.add_argument(
+        "--keep-log",
+        type=Path,
+        metavar="DIR",
+        help="log the demo's rulings into DIR/sightline.db and keep them (browse, export or re-judge them later)",
+    )
     return parser
 
 
@@ -146,7 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from .demo import run_demo
 
-        return run_demo(svg_path=args.svg, locale=args.locale)
+        if args.keep_log is not None:
+            args.keep_log.mkdir(parents=True, exist_ok=True)
+        return run_demo(svg_path=args.svg, locale=args.locale, log_dir=args.keep_log)
     raise AssertionError(args.command)  # pragma: no cover - argparse requires a command
 
 
