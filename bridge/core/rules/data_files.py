@@ -207,6 +207,9 @@ class DataRuleset(Generic[D]):
     from its data: id, editions, actions, zone types, traits (from the contract vocabulary), and the
     look-up of the requested action."""
 
+    #: Whether a ruling reads distances or lights (see ``Ruleset.reads_positions``); rulesets that do say so.
+    reads_positions: bool = False
+
     def __init__(self, data: D) -> None:
         self.data = data
         self._row = vocabulary().rulesets[data.id]
