@@ -14,6 +14,8 @@ JSON API
   → ``{"rulings": [...], "snapshots": {key: snapshot}, "next": cursor-or-null}`` (each ruling's
   ``snapshot`` is the key of its entry in ``snapshots``)
   ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed.
+  ``GET /api/worlds/{world}/sessions/{session}/rejudge`` (query: ``ruleset edition all`` and the
+  rulings' filters, ``limit``, ``cursor``) → one page judged again (``sightline log rejudge``).
 Pages: ``/log/`` (sessions), ``/log/{world}/{session}`` (rulings, filters, map), ``/log/login``.
 """
 
@@ -37,6 +39,8 @@ from .export import FORMATS
 from .i18n import TEXTS, pick_language
 from .pages import login_page, session_page, sessions_page
 from .records import RulingRecord
+from .rejudge import Rejudge, RejudgeError
+from .rejudge_output import outcome_wire
 from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store, parse_time
 
 __all__ = [
@@ -442,6 +446,57 @@ for _fmt in FORMATS:
     routes.get(f"/api/worlds/{{world}}/sessions/{{session}}/export.{_fmt}")(_export_handler(_fmt))
 
 
+def _rejudge_choice(choice: str) -> Rejudge | None:
+    """The page's ``rejudge=ruleset:edition`` (empty: none); :class:`ValueError` naming what is wrong."""
+    if not choice:
+        return None
+    ruleset, _, edition = choice.partition(":")
+    try:
+        return Rejudge(ruleset=ruleset or None, edition=edition or None)
+    except RejudgeError as exc:
+        raise ValueError(f"rejudge: {exc}") from exc
+
+
+async def _rejudged(judge: Rejudge, records: list[RulingRecord], *, keep_same: bool) -> list[dict[str, Any]]:
+    """``records`` judged again, in a worker thread: a large page never holds up other worlds' messages."""
+
+    def run() -> list[dict[str, Any]]:
+        return [
+            outcome_wire(outcome, judge)
+            for outcome in judge.judge_all(records)
+            if keep_same or outcome.status != "same"
+        ]
+
+    return await asyncio.to_thread(run)
+
+
+@routes.get("/api/worlds/{world}/sessions/{session}/rejudge")
+async def api_rejudge(request: web.Request) -> web.Response:
+    """One page of a session's rulings judged again under ``ruleset`` and/or ``edition`` (query), as
+    ``sightline log rejudge`` does: ``{"rulings": [...changed or untranslatable (all with all=true)],
+    "scanned": n, "summary": {...this page}, "next": cursor-or-null}``. Nothing stored changes."""
+    world, session_id = request.match_info["world"], request.match_info["session"]
+    if not _may_read(request, world):
+        raise _unauthorized()
+    await _session_or_404(request, world, session_id)
+    query = request.query
+    try:
+        judge = Rejudge(ruleset=query.get("ruleset") or None, edition=query.get("edition") or None)
+    except RejudgeError as exc:
+        raise _bad_request(str(exc)) from exc
+    try:
+        filters, limit = parse_filters(query), _limit(query)
+        page = await request.app[LOG_STORE].query(
+            world, session_id, filters=filters, limit=limit, cursor=query.get("cursor") or None
+        )
+    except ValueError as exc:
+        raise _bad_request(str(exc)) from exc
+    every = await _rejudged(judge, page.records, keep_same=True)
+    summary = {status: sum(o["status"] == status for o in every) for status in ("same", "changed", "untranslatable")}
+    listed = [o for o in every if query.get("all") == "true" or o["status"] != "same"]
+    return _json({"rulings": listed, "scanned": len(every), "summary": summary, "next": page.next_cursor})
+
+
 # --- Pages ----------------------------------------------------------------------------------------
 
 
@@ -534,12 +589,14 @@ async def session_view(request: web.Request) -> web.Response:
     session = await store.get_session(session_id, world=world)
     if session is None:
         return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor")
+    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
     next_cursor = None
+    rejudged: dict[str, dict[str, Any]] | None = None
     try:
+        judge = _rejudge_choice(shown["rejudge"])
         page = await store.query(
             world,
             session_id,
@@ -548,7 +605,18 @@ async def session_view(request: web.Request) -> web.Response:
             cursor=shown["cursor"] or None,
         )
         records, next_cursor = page.records, page.next_cursor
+        if judge is not None:
+            rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True)}
     except ValueError as exc:
         error = str(exc)
-    html = session_page(lang, session, records, filters=shown, next_cursor=next_cursor, error=error)
+    html = session_page(
+        lang,
+        session,
+        records,
+        filters=shown,
+        next_cursor=next_cursor,
+        error=error,
+        rejudge=shown["rejudge"] if rejudged is not None else "",
+        rejudged=rejudged,
+    )
     return _html(html, status=400 if error else 200)
