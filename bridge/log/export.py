@@ -30,10 +30,11 @@ __all__ = [
     "FORMATS",
     "ExportFormat",
     "csv_chunks",
+    "csv_safe",
     "jsonl_chunks",
+    "markdown_cell",
     "markdown_chunks",
     "parse_jsonl_line",
-    "safe_cell",
 ]
 
 ExportFormat = Literal["jsonl", "csv", "md"]
@@ -78,7 +79,7 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def safe_cell(text: str) -> str:
+def csv_safe(text: str) -> str:
     """A CSV cell a spreadsheet will not run: a leading ``'`` when it would start a formula.
 
     Plain numbers (``-3``, ``+2``, ``-150.5``) are left as they are, so they stay numbers.
@@ -167,17 +168,18 @@ async def csv_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]
 
     yield take(CSV_COLUMNS)
     async for record in records:
-        yield take([safe_cell(cell) for cell in _csv_row(record)])
+        yield take([csv_safe(cell) for cell in _csv_row(record)])
 
 
 #: Markdown's inline syntax (CommonMark backslash escapes), pipes for the table.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
-def _cell(text: str) -> str:
+def markdown_cell(text: str) -> str:
     """One Markdown table cell showing ``text`` as written: no HTML, no links, one line."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
+
 
 
 async def markdown_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]:
@@ -198,7 +200,7 @@ async def markdown_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator
             _crossings(r),
             "; ".join(r.notes),
         ]
-        yield "| " + " | ".join(_cell(c) for c in cells) + " |\n"
+        yield "| " + " | ".join(markdown_cell(c) for c in cells) + " |\n"
 
 
 #: Writer and media type of each export format.

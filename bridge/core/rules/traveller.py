@@ -308,6 +308,8 @@ class _Options:
 class TravellerRuleset(DataRuleset[TravellerData]):
     """The Traveller family's Observation and Sensors tasks, driven by its data."""
 
+    reads_positions = True  # range from the distance, lights reaching the target
+
     def __init__(self, data: TravellerData) -> None:
         super().__init__(data)
         #: Devices in the order of the vocabulary table, the last tie-break between them.
