@@ -181,7 +181,6 @@ def markdown_cell(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
 
 
-
 async def markdown_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]:
     """A Markdown table, one row per record, for pasting into a campaign journal."""
     yield "| Time | Actor | Target | Action | Allowed | MOD | Crossings | Notes |\n"

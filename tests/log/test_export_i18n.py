@@ -104,5 +104,5 @@ async def test_markdown_escapes_html_and_markdown_syntax() -> None:
         }
     )
     row = "".join([c async for c in markdown_chunks(_records(hostile))]).splitlines()[2]
-    assert "<img" not in row and "&lt;img src=x onerror=\"alert(1)\"&gt;" in row
+    assert "<img" not in row and '&lt;img src=x onerror="alert(1)"&gt;' in row
     assert "\\[click\\](javascript:alert(1)) \\*bold\\* \\`code\\` a &amp; b" in row
