@@ -192,12 +192,17 @@ def session_page(
     error: str | None = None,
     rejudge: str = "",
     rejudged: Mapping[str, Mapping[str, Any]] | None = None,
+    snapshot_keys: Mapping[str, str] | None = None,
 ) -> str:
     """A session's rulings (one page), the filter form, export links and the map.
 
     With ``rejudged`` (record id → :func:`~bridge.log.rejudge_output.outcome_wire`, for ``rejudge``,
     a ``ruleset:edition`` choice) each row shows its re-judged verdict beside the original, changed rows
     are highlighted, and the map draws the re-judged line beside the original.
+
+    The page carries each row's snapshot *key* (``snapshot_keys``, record id → key, or the record's own
+    snapshot), never the snapshot: the map script fetches one when it draws it, so a page's size is
+    bounded by its rows however big and however many the scene versions are (issue 12).
     """
     t = TEXTS[lang]
     base = f"/log/{_path(session.world)}/{_path(session.id)}"
@@ -227,12 +232,9 @@ def session_page(
     )
     rows = []
     lines: dict[str, Any] = {}
-    snapshots: dict[str, Any] = {}
     for r in records:
         rid = r.id or ""
-        key = r.snapshot.key if r.snapshot else None
-        if r.snapshot is not None and key not in snapshots:
-            snapshots[r.snapshot.key] = r.snapshot.model_dump(mode="json")
+        key = (snapshot_keys or {}).get(rid) or (r.snapshot.key if r.snapshot else None)
         lines[rid] = {"line": r.line, "snapshot": key, "allowed": r.allowed, "modifier": r.modifier}
         outcome = rejudged.get(rid) if rejudged is not None else None
         rejudged_cell, changed = _rejudged_cell(t, outcome)
@@ -280,7 +282,7 @@ def session_page(
     title = session.name or _short_time(session.started)
     error_html = f'<p class="error" role="alert">{escape(t["bad_filter"])}: {escape(error)}</p>' if error else ""
     texts = {"from": t["line_from"], "to": t["line_to"], "rejudged": t["rejudged"]}
-    data = {"rulings": lines, "snapshots": snapshots, "texts": texts}
+    data = {"rulings": lines, "snapshotUrl": f"/api/worlds/{_path(session.world)}/snapshots/", "texts": texts}
     body = (
         f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'
         f'<h2>{escape(title)} <span class="muted">{escape(session.world)}</span></h2>'
