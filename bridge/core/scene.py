@@ -17,6 +17,7 @@ __all__ = [
     "Elevation",
     "EllipseShape",
     "Grid",
+    "Level",
     "Light",
     "PolygonRing",
     "PolygonShape",
@@ -41,6 +42,9 @@ COORD_LIMIT = 1e8
 Coord = Annotated[float, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
 Length = Annotated[float, Field(ge=0, le=COORD_LIMIT)]
 Identifier = Annotated[str, Field(min_length=1, max_length=256)]
+#: Foundry V14's ``levels`` set of a region, wall or light: the ids of the scene's levels it stands on
+#: (empty = every level). The scene's own ``levels`` holds fewer than Foundry's limit in practice.
+LevelIds = Annotated[list[Identifier], Field(max_length=1000)]
 
 
 class SceneModel(BaseModel):
@@ -170,6 +174,7 @@ class Region(SceneModel):
     shapes: list[RegionShape] = []
     polygons: list[PolygonRing] | None = None
     zone: Zone | None = None
+    levels: LevelIds = []
 
     @model_validator(mode="after")
     def _known_shapes(self) -> Region:
@@ -207,6 +212,7 @@ class Token(SceneModel):
     traits: list[Identifier] = []
     light: TokenLight | None = None
     actor: str | None = Field(default=None, description="Foundry actor id, for the log")
+    level: Identifier | None = Field(default=None, description="V14: the id of the scene level the token is on")
 
 
 class WallThreshold(SceneModel):
@@ -231,6 +237,7 @@ class Wall(SceneModel):
     ds: Literal[0, 1, 2] = 0
     dir: Literal[0, 1, 2] = 0
     threshold: WallThreshold | None = None
+    levels: LevelIds = []
 
     @field_validator("sight", mode="before")
     @classmethod
@@ -248,6 +255,7 @@ class Light(SceneModel):
     y: Coord
     radius: Length
     kind: Literal["white", "ir"] = "white"
+    levels: LevelIds = []
 
 
 # --- The scene -----------------------------------------------------------------------------------
@@ -260,6 +268,22 @@ class Grid(SceneModel):
     distance: Annotated[float, Field(gt=0, le=100000)] = 1.0
     units: str = ""
     type: int | None = None
+
+
+class Level(SceneModel):
+    """A V14 scene level (Foundry's ``LevelData``): ``bottom``/``top`` from its ``elevation``, in grid
+    distance units; ``None`` is unbounded (Foundry: ``null`` is −∞ below, +∞ above)."""
+
+    id: Identifier
+    name: str = ""
+    bottom: float | None = None
+    top: float | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Level:
+        if self.bottom is not None and self.top is not None and self.bottom > self.top:
+            raise ValueError("level bottom must not be above top")
+        return self
 
 
 class Rules(SceneModel):
@@ -279,10 +303,11 @@ class Scene(SceneModel):
     tokens: list[Token] = []
     walls: list[Wall] = []
     lights: list[Light] = []
+    levels: Annotated[list[Level], Field(max_length=1000)] = []
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Scene:
-        for field in ("regions", "tokens", "walls", "lights"):
+        for field in ("regions", "tokens", "walls", "lights", "levels"):
             seen: set[str] = set()
             for item in getattr(self, field):
                 if item.id in seen:
