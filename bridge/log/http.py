@@ -19,17 +19,20 @@ Pages: ``/log/`` (sessions), ``/log/{world}/{session}`` (rulings, filters, map),
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from aiohttp import web
 
+from ..throttle import FailureThrottle, client_address
 from .export import FORMATS
 from .i18n import TEXTS, pick_language
 from .pages import login_page, session_page, sessions_page
@@ -40,7 +43,9 @@ __all__ = [
     "COOKIE_NAME",
     "LOG_CHECK_SECRET",
     "LOG_STORE",
+    "LOG_THROTTLE",
     "SecretCheck",
+    "SignIns",
     "create_log_app",
     "log_routes",
     "log_store_context",
@@ -52,12 +57,59 @@ SecretCheck = Callable[[str | None, str], bool]
 
 LOG_STORE: Final = web.AppKey[LogStore]("sightline_log_store")
 LOG_CHECK_SECRET: Final = web.AppKey[SecretCheck]("sightline_log_check_secret")
-#: Signed-in browsers: a random token (the cookie) → the secret it signed in with. The secret itself never
-#: goes into a cookie; a bridge restart signs everyone out.
-LOG_SIGN_INS: Final = web.AppKey[dict[str, str]]("sightline_log_sign_ins")
-MAX_SIGN_INS: Final = 10_000
+#: Sign-ins kept per secret: a GM's browsers and devices. One more signs out that secret's oldest — never
+#: another secret's, so one world's sign-ins cannot evict another world's.
+MAX_SIGN_INS_PER_SECRET: Final = 32
 
-#: The cookie the sign-in form sets (HttpOnly, SameSite=Strict, Secure over TLS).
+
+class SignIns:
+    """Signed-in browsers: a random token (the cookie) → the secret it signed in with, bounded per secret.
+
+    The secret itself never goes into a cookie; a bridge restart signs everyone out. Only secrets that
+    opened something are ever kept, so the table is bounded by the configured secrets times
+    :data:`MAX_SIGN_INS_PER_SECRET`.
+    """
+
+    def __init__(self, per_secret: int = MAX_SIGN_INS_PER_SECRET) -> None:
+        self.per_secret = per_secret
+        self._secret_of: dict[str, str] = {}
+        self._tokens_of: dict[str, OrderedDict[str, None]] = {}
+
+    def add(self, secret: str) -> str:
+        """A new token for ``secret``; the secret's oldest sign-in goes if it already has its fill."""
+        tokens = self._tokens_of.setdefault(secret, OrderedDict())
+        while len(tokens) >= self.per_secret:
+            oldest, _ = tokens.popitem(last=False)
+            self._secret_of.pop(oldest, None)
+        token = secrets.token_urlsafe(32)
+        tokens[token] = None
+        self._secret_of[token] = secret
+        return token
+
+    def get(self, token: str) -> str | None:
+        return self._secret_of.get(token)
+
+    def remove(self, token: str) -> None:
+        secret = self._secret_of.pop(token, None)
+        if secret is not None:
+            tokens = self._tokens_of.get(secret)
+            if tokens is not None:
+                tokens.pop(token, None)
+                if not tokens:
+                    del self._tokens_of[secret]
+
+    def __len__(self) -> int:
+        return len(self._secret_of)
+
+
+LOG_SIGN_INS: Final = web.AppKey[SignIns]("sightline_log_sign_ins")
+#: Slows wrong secrets per client address (shared with the WebSocket ``hello`` in a bridge).
+LOG_THROTTLE: Final = web.AppKey[FailureThrottle]("sightline_log_throttle")
+#: ``(public URL or None, trusted proxy addresses)``: the cookie's ``Secure`` flag, the same-origin check
+#: and the client address behind a proxy.
+LOG_SITE: Final = web.AppKey[tuple[str | None, frozenset[str]]]("sightline_log_site")
+
+#: The cookie the sign-in form sets (HttpOnly, SameSite=Strict; Secure over TLS or when the public URL is https).
 COOKIE_NAME: Final = "sightline_log"
 _MAX_LIMIT: Final = 1000
 _EXPORT_FLUSH: Final = 64 * 1024
@@ -106,14 +158,21 @@ def setup_log(
     database: str | None = None,
     data_dir: Path | None = None,
     idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+    throttle: FailureThrottle | None = None,
+    public_url: str | None = None,
+    trusted_proxies: frozenset[str] = frozenset(),
 ) -> None:
     """Add the log's routes to ``app``; use ``store`` if given, else open one on start-up.
 
     Without ``store``, ``data_dir`` is required and the store opened for ``database`` lives in
     ``app[LOG_STORE]`` from start-up to clean-up — where the bridge's session code finds it too.
+    ``throttle`` slows wrong secrets (a bridge shares its own with ``hello``); ``public_url`` is the
+    address browsers use (``https://…`` behind a TLS proxy makes the cookie ``Secure``).
     """
     app[LOG_CHECK_SECRET] = check_secret
-    app[LOG_SIGN_INS] = {}
+    app[LOG_SIGN_INS] = SignIns()
+    app[LOG_THROTTLE] = throttle or FailureThrottle()
+    app[LOG_SITE] = (public_url.rstrip("/") if public_url else None, trusted_proxies)
     if store is not None:
         app[LOG_STORE] = store
     else:
@@ -130,6 +189,7 @@ def create_log_app(
     database: str | None = None,
     data_dir: Path | None = None,
     idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+    public_url: str | None = None,
 ) -> web.Application:
     """A stand-alone application serving only the log (tests, or a separate log viewer)."""
     app = web.Application()
@@ -140,6 +200,7 @@ def create_log_app(
         database=database,
         data_dir=data_dir,
         idle_timeout=idle_timeout,
+        public_url=public_url,
     )
     return app
 
@@ -154,6 +215,51 @@ def _presented_secret(request: web.Request) -> str | None:
         return value.strip()
     cookie = request.cookies.get(COOKIE_NAME)
     return request.app[LOG_SIGN_INS].get(cookie) if cookie else None
+
+
+def _client(request: web.Request) -> str:
+    _public, trusted = request.app[LOG_SITE]
+    return client_address(request.remote, request.headers.get("X-Forwarded-For"), trusted)
+
+
+def _same_origin(request: web.Request, origin: str) -> bool:
+    """Whether ``Origin`` names this bridge: the public URL's origin when one is set, else the ``Host`` the
+    request came to (any scheme: behind a TLS proxy the bridge itself sees plain HTTP)."""
+    public, _trusted = request.app[LOG_SITE]
+    given = urlsplit(origin.strip().lower())
+    if public:
+        own = urlsplit(public.lower())
+        return (given.scheme, given.netloc) == (own.scheme, own.netloc)
+    return given.scheme in ("http", "https") and given.netloc == request.host.lower()
+
+
+def _cross_site(request: web.Request) -> str | None:
+    """Why a state-changing request looks cross-site (``None``: it does not).
+
+    Browsers send ``Sec-Fetch-Site`` (pages cannot set it): only ``same-origin`` and ``none`` (typed or
+    bookmarked) pass. Browsers without it send ``Origin``, which must be this bridge's. A request with neither
+    (a script, ``curl``) is no browser's cross-site request and passes.
+    """
+    fetch_site = request.headers.get("Sec-Fetch-Site")
+    if fetch_site is not None:
+        return None if fetch_site.lower() in ("same-origin", "none") else f"Sec-Fetch-Site is {fetch_site!r}"
+    origin = request.headers.get("Origin")
+    if origin is not None and not _same_origin(request, origin):
+        return f"Origin {origin!r} is not this bridge's"
+    return None
+
+
+def _refuse_cross_site(request: web.Request) -> None:
+    reason = _cross_site(request)
+    if reason is not None:
+        raise web.HTTPForbidden(
+            text=f"cross-site request refused: {reason}", content_type="text/plain", headers=_SECURITY_HEADERS
+        )
+
+
+def _secure_cookie(request: web.Request) -> bool:
+    public, _trusted = request.app[LOG_SITE]
+    return request.secure or bool(public and public.lower().startswith("https://"))
 
 
 def _may_read(request: web.Request, world: str) -> bool:
@@ -360,29 +466,35 @@ async def login_form(request: web.Request) -> web.Response:
 
 @routes.post("/log/login")
 async def login(request: web.Request) -> web.Response:
-    """Check the posted secret; when it opens any log, keep it in an HttpOnly cookie and go on."""
+    """Check the posted secret; when it opens any log, keep it in an HttpOnly cookie and go on.
+
+    Cross-site posts are refused (403); an address that keeps sending wrong secrets waits longer each time.
+    """
+    _refuse_cross_site(request)
     form = await request.post()
     secret = str(form.get("secret", "")).strip()
     next_url = _safe_next(str(form.get("next", "")))
     lang = _language(request)
+    throttle, address = request.app[LOG_THROTTLE], _client(request)
+    wait = throttle.wait_before_attempt(address)
+    if wait > 0:
+        await asyncio.sleep(wait)
     if not secret or await _visible_worlds(request, secret) is None:
+        throttle.failed(address, "sign-in")
         return _html(login_page(lang, next_url=next_url, failed=True), status=401)
-    sign_ins = request.app[LOG_SIGN_INS]
-    if len(sign_ins) >= MAX_SIGN_INS:
-        del sign_ins[next(iter(sign_ins))]  # the oldest sign-in goes first
-    token = secrets.token_urlsafe(32)
-    sign_ins[token] = secret
+    token = request.app[LOG_SIGN_INS].add(secret)
     response = web.HTTPSeeOther(next_url)
-    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="Strict", secure=request.secure, path="/")
+    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="Strict", secure=_secure_cookie(request), path="/")
     raise response
 
 
 @routes.post("/log/logout")
 async def logout(request: web.Request) -> web.Response:
-    """Forget the cookie."""
+    """Forget the cookie (cross-site posts are refused: no page elsewhere can sign a GM out)."""
+    _refuse_cross_site(request)
     cookie = request.cookies.get(COOKIE_NAME)
     if cookie:
-        request.app[LOG_SIGN_INS].pop(cookie, None)
+        request.app[LOG_SIGN_INS].remove(cookie)
     response = web.HTTPSeeOther(f"/log/login?lang={_language(request)}")
     response.del_cookie(COOKIE_NAME, path="/")
     raise response
