@@ -43,8 +43,13 @@ Coord = Annotated[float, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
 Length = Annotated[float, Field(ge=0, le=COORD_LIMIT)]
 Identifier = Annotated[str, Field(min_length=1, max_length=256)]
 #: Foundry V14's ``levels`` set of a region, wall or light: the ids of the scene's levels it stands on
-#: (empty = every level). The scene's own ``levels`` holds fewer than Foundry's limit in practice.
-LevelIds = Annotated[list[Identifier], Field(max_length=1000)]
+#: (empty = every level). A scene holds at most :data:`LEVEL_LIMIT` levels: real buildings have a few.
+LEVEL_LIMIT = 100
+LevelIds = Annotated[list[Identifier], Field(max_length=LEVEL_LIMIT)]
+#: The largest absolute rotation accepted, in degrees (Foundry keeps 0-360; a client that adds turns up
+#: stays far inside this, and ``rotation % 360`` is exact here).
+ANGLE_LIMIT = 1e6
+Angle = Annotated[float, Field(ge=-ANGLE_LIMIT, le=ANGLE_LIMIT)]
 
 
 class SceneModel(BaseModel):
@@ -64,7 +69,7 @@ class RectangleShape(SceneModel):
     y: Coord
     width: Length
     height: Length
-    rotation: float = 0.0
+    rotation: Angle = 0.0
     hole: bool = False
 
 
@@ -86,7 +91,7 @@ class EllipseShape(SceneModel):
     y: Coord
     radiusX: Length
     radiusY: Length
-    rotation: float = 0.0
+    rotation: Angle = 0.0
     hole: bool = False
 
 
@@ -145,8 +150,8 @@ class PolygonRing(SceneModel):
 class Elevation(SceneModel):
     """Inclusive vertical span in grid distance units; ``None`` is unbounded."""
 
-    bottom: float | None = None
-    top: float | None = None
+    bottom: Coord | None = None
+    top: Coord | None = None
 
     @model_validator(mode="after")
     def _ordered(self) -> Elevation:
@@ -291,8 +296,8 @@ class Level(SceneModel):
 
     id: Identifier
     name: str = ""
-    bottom: float | None = None
-    top: float | None = None
+    bottom: Coord | None = None
+    top: Coord | None = None
 
     @model_validator(mode="after")
     def _ordered(self) -> Level:
@@ -318,7 +323,7 @@ class Scene(SceneModel):
     tokens: list[Token] = []
     walls: list[Wall] = []
     lights: list[Light] = []
-    levels: Annotated[list[Level], Field(max_length=1000)] = []
+    levels: Annotated[list[Level], Field(max_length=LEVEL_LIMIT)] = []
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Scene:
