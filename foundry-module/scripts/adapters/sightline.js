@@ -11,7 +11,7 @@ import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
 import { BridgeConnection } from "../connection.js";
 import { PatchBatcher } from "../batcher.js";
 import { BridgeError, adjudicate as adjudicateMessage, sceneSync, scenePatch } from "../protocol.js";
-import { SERIALIZERS, patchTargetOf, rulesOf, serializeScene } from "../serialize.js";
+import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, serializeRegion, serializeScene } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
 import { choosePairs } from "../overlay-draw.js";
@@ -212,9 +212,17 @@ export class Sightline {
       this.batcher.remove(sceneId, target.kind, target.doc.id);
       return;
     }
-    const obj = SERIALIZERS[target.kind](target.doc, { ruleset: rulesOf(target.doc.parent, this.ruleDefaults()).ruleset });
+    const ruleset = rulesOf(target.doc.parent, this.ruleDefaults()).ruleset;
+    const obj = SERIALIZERS[target.kind](target.doc, { ruleset });
     if (obj) this.batcher.upsert(sceneId, target.kind, obj);
     else this.batcher.remove(sceneId, target.kind, target.doc.id);
+    // V14: regions attached to this token move with it; they are read when the patch leaves, after
+    // Foundry has moved them.
+    if (documentName === "Token") {
+      for (const region of regionsAttachedTo(target.doc.parent, target.doc.id)) {
+        this.batcher.upsertLater(sceneId, "regions", region.id, () => serializeRegion(region, { ruleset }));
+      }
+    }
   }
 
   _sendPatch(sceneId, changes) {
