@@ -263,12 +263,32 @@ class LightSource:
 class SceneGeometry:
     """Prepared geometry of one scene state: zones compiled once, queried many times."""
 
-    def __init__(self, scene: Scene) -> None:
+    _walls: WallIndex
+    _light_walls: WallIndex | None
+
+    def __init__(self, scene: Scene, *, previous: SceneGeometry | None = None) -> None:
+        """``previous``: the geometry of the scene state this one replaces. Whatever of it this scene
+        holds unchanged — the very same region or wall list, on the same grid — is taken over rather than
+        compiled again (a token move compiles only the tokens)."""
         self.scene = scene
         grid = scene.grid
         #: Grid distance units per pixel (Foundry's ``1 / canvas.dimensions.distancePixels``).
         self._units_per_px = grid.distance / grid.size
+        same_grid = previous is not None and previous.scene.grid == grid
+        if same_grid and previous is not None and previous.scene.regions is scene.regions:
+            self._take_zones(previous)
+        else:
+            self._compile_zones(scene)
+        self._tokens: dict[str, _TokenInfo] = {token.id: self._compile_token(token) for token in scene.tokens}
+        self._inside_cache: dict[tuple[str, str], bool] = {}
+        if same_grid and previous is not None and previous.scene.walls is scene.walls:
+            self._walls = previous._walls
+            self._light_walls = previous._light_walls
+        else:
+            self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
+            self._light_walls = None  # built when a light is first traced
 
+    def _compile_zones(self, scene: Scene) -> None:
         # Regions: every area (zone or not) on demand, zones compiled up front.
         self._regions: dict[str, Region] = {region.id: region for region in scene.regions}
         self._areas: dict[str, Any] = {}
@@ -299,10 +319,15 @@ class SceneGeometry:
             else np.empty((0, 4), dtype=np.float64)
         )
 
-        self._tokens: dict[str, _TokenInfo] = {token.id: self._compile_token(token) for token in scene.tokens}
-        self._inside_cache: dict[tuple[str, str], bool] = {}
-        self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
-        self._light_walls: WallIndex | None = None  # built when a light is first traced
+    def _take_zones(self, previous: SceneGeometry) -> None:
+        """The zones of ``previous``, compiled from the very same regions on the same grid."""
+        self._regions = previous._regions
+        self._areas = previous._areas
+        self._zones = previous._zones
+        self._zone_by_region = previous._zone_by_region
+        self._solid_zones = previous._solid_zones
+        self._zone_tree = previous._zone_tree
+        self._zone_bounds = previous._zone_bounds
 
     # Public methods: regions and tokens.
 

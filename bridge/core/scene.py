@@ -41,6 +41,10 @@ COORD_LIMIT = 1e8
 Coord = Annotated[float, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
 Length = Annotated[float, Field(ge=0, le=COORD_LIMIT)]
 Identifier = Annotated[str, Field(min_length=1, max_length=256)]
+#: The largest absolute rotation accepted, in degrees (Foundry keeps 0-360; a client that adds turns up
+#: stays far inside this, and ``rotation % 360`` is exact here).
+ANGLE_LIMIT = 1e6
+Angle = Annotated[float, Field(ge=-ANGLE_LIMIT, le=ANGLE_LIMIT)]
 
 
 class SceneModel(BaseModel):
@@ -60,7 +64,7 @@ class RectangleShape(SceneModel):
     y: Coord
     width: Length
     height: Length
-    rotation: float = 0.0
+    rotation: Angle = 0.0
     hole: bool = False
 
 
@@ -82,7 +86,7 @@ class EllipseShape(SceneModel):
     y: Coord
     radiusX: Length
     radiusY: Length
-    rotation: float = 0.0
+    rotation: Angle = 0.0
     hole: bool = False
 
 
@@ -141,8 +145,8 @@ class PolygonRing(SceneModel):
 class Elevation(SceneModel):
     """Inclusive vertical span in grid distance units; ``None`` is unbounded."""
 
-    bottom: float | None = None
-    top: float | None = None
+    bottom: Coord | None = None
+    top: Coord | None = None
 
     @model_validator(mode="after")
     def _ordered(self) -> Elevation:
