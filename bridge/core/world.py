@@ -235,10 +235,20 @@ class SceneState:
     #: Rulings already made on this version, by request (actor, target, action, reaction, options): a
     #: preview and the roll that follows ask the same question. A new version starts empty.
     rulings: dict[Hashable, Ruling] = field(default_factory=dict, repr=False)
+    #: The geometry of the state this one replaced (or the one it would have taken over), until this
+    #: state's own is built from it: one geometry, never a chain of states, is kept alive by it.
+    seed: SceneGeometry | None = field(default=None, repr=False)
 
     @cached_property
     def geometry(self) -> SceneGeometry:
-        return SceneGeometry(self.scene)
+        geometry = SceneGeometry(self.scene, previous=self.seed)
+        self.seed = None
+        return geometry
+
+    def handed_on(self) -> SceneGeometry | None:
+        """What a state replacing this one may take over: its geometry if built, else its own seed."""
+        built = self.__dict__.get("geometry")
+        return built if built is not None else self.seed
 
     def remember(self, key: Hashable, ruling: Ruling) -> Ruling:
         if len(self.rulings) >= RULING_MEMORY:
@@ -366,7 +376,9 @@ class World:
         if "grid" in replace:
             vertices = None  # round bases are drawn anew at the new grid size: count everything again
         ruleset, counted_vertices = check_scene(new_scene, self.limits, checked=checked, vertices=vertices)
-        new_state = SceneState(new_scene, ruleset, version=state.version + 1, vertices=counted_vertices)
+        new_state = SceneState(
+            new_scene, ruleset, version=state.version + 1, vertices=counted_vertices, seed=state.handed_on()
+        )
         self.scenes.pop(scene_id, None)
         self.scenes[scene_id] = new_state
         return PatchResult(new_state, ignored)
