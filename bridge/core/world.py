@@ -6,7 +6,7 @@ held scene: a rejected message leaves the world exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,6 +22,7 @@ __all__ = [
     "SceneRejected",
     "SceneState",
     "World",
+    "check_levels",
     "check_scene",
     "region_vertices",
     "token_vertices",
@@ -144,6 +145,34 @@ def _check_rings(region: Region, index: int, limits: SceneLimits) -> None:
             ring_polygon(points)
         except CrossingRing as exc:
             raise SceneRejected(f"{field_path}: region {region.name or region.id!r}: {exc}", field=field_path) from exc
+
+
+def check_levels(scene: Scene, objects: Mapping[str, Sequence[Any]] | None = None, *, where: str = "scene") -> None:
+    """Every level a token, region, wall or light names must be one of the scene's ``levels``.
+
+    ``objects`` (by kind) are the ones to look at — a patch's upserts, named ``upsert.<kind>[i]`` —
+    or, when ``None``, every object of the scene. Raises :class:`SceneRejected` naming the first
+    unknown id and the levels the scene has.
+    """
+    known = {level.id for level in scene.levels}
+    parts: Mapping[str, Sequence[Any]] = (
+        objects
+        if objects is not None
+        else {
+            "tokens": scene.tokens,
+            "regions": scene.regions,
+            "walls": scene.walls,
+            "lights": scene.lights,
+        }
+    )
+    for kind, items in parts.items():
+        for index, item in enumerate(items):
+            names = (item.level,) if kind == "tokens" else item.levels
+            for level in names:
+                if level is not None and level not in known:
+                    field = f"{where}.{kind}[{index}].{'level' if kind == 'tokens' else 'levels'}"
+                    have = ", ".join(sorted(known)) if known else "none (a V13 scene, or one without levels)"
+                    raise SceneRejected(f"{field}: the scene has no level {level!r}; its levels: {have}", field=field)
 
 
 def check_scene(
@@ -285,6 +314,7 @@ class World:
         in ``watched``; when every held scene is watched, the new one is refused (``scenes-per-world``).
         """
         ruleset, vertices = check_scene(scene, self.limits)
+        check_levels(scene)
         previous = self.scenes.get(scene.id)
         if previous is None and len(self.scenes) >= self.limits.scenes:
             unwatched = [scene_id for scene_id in self.scenes if scene_id not in watched]
@@ -364,6 +394,7 @@ class World:
             "grid": scene.grid,
             "rules": scene.rules,
             "environment": scene.environment,
+            "levels": scene.levels,
             **{kind: list(collections[kind].values()) if kind in touched else items for kind, items in held.items()},
         }
         data.update(replace)
@@ -376,6 +407,8 @@ class World:
         if "grid" in replace:
             vertices = None  # round bases are drawn anew at the new grid size: count everything again
         ruleset, counted_vertices = check_scene(new_scene, self.limits, checked=checked, vertices=vertices)
+        # The scene's levels come only with scene.sync: only the new objects can name an unknown one.
+        check_levels(new_scene, {kind: items for kind, items in upsert.items() if items}, where="upsert")
         new_state = SceneState(
             new_scene, ruleset, version=state.version + 1, vertices=counted_vertices, seed=state.handed_on()
         )
