@@ -27,6 +27,7 @@ from shapely import affinity
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.strtree import STRtree
 
+from .curves import CurvedArea, curved_area
 from .scene import (
     CircleShape,
     EllipseShape,
@@ -49,7 +50,11 @@ __all__ = [
     "Sense",
     "WallIndex",
     "curve_vertex_count",
+    "curved_region",
+    "first_meeting",
+    "point_in_zone",
     "region_area",
+    "touches_zone",
     "wall_restriction",
 ]
 
@@ -206,6 +211,55 @@ class _ZoneInfo:
     area: Any  # prepared shapely geometry, possibly empty
     bottom: float  # -inf when unbounded
     top: float  # +inf when unbounded
+    curved: CurvedArea | None  # its circles and ellipses judged exactly (None: the area is exact)
+    query_area: Any  # what a tree is queried with: the area, or around its curves (never smaller than the truth)
+
+
+def curved_region(region: Region) -> CurvedArea | None:
+    """The region's circles and ellipses as their equations (:mod:`bridge.core.curves`), or ``None`` when its
+    drawn area is already exact (resolved ``polygons``, or straight shapes only)."""
+    return curved_area(region, _shape_area, _combine)
+
+
+def touches_zone(area: Any, curved: CurvedArea | None, probe: Any) -> bool:
+    """Whether a footprint, segment or point touches a zone's area — exactly, curves included (contract:
+    "Touching counts … circles and ellipses included")."""
+    if area.is_empty:
+        return False
+    if curved is not None:
+        return curved.touches(probe)
+    return bool(area.intersects(probe))
+
+
+def point_in_zone(area: Any, curved: CurvedArea | None, x: float, y: float) -> bool:
+    """Whether the point lies in a zone's (closed) area, curves judged exactly."""
+    if area.is_empty:
+        return False
+    if curved is not None:
+        return curved.contains_point(x, y)
+    return bool(area.intersects(Point(x, y)))
+
+
+def first_meeting(
+    area: Any, curved: CurvedArea | None, segment: Any, a: Point3, b: Point3, span: tuple[float, float]
+) -> float | None:
+    """The first ``t`` (0 at ``a``) where the 2D segment ``a → b`` (``segment``, its shapely form) meets a
+    zone's area while the line's height is within ``span``; ``None`` when it does not. The one place both
+    the per-pair path and the engine's exact fallback compute it."""
+    dx, dy = b.x - a.x, b.y - a.y
+    if dx == 0 and dy == 0:
+        return span[0] if point_in_zone(area, curved, a.x, a.y) else None
+    if curved is not None:
+        lo, hi = span
+        for start, end in curved.segment_parts(a.x, a.y, b.x, b.y):
+            if start <= hi and end >= lo:
+                return min(max(start, lo), hi)
+        return None
+    meeting = shapely.intersection(segment, area)
+    if meeting.is_empty:
+        # GEOS said they touch but rounding lost the contact: take the nearest point.
+        meeting = shapely.get_point(shapely.shortest_line(segment, area), 0)
+    return _first_meeting(meeting, a, dx, dy, dx * dx + dy * dy, span)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +326,7 @@ class SceneGeometry:
         # Regions: every area (zone or not) on demand, zones compiled up front.
         self._regions: dict[str, Region] = {region.id: region for region in scene.regions}
         self._areas: dict[str, Any] = {}
+        self._curves: dict[str, CurvedArea | None] = {}
         zones: list[_ZoneInfo] = []
         for region in scene.regions:
             if region.zone is None:
@@ -279,6 +334,7 @@ class SceneGeometry:
             area = self._area(region.id)
             shapely.prepare(area)
             elevation = region.elevation
+            curved = self._curved(region.id) if not area.is_empty else None
             zones.append(
                 _ZoneInfo(
                     order=len(zones),
@@ -287,14 +343,16 @@ class SceneGeometry:
                     area=area,
                     bottom=-math.inf if elevation.bottom is None else elevation.bottom,
                     top=math.inf if elevation.top is None else elevation.top,
+                    curved=curved,
+                    query_area=area if curved is None else curved.outer,
                 )
             )
         self._zones: tuple[_ZoneInfo, ...] = tuple(zones)
         self._zone_by_region: dict[str, _ZoneInfo] = {zone.region_id: zone for zone in zones}
         self._solid_zones: tuple[_ZoneInfo, ...] = tuple(zone for zone in zones if not zone.area.is_empty)
-        self._zone_tree = STRtree([zone.area for zone in self._solid_zones])
+        self._zone_tree = STRtree([zone.query_area for zone in self._solid_zones])
         self._zone_bounds: FloatArray = (
-            shapely.bounds([zone.area for zone in self._solid_zones]).astype(np.float64)
+            shapely.bounds([zone.query_area for zone in self._solid_zones]).astype(np.float64)
             if self._solid_zones
             else np.empty((0, 4), dtype=np.float64)
         )
@@ -333,14 +391,13 @@ class SceneGeometry:
             raise KeyError(region_id)
         zone = self._zone_by_region.get(region_id)
         if zone is not None:
-            area, bottom, top = zone.area, zone.bottom, zone.top
+            area, bottom, top, curved = zone.area, zone.bottom, zone.top, zone.curved
         else:
             area = self._area(region_id)
             bottom = -math.inf if region.elevation.bottom is None else region.elevation.bottom
             top = math.inf if region.elevation.top is None else region.elevation.top
-        result = (
-            not area.is_empty and _within_span(info.token.elevation, bottom, top) and bool(area.intersects(info.probe))
-        )
+            curved = self._curved(region_id)
+        result = _within_span(info.token.elevation, bottom, top) and touches_zone(area, curved, info.probe)
         self._inside_cache[key] = result
         return result
 
@@ -458,6 +515,11 @@ class SceneGeometry:
             self._areas[region_id] = area
         return area
 
+    def _curved(self, region_id: str) -> CurvedArea | None:
+        if region_id not in self._curves:
+            self._curves[region_id] = curved_region(self._regions[region_id])
+        return self._curves[region_id]
+
     def _compile_token(self, token: Token) -> _TokenInfo:
         size = self.scene.grid.size
         w, h = token.width * size, token.height * size
@@ -526,22 +588,13 @@ class SceneGeometry:
             return {}
         flat = a.x == b.x and a.y == b.y
         segment: Any = Point(a.x, a.y) if flat else LineString([(a.x, a.y), (b.x, b.y)])
-        dx, dy = b.x - a.x, b.y - a.y
-        length2 = dx * dx + dy * dy
         entries: dict[int, float] = {}
         for index in self._zone_tree.query(segment, predicate="intersects"):
             zone = self._solid_zones[int(index)]
             span = _span_params(a.z, b.z, zone.bottom, zone.top)
             if span is None:
                 continue
-            if flat:
-                entries[zone.order] = span[0]
-                continue
-            meeting = shapely.intersection(segment, zone.area)
-            if meeting.is_empty:
-                # GEOS said they touch but rounding lost the contact: take the nearest point.
-                meeting = shapely.get_point(shapely.shortest_line(segment, zone.area), 0)
-            first = _first_meeting(meeting, a, dx, dy, length2, span)
+            first = first_meeting(zone.area, zone.curved, segment, a, b, span)
             if first is not None:
                 entries[zone.order] = first
         return entries
