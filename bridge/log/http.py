@@ -14,6 +14,8 @@ JSON API
   → ``{"rulings": [...], "snapshots": {key: snapshot}, "next": cursor-or-null}`` (each ruling's
   ``snapshot`` is the key of its entry in ``snapshots``)
   ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed.
+  ``GET /api/worlds/{world}/sessions/{session}/rejudge`` (query: ``ruleset edition all`` and the
+  rulings' filters, ``limit``, ``cursor``) → one page judged again (``sightline log rejudge``).
 Pages: ``/log/`` (sessions), ``/log/{world}/{session}`` (rulings, filters, map), ``/log/login``.
 """
 
@@ -37,6 +39,8 @@ from .export import FORMATS
 from .i18n import TEXTS, pick_language
 from .pages import login_page, session_page, sessions_page
 from .records import RulingRecord
+from .rejudge import Rejudge, RejudgeError
+from .rejudge_output import outcome_wire
 from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store, parse_time
 
 __all__ = [
@@ -262,8 +266,24 @@ def _secure_cookie(request: web.Request) -> bool:
     return request.secure or bool(public and public.lower().startswith("https://"))
 
 
-def _may_read(request: web.Request, world: str) -> bool:
-    secret = _presented_secret(request)
+def _bearer(request: web.Request) -> bool:
+    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and bool(value.strip())
+
+
+async def _secret_of(request: web.Request) -> str | None:
+    """The presented secret; a ``Bearer`` one waits first if its address keeps sending wrong ones (the
+    API is a third door for guessing, after ``hello`` and the sign-in form). A cookie carries a random
+    token, not a secret: nothing to slow."""
+    if _bearer(request):
+        wait = request.app[LOG_THROTTLE].wait_before_attempt(_client(request))
+        if wait > 0:
+            await asyncio.sleep(wait)
+    return _presented_secret(request)
+
+
+async def _may_read(request: web.Request, world: str) -> bool:
+    secret = await _secret_of(request)
     return secret is not None and request.app[LOG_CHECK_SECRET](world, secret)
 
 
@@ -276,7 +296,10 @@ async def _visible_worlds(request: web.Request, secret: str) -> list[str] | None
     return worlds
 
 
-def _unauthorized() -> web.HTTPUnauthorized:
+def _unauthorized(request: web.Request) -> web.HTTPUnauthorized:
+    """401; a wrong ``Bearer`` secret counts against its address like a wrong sign-in."""
+    if _bearer(request):
+        request.app[LOG_THROTTLE].failed(_client(request), "api")
     return web.HTTPUnauthorized(
         text='{"error": "unauthorized", "message": "a valid secret is required"}',
         content_type="application/json",
@@ -285,6 +308,8 @@ def _unauthorized() -> web.HTTPUnauthorized:
 
 
 def _to_login(request: web.Request) -> web.HTTPSeeOther:
+    if _bearer(request):
+        request.app[LOG_THROTTLE].failed(_client(request), "api")
     lang = _language(request)
     target = quote(request.path_qs, safe="")
     return web.HTTPSeeOther(f"/log/login?lang={lang}&next={target}")
@@ -368,10 +393,10 @@ async def _session_or_404(request: web.Request, world: str, session_id: str) -> 
 @routes.get("/api/worlds")
 async def api_worlds(request: web.Request) -> web.Response:
     """The worlds the presented secret may read."""
-    secret = _presented_secret(request)
+    secret = await _secret_of(request)
     worlds = await _visible_worlds(request, secret) if secret else None
     if worlds is None:
-        raise _unauthorized()
+        raise _unauthorized(request)
     return _json({"worlds": worlds})
 
 
@@ -379,8 +404,8 @@ async def api_worlds(request: web.Request) -> web.Response:
 async def api_sessions(request: web.Request) -> web.Response:
     """A world's sessions, newest first."""
     world = request.match_info["world"]
-    if not _may_read(request, world):
-        raise _unauthorized()
+    if not await _may_read(request, world):
+        raise _unauthorized(request)
     sessions = await request.app[LOG_STORE].list_sessions(world)
     return _json({"sessions": [s.model_dump(mode="json") for s in sessions]})
 
@@ -389,8 +414,8 @@ async def api_sessions(request: web.Request) -> web.Response:
 async def api_rulings(request: web.Request) -> web.Response:
     """One page of a session's rulings, filtered; ``next`` is the cursor of the following page."""
     world, session_id = request.match_info["world"], request.match_info["session"]
-    if not _may_read(request, world):
-        raise _unauthorized()
+    if not await _may_read(request, world):
+        raise _unauthorized(request)
     await _session_or_404(request, world, session_id)
     try:
         filters, limit = parse_filters(request.query), _limit(request.query)
@@ -408,8 +433,8 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
 
     async def export(request: web.Request) -> web.StreamResponse:
         world, session_id = request.match_info["world"], request.match_info["session"]
-        if not _may_read(request, world):
-            raise _unauthorized()
+        if not await _may_read(request, world):
+            raise _unauthorized(request)
         await _session_or_404(request, world, session_id)
         filename = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{world}-{session_id}.{fmt}")
         response = web.StreamResponse(
@@ -440,6 +465,57 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
 
 for _fmt in FORMATS:
     routes.get(f"/api/worlds/{{world}}/sessions/{{session}}/export.{_fmt}")(_export_handler(_fmt))
+
+
+def _rejudge_choice(choice: str) -> Rejudge | None:
+    """The page's ``rejudge=ruleset:edition`` (empty: none); :class:`ValueError` naming what is wrong."""
+    if not choice:
+        return None
+    ruleset, _, edition = choice.partition(":")
+    try:
+        return Rejudge(ruleset=ruleset or None, edition=edition or None)
+    except RejudgeError as exc:
+        raise ValueError(f"rejudge: {exc}") from exc
+
+
+async def _rejudged(judge: Rejudge, records: list[RulingRecord], *, keep_same: bool) -> list[dict[str, Any]]:
+    """``records`` judged again, in a worker thread: a large page never holds up other worlds' messages."""
+
+    def run() -> list[dict[str, Any]]:
+        return [
+            outcome_wire(outcome, judge)
+            for outcome in judge.judge_all(records)
+            if keep_same or outcome.status != "same"
+        ]
+
+    return await asyncio.to_thread(run)
+
+
+@routes.get("/api/worlds/{world}/sessions/{session}/rejudge")
+async def api_rejudge(request: web.Request) -> web.Response:
+    """One page of a session's rulings judged again under ``ruleset`` and/or ``edition`` (query), as
+    ``sightline log rejudge`` does: ``{"rulings": [...changed or untranslatable (all with all=true)],
+    "scanned": n, "summary": {...this page}, "next": cursor-or-null}``. Nothing stored changes."""
+    world, session_id = request.match_info["world"], request.match_info["session"]
+    if not await _may_read(request, world):
+        raise _unauthorized(request)
+    await _session_or_404(request, world, session_id)
+    query = request.query
+    try:
+        judge = Rejudge(ruleset=query.get("ruleset") or None, edition=query.get("edition") or None)
+    except RejudgeError as exc:
+        raise _bad_request(str(exc)) from exc
+    try:
+        filters, limit = parse_filters(query), _limit(query)
+        page = await request.app[LOG_STORE].query(
+            world, session_id, filters=filters, limit=limit, cursor=query.get("cursor") or None
+        )
+    except ValueError as exc:
+        raise _bad_request(str(exc)) from exc
+    every = await _rejudged(judge, page.records, keep_same=True)
+    summary = {status: sum(o["status"] == status for o in every) for status in ("same", "changed", "untranslatable")}
+    listed = [o for o in every if query.get("all") == "true" or o["status"] != "same"]
+    return _json({"rulings": listed, "scanned": len(every), "summary": summary, "next": page.next_cursor})
 
 
 # --- Pages ----------------------------------------------------------------------------------------
@@ -503,7 +579,7 @@ async def logout(request: web.Request) -> web.Response:
 @routes.get("/log/")
 async def sessions_list(request: web.Request) -> web.Response:
     """Every session of every world the secret may read."""
-    secret = _presented_secret(request)
+    secret = await _secret_of(request)
     worlds = await _visible_worlds(request, secret) if secret else None
     if worlds is None:
         raise _to_login(request)
@@ -516,9 +592,9 @@ async def sessions_list(request: web.Request) -> web.Response:
 @routes.get("/log/static/log.js")
 async def script(request: web.Request) -> web.Response:
     """The session page's map script (for signed-in readers only, like everything else)."""
-    secret = _presented_secret(request)
+    secret = await _secret_of(request)
     if not secret or await _visible_worlds(request, secret) is None:
-        raise _unauthorized()
+        raise _unauthorized(request)
     text = resources.files("bridge.log").joinpath("static", "log.js").read_text(encoding="utf-8")
     return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
@@ -527,19 +603,21 @@ async def script(request: web.Request) -> web.Response:
 async def session_view(request: web.Request) -> web.Response:
     """A session's rulings page: filters, table, paging, export links and the map."""
     world, session_id = request.match_info["world"], request.match_info["session"]
-    if not _may_read(request, world):
+    if not await _may_read(request, world):
         raise _to_login(request)
     lang = _language(request)
     store = request.app[LOG_STORE]
     session = await store.get_session(session_id, world=world)
     if session is None:
         return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor")
+    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
     next_cursor = None
+    rejudged: dict[str, dict[str, Any]] | None = None
     try:
+        judge = _rejudge_choice(shown["rejudge"])
         page = await store.query(
             world,
             session_id,
@@ -548,7 +626,18 @@ async def session_view(request: web.Request) -> web.Response:
             cursor=shown["cursor"] or None,
         )
         records, next_cursor = page.records, page.next_cursor
+        if judge is not None:
+            rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True)}
     except ValueError as exc:
         error = str(exc)
-    html = session_page(lang, session, records, filters=shown, next_cursor=next_cursor, error=error)
+    html = session_page(
+        lang,
+        session,
+        records,
+        filters=shown,
+        next_cursor=next_cursor,
+        error=error,
+        rejudge=shown["rejudge"] if rejudged is not None else "",
+        rejudged=rejudged,
+    )
     return _html(html, status=400 if error else 200)

@@ -15,7 +15,6 @@ import pytest
 from websockets.asyncio.client import connect
 
 from bridge.config import BridgeConfig
-from bridge.demo import play
 from bridge.log.records import RulingRecord
 from bridge.log.rejudge import Outcome, Rejudge, RejudgeError
 from bridge.log.sqlite import SqliteLogStore
@@ -25,7 +24,8 @@ from bridge.server import run_bridge
 INFINITY_EDITIONS = ("original", "1.2", "1.3", "2.1")
 
 
-async def _records(data_dir: Path) -> list[RulingRecord]:
+async def records_of(data_dir: Path) -> list[RulingRecord]:
+    """Every record of the one session logged in ``data_dir``."""
     store = SqliteLogStore(data_dir / "sightline.db")
     await store.connect()
     try:
@@ -33,16 +33,6 @@ async def _records(data_dir: Path) -> list[RulingRecord]:
         return [record async for record in store.export(session.world, session.id)]
     finally:
         await store.close()
-
-
-@pytest.fixture(scope="module")
-def demo_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's skirmish played through a real bridge, its rulings logged into one game session."""
-    import asyncio
-
-    data_dir = tmp_path_factory.mktemp("demo-log")
-    asyncio.run(play("en", log_dir=data_dir))
-    return data_dir
 
 
 def _pair(outcome: Outcome) -> tuple[str, str | None, str]:
@@ -57,7 +47,7 @@ async def test_demo_under_each_older_edition_changes_only_marksmanship_through_w
     """docs/rules/infinity-n4.md, "Editions": `current` is "2.1 plus Marksmanship among those for whom
     White Noise is Zero" — so under every older edition exactly one demo ruling changes: Vik (Marksmanship)
     shooting Lin through the White Noise zone is allowed, at 0; nothing else the demo asks differs."""
-    records = await _records(demo_log)
+    records = await records_of(demo_log)
     assert len(records) == 13
     outcomes = list(Rejudge(edition=edition).judge_all(records))
     changed = [o for o in outcomes if o.status == "changed"]
@@ -71,14 +61,14 @@ async def test_demo_under_each_older_edition_changes_only_marksmanship_through_w
 
 async def test_demo_under_current_changes_nothing(demo_log: Path) -> None:
     """The demo was played under `current`: judged again under `current`, no ruling changes."""
-    outcomes = list(Rejudge(edition="current").judge_all(await _records(demo_log)))
+    outcomes = list(Rejudge(edition="current").judge_all(await records_of(demo_log)))
     assert {o.status for o in outcomes} == {"same"} and len(outcomes) == 13
 
 
 async def test_demo_under_codeone_loses_every_zone_mod(demo_log: Path) -> None:
     """002: "This N4 rule is not used in CodeOne" — re-judged as `infinity-codeone`, every ruling that a
     zone changed (a MOD, a block, a forbidden Combat Jump) changes, and no ruling applies a zone MOD."""
-    records = await _records(demo_log)
+    records = await records_of(demo_log)
     outcomes = list(Rejudge(ruleset="infinity-codeone").judge_all(records))
     zone_ruled = {
         r.id
@@ -149,7 +139,7 @@ async def test_gurps_session_as_traveller_lists_every_ruling_that_cannot_carry_o
         {"actor": "t-c", "target": "t-b", "action": "attack"},
     ]
     await _log_session(tmp_path, _gurps_scene(), asks)
-    records = await _records(tmp_path)
+    records = await records_of(tmp_path)
     outcomes = list(Rejudge(ruleset="traveller").judge_all(records))
     assert [o.status for o in outcomes] == ["untranslatable"] * 3
     assert "traveller has no action 'attack'" in (outcomes[0].why or "")
@@ -169,7 +159,7 @@ async def test_gurps_session_keeps_the_light_and_darkness_it_was_judged_in(tmp_p
         {"actor": "t-c", "target": "t-b", "action": "attack"},
     ]
     await _log_session(tmp_path, _gurps_scene(), asks)
-    records = await _records(tmp_path)
+    records = await records_of(tmp_path)
     lit = records[0]
     assert lit.snapshot is not None and lit.snapshot.setting["environment"] == {"darkness": -5}
     assert lit.situation is not None and [t["id"] for t in lit.situation["tokens"]] == ["t-b", "t-a", "t-d"]
@@ -187,7 +177,7 @@ async def test_gurps_session_keeps_the_light_and_darkness_it_was_judged_in(tmp_p
 
 async def test_records_without_their_situation_are_listed_not_dropped(demo_log: Path) -> None:
     """A record written before the log kept each ruling's situation is reported as not carried over."""
-    (first, *_) = await _records(demo_log)
+    (first, *_) = await records_of(demo_log)
     old = first.model_copy(update={"situation": None})
     (outcome,) = Rejudge(edition="1.2").judge_all([old])
     assert outcome.status == "untranslatable"
@@ -213,7 +203,7 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
 async def test_console_command_formats_and_the_log_stays_as_it_was(demo_log: Path) -> None:
     """Through the real command: the table, JSONL (summary last), CSV (summary on standard error) and
     Markdown list the one changed ruling with both sides' reasons; the log is byte-for-byte unchanged."""
-    records = await _records(demo_log)
+    records = await records_of(demo_log)
     session = records[0].session
     assert session is not None
     before = [r.model_dump_json() for r in records]
@@ -238,7 +228,7 @@ async def test_console_command_formats_and_the_log_stays_as_it_was(demo_log: Pat
     md = _cli(*common, "--format", "md")
     assert md.stdout.startswith("| Time | Actor | Target |") and "| Vik | Lin |" in md.stdout
 
-    assert [r.model_dump_json() for r in await _records(demo_log)] == before
+    assert [r.model_dump_json() for r in await records_of(demo_log)] == before
 
 
 def test_console_command_refuses_an_unknown_edition_in_one_line(demo_log: Path) -> None:

@@ -85,6 +85,7 @@ class Passage(DataModel):
 
 
 class VocabularyRow(DataModel):
+    title: str
     zones: tuple[str, ...]
     traits: tuple[str, ...]
     actions: tuple[str, ...]
