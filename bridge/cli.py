@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .config import BridgeConfig, data_dir_from, load_or_create_secret
+from .config import BridgeConfig, data_dir_from, ensure_secret, load_or_create_secret
 from .log.cli import add_log_parser, run_log_command
 
 __all__ = ["main"]
@@ -42,6 +42,21 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="ORIGIN",
         help="accept WebSocket connections only from this Origin, e.g. https://foundry.example.org (repeatable)",
+    )
+    serve.add_argument(
+        "--public-url",
+        default=os.environ.get("SIGHTLINE_PUBLIC_URL"),
+        metavar="URL",
+        help="the address browsers reach the bridge at, e.g. https://sightline.example.org behind a TLS proxy: "
+        "an https URL makes the log's sign-in cookie Secure (env SIGHTLINE_PUBLIC_URL)",
+    )
+    serve.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a reverse proxy whose X-Forwarded-For names the client, e.g. 127.0.0.1 (repeatable): wrong "
+        "secrets are then slowed per client rather than per proxy",
     )
     serve.add_argument(
         "--session-idle",
@@ -86,6 +101,18 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds a world's scenes are kept after its last client left (then dropped, memory given back)",
     )
     limits.add_argument("--heartbeat", type=float, default=defaults.heartbeat, help="seconds; 0 turns it off")
+    limits.add_argument(
+        "--auth-free-failures",
+        type=int,
+        default=defaults.auth_free_failures,
+        help="wrong secrets per client address before each further attempt waits",
+    )
+    limits.add_argument(
+        "--auth-max-delay",
+        type=float,
+        default=defaults.auth_max_delay,
+        help="seconds: the longest wait between attempts of an address that keeps sending wrong secrets",
+    )
     for kind in ("regions", "tokens", "walls", "lights"):
         limits.add_argument(f"--max-{kind}", type=int, default=getattr(defaults, f"max_{kind}"), help=f"{kind} a scene")
     limits.add_argument(
@@ -97,7 +124,9 @@ def _parser() -> argparse.ArgumentParser:
         help="compress WebSocket frames (permessage-deflate): less bandwidth to remote clients, more CPU per frame",
     )
 
-    secret = commands.add_parser("secret", help="print the bridge secret, or a world's own secret (made if new)")
+    secret = commands.add_parser(
+        "secret", help="print the bridge secret (serve prints it only when it makes it), or a world's own secret"
+    )
     _storage_options(secret)
     secret.add_argument("--world", help="the world whose own secret to print (created on first use)")
 
@@ -118,6 +147,12 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="play a short Infinity skirmish through a real bridge")
     demo.add_argument("--svg", default="sightline-demo.svg", help="where to write the scene picture")
     demo.add_argument("--locale", choices=["en", "es"], default="en")
+    demo.add_argument(
+        "--keep-log",
+        type=Path,
+        metavar="DIR",
+        help="log the demo's rulings into DIR/sightline.db and keep them (browse, export or re-judge them later)",
+    )
     return parser
 
 
@@ -145,7 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from .demo import run_demo
 
-        return run_demo(svg_path=args.svg, locale=args.locale)
+        if args.keep_log is not None:
+            args.keep_log.mkdir(parents=True, exist_ok=True)
+        return run_demo(svg_path=args.svg, locale=args.locale, log_dir=args.keep_log)
     raise AssertionError(args.command)  # pragma: no cover - argparse requires a command
 
 
@@ -161,11 +198,21 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"sightline serve: --world-secret takes WORLD=SECRET, not {pair!r}", file=sys.stderr)
             return 2
         world_secrets[world] = value
+    public_url = args.public_url or None
+    if public_url is not None and not public_url.lower().startswith(("http://", "https://")):
+        print(f"sightline serve: --public-url takes http://… or https://…, not {public_url!r}", file=sys.stderr)
+        return 2
+    secret, secret_is_new = ensure_secret(data_dir, args.secret)
     config = BridgeConfig(
         host=args.host,
         port=args.port,
         data_dir=data_dir,
-        secret=load_or_create_secret(data_dir, args.secret),
+        secret=secret,
+        secret_is_new=secret_is_new,
+        public_url=public_url,
+        trusted_proxies=tuple(args.trusted_proxy),
+        auth_free_failures=args.auth_free_failures,
+        auth_max_delay=args.auth_max_delay,
         world_secrets=world_secrets,
         database=args.database,
         session_idle_minutes=args.session_idle,

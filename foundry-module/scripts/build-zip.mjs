@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { zipSync } from "fflate";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const INCLUDE = ["module.json", "scripts", "lang", "styles"];
+const INCLUDE = ["module.json", "LICENSE", "scripts", "lang", "styles"];
 const EXCLUDE = new Set(["scripts/build-zip.mjs"]);
 
 function walk(path, out) {
