@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import faulthandler
 import functools
+import logging
 import signal
 import ssl
 import threading
@@ -60,6 +61,8 @@ from .throttle import FailureThrottle, ThrottlePolicy, client_address
 from .workers import WorldWorker, give_back_memory
 
 __all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context"]
+
+_log = logging.getLogger(__name__)
 
 HELLO_TIMEOUT_CLOSE = 4408
 TOO_MANY_CONNECTIONS_CLOSE = 4429
@@ -177,6 +180,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             max_frame_bytes=config.max_frame_bytes,
             messages_per_second=config.messages_per_second,
             burst=config.message_burst,
+            max_depth=config.max_nesting,
         ),
     )
     outbox = Outbox(config.send_queue_bytes, config.send_queue)
@@ -344,7 +348,11 @@ def _hello_overdue(session: Session, outbox: Outbox) -> None:
 
 
 async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) -> None:
-    """Carry out effects in order: send, log-then-send, close."""
+    """Carry out effects in order: send, log-then-send, close.
+
+    Nothing but the connection's end stops it: an effect that fails for another reason (a bug) is
+    logged and the next one goes on — a writer that died would leave the socket open and silent.
+    """
     while True:
         effect = await outbox.get()
         if effect is None:  # the connection is over
@@ -359,6 +367,8 @@ async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) 
                 return
         except ConnectionError:
             return
+        except Exception as exc:
+            _log.error("could not carry out a %s: %s: %s", type(effect).__name__, type(exc).__name__, exc)
 
 
 # --- Application ----------------------------------------------------------------------------------
