@@ -69,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-frame-bytes", type=int, default=defaults.max_frame_bytes)
     limits.add_argument("--messages-per-second", type=float, default=defaults.messages_per_second)
     limits.add_argument("--message-burst", type=int, default=defaults.message_burst)
+    limits.add_argument(
+        "--max-nesting", type=int, default=defaults.max_nesting, help="how deep a message's JSON may nest"
+    )
     limits.add_argument("--max-connections-per-world", type=int, default=defaults.max_connections_per_world)
     limits.add_argument("--hello-timeout", type=float, default=defaults.hello_timeout, help="seconds")
     limits.add_argument("--send-queue", type=int, default=defaults.send_queue, help="answers queued per client")
@@ -194,6 +197,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_frame_bytes=args.max_frame_bytes,
         messages_per_second=args.messages_per_second,
         message_burst=args.message_burst,
+        max_nesting=args.max_nesting,
         max_connections_per_world=args.max_connections_per_world,
         hello_timeout=args.hello_timeout,
         send_queue=args.send_queue,
