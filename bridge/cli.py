@@ -91,7 +91,31 @@ def _parser() -> argparse.ArgumentParser:
     for kind in ("regions", "tokens", "walls", "lights"):
         limits.add_argument(f"--max-{kind}", type=int, default=getattr(defaults, f"max_{kind}"), help=f"{kind} a scene")
     limits.add_argument(
-        "--max-vertices", type=int, default=defaults.max_vertices, help="polygon vertices over a scene's regions"
+        "--max-vertices",
+        type=int,
+        default=defaults.max_vertices,
+        help="vertices a scene is drawn with (polygons; curves by the polygon standing for them)",
+    )
+    limits.add_argument(
+        "--max-ring-vertices", type=int, default=defaults.max_ring_vertices, help="vertices of one polygon or ring"
+    )
+    limits.add_argument(
+        "--max-scenes-per-world",
+        type=int,
+        default=defaults.max_scenes_per_world,
+        help="scenes a world holds (the least recently used unwatched one is forgotten for a new one)",
+    )
+    limits.add_argument(
+        "--max-watches-per-connection", type=int, default=defaults.max_watches_per_connection, help="open watches"
+    )
+    limits.add_argument(
+        "--max-watch-pairs", type=int, default=defaults.max_watch_pairs, help="(actor, target) pairs of one watch"
+    )
+    limits.add_argument(
+        "--max-best-line-tests",
+        type=int,
+        default=defaults.max_best_line_tests,
+        help="rules.lines 'best': sampled lines × pairs × (zones + walls) of one message",
     )
     serve.add_argument(
         "--ws-compress",
@@ -208,6 +232,11 @@ def _serve(args: argparse.Namespace) -> int:
         max_walls=args.max_walls,
         max_lights=args.max_lights,
         max_vertices=args.max_vertices,
+        max_ring_vertices=args.max_ring_vertices,
+        max_scenes_per_world=args.max_scenes_per_world,
+        max_watches_per_connection=args.max_watches_per_connection,
+        max_watch_pairs=args.max_watch_pairs,
+        max_best_line_tests=args.max_best_line_tests,
     )
 
     def announce(line: str) -> None:

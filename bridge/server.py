@@ -115,6 +115,9 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             max_frame_bytes=config.max_frame_bytes,
             messages_per_second=config.messages_per_second,
             burst=config.message_burst,
+            watches=config.max_watches_per_connection,
+            watch_pairs=config.max_watch_pairs,
+            best_line_tests=config.max_best_line_tests,
             max_depth=config.max_nesting,
         ),
     )
@@ -260,6 +263,8 @@ def create_app(
                 walls=config.max_walls,
                 lights=config.max_lights,
                 vertices=config.max_vertices,
+                ring_vertices=config.max_ring_vertices,
+                scenes=config.max_scenes_per_world,
             )
         ),
         store=store,

@@ -45,7 +45,10 @@ from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 __all__ = [
     "CURVE_TOLERANCE",
     "EVERYWHERE",
+    "MAX_CURVE_VERTICES",
+    "MAX_TOUCHING_LOOPS",
     "MIN_CURVE_VERTICES",
+    "CrossingRing",
     "LightSource",
     "SceneGeometry",
     "Sense",
@@ -56,6 +59,8 @@ __all__ = [
     "in_spans",
     "level_spans",
     "region_area",
+    "ring_polygon",
+    "shape_vertices",
     "spans_of",
     "wall_restriction",
 ]
@@ -66,8 +71,14 @@ FloatArray = npt.NDArray[np.float64]
 CURVE_TOLERANCE = 0.05
 #: Fewest vertices of a polygon standing for a circle or an ellipse.
 MIN_CURVE_VERTICES = 32
-#: Most vertices of such a polygon; only reached by radii far beyond any real scene (~1.6e7 px).
-MAX_CURVE_VERTICES = 1 << 20
+#: Most vertices of such a polygon, whatever the radius: a curve's cost is bounded, as Foundry's is by its
+#: own tolerance. Reached at a radius of ~170,000 px; the polygon is within 1 px of the curve (Foundry's
+#: ``RegionCircleShape#VERTEX_DENSITY_EPSILON``) up to a radius of ~3.4 million px.
+MAX_CURVE_VERTICES = 4096
+
+#: Most loops a ring touching itself is cut into (Clipper's weakly simple output touches itself a few
+#: times at most); a ring with more is refused like a crossing one: combining loops costs their square.
+MAX_TOUCHING_LOOPS = 32
 
 # Foundry's CONST.WALL_SENSE_TYPES and CONST.WALL_DIRECTIONS.
 _SIGHT_NONE, _SIGHT_LIMITED, _SIGHT_PROXIMITY, _SIGHT_DISTANCE = 0, 10, 30, 40
@@ -149,7 +160,8 @@ def curve_vertex_count(radius: float) -> int:
     """Vertices of an inscribed regular polygon within :data:`CURVE_TOLERANCE` of a circle of ``radius``.
 
     The sagitta of a chord spanning ``2π/n`` is ``r (1 − cos(π/n))``; the count is rounded up to a
-    multiple of 4 so that the curve's extreme points (on its axes) are vertices, exactly.
+    multiple of 4 so that the curve's extreme points (on its axes) are vertices, exactly, and is at most
+    :data:`MAX_CURVE_VERTICES` whatever the radius (beyond ~170,000 px the tolerance is not kept).
     """
     if radius <= CURVE_TOLERANCE:
         return MIN_CURVE_VERTICES
@@ -195,14 +207,129 @@ def _polygonal(geometry: Any) -> Any:
     return shapely.union_all(polygons) if polygons else Polygon()
 
 
+class CrossingRing(ValueError):
+    """A polygon whose edges cross each other, too large to repair at a bounded cost (see docs/geometry.md)."""
+
+
 def _ring(points: Sequence[float]) -> Any:
-    """A flat ``[x0, y0, x1, y1, …]`` list as a valid polygon (repaired), empty if it has no area."""
+    """A flat ``[x0, y0, x1, y1, …]`` list as a valid polygon, empty if it has no area.
+
+    Raises :class:`CrossingRing` for a polygon the bridge refuses (:func:`ring_polygon`).
+    """
+    polygon = ring_polygon(points)
+    return polygon if polygon.area > 0 else Polygon()
+
+
+def ring_polygon(points: Sequence[float]) -> Any:
+    """The area a flat ``[x0, y0, x1, y1, …]`` ring encloses, at a cost bounded in its vertex count.
+
+    A valid ring is used as it is (GEOS's validity test stops at the first defect it finds). A ring that
+    only touches itself at repeated vertices — Clipper, which resolves Foundry's regions, may output such
+    weakly simple rings — is split there into loops, each of which must be valid; a loop turning the
+    other way than the ring is a hole in the loop around it. A ring whose edges cross is refused with
+    :class:`CrossingRing`: repairing it costs as much as its crossings, up to the square of its vertices
+    (docs/geometry.md says why the bridge refuses rather than repairs).
+    """
     if len(points) < 6:
         return Polygon()
-    polygon = Polygon(np.asarray(points, dtype=np.float64).reshape(-1, 2))
-    if not polygon.is_valid:
-        polygon = _polygonal(shapely.make_valid(polygon))
-    return polygon if polygon.area > 0 else Polygon()
+    coords = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    polygon = Polygon(coords)
+    if polygon.is_valid:
+        return polygon
+    reason = shapely.is_valid_reason(polygon)
+    if reason.startswith("Too few points") or _collinear(coords):
+        return Polygon()
+    if reason.startswith("Ring Self-intersection"):
+        loops = _touching_loops(coords)
+        if loops is not None:
+            return loops
+    where = reason.partition("[")[2].rstrip("]")
+    at = f" near ({', '.join(where.split())})" if where else ""
+    raise CrossingRing(
+        f"the polygon's edges cross each other{at} (or it touches itself more than {MAX_TOUCHING_LOOPS} "
+        "times); Foundry's resolved polygons never cross themselves"
+    )
+
+
+def _collinear(coords: npt.NDArray[np.float64]) -> bool:
+    """Whether every point lies on one line (a ring with no area, however it doubles back)."""
+    offsets = coords - coords[0]
+    moved = np.flatnonzero(np.any(offsets != 0, axis=1))
+    if not len(moved):
+        return True
+    dx, dy = offsets[moved[0]]
+    return bool(np.all(offsets[:, 0] * dy == offsets[:, 1] * dx))
+
+
+def _touching_loops(coords: npt.NDArray[np.float64]) -> Any:
+    """A ring that touches itself only at repeated vertices, as its area; ``None`` if it does more.
+
+    The walk is cut into loops at each vertex met again (a stack: O(n)), at most
+    :data:`MAX_TOUCHING_LOOPS` of them; every loop must be valid, and all of them together must form
+    valid polygons (GEOS's tests stop at the first crossing), so no step costs more than a few validity
+    tests of the whole ring.
+    """
+    if len(coords) > 1 and tuple(coords[0]) == tuple(coords[-1]):
+        coords = coords[:-1]
+    stack: list[tuple[float, float]] = []
+    seen: dict[tuple[float, float], int] = {}
+    loops: list[list[tuple[float, float]]] = []
+    for x, y in coords.tolist():
+        point = (x, y)
+        at = seen.get(point)
+        if at is not None:
+            loop = stack[at:]
+            del stack[at + 1 :]
+            for gone in loop[1:]:
+                seen.pop(gone, None)
+            if len(loop) >= 3:
+                loops.append(loop)
+            continue
+        seen[point] = len(stack)
+        stack.append(point)
+        if len(loops) > MAX_TOUCHING_LOOPS:
+            return None
+    if len(stack) >= 3:
+        loops.append(stack)
+    pieces = [Polygon(loop) for loop in loops]
+    pieces = [piece for piece in pieces if piece.area > 0]
+    if not pieces or not all(piece.is_valid for piece in pieces):
+        return None
+    signs = [shapely.is_ccw(piece.exterior) for piece in pieces]
+    main = signs[max(range(len(pieces)), key=lambda i: pieces[i].area)]
+    solid = [piece for piece, ccw in zip(pieces, signs, strict=True) if ccw == main]
+    turned = [piece for piece, ccw in zip(pieces, signs, strict=True) if ccw != main]
+    shells = shapely.MultiPolygon(solid)
+    if not shells.is_valid:
+        return None
+    if not turned:
+        return _polygonal(shapely.union_all(solid))
+    holes = shapely.MultiPolygon(turned)
+    # Loops turning the other way: holes when inside a solid loop, solid themselves (a figure eight) when not.
+    shapely.prepare(shells)
+    inside = shapely.contains(shells, shapely.point_on_surface(turned))
+    together = shapely.MultiPolygon([*solid, *turned])
+    if not holes.is_valid or not (together.is_valid or shapely.is_valid_reason(together).startswith("Nested shells")):
+        return None
+    cut = [piece for piece, hole in zip(turned, inside, strict=True) if hole]
+    kept = [*solid, *(piece for piece, hole in zip(turned, inside, strict=True) if not hole)]
+    area = shapely.union_all(kept)
+    if cut:
+        area = shapely.difference(area, shapely.union_all(cut))
+    return _polygonal(area)
+
+
+def shape_vertices(shape: RegionShape) -> int:
+    """The vertices ``shape`` is drawn with: a curve's polygon, a rectangle's 4 corners, a polygon's points."""
+    if isinstance(shape, CircleShape):
+        return curve_vertex_count(shape.radius)
+    if isinstance(shape, EllipseShape):
+        return curve_vertex_count(max(shape.radiusX, shape.radiusY))
+    if isinstance(shape, RectangleShape):
+        return 4
+    if isinstance(shape, PolygonShape):
+        return len(shape.points) // 2
+    return 0
 
 
 def _shape_area(shape: RegionShape) -> Any:

@@ -11,7 +11,15 @@ import pytest
 import shapely
 from shapely.geometry import Point
 
-from bridge.core.geometry import MIN_CURVE_VERTICES, SceneGeometry, curve_vertex_count
+from bridge.core.geometry import (
+    MAX_CURVE_VERTICES,
+    MAX_TOUCHING_LOOPS,
+    MIN_CURVE_VERTICES,
+    CrossingRing,
+    SceneGeometry,
+    curve_vertex_count,
+    ring_polygon,
+)
 from bridge.core.sight import CrossingKind, Point3, SightLine
 
 from .shapes import (
@@ -62,7 +70,7 @@ def test_geometry_module_is_pure() -> None:
 # --- Region areas ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("radius", [0.01, 1, 10, 150, 1e4, 1e6])
+@pytest.mark.parametrize("radius", [0.01, 1, 10, 150, 1e4, 1.6e5])
 def test_curve_vertex_count_keeps_deviation_within_tolerance(radius: float) -> None:
     """Curves get at least 32 vertices, a multiple of 4, with a sagitta of at most 0.05 px."""
     n = curve_vertex_count(radius)
@@ -213,12 +221,45 @@ def test_zero_area_shapes_give_an_empty_zone_never_entered_or_crossed(shape: dic
     assert kinds(geo, "b", "c") == [] and kinds(geo, "a", "b") == []
 
 
-def test_self_intersecting_polygon_is_repaired() -> None:
-    """A bow-tie polygon is repaired into its two triangles."""
-    area = geometry(regions=[region("r", polygon(0, 0, 200, 200, 200, 0, 0, 200))]).zone_area("r")
-    assert area is not None and area.is_valid
-    assert area.area == pytest.approx(2 * 100 * 200 / 2)
-    assert area.contains(Point(20, 100)) and not area.intersects(Point(100, 20))
+@pytest.mark.parametrize("radius", [1.7e5, 1e6, 1e8])
+def test_curves_are_drawn_with_a_bounded_number_of_vertices_whatever_their_radius(radius: float) -> None:
+    """Past ~170,000 px a curve keeps 4096 vertices; up to 3.4 million px it stays within Foundry's 1 px."""
+    n = curve_vertex_count(radius)
+    assert n == MAX_CURVE_VERTICES == 4096
+    assert len(geometry(regions=[region("r", circle(0, 0, radius))]).zone_area("r").exterior.coords) == n + 1
+    if radius <= 3.4e6:
+        assert radius * (1 - math.cos(math.pi / n)) <= 1.0
+
+
+def test_self_crossing_polygon_is_refused_naming_where() -> None:
+    """A bow-tie polygon's edges cross: the bridge refuses it (CrossingRing) rather than repair it."""
+    with pytest.raises(CrossingRing, match=r"cross each other near \(100, 100\)"):
+        geometry(regions=[region("r", polygon(0, 0, 200, 200, 200, 0, 0, 200))]).zone_area("r")
+
+
+def test_zigzag_of_500_vertices_is_refused_at_once() -> None:
+    """A 500-vertex zigzag whose edges all cross is refused by one validity test, not repaired."""
+    points = [coordinate for i in range(500) for coordinate in ((0 if i % 2 else 1000), (i * 37) % 1000)]
+    with pytest.raises(CrossingRing):
+        ring_polygon(points)
+
+
+def test_ring_touching_itself_at_a_vertex_is_split_into_its_loops() -> None:
+    """Clipper's weakly simple rings are kept: two squares sharing a corner, and a hole reached by a vertex."""
+    two = ring_polygon([0, 0, 100, 0, 100, 100, 200, 100, 200, 200, 100, 200, 100, 100, 0, 100])
+    assert two.is_valid and two.area == 20_000 and two.contains(Point(150, 150)) and two.contains(Point(50, 50))
+    holed = ring_polygon([0, 0, 300, 0, 300, 300, 0, 300, 0, 0, 100, 100, 100, 200, 200, 200, 200, 100, 100, 100])
+    assert holed.is_valid and holed.area == 300 * 300 - 100 * 100 and not holed.contains(Point(150, 150))
+
+
+def test_ring_touching_itself_too_often_is_refused() -> None:
+    """A ring cut into more loops than MAX_TOUCHING_LOOPS costs their square to combine: refused."""
+    points: list[float] = []
+    for k in range(MAX_TOUCHING_LOOPS + 2):
+        a, b = 2 * math.pi * k / 40, 2 * math.pi * (k + 0.5) / 40
+        points += [0, 0, 1000 * math.cos(a), 1000 * math.sin(a), 1000 * math.cos(b), 1000 * math.sin(b)]
+    with pytest.raises(CrossingRing):
+        ring_polygon(points)
 
 
 def test_extreme_coordinates_do_not_crash() -> None:
