@@ -51,6 +51,11 @@ class BridgeConfig:
     max_connections_per_world: int = 32
     hello_timeout: float = 10.0
     send_queue: int = 256
+    send_queue_bytes: int = 32 * 1024 * 1024
+    header_timeout: float = 10.0
+    drain_timeout: float = 10.0
+    world_linger: float = 30.0
+    max_connections: int = 0  # 0: the descriptor limit less a reserve (bridge.gate.connection_cap)
     heartbeat: float = 20.0
     max_regions: int = 5_000
     max_tokens: int = 5_000

@@ -15,6 +15,7 @@ errors included. The world's scenes live in :class:`Worlds`, shared by every ses
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -98,6 +99,7 @@ __all__ = [
     "StoreThenSend",
     "Worlds",
     "error_message",
+    "forget_wire_forms",
     "peek_id",
     "watch_pairs",
 ]
@@ -186,9 +188,22 @@ class Worlds:
     def watchers(self, world: str, scene: str) -> list[ActiveWatch]:
         return self.watches.get((world, scene), [])
 
+    def detach(self, world_id: str) -> list[Any]:
+        """Take out everything held for a world (its clients have left): scenes, snapshots, watches.
+
+        Returns what was taken, so that the caller decides where the last reference goes (and with it
+        the work of freeing a large world). The module resyncs its scenes on every (re)connection.
+        """
+        taken: list[Any] = [self.worlds.pop(world_id, None)]
+        for snapshot_key in [k for k in list(self._snapshots) if k[0] == world_id]:
+            taken.append(self._snapshots.pop(snapshot_key, None))
+        for watch_key in [k for k in list(self.watches) if k[0] == world_id]:
+            taken.append(self.watches.pop(watch_key, None))
+        return taken
+
     def forget_gone(self, world: World) -> None:
         """Drop the log snapshots of scenes the world no longer holds (forgotten to make room)."""
-        for key in [key for key in self._snapshots if key[0] == world.id and key[1] not in world.scenes]:
+        for key in [key for key in list(self._snapshots) if key[0] == world.id and key[1] not in world.scenes]:
             del self._snapshots[key]
 
     def get(self, world_id: str) -> World:
@@ -442,7 +457,7 @@ class Session:
 
     def _scene_sync(self, message: SceneSync) -> list[Effect]:
         world = self._ready_world()
-        watched = {scene_id for world_id, scene_id in self._worlds.watches if world_id == world.id}
+        watched = {scene_id for world_id, scene_id in list(self._worlds.watches) if world_id == world.id}
         try:
             state = world.sync(message.scene, watched=watched)
         except SceneRejected as exc:
@@ -613,7 +628,7 @@ class Session:
         state = world.use(message.scene)
         if state is None:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first")
-        open_watches = sum(1 for ws in self._worlds.watches.values() for w in ws if w.owner is self)
+        open_watches = sum(1 for ws in list(self._worlds.watches.values()) for w in ws if w.owner is self)
         if open_watches >= self._limits.watches:
             raise TooLarge(
                 f"watch: this connection already holds {open_watches} watches, the most it may; unwatch one first",
@@ -627,7 +642,8 @@ class Session:
             if state.token(token_id) is None:
                 raise UnknownToken(f"tokens: no token {token_id!r} in scene {state.scene.id!r}", field="tokens")
         key = (world.id, message.scene)
-        if any(w.owner is self and w.watch_id == message.id for ws in self._worlds.watches.values() for w in ws):
+        mine = [w for k, ws in list(self._worlds.watches.items()) if k[0] == world.id for w in ws if w.owner is self]
+        if any(w.watch_id == message.id for w in mine):
             raise InvalidMessage(f"id: a watch {message.id!r} is already open on this connection", field="id")
         self._check_watch_size(state, None if message.tokens is None else frozenset(message.tokens))
         try:
@@ -656,9 +672,15 @@ class Session:
         self.state = "closed"
 
     def _drop_watches(self, which: Callable[[ActiveWatch], bool]) -> int:
+        """Drop this session's watches that ``which`` selects. Only its own world's entries are read or
+        written: another world's sessions may be changing theirs at the same time (one thread per world)."""
+        if self.world is None:
+            return 0
         dropped = 0
-        for key, watches in list(self._worlds.watches.items()):
+        for key, watches in [(k, v) for k, v in list(self._worlds.watches.items()) if k[0] == self.world.id]:
             kept = [w for w in watches if not (w.owner is self and which(w))]
+            if len(kept) == len(watches):
+                continue
             dropped += len(watches) - len(kept)
             if kept:
                 self._worlds.watches[key] = kept
@@ -798,12 +820,16 @@ class _WireByIdentity(Generic[T]):
         self._make, self._limit = make, limit
         self._held: OrderedDict[int, tuple[T, Any]] = OrderedDict()
 
+    def clear(self) -> None:
+        self._held.clear()
+
     def __call__(self, value: T) -> Any:
         held = self._held.get(id(value))
         if held is not None and held[0] is value:
             return held[1]
         if len(self._held) >= self._limit:
-            self._held.popitem(last=False)
+            with contextlib.suppress(KeyError):  # emptied meanwhile by another world's thread
+                self._held.popitem(last=False)
         wire = self._make(value)
         self._held[id(value)] = (value, wire)
         return wire
@@ -811,6 +837,13 @@ class _WireByIdentity(Generic[T]):
 
 _crossing_wire = _WireByIdentity[Crossing](lambda c: {"region": c.region, "zone": c.zone, "kind": c.kind.value}, 10_000)
 _point_wire = _WireByIdentity[Point3](lambda p: {"x": p.x, "y": p.y, "z": p.z}, 10_000)
+
+
+def forget_wire_forms() -> None:
+    """Empty the wire-form caches (after a world is dropped): entries left from its scenes would keep
+    their objects alive, scattered over the heap, and with them pages the allocator cannot give back."""
+    _crossing_wire.clear()
+    _point_wire.clear()
 
 
 def _ruling_wire(ruling: Ruling, *, brief: bool = False, pair: dict[str, Any] | None = None) -> dict[str, Any]:
