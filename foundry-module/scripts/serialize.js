@@ -8,6 +8,7 @@
 
 import { FLAGS, MODULE_ID, ZONE_BEHAVIOR_TYPE } from "./const.js";
 import { RULESETS } from "./vocabulary.js";
+import { gridSizes, tokenFootprint } from "./geometry.js";
 
 /** Scene collections the bridge keeps, by contract key → Foundry embedded document name. */
 export const KINDS = Object.freeze({
@@ -80,20 +81,34 @@ function lightKind(doc) {
   return flagOf(doc, "lightKind") === "ir" || flagOf(doc, "kind") === "ir" ? "ir" : "white";
 }
 
+/** Pixels kept to a millionth: the footprint's arithmetic never shows as 200.00000000000003. */
+const px = (v) => Math.round(v * 1e6) / 1e6;
+
 /**
+ * A token as the contract has it: `x`/`y` top-left and `width`/`height` in grid spaces of
+ * `grid.size` pixels — written as the rectangle whose centre is Foundry's
+ * `TokenDocument#getCenterPoint()` and whose size is `#getSize()` (geometry.js `tokenFootprint`).
+ * On square and gridless grids that is the document's own x, y, width, height; on hexagonal grids
+ * cells are not square (HexagonalGrid stretches `sizeX` or `sizeY` by 2/√3 and a token spans
+ * 0.75 of a cell per extra row), so the bridge gets Foundry's centre and extent instead of
+ * `grid.size` squares.
  * @param {any} doc a TokenDocument (V13/V14 fields: x, y, width, height, elevation, shape, light)
- * @param {{ruleset?: string}} [opts] the scene's ruleset (which light radius it reads)
+ * @param {{ruleset?: string, grid?: any}} [opts] the scene's ruleset (which light radius it reads)
+ *   and grid (else the document's parent's)
  * @returns {Record<string, unknown>}
  */
-export function serializeToken(doc, { ruleset } = {}) {
+export function serializeToken(doc, { ruleset, grid } = {}) {
+  const sceneGrid = grid ?? doc.parent?.grid ?? {};
+  const size = gridSizes(sceneGrid).size;
+  const fp = tokenFootprint({ x: num(doc.x), y: num(doc.y), width: num(doc.width, 1), height: num(doc.height, 1), getSize: doc.getSize?.bind(doc), getCenterPoint: doc.getCenterPoint?.bind(doc) }, sceneGrid);
   /** @type {Record<string, unknown>} */
   const out = {
     id: idOf(doc),
     name: doc.name ?? "",
-    x: num(doc.x),
-    y: num(doc.y),
-    width: num(doc.width, 1),
-    height: num(doc.height, 1),
+    x: px(fp.center.x - fp.width / 2),
+    y: px(fp.center.y - fp.height / 2),
+    width: Math.round((fp.width / size) * 1e9) / 1e9,
+    height: Math.round((fp.height / size) * 1e9) / 1e9,
     elevation: num(doc.elevation),
   };
   const traits = flagOf(doc, FLAGS.TRAITS);
@@ -101,6 +116,44 @@ export function serializeToken(doc, { ruleset } = {}) {
   if (ELLIPSE_SHAPES.has(doc.shape)) out.shape = "ellipse";
   const radius = doc.light?.negative ? 0 : lightRadius(doc.light, ruleset, flagOf(doc, "lightRadius"));
   if (radius > 0) out.light = { radius, kind: lightKind(doc) };
+  // V14 Scene Levels: the id of the level the token is on (V13 has no such field).
+  if (typeof doc.level === "string" && doc.level) out.level = doc.level;
+  return out;
+}
+
+// V14 Scene Levels.
+
+/**
+ * The `levels` set of a V14 region, wall or light (Foundry's SceneLevelsSetField: a `Set` of Level
+ * ids once prepared, an array in source data) as a sorted array; empty on V13 or when it names none
+ * (then the object stands on every level).
+ * @param {any} doc
+ * @returns {string[]}
+ */
+export function levelIdsOf(doc) {
+  const levels = doc?.levels;
+  if (!levels || typeof levels === "string" || !(Symbol.iterator in Object(levels))) return [];
+  return [...new Set(Array.from(levels).filter((id) => typeof id === "string" && id))].sort();
+}
+
+/**
+ * A V14 Level document → the contract's `{id, name, bottom, top}` (Foundry's `elevation.bottom`/`top`,
+ * null unbounded).
+ * @param {any} doc a Level document
+ */
+export function serializeLevel(doc) {
+  return {
+    id: idOf(doc),
+    name: doc.name ?? "",
+    bottom: finiteOrNull(doc.elevation?.bottom),
+    top: finiteOrNull(doc.elevation?.top),
+  };
+}
+
+/** `out.levels` from the document's levels, when it names any. */
+function withLevels(out, doc) {
+  const levels = levelIdsOf(doc);
+  if (levels.length) out.levels = levels;
   return out;
 }
 
@@ -131,7 +184,7 @@ export function serializeWall(doc) {
     if (typeof threshold.light === "number") kept.light = threshold.light;
     out.threshold = kept;
   }
-  return out;
+  return withLevels(out, doc);
 }
 
 // Lights.
@@ -146,7 +199,7 @@ export function serializeLight(doc, { ruleset } = {}) {
   if (doc.hidden || doc.config?.negative) return null;
   const radius = lightRadius(doc.config, ruleset, flagOf(doc, "radius"));
   if (radius <= 0) return null;
-  return { id: idOf(doc), x: num(doc.x), y: num(doc.y), radius, kind: lightKind(doc) };
+  return withLevels({ id: idOf(doc), x: num(doc.x), y: num(doc.y), radius, kind: lightKind(doc) }, doc);
 }
 
 // Regions.
@@ -199,9 +252,12 @@ export function resolvedPolygons(doc) {
 
 /**
  * The `zone` of a region: from its first enabled behaviour of type `sightline-bridge.visibilityZone`,
- * or null when it has none (then the region is no visibility zone).
+ * or null when it has none or the region is `hidden` (V14: Foundry turns a hidden region's
+ * behaviours off) — then the region is no visibility zone.
  */
 export function zoneOf(doc, ruleset) {
+  // V14: a hidden region's behaviours are inactive (Foundry deactivates them), so it is no zone.
+  if (doc.hidden === true) return null;
   for (const behavior of listOf(doc.behaviors)) {
     if (behavior.type !== ZONE_BEHAVIOR_TYPE || behavior.disabled) continue;
     const zone = zoneFromSystem(behavior.system, ruleset);
@@ -279,7 +335,7 @@ export function serializeRegion(doc, { ruleset } = {}) {
   if (polygons.length) out.polygons = polygons;
   const zone = zoneOf(doc, ruleset);
   if (zone) out.zone = zone;
-  return out;
+  return withLevels(out, doc);
 }
 
 // Scenes.
@@ -341,7 +397,7 @@ export function environmentOf(scene, ruleset) {
 export function serializeScene(scene, defaults) {
   const grid = scene.grid ?? {};
   const rules = rulesOf(scene, defaults);
-  const opts = { ruleset: rules.ruleset };
+  const opts = { ruleset: rules.ruleset, grid };
   /** @type {Record<string, unknown>} */
   const out = {
     id: idOf(scene),
@@ -357,7 +413,21 @@ export function serializeScene(scene, defaults) {
     .map((l) => serializeLight(l, opts))
     .filter(Boolean);
   if (lights.length) out.lights = lights;
+  // V14 Scene Levels (the scene's embedded Level documents); V13 scenes have none and send none.
+  const levels = listOf(scene.levels).map(serializeLevel);
+  if (levels.length) out.levels = levels;
   return out;
+}
+
+/**
+ * V14 regions attached to a token (`region.attachment.token`, the token's id): Foundry moves them
+ * with the token, so a token's change is also theirs.
+ * @param {any} scene @param {string} tokenId
+ * @returns {any[]} region documents
+ */
+export function regionsAttachedTo(scene, tokenId) {
+  if (!tokenId) return [];
+  return listOf(scene?.regions).filter((r) => r?.attachment?.token === tokenId);
 }
 
 /**
