@@ -437,10 +437,18 @@ async def api_rulings(request: web.Request) -> web.StreamResponse:
     await response.prepare(request)
     pending = ['{"rulings":[']
     size = 0
-    for index, record in enumerate(page.records):
-        data = _ruling_json(record)
-        data["snapshot"] = page.snapshot_keys.get(record.id or "")
-        text = ("," if index else "") + json.dumps(data, separators=(",", ":"))
+
+    def encoded() -> list[str]:
+        texts = []
+        for record in page.records:
+            data = _ruling_json(record)
+            data["snapshot"] = page.snapshot_keys.get(record.id or "")
+            texts.append(json.dumps(data, separators=(",", ":")))
+        return texts
+
+    # Encoded in a thread (a page of 1,000 takes a while), written as it goes.
+    for index, text in enumerate(await asyncio.to_thread(encoded)):
+        text = ("," if index else "") + text
         pending.append(text)
         size += len(text)
         if size >= _EXPORT_FLUSH:  # written as it is made: a big page never sits whole in memory
@@ -674,7 +682,8 @@ async def session_view(request: web.Request) -> web.Response:
             rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True)}
     except ValueError as exc:
         error = str(exc)
-    html = session_page(
+    html = await asyncio.to_thread(  # a page of 1,000 rows is built off the event loop
+        session_page,
         lang,
         session,
         records,

@@ -100,7 +100,8 @@ class Replayer:
                 _merge(self._lists[name], body[name])
 
     def snapshot(self) -> SceneSnapshot:
-        return SceneSnapshot(
+        # Built from stored, validated content: no need to validate every object again.
+        return SceneSnapshot.model_construct(
             key=self._key,
             scene=self._scene,
             name=self._whole["name"],

@@ -446,54 +446,27 @@ class SqlLogStore(LogStore):
 
     async def _records(self, db: Executor, rows: Sequence[Row], *, snapshots: bool = True) -> list[RulingRecord]:
         """The records of ``rows`` (``id, body, snapshot``), with their snapshots unless ``snapshots`` is
-        false (then only the keys, in the page's ``snapshot_keys``)."""
+        false (then only the keys, in the page's ``snapshot_keys``).
+
+        Decoding (up to a page of records, and the snapshots they need) runs in a thread, so a big page
+        never holds the event loop that serves every other world."""
         found = await self._load_snapshots(db, {row[2] for row in rows if row[2] is not None}) if snapshots else {}
-        records = []
-        for record_id, body, key in rows:
-            record = RulingRecord.model_validate_json(body)
-            records.append(record.model_copy(update={"id": record_id, "snapshot": found.get(key)}))
-        return records
+        return await asyncio.to_thread(_parse_records, rows, found)
 
     async def _load_snapshots(self, db: Executor, keys: set[str]) -> dict[str, SceneSnapshot]:
         """The snapshots of ``keys`` (those stored): from the cache, else read with the chains of deltas
-        they are stored as — one query — and rebuilt, each delta applied once, nearest first."""
+        they are stored as — one query — and rebuilt in a thread, each delta applied once."""
         found = {key: self._snapshots[key] for key in keys if key in self._snapshots}
         missing = sorted(keys - set(found))
         if not missing:
             return found
         rows = await db.fetch(_SNAPSHOT_CHAIN.format(keys=", ".join("?" * len(missing))), *missing)
-        stored = {str(key): (base, body) for key, base, body in rows}
-        depths: dict[str, int] = {}
-
-        def depth(key: str) -> int:
-            trail = []
-            while key not in depths and stored.get(key, (None, ""))[0] is not None:
-                trail.append(key)
-                key = str(stored[key][0])
-            known = depths.setdefault(key, 0)
-            for n, step in enumerate(reversed(trail), start=1):
-                depths[step] = known + n
-            return depths[trail[0]] if trail else known
-
-        built: dict[str, SceneSnapshot] = dict(found)
-        applied = 0
-        for key in sorted((k for k in missing if k in stored), key=depth):  # nearest the whole first
-            path, at = [], key
-            while at not in built and at not in self._snapshots and stored[at][0] is not None:
-                path.append(at)
-                at = str(stored[at][0])
-            start = built.get(at) or self._snapshots.get(at) or SceneSnapshot.model_validate_json(stored[at][1])
-            replayer = Replayer(start)
-            for step in reversed(path):
-                replayer.apply(json.loads(stored[step][1]))
-                applied += 1
-                if applied % 100 == 0:
-                    await asyncio.sleep(0)  # a long chain never holds the event loop (other worlds)
-            built[key] = replayer.snapshot() if path else start
-        for key in missing:
-            if key in built:
-                found[key] = built[key]
-                self._remember(built[key])
+        stored = {str(key): (None if base is None else str(base), str(body)) for key, base, body in rows}
+        cached = {key: self._snapshots[key] for key in stored if key in self._snapshots}
+        built = await asyncio.to_thread(_rebuild, stored, missing, cached)
+        for key, snapshot in built.items():
+            found[key] = snapshot
+            self._remember(snapshot)
         return found
 
     async def get_snapshot(self, world: str, key: str) -> SceneSnapshot | None:
@@ -509,6 +482,49 @@ class SqlLogStore(LogStore):
         self._snapshots.move_to_end(snapshot.key)
         while len(self._snapshots) > _SNAPSHOT_CACHE_SIZE:
             self._snapshots.popitem(last=False)
+
+
+def _parse_records(rows: Sequence[Row], snapshots: dict[str, SceneSnapshot]) -> list[RulingRecord]:
+    records = []
+    for record_id, body, key in rows:
+        record = RulingRecord.model_validate_json(body)
+        records.append(record.model_copy(update={"id": record_id, "snapshot": snapshots.get(key)}))
+    return records
+
+
+def _rebuild(
+    stored: dict[str, tuple[str | None, str]], wanted: list[str], cached: dict[str, SceneSnapshot]
+) -> dict[str, SceneSnapshot]:
+    """The ``wanted`` snapshots from their stored rows (key → ``(base, body)``: whole when ``base`` is
+    ``None``, else a delta of ``base``) and the ``cached`` ones; nearest the whole first, so a run of
+    versions applies each delta once."""
+    depths: dict[str, int] = {}
+
+    def depth(key: str) -> int:
+        trail = []
+        while key not in depths and key not in cached and stored[key][0] is not None:
+            trail.append(key)
+            key = str(stored[key][0])
+        known = depths.setdefault(key, 0)
+        for n, step in enumerate(reversed(trail), start=1):
+            depths[step] = known + n
+        return depths[trail[0]] if trail else known
+
+    built: dict[str, SceneSnapshot] = {}
+    for key in sorted((k for k in wanted if k in stored), key=depth):
+        path, at = [], key
+        while at not in built and at not in cached and stored[at][0] is not None:
+            path.append(at)
+            at = str(stored[at][0])
+        start = built.get(at) or cached.get(at) or SceneSnapshot.model_validate_json(stored[at][1])
+        if not path:
+            built[key] = start
+            continue
+        replayer = Replayer(start)
+        for step in reversed(path):
+            replayer.apply(json.loads(stored[step][1]))
+        built[key] = replayer.snapshot()
+    return built
 
 
 def _ruling_row(record: RulingRecord) -> tuple[object, ...]:
