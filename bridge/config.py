@@ -9,14 +9,28 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
 
-__all__ = ["BridgeConfig", "data_dir_from", "load_or_create_secret", "new_secret", "secret_matches"]
+__all__ = [
+    "BridgeConfig",
+    "StartupError",
+    "data_dir_from",
+    "ensure_writable",
+    "load_or_create_secret",
+    "new_secret",
+    "secret_matches",
+]
 
 SECRET_FILE = "secret"
+
+
+class StartupError(Exception):
+    """A command cannot start for a reason the person starting it can fix; the message (one line) says
+    what and how. The command line prints it after the command's name and exits 2, with no traceback."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +67,27 @@ def data_dir_from(option: str | None) -> Path:
     """``--data-dir``, else ``SIGHTLINE_DATA_DIR``, else the platform's user data directory."""
     chosen = option or os.environ.get("SIGHTLINE_DATA_DIR") or platformdirs.user_data_dir("sightline", "sightline")
     path = Path(chosen).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StartupError(f"cannot make the data directory {path}: {_reason(exc)}") from exc
     return path
+
+
+def ensure_writable(data_dir: Path) -> None:
+    """:class:`StartupError` unless a file can be written in ``data_dir`` (tried, not guessed from modes:
+    root passes every mode check, a read-only mount fails them all)."""
+    try:
+        with tempfile.TemporaryFile(dir=data_dir):
+            pass
+    except OSError as exc:
+        raise StartupError(
+            f"cannot write in the data directory {data_dir}: {_reason(exc)} (choose another with --data-dir)"
+        ) from exc
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 def new_secret() -> str:
@@ -76,9 +109,12 @@ def load_or_create_secret(data_dir: Path, option: str | None = None) -> str:
         if stored:
             return stored
     secret = new_secret()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(secret + "\n")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(secret + "\n")
+    except OSError as exc:
+        raise StartupError(f"cannot store the secret in {path}: {_reason(exc)}") from exc
     return secret
 
 

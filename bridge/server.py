@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import signal
+import socket
 import ssl
 import weakref
 from collections import Counter
@@ -27,12 +29,12 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from . import __version__
 from .access import Access
 from .collector import IdleCollector
-from .config import BridgeConfig
+from .config import BridgeConfig, StartupError
 from .core.world import SceneLimits
 from .errors import InvalidMessage
 from .log.effects import perform
 from .log.http import setup_log
-from .log.store import LogStore, open_store
+from .log.store import LogOpenError, LogStore, describe_database, open_store
 from .protocol import encode
 from .session import Close, Deliver, Limits, Send, Session, StoreThenSend, Worlds, error_message
 
@@ -262,19 +264,48 @@ async def _close_sockets(app: web.Application) -> None:
 
 
 def _describe_database(config: BridgeConfig) -> str:
-    if config.database and "://" in config.database and "@" in config.database:
-        scheme, rest = config.database.split("://", 1)
-        return f"{scheme}://…@{rest.split('@', 1)[1]}"  # never print a password
-    return config.database or str(config.data_dir / "sightline.db")
+    return describe_database(config.database, config.data_dir)  # never prints a password
 
 
 def ssl_context(config: BridgeConfig) -> ssl.SSLContext | None:
-    """TLS from ``--certfile``/``--keyfile`` (so the module can use ``wss://``), or ``None``."""
+    """TLS from ``--certfile``/``--keyfile`` (so the module can use ``wss://``), or ``None``;
+    :class:`StartupError` naming the file when it is missing or not a certificate and key."""
     if config.certfile is None:
         return None
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(str(config.certfile), str(config.keyfile) if config.keyfile else None)
+    for option, path in (("--certfile", config.certfile), ("--keyfile", config.keyfile)):
+        if path is not None and not path.is_file():
+            raise StartupError(f"{option} {path}: no such file")
+    try:
+        context.load_cert_chain(str(config.certfile), str(config.keyfile) if config.keyfile else None)
+    except (ssl.SSLError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+        given = f"{config.certfile}" + (f" and {config.keyfile}" if config.keyfile else "")
+        raise StartupError(
+            f"cannot use the TLS certificate {given}: {reason} (PEM certificate and key expected)"
+        ) from exc
     return context
+
+
+def _listen_error(config: BridgeConfig, exc: OSError) -> StartupError:
+    """What a person can do about a port that cannot be opened."""
+    where = f"{config.host}:{config.port}"
+    if isinstance(exc, socket.gaierror):
+        return StartupError(
+            f"cannot listen on --host {config.host!r}: {exc.strerror or exc} (give an address of this machine)"
+        )
+    if exc.errno == errno.EADDRINUSE:
+        return StartupError(
+            f"port {config.port} on {config.host} is already in use (another bridge running?);"
+            " stop it or choose another --port"
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return StartupError(f"cannot listen on {config.host}: not an address of this machine")
+    if exc.errno == errno.EACCES:
+        return StartupError(
+            f"not allowed to listen on {where} (ports below 1024 need privileges); choose another --port"
+        )
+    return StartupError(f"cannot listen on {where}: {exc.strerror or exc}")
 
 
 @contextlib.asynccontextmanager
@@ -293,7 +324,10 @@ async def run_bridge(
     own_store = store is None and config.log
     if own_store:
         idle = timedelta(minutes=config.session_idle_minutes)
-        store = await open_store(config.database, config.data_dir, idle_timeout=idle)
+        try:
+            store = await open_store(config.database, config.data_dir, idle_timeout=idle)
+        except LogOpenError as exc:
+            raise StartupError(str(exc)) from exc
     try:
         async with _listening(config, store, extend, collector) as address:
             yield address
@@ -312,8 +346,15 @@ async def _listening(
     app = create_app(config, store=store, extend=extend, collector=collector)
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5.0)
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port, ssl_context=ssl_context(config))
-    await site.start()
+    try:
+        site = web.TCPSite(runner, config.host, config.port, ssl_context=ssl_context(config))
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        raise _listen_error(config, exc) from exc
+    except BaseException:
+        await runner.cleanup()
+        raise
     server = site._server
     sockets = getattr(server, "sockets", None) or []
     host, port = sockets[0].getsockname()[:2] if sockets else (config.host, config.port)

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from ..config import data_dir_from
 from .export import FORMATS
 from .records import RulingRecord
-from .store import LoggedSession, LogStore, open_store
+from .store import LoggedSession, LogOpenError, LogStore, open_store
 
 __all__ = ["add_log_parser", "default_data_dir", "run_log_command", "run_log_command_async"]
 
@@ -78,8 +78,8 @@ async def run_log_command_async(
     data_dir = getattr(args, "data_dir", None) or default_data_dir()
     try:
         store = await open_store(database, Path(data_dir))
-    except (ValueError, OSError) as exc:
-        print(f"sightline log: cannot open the log: {exc}", file=err)
+    except LogOpenError as exc:
+        print(f"sightline log: {exc}", file=err)
         return 2
     try:
         if args.log_command == "sessions":

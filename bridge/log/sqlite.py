@@ -10,6 +10,7 @@ With ``synchronous=FULL`` in WAL mode, a transaction is on disk when ``COMMIT`` 
 from __future__ import annotations
 
 import asyncio
+import errno
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -46,7 +47,8 @@ class _SqliteExecutor:
 
 
 class SqliteLogStore(SqlLogStore):
-    """The log in the SQLite file at ``path`` (created, with its directory, when missing)."""
+    """The log in the SQLite file at ``path`` (created when missing; its directory must exist — a typo in
+    ``--database`` is refused rather than silently growing a new directory tree)."""
 
     def __init__(self, path: Path, *, idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT) -> None:
         super().__init__(idle_timeout=idle_timeout)
@@ -56,7 +58,8 @@ class SqliteLogStore(SqlLogStore):
         self._write_lock = asyncio.Lock()
 
     async def connect(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.parent.is_dir():
+            raise FileNotFoundError(errno.ENOENT, f"no directory {self.path.parent} (make it first, or fix the path)")
         self._writer = await aiosqlite.connect(self.path, isolation_level=None)
         for pragma in _PRAGMAS:
             await self._writer.execute(pragma)
