@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .arguments import at_least, host, port
-from .config import BridgeConfig, StartupError, data_dir_from, ensure_writable, load_or_create_secret
+from .config import BridgeConfig, StartupError, data_dir_from, ensure_secret, ensure_writable, load_or_create_secret
 from .log.cli import add_log_parser, run_log_command
 
 __all__ = ["main"]
@@ -44,6 +44,21 @@ def _parser() -> argparse.ArgumentParser:
         help="accept WebSocket connections only from this Origin, e.g. https://foundry.example.org (repeatable)",
     )
     serve.add_argument(
+        "--public-url",
+        default=os.environ.get("SIGHTLINE_PUBLIC_URL"),
+        metavar="URL",
+        help="the address browsers reach the bridge at, e.g. https://sightline.example.org behind a TLS proxy: "
+        "an https URL makes the log's sign-in cookie Secure (env SIGHTLINE_PUBLIC_URL)",
+    )
+    serve.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a reverse proxy whose X-Forwarded-For names the client, e.g. 127.0.0.1 (repeatable): wrong "
+        "secrets are then slowed per client rather than per proxy",
+    )
+    serve.add_argument(
         "--session-idle",
         type=at_least(0, exclusive=True, unit="minutes"),
         default=BridgeConfig().session_idle_minutes,
@@ -55,6 +70,18 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-frame-bytes", type=at_least(1, integer=True), default=defaults.max_frame_bytes)
     limits.add_argument("--messages-per-second", type=at_least(0, exclusive=True), default=defaults.messages_per_second)
     limits.add_argument("--message-burst", type=at_least(1, integer=True), default=defaults.message_burst)
+    limits.add_argument(
+        "--auth-free-failures",
+        type=at_least(0, integer=True),
+        default=defaults.auth_free_failures,
+        help="wrong secrets per client address before each further attempt waits",
+    )
+    limits.add_argument(
+        "--auth-max-delay",
+        type=at_least(0, unit="seconds"),
+        default=defaults.auth_max_delay,
+        help="seconds: the longest wait between attempts of an address that keeps sending wrong secrets",
+    )
     limits.add_argument(
         "--max-connections-per-world", type=at_least(1, integer=True), default=defaults.max_connections_per_world
     )
@@ -89,7 +116,9 @@ def _parser() -> argparse.ArgumentParser:
         help="compress WebSocket frames (permessage-deflate): less bandwidth to remote clients, more CPU per frame",
     )
 
-    secret = commands.add_parser("secret", help="print the bridge secret, or a world's own secret (made if new)")
+    secret = commands.add_parser(
+        "secret", help="print the bridge secret (serve prints it only when it makes it), or a world's own secret"
+    )
     _storage_options(secret)
     secret.add_argument("--world", help="the world whose own secret to print (created on first use)")
 
@@ -110,6 +139,12 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="play a short Infinity skirmish through a real bridge")
     demo.add_argument("--svg", default="sightline-demo.svg", help="where to write the scene picture")
     demo.add_argument("--locale", choices=["en", "es"], default="en")
+    demo.add_argument(
+        "--keep-log",
+        type=Path,
+        metavar="DIR",
+        help="log the demo's rulings into DIR/sightline.db and keep them (browse, export or re-judge them later)",
+    )
     return parser
 
 
@@ -158,7 +193,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "demo":
         from .demo import run_demo
 
-        return run_demo(svg_path=args.svg, locale=args.locale)
+        if args.keep_log is not None:
+            args.keep_log.mkdir(parents=True, exist_ok=True)
+        return run_demo(svg_path=args.svg, locale=args.locale, log_dir=args.keep_log)
     raise AssertionError(args.command)  # pragma: no cover - argparse requires a command
 
 
@@ -174,11 +211,21 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"sightline serve: --world-secret takes WORLD=SECRET, not {pair!r}", file=sys.stderr)
             return 2
         world_secrets[world] = value
+    public_url = args.public_url or None
+    if public_url is not None and not public_url.lower().startswith(("http://", "https://")):
+        print(f"sightline serve: --public-url takes http://… or https://…, not {public_url!r}", file=sys.stderr)
+        return 2
+    secret, secret_is_new = ensure_secret(data_dir, args.secret)
     config = BridgeConfig(
         host=args.host,
         port=args.port,
         data_dir=data_dir,
-        secret=load_or_create_secret(data_dir, args.secret),
+        secret=secret,
+        secret_is_new=secret_is_new,
+        public_url=public_url,
+        trusted_proxies=tuple(args.trusted_proxy),
+        auth_free_failures=args.auth_free_failures,
+        auth_max_delay=args.auth_max_delay,
         world_secrets=world_secrets,
         database=args.database,
         session_idle_minutes=args.session_idle,

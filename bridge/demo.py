@@ -396,12 +396,17 @@ class _Client:
         return answer
 
 
-async def play(locale: str = "en") -> Played:
-    """Start a bridge, play :data:`SCRIPT` against it over a WebSocket, shut it down; return the answers."""
+async def play(locale: str = "en", *, log_dir: Path | None = None) -> Played:
+    """Start a bridge, play :data:`SCRIPT` against it over a WebSocket, shut it down; return the answers.
+
+    With ``log_dir`` the rulings are logged there (``sightline.db``), one game session, and kept: the
+    demo's session to browse, export or re-judge afterwards. Otherwise nothing is kept.
+    """
     secret = new_secret()
     scene = demo_scene(locale)
-    with tempfile.TemporaryDirectory(prefix="sightline-demo-") as data_dir:
-        config = BridgeConfig(host="127.0.0.1", port=0, data_dir=Path(data_dir), secret=secret)
+    with tempfile.TemporaryDirectory(prefix="sightline-demo-") as scratch:
+        data_dir = log_dir or Path(scratch)
+        config = BridgeConfig(host="127.0.0.1", port=0, data_dir=data_dir, secret=secret)
         async with run_bridge(config) as (host, port):
             url = f"ws://{host}:{port}/ws"
             async with connect(url, open_timeout=ANSWER_TIMEOUT) as ws:
@@ -421,12 +426,12 @@ async def play(locale: str = "en") -> Played:
                     if step.move is not None:
                         await _move(client, played, step, number)
                     else:
-                        ruling = await client.ask(_adjudicate(step, number), "adjudication")
+                        ruling = await client.ask(_adjudicate(step, number, log=log_dir is not None), "adjudication")
                         played.rulings.append((step, ruling))
     return played
 
 
-def _adjudicate(step: Step, number: int) -> dict[str, Any]:
+def _adjudicate(step: Step, number: int, *, log: bool = False) -> dict[str, Any]:
     message: dict[str, Any] = {
         "type": "adjudicate",
         "id": f"step-{number}",
@@ -434,7 +439,7 @@ def _adjudicate(step: Step, number: int) -> dict[str, Any]:
         "actor": step.actor,
         "action": step.action,
         "reaction": step.reaction,
-        "log": False,
+        "log": log,
     }
     if step.target is not None:
         message["target"] = step.target
@@ -579,7 +584,7 @@ def picture(played: Played, locale: str) -> str:
     return scene_svg(Scene.model_validate(scene), [ruling for _, ruling in played.rulings], locale=locale)
 
 
-def run_demo(*, svg_path: str | Path = "sightline-demo.svg", locale: str = "en") -> int:
+def run_demo(*, svg_path: str | Path = "sightline-demo.svg", locale: str = "en", log_dir: Path | None = None) -> int:
     """Play the demo, print its table, write its picture; 0 on success, 1 when the bridge misbehaved."""
     if locale not in _TEXTS:
         locale = "en"
@@ -587,7 +592,7 @@ def run_demo(*, svg_path: str | Path = "sightline-demo.svg", locale: str = "en")
     if reconfigure is not None:
         reconfigure(errors="replace")
     try:
-        played = asyncio.run(play(locale))
+        played = asyncio.run(play(locale, log_dir=log_dir))
     except (DemoError, OSError, TimeoutError) as exc:
         print(_TEXTS[locale]["failed"].format(error=exc), file=sys.stderr)
         return 1

@@ -37,6 +37,7 @@ from .log.http import setup_log
 from .log.store import LogOpenError, LogStore, describe_database, open_store
 from .protocol import encode
 from .session import Close, Deliver, Limits, Send, Session, StoreThenSend, Worlds, error_message
+from .throttle import FailureThrottle, ThrottlePolicy, client_address
 
 __all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context"]
 
@@ -57,6 +58,7 @@ class BridgeState:
     outboxes: dict[Session, tuple[asyncio.Queue[Any], web.WebSocketResponse]] = field(default_factory=dict)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     collector: IdleCollector | None = None
+    throttle: FailureThrottle = field(default_factory=FailureThrottle)
 
     def admit(self, world: str) -> str | None:
         """``None`` if one more connection of ``world`` is welcome, else why not."""
@@ -96,9 +98,17 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     )
     await ws.prepare(request)
     state.sockets.add(ws)
+    address = client_address(request.remote, request.headers.get("X-Forwarded-For"), frozenset(config.trusted_proxies))
+
+    def authenticate(world: str, secret: str | None) -> bool:
+        if state.access.opens(world, secret):
+            return True
+        state.throttle.failed(address, "hello")
+        return False
+
     session = Session(
         state.worlds,
-        authenticate=state.access.opens,
+        authenticate=authenticate,
         admit=state.admit,
         limits=Limits(
             max_frame_bytes=config.max_frame_bytes,
@@ -113,6 +123,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     counted: str | None = None
     try:
         async for msg in ws:
+            if session.state == "awaiting-hello" and (wait := state.throttle.wait_before_attempt(address)) > 0:
+                await asyncio.sleep(wait)  # an address that keeps sending wrong secrets waits longer each time
             if msg.type == WSMsgType.TEXT:
                 effects = session.receive(msg.data)
             elif msg.type == WSMsgType.BINARY:
@@ -244,12 +256,22 @@ def create_app(
         ),
         store=store,
         collector=collector,
+        throttle=FailureThrottle(
+            ThrottlePolicy(free_failures=config.auth_free_failures, max_delay=config.auth_max_delay)
+        ),
     )
     app[BRIDGE] = state
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/ws", websocket)
     if store is not None:
-        setup_log(app, check_secret=lambda world, secret: state.access.opens(world, secret), store=store)
+        setup_log(
+            app,
+            check_secret=lambda world, secret: state.access.opens(world, secret),
+            store=store,
+            throttle=state.throttle,
+            public_url=config.public_url,
+            trusted_proxies=frozenset(config.trusted_proxies),
+        )
     if extend is not None:
         extend(app, state)
     app.on_shutdown.append(_close_sockets)
@@ -397,7 +419,11 @@ async def _serve(
         scheme = "wss" if config.certfile else "ws"
         announce(f"Sightline bridge {__version__} listening on {scheme}://{shown}:{port}/ws")
         announce(f"Health check: {'https' if config.certfile else 'http'}://{shown}:{port}/healthz")
-        announce(f"Secret (paste into Foundry's Sightline settings): {config.secret}")
+        if config.secret_is_new:
+            announce(f"Secret (new, paste into Foundry's Sightline settings): {config.secret}")
+            announce("The secret is printed only now, when it is made; `sightline secret` shows it again")
+        else:
+            announce("The secret is not printed at every start; `sightline secret` shows it")
         announce(f"Data directory: {config.data_dir}")
         if config.log:
             announce(

@@ -47,7 +47,7 @@ from .errors import (
     UnknownToken,
     UnsupportedProtocol,
 )
-from .log.capture import record_of, snapshot_of
+from .log.capture import record_of, situation_of, snapshot_of
 from .log.records import Party, RulingRecord, SceneSnapshot
 from .protocol import (
     CLIENT_MESSAGE,
@@ -444,6 +444,7 @@ class Session:
             user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
             reaction=message.reaction,
             snapshot=self._worlds.snapshot(self.world.id, state),
+            situation=situation_of(state.scene, actor, target, aware=message.aware, options=message.options),
             at=at,
         )
         return _PendingRecord(record, at)

@@ -46,9 +46,11 @@ __all__ = [
     "MIN_CURVE_VERTICES",
     "LightSource",
     "SceneGeometry",
+    "Sense",
     "WallIndex",
     "curve_vertex_count",
     "region_area",
+    "wall_restriction",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -300,6 +302,7 @@ class SceneGeometry:
         self._tokens: dict[str, _TokenInfo] = {token.id: self._compile_token(token) for token in scene.tokens}
         self._inside_cache: dict[tuple[str, str], bool] = {}
         self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
+        self._light_walls: WallIndex | None = None  # built when a light is first traced
 
     # Public methods: regions and tokens.
 
@@ -403,22 +406,40 @@ class SceneGeometry:
 
         Contract: "a light reaches a token its radius touches". A token's light shines from the centre of
         its footprint (the token's id stands for it); the line from the light to the token's centre, at the
-        token's elevation, must not be stopped by a wall. Scene lights first, then token lights.
+        token's elevation, must not be stopped by a wall whose ``light`` restriction stops light
+        (:meth:`light_blocked`). Scene lights first, then token lights.
         """
         footprint = self.footprint(token_id)
         center = self.center(token_id)
         px_per_unit = self.scene.grid.size / self.scene.grid.distance
-        sources = [LightSource(light.id, light.kind, light.x, light.y, light.radius) for light in self.scene.lights]
+        # Each source with its size: 0 for a scene light, the carrying token's external radius otherwise.
+        sources = [
+            (LightSource(light.id, light.kind, light.x, light.y, light.radius), 0.0) for light in self.scene.lights
+        ]
         for token in self.scene.tokens:
             if token.light is not None:
-                at = self.center(token.id)
-                sources.append(LightSource(token.id, token.light.kind, at.x, at.y, token.light.radius))
+                info = self._token(token.id)
+                at = info.center
+                sources.append(
+                    (LightSource(token.id, token.light.kind, at.x, at.y, token.light.radius), info.external_radius)
+                )
         return tuple(
             source
-            for source in sources
+            for source, size in sources
             if footprint.distance(Point(source.x, source.y)) <= source.radius * px_per_unit
-            and not self.wall_blocked(Point3(source.x, source.y, center.z), center)
+            and not self.light_blocked(Point3(source.x, source.y, center.z), center, external_radius=size)
         )
+
+    def light_blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
+        """Ids of the walls that stop light shed at ``a`` from reaching ``b``, ordered along the line.
+
+        The walls' ``light`` restriction (absent: their ``sight`` one) decides, judged from the light as
+        :meth:`wall_blocked` judges sight from its source; ``external_radius`` is the light's source size
+        (a token's external radius for the light it carries, 0 for a scene light).
+        """
+        if self._light_walls is None:
+            self._light_walls = WallIndex(self.scene.walls, units_per_px=self._units_per_px, sense="light")
+        return self._light_walls.blocked(a, b, external_radius=external_radius)
 
     def wall_blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
         """Ids of the walls that stop sight from ``a`` to ``b``, ordered along the line.
@@ -574,10 +595,27 @@ def _segment_distance(
 # --- Walls ----------------------------------------------------------------------------------------
 
 
-class WallIndex:
-    """The walls of one scene that can ever stop sight, as numpy columns with an STRtree.
+#: The wall restrictions the bridge reads: ``sight`` for sight lines, ``light`` for lights reaching tokens.
+Sense = Literal["sight", "light"]
 
-    Sight-0 walls, open doors and zero-length walls are dropped at compile time. ``blocked`` judges
+
+def wall_restriction(wall: Wall, sense: Sense) -> tuple[int, float | None]:
+    """The wall's restriction for ``sense`` (Foundry's ``WALL_SENSE_TYPES``) and its threshold (grid units).
+
+    Contract (walls' ``light``): the ``light`` restriction with its own ``threshold.light``; absent, the
+    wall's ``sight`` value and sight threshold stand.
+    """
+    threshold = wall.threshold
+    if sense == "light" and wall.light is not None:
+        return wall.light, None if threshold is None else threshold.light
+    return wall.sight, None if threshold is None else threshold.sight
+
+
+class WallIndex:
+    """The walls of one scene that can ever stop one sense (sight, or light), as numpy columns with an STRtree.
+
+    Walls whose restriction for that sense is none, open doors and zero-length walls are dropped at
+    compile time. ``blocked`` judges
     one line; the columns are public so that a whole-scene pass can vectorise the same orientation
     tests over many lines (``bridge.core.visibility``).
     """
@@ -585,31 +623,33 @@ class WallIndex:
     #: Above this many walls, a line's candidates come from the STRtree rather than all walls.
     TREE_ABOVE = 64
 
-    def __init__(self, walls: Sequence[Wall], *, units_per_px: float) -> None:
+    def __init__(self, walls: Sequence[Wall], *, units_per_px: float, sense: Sense = "sight") -> None:
+        restrictions = [wall_restriction(wall, sense) for wall in walls]
         kept = [
-            wall
-            for wall in walls
-            if wall.sight != _SIGHT_NONE
+            (wall, kind, threshold)
+            for wall, (kind, threshold) in zip(walls, restrictions, strict=True)
+            if kind != _SIGHT_NONE
             and not (wall.door > 0 and wall.ds == _DOOR_OPEN)
             and (wall.c[0], wall.c[1]) != (wall.c[2], wall.c[3])
         ]
-        self.ids: tuple[str, ...] = tuple(wall.id for wall in kept)
-        coords = np.array([wall.c for wall in kept], dtype=np.float64).reshape(-1, 4)
+        #: Which restriction this index honours: ``sight`` (sight lines) or ``light`` (lights).
+        self.sense: Sense = sense
+        self.ids: tuple[str, ...] = tuple(wall.id for wall, _, _ in kept)
+        coords = np.array([wall.c for wall, _, _ in kept], dtype=np.float64).reshape(-1, 4)
         self.ax, self.ay = coords[:, 0].copy(), coords[:, 1].copy()
         self.bx, self.by = coords[:, 2].copy(), coords[:, 3].copy()
-        self.limited = np.array([wall.sight == _SIGHT_LIMITED for wall in kept], dtype=bool)
-        self.direction = np.array([wall.dir for wall in kept], dtype=np.int8)
-        # Threshold in pixels (Foundry: threshold.sight * distancePixels); NaN when none applies.
+        self.limited = np.array([kind == _SIGHT_LIMITED for _, kind, _ in kept], dtype=bool)
+        self.direction = np.array([wall.dir for wall, _, _ in kept], dtype=np.int8)
+        # Threshold in pixels (Foundry: threshold.<sense> * distancePixels); NaN when none applies.
         px_per_unit = 1.0 / units_per_px
-        self.kind = np.array([wall.sight for wall in kept], dtype=np.int16)
+        self.kind = np.array([kind for _, kind, _ in kept], dtype=np.int16)
         self.threshold = np.array(
             [
-                wall.threshold.sight * px_per_unit
-                if wall.sight in (_SIGHT_PROXIMITY, _SIGHT_DISTANCE)
-                and wall.threshold is not None
-                and wall.threshold.sight  # Foundry: `if ( !d ) return false` — 0 means none
+                threshold * px_per_unit
+                if kind in (_SIGHT_PROXIMITY, _SIGHT_DISTANCE)
+                and threshold  # Foundry: `if ( !d ) return false` — 0 or none means none
                 else math.nan
-                for wall in kept
+                for _, kind, threshold in kept
             ],
             dtype=np.float64,
         )

@@ -210,7 +210,7 @@ class Token(SceneModel):
 
 
 class WallThreshold(SceneModel):
-    """Foundry's wall thresholds (grid distance units); only ``sight`` is read."""
+    """Foundry's wall thresholds (grid distance units); ``sight`` and ``light`` are read."""
 
     sight: Length | None = None
     light: Length | None = None
@@ -219,7 +219,11 @@ class WallThreshold(SceneModel):
 
 
 class Wall(SceneModel):
-    """``c`` = ``[x0, y0, x1, y1]``; ``sight``: 0 none, 10 limited, 20 normal, 30 proximity, 40 distance."""
+    """``c`` = ``[x0, y0, x1, y1]``; ``sight``: 0 none, 10 limited, 20 normal, 30 proximity, 40 distance.
+
+    ``light`` is Foundry's light restriction, the same values, read with ``threshold.light``; absent
+    (``None``), the wall's ``sight`` value and sight threshold stand for it.
+    """
 
     id: Identifier
     c: Annotated[list[Coord], Field(min_length=4, max_length=4)]
@@ -227,12 +231,23 @@ class Wall(SceneModel):
         Literal[0, 10, 20, 30, 40],
         WithJsonSchema({"anyOf": [{"enum": [0, 10, 20, 30, 40]}, {"type": "boolean"}], "default": 20}),
     ] = 20
+    light: Annotated[
+        Literal[0, 10, 20, 30, 40] | None,
+        WithJsonSchema(
+            {
+                "anyOf": [{"enum": [0, 10, 20, 30, 40]}, {"type": "boolean"}, {"type": "null"}],
+                "default": None,
+                "description": "Foundry's light restriction (as sight); absent: the wall's sight value and "
+                "sight threshold stand",
+            }
+        ),
+    ] = None
     door: Literal[0, 1, 2] = 0
     ds: Literal[0, 1, 2] = 0
     dir: Literal[0, 1, 2] = 0
     threshold: WallThreshold | None = None
 
-    @field_validator("sight", mode="before")
+    @field_validator("sight", "light", mode="before")
     @classmethod
     def _bool_sight(cls, value: Any) -> Any:
         if isinstance(value, bool):

@@ -24,8 +24,10 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
 - Rulings: Infinity's come from :class:`~bridge.core.rules.infinity.LineComposer` (the ruling built from
   memoised per-crossing pieces, equal to ``adjudicate``'s), and lines with the same observer (the
   actor's traits), crossings and walls share one (each keeps its own sight line); others are memoised
-  on everything a ruling reads: both tokens' traits, the crossings, the blocking walls. Action, reaction, edition,
-  locale and ruleset are fixed per engine.
+  on everything a ruling reads: both tokens' traits, the crossings, the blocking walls — and the line
+  itself for rulesets that read distances or lights (``Ruleset.reads_positions``: Traveller, GURPS),
+  whose rulings are all redone when a light, a light bearer or (with lights shining) a wall changes.
+  Action, reaction, edition, locale and ruleset are fixed per engine.
 - ``update`` reuses every compiled zone, wall and token whose object is unchanged.
 """
 
@@ -211,6 +213,11 @@ class SceneVisibility:
             before = old_tokens.tokens[old_index]
             if before is not token and before != token:
                 changed.add(k)
+        if self._ruleset.reads_positions and _lights_changed(old_state.scene, new_scene, old_tokens, tokens, changed):
+            # Where a light reaches is read by rulings of pairs far from the change, and by the memoised ones.
+            self._memo.clear()
+            self._memo_best.clear()
+            return self._replace_all()
         boxes: list[tuple[float, float, float, float]] = []
         if not self._zones_reused:
             old_by_id = {zone.region_id: zone for zone in old_zones}
@@ -780,7 +787,9 @@ class SceneVisibility:
             Point3(float(t.cx[s]), float(t.cy[s]), float(t.cz[s])),
             Point3(float(t.cx[e]), float(t.cy[e]), float(t.cz[e])),
         )
-        key = (self._traits[s], self._traits[e], crossings, walls)
+        key: tuple[Any, ...] = (self._traits[s], self._traits[e], crossings, walls)
+        if self._ruleset.reads_positions:
+            key += (line,)  # a distance or a light may set the ruling apart
         ruling = self._memo.get(key)
         if ruling is None:
             evidence = LineEvidence(line=line, crossings=crossings, blocking_walls=walls)
@@ -792,7 +801,13 @@ class SceneVisibility:
         return dataclasses.replace(ruling, line=line)
 
     def _rule_lines(self, s: int, e: int, lines: tuple[LineEvidence, ...]) -> Ruling:
-        key = (self._traits[s], self._traits[e], tuple((ev.crossings, ev.blocking_walls) for ev in lines))
+        key: tuple[Any, ...] = (
+            self._traits[s],
+            self._traits[e],
+            tuple((ev.crossings, ev.blocking_walls) for ev in lines),
+        )
+        if self._ruleset.reads_positions:
+            key += (tuple(ev.line for ev in lines),)  # a distance or a light may set the ruling apart
         cached = self._memo_best.get(key)
         if cached is None:
             ruling = self._adjudicate(s, e, lines)
@@ -993,6 +1008,22 @@ def _line_memo_limit(tokens: int) -> int:
     of the scene, at least 4,096 — their keys, and the rulings since replaced, cost a few times what the
     live rulings do."""
     return max(4_096, 4 * tokens * (tokens - 1))
+
+
+def _lights_changed(old: Scene, new: Scene, old_tokens: _Tokens, tokens: _Tokens, changed: Collection[int]) -> bool:
+    """Whether a change can move where a light reaches: scene lights changed, a token that carries (or
+    carried) a light changed or left, or a wall changed while any light shines."""
+    if old.lights is not new.lights and old.lights != new.lights:
+        return True
+    for k in changed:
+        token = tokens.tokens[k]
+        old_index = old_tokens.index.get(token.id)
+        if token.light is not None or (old_index is not None and old_tokens.tokens[old_index].light is not None):
+            return True
+    if any(t.light is not None and t.id not in tokens.index for t in old_tokens.tokens):
+        return True
+    shining = bool(new.lights) or any(t.light is not None for t in tokens.tokens)
+    return shining and not _same_objects(old.walls, new.walls) and old.walls != new.walls
 
 
 def _same_objects(old: Sequence[Any], new: Sequence[Any]) -> bool:

@@ -9,28 +9,71 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..core.scene import Scene
+from ..core.scene import Scene, Token
 from ..protocol import Adjudication
 from .records import Party, RulingRecord, SceneSnapshot
 
-__all__ = ["record_of", "snapshot_of"]
+__all__ = ["record_of", "situation_of", "snapshot_of"]
+
+#: Scene fields a snapshot keeps apart (``grid``, zones, walls) or never keeps (tokens move every turn).
+_NOT_SETTING = frozenset({"id", "name", "grid", "regions", "walls", "tokens"})
 
 
 def snapshot_of(scene: Scene) -> SceneSnapshot:
-    """The scene's zones (regions), walls and grid, keyed by a hash of exactly that content."""
+    """The scene's zones (regions), walls, grid and setting (rules, environment, lights, …), keyed by a
+    hash of exactly that content: everything of the scene but its tokens."""
     grid = scene.grid.model_dump(mode="json")
     regions = [region.model_dump(mode="json", exclude_none=True) for region in scene.regions]
     walls = [wall.model_dump(mode="json", exclude_none=True) for wall in scene.walls]
+    setting = scene.model_dump(mode="json", exclude_none=True, exclude=set(_NOT_SETTING))
     content = json.dumps(
-        {"scene": scene.id, "name": scene.name, "grid": grid, "regions": regions, "walls": walls},
+        {"scene": scene.id, "name": scene.name, "grid": grid, "regions": regions, "walls": walls, "setting": setting},
         sort_keys=True,
         separators=(",", ":"),
     )
     key = hashlib.sha256(content.encode()).hexdigest()[:32]
-    return SceneSnapshot(key=key, scene=scene.id, name=scene.name, grid=grid, regions=regions, walls=walls)
+    return SceneSnapshot(
+        key=key, scene=scene.id, name=scene.name, grid=grid, regions=regions, walls=walls, setting=setting
+    )
+
+
+def _reach(scene: Scene, token: Token) -> tuple[float, float, float]:
+    """A token's centre and the radius of the circle around its footprint, in pixels."""
+    size = scene.grid.size
+    width, height = token.width * size, token.height * size
+    return token.x + width / 2, token.y + height / 2, math.hypot(width, height) / 2
+
+
+def situation_of(
+    scene: Scene, actor: Token, target: Token | None, *, aware: bool, options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What a ruling read beyond the snapshot: the actor's and target's tokens as the scene held them,
+    and every other token whose light could reach the target (the only tokens a ruling reads), with
+    ``aware`` and ``options`` — so ``sightline log rejudge`` can judge it again.
+
+    A light may matter when its circle, grown by both footprints' half-diagonals, holds the target's
+    centre: a cheap test that never leaves out a light that touches the target's footprint.
+    """
+    parties = [actor] if target is None or target.id == actor.id else [actor, target]
+    lit = target or actor
+    tx, ty, tr = _reach(scene, lit)
+    per_unit = scene.grid.size / scene.grid.distance
+    for token in scene.tokens:
+        if token.light is None or token.id in (actor.id, lit.id):
+            continue
+        x, y, r = _reach(scene, token)
+        if math.hypot(x - tx, y - ty) <= token.light.radius * per_unit + r + tr:
+            parties.append(token)
+    return {
+        "tokens": [token.model_dump(mode="json", exclude_none=True) for token in parties],
+        "aware": aware,
+        "options": dict(options),
+    }
 
 
 def record_of(
@@ -42,6 +85,7 @@ def record_of(
     user: Party | None = None,
     reaction: bool = False,
     snapshot: SceneSnapshot | None = None,
+    situation: dict[str, Any] | None = None,
     at: datetime | None = None,
 ) -> RulingRecord:
     """The record of one adjudication answer (before ``LogStore.append`` gives it an id and session).
@@ -73,5 +117,6 @@ def record_of(
         citations=list(answer.citations),
         line=answer.line.model_dump(mode="json") if answer.line else None,
         details=details,
+        situation=situation,
         snapshot=snapshot,
     )

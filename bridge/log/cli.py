@@ -25,6 +25,8 @@ from typing import Any, TextIO
 from ..config import data_dir_from
 from .export import FORMATS
 from .records import RulingRecord
+from .rejudge import Rejudge, RejudgeError
+from .rejudge_output import REJUDGE_FORMATS
 from .store import LoggedSession, LogOpenError, LogStore, open_store
 
 __all__ = ["add_log_parser", "default_data_dir", "run_log_command", "run_log_command_async"]
@@ -49,7 +51,7 @@ def _storage_options(parser: argparse.ArgumentParser) -> None:
 def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``log sessions`` and ``log export`` to the ``subparsers`` of the main parser; returns ``log``'s."""
     log = subparsers.add_parser("log", help="browse and export the adjudication log")
-    commands = log.add_subparsers(dest="log_command", required=True, metavar="{sessions,export}")
+    commands = log.add_subparsers(dest="log_command", required=True, metavar="{sessions,export,rejudge}")
     sessions = commands.add_parser("sessions", help="list game sessions, newest first")
     sessions.add_argument("--world", help="only this world's sessions")
     sessions.add_argument("--json", action="store_true", help="one JSON array instead of a table")
@@ -60,6 +62,25 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     export.add_argument("--format", choices=sorted(FORMATS), default="jsonl", help="output format (default jsonl)")
     export.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
     _storage_options(export)
+    rejudge = commands.add_parser(
+        "rejudge",
+        help="judge a session's rulings again under another edition or ruleset; prints what changes",
+        description="Judge every logged ruling of a session again, from its stored scene, under another "
+        "edition or ruleset, and print the rulings that change, those that cannot carry over, and a "
+        "summary. Nothing stored changes.",
+    )
+    rejudge.add_argument("--session", required=True, help="session id (see `sightline log sessions`)")
+    rejudge.add_argument("--world", help="the session's world (checked when given)")
+    rejudge.add_argument("--ruleset", help="judge under this ruleset (default: each ruling's own)")
+    rejudge.add_argument(
+        "--edition", help="judge under this edition (default: current when --ruleset changes, else each ruling's own)"
+    )
+    rejudge.add_argument(
+        "--format", choices=sorted(REJUDGE_FORMATS), default="table", help="output format (default table)"
+    )
+    rejudge.add_argument("--all", action="store_true", help="list unchanged rulings too")
+    rejudge.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
+    _storage_options(rejudge)
     return log  # type: ignore[no-any-return]
 
 
@@ -84,6 +105,8 @@ async def run_log_command_async(
     try:
         if args.log_command == "sessions":
             return await _sessions(store, args, out)
+        if args.log_command == "rejudge":
+            return await _rejudge(store, args, out, err)
         return await _export(store, args, out, err)
     finally:
         await store.close()
@@ -110,8 +133,8 @@ async def _sessions(store: LogStore, args: argparse.Namespace, out: TextIO) -> i
 class _Progress:
     """``exported N/M records`` on a terminal, at most five times a second."""
 
-    def __init__(self, stream: TextIO, total: int) -> None:
-        self._stream, self._total = stream, total
+    def __init__(self, stream: TextIO, total: int, verb: str = "exported") -> None:
+        self._stream, self._total, self._verb = stream, total, verb
         self._on = stream.isatty()
         self._shown_at = 0.0
         self.count = 0
@@ -127,7 +150,7 @@ class _Progress:
 
     def _show(self) -> None:
         percent = f" ({100 * self.count // self._total}%)" if self._total else ""
-        self._stream.write(f"\rexported {self.count}/{self._total} records{percent}")
+        self._stream.write(f"\r{self._verb} {self.count}/{self._total} records{percent}")
         self._stream.flush()
 
     def done(self) -> None:
@@ -137,31 +160,59 @@ class _Progress:
             self._stream.flush()
 
 
-async def _export(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+async def _find_session(store: LogStore, args: argparse.Namespace, err: TextIO) -> LoggedSession | None:
     session = await store.get_session(args.session, world=args.world)
     if session is None:
         print(
             f"sightline log: no session {args.session!r}" + (f" in {args.world!r}" if args.world else ""),
             file=err,
         )
+    return session
+
+
+async def _rejudge(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        judge = Rejudge(ruleset=args.ruleset, edition=args.edition)
+    except RejudgeError as exc:
+        print(f"sightline log rejudge: {exc}", file=err)
+        return 2
+    session = await _find_session(store, args, err)
+    if session is None:
+        return 1
+    writer = REJUDGE_FORMATS[args.format]
+    progress = _Progress(err, session.rulings, verb="re-judged")
+    outcomes = judge.outcomes(progress.counted(store.export(session.world, session.id)))
+    chunks = writer(outcomes, session=session, judge=judge, keep_same=args.all, summary_to=err)
+    await _write_chunks(chunks, args.output, out)
+    progress.done()
+    return 0
+
+
+async def _write_chunks(chunks: AsyncIterator[str], output: Path | None, out: TextIO) -> None:
+    """Write ``chunks`` to ``output`` (beside it, then renamed into place when complete) or ``out``."""
+    if output is None:
+        async for chunk in chunks:
+            out.write(chunk)
+        out.flush()
+        return
+    partial = output.with_name(output.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8", newline="") as file:
+            async for chunk in chunks:
+                file.write(chunk)
+        partial.replace(output)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+async def _export(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    session = await _find_session(store, args, err)
+    if session is None:
         return 1
     writer, _ = FORMATS[args.format]
     progress = _Progress(err, session.rulings)
     chunks = writer(progress.counted(store.export(session.world, session.id)))
-    if args.output is None:
-        async for chunk in chunks:
-            out.write(chunk)
-        out.flush()
-    else:
-        target: Path = args.output
-        partial = target.with_name(target.name + ".partial")
-        try:
-            with partial.open("w", encoding="utf-8", newline="") as file:
-                async for chunk in chunks:
-                    file.write(chunk)
-            partial.replace(target)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
+    await _write_chunks(chunks, args.output, out)
     progress.done()
     return 0

@@ -19,7 +19,9 @@ __all__ = [
     "FORMATS",
     "ExportFormat",
     "csv_chunks",
+    "csv_safe",
     "jsonl_chunks",
+    "markdown_cell",
     "markdown_chunks",
     "parse_jsonl_line",
 ]
@@ -139,8 +141,23 @@ async def csv_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]
         yield take(_csv_row(record))
 
 
-def _cell(text: str) -> str:
+def markdown_cell(text: str) -> str:
+    """``text`` as one Markdown table cell."""
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+_FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(text: str) -> str:
+    """A CSV cell a spreadsheet will not run as a formula (OWASP): text starting with ``=``, ``+``,
+    ``-``, ``@``, tab or carriage return gets a leading apostrophe; a plain number is left as it is."""
+    if text.startswith(_FORMULA_START):
+        try:
+            float(text)
+        except ValueError:
+            return "'" + text
+    return text
 
 
 async def markdown_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]:
@@ -161,7 +178,7 @@ async def markdown_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator
             _crossings(r),
             "; ".join(r.notes),
         ]
-        yield "| " + " | ".join(_cell(c) for c in cells) + " |\n"
+        yield "| " + " | ".join(markdown_cell(c) for c in cells) + " |\n"
 
 
 #: Writer and media type of each export format.

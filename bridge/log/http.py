@@ -14,33 +14,42 @@ JSON API
   → ``{"rulings": [...], "snapshots": {key: snapshot}, "next": cursor-or-null}`` (each ruling's
   ``snapshot`` is the key of its entry in ``snapshots``)
   ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed.
+  ``GET /api/worlds/{world}/sessions/{session}/rejudge`` (query: ``ruleset edition all`` and the
+  rulings' filters, ``limit``, ``cursor``) → one page judged again (``sightline log rejudge``).
 Pages: ``/log/`` (sessions), ``/log/{world}/{session}`` (rulings, filters, map), ``/log/login``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from aiohttp import web
 
+from ..throttle import FailureThrottle, client_address
 from .export import FORMATS
 from .i18n import TEXTS, pick_language
 from .pages import login_page, session_page, sessions_page
 from .records import RulingRecord
+from .rejudge import Rejudge, RejudgeError
+from .rejudge_output import outcome_wire
 from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store, parse_time
 
 __all__ = [
     "COOKIE_NAME",
     "LOG_CHECK_SECRET",
     "LOG_STORE",
+    "LOG_THROTTLE",
     "SecretCheck",
+    "SignIns",
     "create_log_app",
     "log_routes",
     "log_store_context",
@@ -52,12 +61,59 @@ SecretCheck = Callable[[str | None, str], bool]
 
 LOG_STORE: Final = web.AppKey[LogStore]("sightline_log_store")
 LOG_CHECK_SECRET: Final = web.AppKey[SecretCheck]("sightline_log_check_secret")
-#: Signed-in browsers: a random token (the cookie) → the secret it signed in with. The secret itself never
-#: goes into a cookie; a bridge restart signs everyone out.
-LOG_SIGN_INS: Final = web.AppKey[dict[str, str]]("sightline_log_sign_ins")
-MAX_SIGN_INS: Final = 10_000
+#: Sign-ins kept per secret: a GM's browsers and devices. One more signs out that secret's oldest — never
+#: another secret's, so one world's sign-ins cannot evict another world's.
+MAX_SIGN_INS_PER_SECRET: Final = 32
 
-#: The cookie the sign-in form sets (HttpOnly, SameSite=Strict, Secure over TLS).
+
+class SignIns:
+    """Signed-in browsers: a random token (the cookie) → the secret it signed in with, bounded per secret.
+
+    The secret itself never goes into a cookie; a bridge restart signs everyone out. Only secrets that
+    opened something are ever kept, so the table is bounded by the configured secrets times
+    :data:`MAX_SIGN_INS_PER_SECRET`.
+    """
+
+    def __init__(self, per_secret: int = MAX_SIGN_INS_PER_SECRET) -> None:
+        self.per_secret = per_secret
+        self._secret_of: dict[str, str] = {}
+        self._tokens_of: dict[str, OrderedDict[str, None]] = {}
+
+    def add(self, secret: str) -> str:
+        """A new token for ``secret``; the secret's oldest sign-in goes if it already has its fill."""
+        tokens = self._tokens_of.setdefault(secret, OrderedDict())
+        while len(tokens) >= self.per_secret:
+            oldest, _ = tokens.popitem(last=False)
+            self._secret_of.pop(oldest, None)
+        token = secrets.token_urlsafe(32)
+        tokens[token] = None
+        self._secret_of[token] = secret
+        return token
+
+    def get(self, token: str) -> str | None:
+        return self._secret_of.get(token)
+
+    def remove(self, token: str) -> None:
+        secret = self._secret_of.pop(token, None)
+        if secret is not None:
+            tokens = self._tokens_of.get(secret)
+            if tokens is not None:
+                tokens.pop(token, None)
+                if not tokens:
+                    del self._tokens_of[secret]
+
+    def __len__(self) -> int:
+        return len(self._secret_of)
+
+
+LOG_SIGN_INS: Final = web.AppKey[SignIns]("sightline_log_sign_ins")
+#: Slows wrong secrets per client address (shared with the WebSocket ``hello`` in a bridge).
+LOG_THROTTLE: Final = web.AppKey[FailureThrottle]("sightline_log_throttle")
+#: ``(public URL or None, trusted proxy addresses)``: the cookie's ``Secure`` flag, the same-origin check
+#: and the client address behind a proxy.
+LOG_SITE: Final = web.AppKey[tuple[str | None, frozenset[str]]]("sightline_log_site")
+
+#: The cookie the sign-in form sets (HttpOnly, SameSite=Strict; Secure over TLS or when the public URL is https).
 COOKIE_NAME: Final = "sightline_log"
 _MAX_LIMIT: Final = 1000
 _EXPORT_FLUSH: Final = 64 * 1024
@@ -106,14 +162,21 @@ def setup_log(
     database: str | None = None,
     data_dir: Path | None = None,
     idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+    throttle: FailureThrottle | None = None,
+    public_url: str | None = None,
+    trusted_proxies: frozenset[str] = frozenset(),
 ) -> None:
     """Add the log's routes to ``app``; use ``store`` if given, else open one on start-up.
 
     Without ``store``, ``data_dir`` is required and the store opened for ``database`` lives in
     ``app[LOG_STORE]`` from start-up to clean-up — where the bridge's session code finds it too.
+    ``throttle`` slows wrong secrets (a bridge shares its own with ``hello``); ``public_url`` is the
+    address browsers use (``https://…`` behind a TLS proxy makes the cookie ``Secure``).
     """
     app[LOG_CHECK_SECRET] = check_secret
-    app[LOG_SIGN_INS] = {}
+    app[LOG_SIGN_INS] = SignIns()
+    app[LOG_THROTTLE] = throttle or FailureThrottle()
+    app[LOG_SITE] = (public_url.rstrip("/") if public_url else None, trusted_proxies)
     if store is not None:
         app[LOG_STORE] = store
     else:
@@ -130,6 +193,7 @@ def create_log_app(
     database: str | None = None,
     data_dir: Path | None = None,
     idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+    public_url: str | None = None,
 ) -> web.Application:
     """A stand-alone application serving only the log (tests, or a separate log viewer)."""
     app = web.Application()
@@ -140,6 +204,7 @@ def create_log_app(
         database=database,
         data_dir=data_dir,
         idle_timeout=idle_timeout,
+        public_url=public_url,
     )
     return app
 
@@ -154,6 +219,51 @@ def _presented_secret(request: web.Request) -> str | None:
         return value.strip()
     cookie = request.cookies.get(COOKIE_NAME)
     return request.app[LOG_SIGN_INS].get(cookie) if cookie else None
+
+
+def _client(request: web.Request) -> str:
+    _public, trusted = request.app[LOG_SITE]
+    return client_address(request.remote, request.headers.get("X-Forwarded-For"), trusted)
+
+
+def _same_origin(request: web.Request, origin: str) -> bool:
+    """Whether ``Origin`` names this bridge: the public URL's origin when one is set, else the ``Host`` the
+    request came to (any scheme: behind a TLS proxy the bridge itself sees plain HTTP)."""
+    public, _trusted = request.app[LOG_SITE]
+    given = urlsplit(origin.strip().lower())
+    if public:
+        own = urlsplit(public.lower())
+        return (given.scheme, given.netloc) == (own.scheme, own.netloc)
+    return given.scheme in ("http", "https") and given.netloc == request.host.lower()
+
+
+def _cross_site(request: web.Request) -> str | None:
+    """Why a state-changing request looks cross-site (``None``: it does not).
+
+    Browsers send ``Sec-Fetch-Site`` (pages cannot set it): only ``same-origin`` and ``none`` (typed or
+    bookmarked) pass. Browsers without it send ``Origin``, which must be this bridge's. A request with neither
+    (a script, ``curl``) is no browser's cross-site request and passes.
+    """
+    fetch_site = request.headers.get("Sec-Fetch-Site")
+    if fetch_site is not None:
+        return None if fetch_site.lower() in ("same-origin", "none") else f"Sec-Fetch-Site is {fetch_site!r}"
+    origin = request.headers.get("Origin")
+    if origin is not None and not _same_origin(request, origin):
+        return f"Origin {origin!r} is not this bridge's"
+    return None
+
+
+def _refuse_cross_site(request: web.Request) -> None:
+    reason = _cross_site(request)
+    if reason is not None:
+        raise web.HTTPForbidden(
+            text=f"cross-site request refused: {reason}", content_type="text/plain", headers=_SECURITY_HEADERS
+        )
+
+
+def _secure_cookie(request: web.Request) -> bool:
+    public, _trusted = request.app[LOG_SITE]
+    return request.secure or bool(public and public.lower().startswith("https://"))
 
 
 def _may_read(request: web.Request, world: str) -> bool:
@@ -336,6 +446,57 @@ for _fmt in FORMATS:
     routes.get(f"/api/worlds/{{world}}/sessions/{{session}}/export.{_fmt}")(_export_handler(_fmt))
 
 
+def _rejudge_choice(choice: str) -> Rejudge | None:
+    """The page's ``rejudge=ruleset:edition`` (empty: none); :class:`ValueError` naming what is wrong."""
+    if not choice:
+        return None
+    ruleset, _, edition = choice.partition(":")
+    try:
+        return Rejudge(ruleset=ruleset or None, edition=edition or None)
+    except RejudgeError as exc:
+        raise ValueError(f"rejudge: {exc}") from exc
+
+
+async def _rejudged(judge: Rejudge, records: list[RulingRecord], *, keep_same: bool) -> list[dict[str, Any]]:
+    """``records`` judged again, in a worker thread: a large page never holds up other worlds' messages."""
+
+    def run() -> list[dict[str, Any]]:
+        return [
+            outcome_wire(outcome, judge)
+            for outcome in judge.judge_all(records)
+            if keep_same or outcome.status != "same"
+        ]
+
+    return await asyncio.to_thread(run)
+
+
+@routes.get("/api/worlds/{world}/sessions/{session}/rejudge")
+async def api_rejudge(request: web.Request) -> web.Response:
+    """One page of a session's rulings judged again under ``ruleset`` and/or ``edition`` (query), as
+    ``sightline log rejudge`` does: ``{"rulings": [...changed or untranslatable (all with all=true)],
+    "scanned": n, "summary": {...this page}, "next": cursor-or-null}``. Nothing stored changes."""
+    world, session_id = request.match_info["world"], request.match_info["session"]
+    if not _may_read(request, world):
+        raise _unauthorized()
+    await _session_or_404(request, world, session_id)
+    query = request.query
+    try:
+        judge = Rejudge(ruleset=query.get("ruleset") or None, edition=query.get("edition") or None)
+    except RejudgeError as exc:
+        raise _bad_request(str(exc)) from exc
+    try:
+        filters, limit = parse_filters(query), _limit(query)
+        page = await request.app[LOG_STORE].query(
+            world, session_id, filters=filters, limit=limit, cursor=query.get("cursor") or None
+        )
+    except ValueError as exc:
+        raise _bad_request(str(exc)) from exc
+    every = await _rejudged(judge, page.records, keep_same=True)
+    summary = {status: sum(o["status"] == status for o in every) for status in ("same", "changed", "untranslatable")}
+    listed = [o for o in every if query.get("all") == "true" or o["status"] != "same"]
+    return _json({"rulings": listed, "scanned": len(every), "summary": summary, "next": page.next_cursor})
+
+
 # --- Pages ----------------------------------------------------------------------------------------
 
 
@@ -360,29 +521,35 @@ async def login_form(request: web.Request) -> web.Response:
 
 @routes.post("/log/login")
 async def login(request: web.Request) -> web.Response:
-    """Check the posted secret; when it opens any log, keep it in an HttpOnly cookie and go on."""
+    """Check the posted secret; when it opens any log, keep it in an HttpOnly cookie and go on.
+
+    Cross-site posts are refused (403); an address that keeps sending wrong secrets waits longer each time.
+    """
+    _refuse_cross_site(request)
     form = await request.post()
     secret = str(form.get("secret", "")).strip()
     next_url = _safe_next(str(form.get("next", "")))
     lang = _language(request)
+    throttle, address = request.app[LOG_THROTTLE], _client(request)
+    wait = throttle.wait_before_attempt(address)
+    if wait > 0:
+        await asyncio.sleep(wait)
     if not secret or await _visible_worlds(request, secret) is None:
+        throttle.failed(address, "sign-in")
         return _html(login_page(lang, next_url=next_url, failed=True), status=401)
-    sign_ins = request.app[LOG_SIGN_INS]
-    if len(sign_ins) >= MAX_SIGN_INS:
-        del sign_ins[next(iter(sign_ins))]  # the oldest sign-in goes first
-    token = secrets.token_urlsafe(32)
-    sign_ins[token] = secret
+    token = request.app[LOG_SIGN_INS].add(secret)
     response = web.HTTPSeeOther(next_url)
-    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="Strict", secure=request.secure, path="/")
+    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="Strict", secure=_secure_cookie(request), path="/")
     raise response
 
 
 @routes.post("/log/logout")
 async def logout(request: web.Request) -> web.Response:
-    """Forget the cookie."""
+    """Forget the cookie (cross-site posts are refused: no page elsewhere can sign a GM out)."""
+    _refuse_cross_site(request)
     cookie = request.cookies.get(COOKIE_NAME)
     if cookie:
-        request.app[LOG_SIGN_INS].pop(cookie, None)
+        request.app[LOG_SIGN_INS].remove(cookie)
     response = web.HTTPSeeOther(f"/log/login?lang={_language(request)}")
     response.del_cookie(COOKIE_NAME, path="/")
     raise response
@@ -422,12 +589,14 @@ async def session_view(request: web.Request) -> web.Response:
     session = await store.get_session(session_id, world=world)
     if session is None:
         return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor")
+    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
     next_cursor = None
+    rejudged: dict[str, dict[str, Any]] | None = None
     try:
+        judge = _rejudge_choice(shown["rejudge"])
         page = await store.query(
             world,
             session_id,
@@ -436,7 +605,18 @@ async def session_view(request: web.Request) -> web.Response:
             cursor=shown["cursor"] or None,
         )
         records, next_cursor = page.records, page.next_cursor
+        if judge is not None:
+            rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True)}
     except ValueError as exc:
         error = str(exc)
-    html = session_page(lang, session, records, filters=shown, next_cursor=next_cursor, error=error)
+    html = session_page(
+        lang,
+        session,
+        records,
+        filters=shown,
+        next_cursor=next_cursor,
+        error=error,
+        rejudge=shown["rejudge"] if rejudged is not None else "",
+        rejudged=rejudged,
+    )
     return _html(html, status=400 if error else 200)

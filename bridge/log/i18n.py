@@ -52,6 +52,19 @@ _EN: Final = {
     "back": "All sessions",
     "bad_filter": "A filter could not be read",
     "not_found": "No such session in this world.",
+    "rejudge": "What if",
+    "rejudge_help": "Judge this page's rulings again under",
+    "rejudge_none": "— as logged —",
+    "rejudge_go": "Re-judge",
+    "rejudged": "Re-judged",
+    "unchanged": "unchanged",
+    "cannot_carry": "cannot carry over",
+    "now-allowed": "now allowed",
+    "now-blocked": "now blocked",
+    "easier": "easier",
+    "harder": "harder",
+    "other-scale": "another scale",
+    "rejudge_summary": "{changed} of {total} rulings on this page change; {untranslatable} cannot carry over.",
 }
 
 _ES: Final = {
@@ -99,6 +112,21 @@ _ES: Final = {
     "back": "Todas las sesiones",
     "bad_filter": "No se pudo leer un filtro",
     "not_found": "Esa sesión no existe en este mundo.",
+    "rejudge": "Y si…",
+    "rejudge_help": "Volver a resolver las resoluciones de esta página con",
+    "rejudge_none": "— como se registraron —",
+    "rejudge_go": "Volver a resolver",
+    "rejudged": "Nueva resolución",
+    "unchanged": "sin cambios",
+    "cannot_carry": "no se puede trasladar",
+    "now-allowed": "ahora permitida",
+    "now-blocked": "ahora bloqueada",
+    "easier": "más fácil",
+    "harder": "más difícil",
+    "other-scale": "otra escala",
+    "rejudge_summary": (
+        "{changed} de {total} resoluciones de esta página cambian; {untranslatable} no se pueden trasladar."
+    ),
 }
 
 #: Every language the pages speak; English first (the fallback).

@@ -13,6 +13,8 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..core.rules import RULESETS
+from ..core.rules.data_files import vocabulary
 from .i18n import TEXTS
 from .records import RulingRecord
 from .store import LoggedSession
@@ -30,6 +32,9 @@ table{border-collapse:collapse;width:100%;background:#fff}
 th,td{border-bottom:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef1f4;font-weight:600}
 tbody tr.ruling{cursor:pointer}tbody tr.ruling:hover{background:#f0f6ff}
+tbody tr.ruling.changed{background:#fff1c2;box-shadow:inset 4px 0 #d68910}
+tbody tr.ruling.untranslatable{box-shadow:inset 4px 0 #922b21}
+form.rejudge{margin:.5rem 0}
 tbody tr.ruling[aria-selected=true],tbody tr.ruling[aria-selected=true]:hover{background:#cfe3ff}
 tr.override td:first-child{border-left:4px solid #c0392b}
 .denied{color:#b03a2e;font-weight:600}.muted{color:#68737d}
@@ -125,6 +130,58 @@ def _json_for_script(data: Any) -> str:
     return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
+def rejudge_choices() -> list[tuple[str, str]]:
+    """Every ``ruleset:edition`` a page can re-judge under, with its label (ruleset title — edition)."""
+    rows = vocabulary().rulesets
+    return [
+        (f"{rid}:{edition}", f"{rows[rid].title} — {edition}")
+        for rid, ruleset in RULESETS.items()
+        for edition in ruleset.editions
+    ]
+
+
+def _rejudged_cell(t: Mapping[str, str], outcome: Mapping[str, Any] | None) -> tuple[str, str]:
+    """The "Re-judged" cell of a row and the row's extra class."""
+    if outcome is None:
+        return "", ""
+    if outcome["status"] == "untranslatable":
+        return (
+            f'<span class="denied">{escape(t["cannot_carry"])}</span>: {escape(outcome["why"] or "")}',
+            " untranslatable",
+        )
+    after = outcome["after"]
+    verdict = t["yes"] if after["allowed"] else t["no"]
+    mod = "" if after["modifier"] is None else f" {after['modifier']:+d}" if after["modifier"] else " 0"
+    if outcome["status"] == "same":
+        return f'<span class="muted">{escape(t["unchanged"])}</span>', ""
+    reasons = "<br>".join(escape(reason) for reason in after["reasons"])
+    direction = escape(t.get(outcome["direction"] or "", ""))
+    return f"<strong>{escape(verdict + mod)}</strong> ({direction})<br>{reasons}", " changed"
+
+
+def _rejudge_form(
+    t: Mapping[str, str], lang: str, base: str, filters: Mapping[str, str], chosen: str, summary: str
+) -> str:
+    options = [("", t["rejudge_none"]), *rejudge_choices()]
+    select = "".join(
+        f'<option value="{escape(value)}"{" selected" if value == chosen else ""}>{escape(label)}</option>'
+        for value, label in options
+    )
+    kept = "".join(
+        f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">'
+        for k, v in filters.items()
+        if v and k != "rejudge"
+    )
+    return (
+        f'<form class="rejudge" method="get" action="{escape(base)}" aria-label="{escape(t["rejudge"])}">'
+        f'<input type="hidden" name="lang" value="{lang}">{kept}'
+        f'<label>{escape(t["rejudge_help"])} <select name="rejudge" id="rejudge">{select}</select></label>'
+        f'<button type="submit" id="rejudge-go">{escape(t["rejudge_go"])}</button>'
+        + (f' <span id="rejudge-summary">{escape(summary)}</span>' if summary else "")
+        + "</form>"
+    )
+
+
 def session_page(
     lang: str,
     session: LoggedSession,
@@ -133,8 +190,15 @@ def session_page(
     filters: Mapping[str, str],
     next_cursor: str | None,
     error: str | None = None,
+    rejudge: str = "",
+    rejudged: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """A session's rulings (one page), the filter form, export links and the map."""
+    """A session's rulings (one page), the filter form, export links and the map.
+
+    With ``rejudged`` (record id → :func:`~bridge.log.rejudge_output.outcome_wire`, for ``rejudge``,
+    a ``ruleset:edition`` choice) each row shows its re-judged verdict beside the original, changed rows
+    are highlighted, and the map draws the re-judged line beside the original.
+    """
     t = TEXTS[lang]
     base = f"/log/{_path(session.world)}/{_path(session.id)}"
     api = f"/api/worlds/{_path(session.world)}/sessions/{_path(session.id)}"
@@ -151,6 +215,7 @@ def session_page(
     form = (
         f'<form class="filters" method="get" action="{escape(base)}" aria-label="{escape(t["filters"])}">'
         f'<input type="hidden" name="lang" value="{lang}">'
+        + (f'<input type="hidden" name="rejudge" value="{escape(rejudge)}">' if rejudge else "")
         + field("actor", "actor")
         + field("target", "target")
         + field("action", "action")
@@ -169,6 +234,11 @@ def session_page(
         if r.snapshot is not None and key not in snapshots:
             snapshots[r.snapshot.key] = r.snapshot.model_dump(mode="json")
         lines[rid] = {"line": r.line, "snapshot": key, "allowed": r.allowed, "modifier": r.modifier}
+        outcome = rejudged.get(rid) if rejudged is not None else None
+        rejudged_cell, changed = _rejudged_cell(t, outcome)
+        if outcome is not None and outcome["status"] == "changed":
+            after = outcome["after"]
+            lines[rid]["after"] = {"line": after["line"], "allowed": after["allowed"], "modifier": after["modifier"]}
         mod = "" if r.modifier is None else f"{r.modifier:+d}"
         allowed = escape(t["yes"]) if r.allowed else f'<span class="denied">{escape(t["no"])}</span>'
         notes = "<br>".join(escape(n) for n in r.notes)
@@ -177,15 +247,25 @@ def session_page(
                 r.reason or ""
             )
         kind = " override" if r.kind == "override" else ""
+        extra = f"<td>{rejudged_cell}</td>" if rejudged is not None else ""
         rows.append(
-            f'<tr class="ruling{kind}" data-record="{escape(rid)}" tabindex="0" aria-selected="false">'
+            f'<tr class="ruling{kind}{changed}" data-record="{escape(rid)}" tabindex="0" aria-selected="false">'
             f"<td>{escape(_short_time(r.time))}</td>"
             f"<td>{_party(r, 'actor')}</td><td>{_party(r, 'target')}</td>"
             f"<td>{escape(r.action)}</td><td>{allowed}</td><td>{escape(mod)}</td><td>{_crossings(r)}</td>"
-            f"<td>{notes}</td></tr>"
+            f"<td>{notes}</td>{extra}</tr>"
         )
+    columns = ["time", "actor", "target", "action", "allowed", "mod", "crossings", "notes"]
+    if rejudged is not None:
+        columns.append("rejudged")
     if not rows:
-        rows.append(f'<tr><td colspan="8" class="muted">{escape(t["no_rulings"])}</td></tr>')
+        rows.append(f'<tr><td colspan="{len(columns)}" class="muted">{escape(t["no_rulings"])}</td></tr>')
+    summary = ""
+    if rejudged is not None:
+        counted = [o["status"] for o in rejudged.values()]
+        summary = t["rejudge_summary"].format(
+            changed=counted.count("changed"), total=len(counted), untranslatable=counted.count("untranslatable")
+        )
     query = {k: v for k, v in filters.items() if v}
     paging = []
     if filters.get("cursor"):
@@ -199,18 +279,17 @@ def session_page(
     exports = " · ".join(f'<a href="{escape(api)}/export.{ext}" download>{ext.upper()}</a>' for ext in ("jsonl", "csv"))
     title = session.name or _short_time(session.started)
     error_html = f'<p class="error" role="alert">{escape(t["bad_filter"])}: {escape(error)}</p>' if error else ""
-    data = {"rulings": lines, "snapshots": snapshots, "texts": {"from": t["line_from"], "to": t["line_to"]}}
+    texts = {"from": t["line_from"], "to": t["line_to"], "rejudged": t["rejudged"]}
+    data = {"rulings": lines, "snapshots": snapshots, "texts": texts}
     body = (
         f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'
         f'<h2>{escape(title)} <span class="muted">{escape(session.world)}</span></h2>'
         f"<p>{escape(t['started'])}: {escape(_short_time(session.started))} · {escape(t['ended'])}: "
         f"{escape(_short_time(session.ended) or t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
         f"{escape(t['export'])}: {exports}</p>{error_html}{form}"
-        '<div class="layout"><div><table id="rulings"><thead><tr>'
-        + "".join(
-            f"<th>{escape(t[k])}</th>"
-            for k in ("time", "actor", "target", "action", "allowed", "mod", "crossings", "notes")
-        )
+        + _rejudge_form(t, lang, base, filters, rejudge, summary)
+        + '<div class="layout"><div><table id="rulings"><thead><tr>'
+        + "".join(f"<th>{escape(t[k])}</th>" for k in columns)
         + f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         f'<p class="paging">{" · ".join(paging)}</p></div>'
         f'<section aria-label="{escape(t["map"])}"><svg id="map" xmlns="http://www.w3.org/2000/svg" '

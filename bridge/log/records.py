@@ -23,7 +23,12 @@ class Party(BaseModel):
 
 
 class SceneSnapshot(BaseModel):
-    """The zones and walls of a scene when a ruling was made; ``key`` is a hash of the content."""
+    """The zones and walls of a scene when a ruling was made; ``key`` is a hash of the content.
+
+    ``setting`` holds the rest of the scene that is not tokens — its ``rules``, ``environment``,
+    ``lights`` (and whatever scene-wide field the protocol adds) — so that a ruling can be judged again
+    (``sightline log rejudge``). Snapshots written before it existed have it empty.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     key: str
@@ -32,6 +37,7 @@ class SceneSnapshot(BaseModel):
     grid: dict[str, Any]
     regions: list[dict[str, Any]]
     walls: list[dict[str, Any]]
+    setting: dict[str, Any] = {}
 
 
 class RulingRecord(BaseModel):
@@ -40,6 +46,9 @@ class RulingRecord(BaseModel):
     ``id`` and ``session`` are given by the store when the record is appended; ``time`` is UTC ISO 8601.
     ``crossings``, ``modifiers``, ``notes``, ``citations`` and ``line`` are exactly the adjudication's
     wire fields; ``details`` holds the ruleset's own fields (Traveller difficulty, …).
+    ``situation`` is what the ruling read beyond the snapshot: the actor's and target's tokens (and
+    tokens whose light may reach the target) as the scene held them, ``aware`` and ``options`` — with
+    the snapshot, enough to judge the ruling again under another edition or ruleset.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -67,4 +76,5 @@ class RulingRecord(BaseModel):
     line: dict[str, Any] | None = None
     details: dict[str, Any] = {}
     reason: str | None = None
+    situation: dict[str, Any] | None = None
     snapshot: SceneSnapshot | None = None

@@ -10,7 +10,9 @@ With ``synchronous=FULL`` in WAL mode, a transaction is on disk when ``COMMIT`` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
+import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import aiosqlite
 
+from ..config import owner_only
 from .sql import Executor, Row, SqlLogStore
 from .store import DEFAULT_IDLE_TIMEOUT
 
@@ -46,6 +49,19 @@ class _SqliteExecutor:
             return list(await cursor.fetchall())
 
 
+def _owner_only_files(path: Path) -> None:
+    """The log holds every ruling and name of a world: its file is its owner's alone (mode 0600).
+
+    Created empty with that mode before SQLite opens it, because SQLite gives the ``-wal`` and ``-shm``
+    files the database's own mode; an existing file (and its ``-wal``/``-shm``) others could read is narrowed.
+    """
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        owner_only(file)
+
+
 class SqliteLogStore(SqlLogStore):
     """The log in the SQLite file at ``path`` (created when missing; its directory must exist — a typo in
     ``--database`` is refused rather than silently growing a new directory tree)."""
@@ -60,6 +76,7 @@ class SqliteLogStore(SqlLogStore):
     async def connect(self) -> None:
         if not self.path.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, f"no directory {self.path.parent} (make it first, or fix the path)")
+        _owner_only_files(self.path)
         self._writer = await aiosqlite.connect(self.path, isolation_level=None)
         for pragma in _PRAGMAS:
             await self._writer.execute(pragma)

@@ -271,7 +271,7 @@ async def _open_store(database: str | None, data_dir: Path, *, idle_timeout: tim
 
     store: SqliteLogStore | PostgresLogStore
     if database is None or database == "":
-        data_dir.mkdir(parents=True, exist_ok=True)  # the bridge's own directory, unlike one named in a URL
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # the bridge's own, unlike one named in a URL
         store = SqliteLogStore(data_dir / "sightline.db", idle_timeout=idle_timeout)
     elif database.startswith(("postgresql://", "postgres://")):
         store = PostgresLogStore(database, idle_timeout=idle_timeout)

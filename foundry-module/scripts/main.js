@@ -114,7 +114,7 @@ Hooks.on("createChatMessage", (message) => sightline.onChatMessage(message));
 Hooks.on("renderChatMessageHTML", (message, html) => {
   const button = html.querySelector?.("[data-sightline-apply]");
   if (!button) return;
-  if (!game.user.isGM) button.remove();
+  if (game.users.activeGM?.id !== game.user.id) button.remove(); // players take `apply` from the active GM only
   else button.addEventListener("click", () => sightline.confirmFromMessage(message));
 });
 

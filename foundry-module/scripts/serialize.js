@@ -107,7 +107,10 @@ export function serializeToken(doc, { ruleset } = {}) {
 // Walls.
 
 /**
- * @param {any} doc a WallDocument (c, sight, door, ds, dir, threshold)
+ * A wall with the restrictions the bridge reads: `sight` for sight lines, `light` (Foundry's light
+ * restriction, `WALL_SENSE_TYPES` like `sight`) for whether a light reaches a token, and the thresholds
+ * Foundry keeps for each (`threshold.sight`, `threshold.light`, null when unset).
+ * @param {any} doc a WallDocument (c, sight, light, door, ds, dir, threshold)
  */
 export function serializeWall(doc) {
   /** @type {Record<string, unknown>} */
@@ -115,13 +118,18 @@ export function serializeWall(doc) {
     id: idOf(doc),
     c: Array.from(doc.c ?? [], Number).slice(0, 4),
     sight: num(doc.sight, 20),
+    light: num(doc.light, 20),
     door: num(doc.door),
     ds: num(doc.ds),
     dir: num(doc.dir),
   };
   const threshold = doc.threshold;
-  if (threshold && typeof threshold.sight === "number") {
-    out.threshold = { sight: threshold.sight, attenuation: Boolean(threshold.attenuation) };
+  if (threshold && (typeof threshold.sight === "number" || typeof threshold.light === "number")) {
+    /** @type {Record<string, unknown>} */
+    const kept = { attenuation: Boolean(threshold.attenuation) };
+    if (typeof threshold.sight === "number") kept.sight = threshold.sight;
+    if (typeof threshold.light === "number") kept.light = threshold.light;
+    out.threshold = kept;
   }
   return out;
 }

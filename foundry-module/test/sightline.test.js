@@ -2,7 +2,7 @@ import { test, describe, beforeEach, afterEach, mock } from "node:test";
 import assert from "node:assert/strict";
 import { Sightline, documentHookNames } from "../scripts/adapters/sightline.js";
 import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
-import { gameStub, hooksStub, notificationsStub, socketBus } from "./helpers/foundry-stubs.js";
+import { OWNERSHIP, gameStub, hooksStub, notificationsStub, socketBus, withOwnership } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
 import { assertConforms, schemaSkipReason } from "./helpers/schema.js";
 
@@ -39,6 +39,9 @@ function autoBridge(FakeWebSocket, sockets, { ruling = { allowed: true, modifier
 function world({ system = "gurps", settings = {}, gmActive = true } = {}) {
   const scene = F.scene();
   for (const coll of [scene.tokens, scene.regions, scene.walls, scene.lights]) for (const d of coll) d.parent = scene;
+  // The active scene; the player owns the fusilier (the first token) and owns nothing else.
+  withOwnership(scene).active = true;
+  for (const [i, t] of scene.tokens.contents.entries()) withOwnership(t, i === 0 ? { default: OWNERSHIP.NONE, p1: OWNERSHIP.OWNER } : { default: OWNERSHIP.NONE });
   const gm = { id: "gm1", name: "GM", isGM: true, active: gmActive };
   const gm2 = { id: "gm2", name: "Co-GM", isGM: true, active: false };
   const player = { id: "p1", name: "Player", isGM: false, active: true };
@@ -48,7 +51,7 @@ function world({ system = "gurps", settings = {}, gmActive = true } = {}) {
 function client(w, user, { bus, WebSocket, globals = {}, ChatMessage } = {}) {
   const hooks = hooksStub();
   const { log, notifications } = notificationsStub();
-  const game = gameStub({ user, users: w.users, settings: w.settings, scenes: [w.scene], socket: bus.client(), system: w.system });
+  const game = gameStub({ user, users: w.users, settings: w.settings, scenes: [w.scene], socket: bus.client(user.id), system: w.system, messages: w.messages ?? [] });
   const canvas = { scene: w.scene, tokens: { controlled: [] } };
   const s = new Sightline({ game, Hooks: hooks, ui: { notifications }, ChatMessage, getCanvas: () => canvas, WebSocket, globals, batchDelayMs: 50 });
   return { s, game, hooks, log, canvas };

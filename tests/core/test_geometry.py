@@ -798,3 +798,128 @@ def test_lights_reaching_touch_the_footprint_and_respect_walls() -> None:
     )
     reached = SceneGeometry(scene).lights_reaching("t")
     assert [(light.id, light.kind) for light in reached] == [("touching", "white")]
+
+
+# --- Walls touched exactly, for sight and for light (contract: "Touching counts") ------------------
+
+
+def stopped(geo: SceneGeometry, sense: str, a: Point3, b: Point3) -> tuple[str, ...]:
+    """The walls stopping ``sense`` (a sight line, or a light shed at ``a``) from ``a`` to ``b``."""
+    return geo.wall_blocked(a, b) if sense == "sight" else geo.light_blocked(a, b)
+
+
+#: Each exact touch, with the walls and the line: (walls, start, end, expected blockers).
+_TOUCHES = {
+    "crosses-interior": ([(500, 0, 500, 400)], (100, 150), (900, 150), ("w0",)),
+    "closed-corner": ([(400, 0, 500, 150), (500, 150, 400, 400)], (100, 150), (900, 150), ("w0", "w1")),
+    "collinear": ([(200, 150, 700, 150)], (100, 150), (900, 150), ()),
+    "outer-end-graze": ([(500, 150, 500, 400)], (100, 150), (900, 150), ()),
+    "ends-all-on-one-side": ([(400, 0, 500, 150), (500, 150, 600, 0)], (100, 150), (900, 150), ()),
+    "starts-on-wall": ([(500, 0, 500, 400)], (500, 150), (900, 150), ()),
+    "ends-on-wall": ([(500, 0, 500, 400)], (100, 150), (500, 150), ()),
+    "starts-on-corner": ([(500, 0, 500, 150), (500, 150, 500, 400)], (500, 150), (900, 150), ()),
+}
+
+
+@pytest.mark.parametrize("sense", ["sight", "light"])
+@pytest.mark.parametrize("case", list(_TOUCHES))
+def test_walls_touched_exactly_follow_the_contract_for_sight_and_light(case: str, sense: str) -> None:
+    """Contract ("Touching counts"): walls are the one exception — 'a wall blocks a line that crosses its interior,
+    or passes through an end point where walls that stop sight lie strictly on both sides of the line (a closed
+    corner); a line that runs along a wall, grazes the outer end of a wall (or of walls all on one side), or
+    starts or ends exactly on a wall is not blocked by it' — the same for a light's line as for a sight line."""
+    coords, start, end, expected = _TOUCHES[case]
+    walls = [wall(f"w{k}", *c) for k, c in enumerate(coords)]
+    if sense == "light":  # walls that stop light only: the sight line is not theirs to block
+        walls = [w.model_copy(update={"sight": 0, "light": 20}) for w in walls]
+    geo = geometry(walls=walls)
+    assert stopped(geo, sense, p(*start), p(*end)) == expected
+    other = "sight" if sense == "light" else None
+    if other:
+        assert stopped(geo, other, p(*start), p(*end)) == ()
+
+
+# --- Lights and walls (contract: walls' `light`) ---------------------------------------------------
+
+
+def lit_scene(*walls: dict[str, Any], lamp: tuple[float, float] = (900, 150), radius: float = 9) -> Any:
+    """An observer at (50, 150), a target at (450, 150) and a lamp, with the given walls between them."""
+    from bridge.core.scene import Scene
+
+    return SceneGeometry(
+        Scene.model_validate(
+            {
+                "id": "s",
+                "grid": {"size": 100, "distance": 1},
+                "rules": {"ruleset": "gurps-4e"},
+                "tokens": [{"id": "a", "x": 0, "y": 100}, {"id": "b", "x": 400, "y": 100}],
+                "lights": [{"id": "lamp", "x": lamp[0], "y": lamp[1], "radius": radius}],
+                "walls": list(walls),
+            }
+        )
+    )
+
+
+def test_a_wall_stopping_light_only_darkens_the_target_but_not_the_sight_line() -> None:
+    """Contract (walls' `light`): the wall's `light` restriction decides if a light reaches a token; `sight` alone
+    decides sight lines — a wall of light 20, sight 0 between lamp and target stops the lamp, not the eye."""
+    geo = lit_scene({"id": "w", "c": [700, 0, 700, 400], "sight": 0, "light": 20})
+    assert geo.lights_reaching("b") == ()
+    assert geo.wall_blocked(p(900, 150), p(450, 150)) == ()
+    assert geo.light_blocked(p(900, 150), p(450, 150)) == ("w",)
+
+
+def test_a_wall_stopping_sight_only_lets_the_light_through() -> None:
+    """Contract (walls' `light`): a wall of sight 20, light 0 blocks the sight line, but the lamp still reaches."""
+    geo = lit_scene({"id": "w", "c": [700, 0, 700, 400], "sight": 20, "light": 0})
+    assert [light.id for light in geo.lights_reaching("b")] == ["lamp"]
+    assert geo.wall_blocked(p(900, 150), p(450, 150)) == ("w",)
+
+
+def test_a_wall_without_light_uses_its_sight_value_and_sight_threshold() -> None:
+    """Contract (walls' `light`): 'absent = the wall's `sight` value and sight threshold' — a proximity wall with a
+    sight threshold of 3 lets a lamp 2 units away shine through, and stops one 4 units away."""
+    near = lit_scene({"id": "w", "c": [700, 0, 700, 400], "sight": 30, "threshold": {"sight": 3}}, lamp=(900, 150))
+    assert [light.id for light in near.lights_reaching("b")] == ["lamp"]
+    far = lit_scene({"id": "w", "c": [500, 0, 500, 400], "sight": 30, "threshold": {"sight": 3}}, lamp=(900, 150))
+    assert far.lights_reaching("b") == ()
+    plain = lit_scene({"id": "w", "c": [700, 0, 700, 400]})
+    assert plain.lights_reaching("b") == ()
+
+
+def test_a_light_threshold_is_the_lights_own() -> None:
+    """Contract (walls' `light`): `light` comes 'with its own `threshold.light`' — a proximity light restriction
+    with threshold.light 3 lets a lamp 2 units away through, whatever the sight threshold says."""
+    wall_ = {"id": "w", "c": [700, 0, 700, 400], "sight": 20, "light": 30, "threshold": {"sight": 1, "light": 3}}
+    assert [light.id for light in lit_scene(wall_).lights_reaching("b")] == ["lamp"]
+    tight = {**wall_, "threshold": {"sight": 9, "light": 1}}
+    assert lit_scene(tight).lights_reaching("b") == ()
+    unset = {**wall_, "threshold": {"sight": 9}}  # a proximity light restriction with no threshold: a normal wall
+    assert lit_scene(unset).lights_reaching("b") == ()
+
+
+def test_a_tokens_light_is_measured_from_its_token_with_its_external_radius() -> None:
+    """Contract (walls' `light`): 'a token's light from its token, with the token's external radius, as Foundry
+    does' — a 2×2 bearer whose centre is 3.5 units from a proximity wall (threshold.light 3) is within it once
+    its external radius (1 unit) is taken off."""
+    from bridge.core.scene import Scene
+
+    def bearer_scene(threshold: float) -> SceneGeometry:
+        return SceneGeometry(
+            Scene.model_validate(
+                {
+                    "id": "s",
+                    "grid": {"size": 100, "distance": 1},
+                    "rules": {"ruleset": "gurps-4e"},
+                    "tokens": [
+                        {"id": "b", "x": 0, "y": 100},
+                        {"id": "bearer", "x": 750, "y": 50, "width": 2, "height": 2, "light": {"radius": 9}},
+                    ],
+                    "walls": [{"id": "w", "c": [500, 0, 500, 400], "light": 30, "threshold": {"light": threshold}}],
+                }
+            )
+        )
+
+    # The bearer's centre (850, 150) is 350 px from the wall; minus its 100 px external radius: 250 < 300.
+    assert [light.id for light in bearer_scene(3).lights_reaching("b")] == ["bearer"]
+    assert bearer_scene(2.4).lights_reaching("b") == ()

@@ -304,3 +304,39 @@ def test_an_engine_nobody_holds_is_freed_at_once() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def _traveller(tokens: list[Token], lights: list[dict[str, Any]], walls: list[Wall] = ()) -> SceneState:  # type: ignore[assignment]
+    scene = Scene.model_validate(
+        {
+            "id": "s-trav",
+            "grid": {"size": 1, "distance": 1, "units": "m"},
+            "rules": {"ruleset": "traveller"},
+            "environment": {"light": 3},
+            "tokens": list(tokens),
+            "lights": lights,
+            "walls": list(walls),
+        }
+    )
+    return SceneState(scene, RULESETS["traveller"])
+
+
+def test_rulings_that_read_distances_and_lights_are_not_shared_between_lines() -> None:
+    """Traveller's range (seed 000: 'Each halving of short range') and a light on the target set apart lines with
+    the same crossings and walls: the engine rules each pair as the plain path does, and a moved light or wall
+    changes the pairs it lights, wherever they stand."""
+    goggles = ["la-goggles"]
+    row = [token("obs", 0, 0, traits=goggles), token("near", 50, 0), token("far", 300, 0), token("lit", 0, 200)]
+    state = _traveller(row, [{"id": "lamp", "x": 0, "y": 204, "radius": 5}])
+    engine = SceneVisibility(state, action="observation")
+    assert dict(engine.rulings()) == plain_rulings(state, "observation", False)
+    assert engine.rulings()[("obs", "near")].modifier != engine.rulings()[("obs", "far")].modifier
+    moved = _traveller(row, [{"id": "lamp", "x": 50, "y": 4, "radius": 5}])
+    changed = engine.update(moved)
+    assert ("obs", "lit") in changed and ("obs", "near") in changed
+    assert dict(engine.rulings()) == plain_rulings(moved, "observation", False)
+    walled = _traveller(
+        row, [{"id": "lamp", "x": 50, "y": 4, "radius": 5}], [wall("w", 40, 2, 70, 2, sight=0, light=20)]
+    )
+    assert ("obs", "near") in engine.update(walled)
+    assert dict(engine.rulings()) == plain_rulings(walled, "observation", False)

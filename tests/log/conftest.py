@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bridge.demo import play
 from bridge.log.postgres import PostgresLogStore
 from bridge.log.sql import SqlLogStore
 from bridge.log.sqlite import SqliteLogStore
@@ -48,3 +49,12 @@ async def store(store_url: str) -> AsyncIterator[SqlLogStore]:
     finally:
         await opened.close()
         await asyncio.sleep(0)
+
+
+@pytest.fixture(scope="session")
+def demo_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's skirmish played through a real bridge, its 13 rulings logged into one game session
+    (``DIR/sightline.db``) — a real session to re-judge and browse."""
+    data_dir = tmp_path_factory.mktemp("demo-log")
+    asyncio.run(play("en", log_dir=data_dir))
+    return data_dir

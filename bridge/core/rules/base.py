@@ -150,6 +150,12 @@ class Ruleset(Protocol):
     @property
     def zone_types(self) -> frozenset[str]: ...
 
+    @property
+    def reads_positions(self) -> bool:
+        """Whether a ruling reads where things stand beyond its line's crossings and walls — a distance, a
+        light reaching the target — so that two lines with the same traits, crossings and walls may differ."""
+        ...
+
     def knows_trait(self, trait: str) -> bool:
         """Whether ``trait`` belongs to this ruleset's vocabulary (patterns such as ``night-vision-N``)."""
         ...

@@ -85,10 +85,13 @@ class Passage(DataModel):
 
 
 class VocabularyRow(DataModel):
+    title: str
     zones: tuple[str, ...]
     traits: tuple[str, ...]
     actions: tuple[str, ...]
     environment: tuple[str, ...]
+    #: The sign convention of ``modifier``: which way makes the roll harder.
+    harder: Literal["negative", "positive"]
 
     def knows_trait(self, trait: str) -> bool:
         for known in self.traits:
@@ -203,6 +206,9 @@ class DataRuleset(Generic[D]):
     """The parts of the :class:`~bridge.core.rules.base.Ruleset` interface every ruleset reads straight
     from its data: id, editions, actions, zone types, traits (from the contract vocabulary), and the
     look-up of the requested action."""
+
+    #: Whether a ruling reads distances or lights (see ``Ruleset.reads_positions``); rulesets that do say so.
+    reads_positions: bool = False
 
     def __init__(self, data: D) -> None:
         self.data = data

@@ -166,6 +166,8 @@ class _Vision:
 class GurpsRuleset(DataRuleset[GurpsData]):
     """GURPS 4e Visibility, driven by its data."""
 
+    reads_positions = True  # lights reaching the target and seen by the attacker
+
     def __init__(self, data: GurpsData) -> None:
         super().__init__(data)
 

@@ -5,7 +5,8 @@ sets the base level (Average, one level easier per halving, one harder per doubl
 visibility condition on the line adds its + diff mods — night, weather, each smoke zone — less what the
 device ignores or disregards, then target size and other modifiers. All diff mods are cumulative. A
 device that has no effect in the conditions falls back to unaided eyes; an observer with several devices
-uses the best one (lowest diff mods, then highest asset) and the others' results are shown. A wall on
+uses the best one (the easiest level, then the highest asset, then the lowest raw sum, then the order of
+the vocabulary table) and the others' results are shown. A wall on
 the line makes the task impossible: that device's candidates are still listed, none applied; ``sensors``
 without a radar or ladar lists a ``device`` entry saying so.
 
@@ -310,8 +311,12 @@ class _Options:
 class TravellerRuleset(DataRuleset[TravellerData]):
     """The Traveller family's Observation and Sensors tasks, driven by its data."""
 
+    reads_positions = True  # range from the distance, lights reaching the target
+
     def __init__(self, data: TravellerData) -> None:
         super().__init__(data)
+        #: Devices in the order of the vocabulary table, the last tie-break between them.
+        self._device_order = {data.fallback: -1, **{trait: index for index, trait in enumerate(self._row.traits)}}
 
     # --- The Ruleset interface (the rest comes from DataRuleset) ---
 
@@ -347,8 +352,18 @@ class TravellerRuleset(DataRuleset[TravellerData]):
         options = self._options(situation.options)
         notes = foreign_vocabulary_notes(situation, self._text)
         rulings = [self._rule_line(situation, action, evidence, options, notes) for evidence in situation.lines]
-        # The observer may use whichever line the geometry offers: allowed first, then the fewest diff mods.
-        return min(rulings, key=lambda r: (not r.allowed, r.modifier if r.modifier is not None else 0))
+        # The observer may use whichever line the geometry offers, the best as between devices: allowed
+        # first, then the easiest level, the highest asset, the lowest raw sum (ties: the first line).
+        levels = {level.id: index for index, level in enumerate(self.data.ladder.levels)}
+        return min(
+            rulings,
+            key=lambda r: (
+                not r.allowed,
+                levels.get(r.extra.get("difficulty") or "", len(levels)),
+                -int(r.extra.get("asset") or 0),
+                r.modifier if r.modifier is not None else 0,
+            ),
+        )
 
     # --- One sight line ---
 
@@ -381,10 +396,9 @@ class TravellerRuleset(DataRuleset[TravellerData]):
             return self._ruling(s, False, None, crossings, entries, (*notes, *extra_notes), cite_keys, evidence, {})
 
         results = [self._evaluate(s, name, conditions, options) for name in carried]
-        order = {name: index for index, name in enumerate(carried)}
         reachable = [r for r in results if r.reachable]
         pool = reachable or [r for r in results if r.usable] or results
-        best = min(pool, key=lambda r: (r.total, -r.rules.asset, order[r.device]))
+        best = min(pool, key=self._preference)
 
         if walls:
             # The candidates of the device the observer would have used had the line been clear.
@@ -674,6 +688,13 @@ class TravellerRuleset(DataRuleset[TravellerData]):
         return entries
 
     # --- Helpers ---
+
+    def _preference(self, result: _Result) -> tuple[int, int, int, int]:
+        """How good a device's result is, smaller first (rules-notes, "several devices"): the easiest
+        difficulty level (beyond Impossible last), then the highest asset bonus, then the lowest raw sum,
+        then the order of the vocabulary table (unaided eyes, the fallback, before it)."""
+        level = len(self.data.ladder.levels) if result.level is None else result.level
+        return (level, -result.rules.asset, result.total, self._device_order[result.device])
 
     def _summary(self, result: _Result, locale: str) -> str:
         label = result.rules.label.get(locale)

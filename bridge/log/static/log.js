@@ -98,10 +98,23 @@
       el("circle", { class: "target", cx: line.end.x, cy: line.end.y, r: 18, fill: "none", stroke: colour,
         "stroke-width": 5 }, svg);
       bounds.push([line.start.x, line.start.y], [line.end.x, line.end.y]);
+      const after = ruling.after;
+      if (after && after.line && after.line.start && after.line.end) {
+        // The re-judged ruling's line, dashed beside the original, in its own verdict's colour.
+        const again = after.line;
+        el("line", { class: "sight rejudged", x1: again.start.x, y1: again.start.y, x2: again.end.x, y2: again.end.y,
+          stroke: after.allowed ? "#1e8449" : "#c0392b", "stroke-width": 5, "stroke-dasharray": "14 10",
+          transform: "translate(10 10)" }, svg);
+      }
       if (caption) {
         const p = (pt) => `(${pt.x}, ${pt.y}, ${pt.z})`;
         const mod = ruling.modifier === null || ruling.modifier === undefined ? "" : ` · MOD ${ruling.modifier}`;
-        caption.textContent = `${data.texts.from} ${p(line.start)} ${data.texts.to} ${p(line.end)}${mod}`;
+        let text = `${data.texts.from} ${p(line.start)} ${data.texts.to} ${p(line.end)}${mod}`;
+        if (after) {
+          const again = after.modifier === null || after.modifier === undefined ? "—" : `MOD ${after.modifier}`;
+          text += ` · ${data.texts.rejudged}: ${again}`;
+        }
+        caption.textContent = text;
       }
     }
     if (bounds.length) {

@@ -43,6 +43,8 @@ export class Sightline {
     this.rulings = new Map();
     this._previewing = new Set();
     this._gurpsFed = new Set();
+    /** Roll messages (and pairs) a relayed ruling was logged for: each logs once. */
+    this._loggedRolls = new Set();
     this.batcher = new PatchBatcher({
       flush: (scene, changes) => this._sendPatch(scene, changes),
       delayMs: env.batchDelayMs ?? 150,
@@ -85,6 +87,7 @@ export class Sightline {
       activeGMId: () => this.game.users.activeGM?.id ?? null,
       isHolder: () => this.isHolder() && Boolean(this.connection?.ready),
       forward: (message) => this.request(message),
+      vet: (senderId, message, context) => this.vetRelayed(senderId, message, context),
       onApply: (ruling) => this.applyRuling(ruling),
       setTimeout: this.env.setTimeout,
       clearTimeout: this.env.clearTimeout,
@@ -216,8 +219,68 @@ export class Sightline {
 
   // Requests.
 
-  /** Send a message to the bridge: directly on the holder, through the holder otherwise. */
-  async request(message) {
+  /**
+   * On the holder: the message a player's relayed request becomes, or a BridgeError refusing it.
+   * Built afresh from what Foundry says of the sender (`senderId` is Foundry's, never the payload's):
+   * the scene must be one the sender can view (active, or LIMITED at least), the actor a token the
+   * sender owns and the target one the sender can see (not hidden, unless the sender owns it) —
+   * a hidden token answers exactly as a missing one. `user` is the sender as Foundry knows them;
+   * `log` is true only under the world's log policy: the world adjudicates rolls
+   * (`adjudicateOnRoll`) and the request names a roll chat message the sender wrote, used once per
+   * actor and target — so no client can fill the log without rolling.
+   * @param {string} senderId @param {any} message @param {{roll?: string}} [context]
+   */
+  vetRelayed(senderId, message, { roll } = {}) {
+    const user = this.game.users?.get?.(senderId);
+    if (!user) throw new BridgeError("forbidden", "the request comes from no user of this world");
+    if (message?.type === "ping") return { type: "ping" };
+    const gm = Boolean(user.isGM);
+    const scene = typeof message?.scene === "string" ? this.game.scenes?.get(message.scene) : null;
+    if (!scene || !(gm || scene.active || scene.testUserPermission(user, "LIMITED"))) {
+      throw new BridgeError("unknown-scene", `no scene ${JSON.stringify(message?.scene)} you can view`);
+    }
+    const token = (id) => (typeof id === "string" ? scene.tokens?.get(id) : null);
+    const actor = token(message.actor);
+    if (!actor || !(gm || actor.testUserPermission(user, "OWNER"))) {
+      throw new BridgeError("unknown-token", `no token ${JSON.stringify(message.actor)} of yours in this scene`);
+    }
+    const target = message.target == null ? null : token(message.target);
+    if (message.target != null && (!target || !(gm || !target.hidden || target.testUserPermission(user, "OWNER")))) {
+      throw new BridgeError("unknown-token", `no token ${JSON.stringify(message.target)} you can see in this scene`);
+    }
+    const clean = {
+      type: "adjudicate",
+      scene: scene.id,
+      actor: actor.id,
+      action: message.action,
+      reaction: message.reaction === true,
+      log: message.log === true && this._rollMayLog(user, roll, actor.id, target?.id ?? null),
+      user: { id: user.id, name: String(user.name ?? ""), gm },
+    };
+    if (target) clean.target = target.id;
+    if (typeof message.aware === "boolean") clean.aware = message.aware;
+    if (message.options && typeof message.options === "object" && !Array.isArray(message.options)) clean.options = message.options;
+    return clean;
+  }
+
+  /** The world's log policy for a relayed ruling: a roll of the sender's, once per actor and target. */
+  _rollMayLog(user, rollId, actorId, targetId) {
+    if (!this.setting(SETTINGS.ADJUDICATE_ON_ROLL) || typeof rollId !== "string") return false;
+    const message = this.game.messages?.get(rollId);
+    const author = message?.author?.id ?? message?.author;
+    if (!message || author !== user.id || !(message.isRoll || message.rolls?.length)) return false;
+    const key = `${rollId}:${actorId}->${targetId}`;
+    if (this._loggedRolls.has(key)) return false;
+    this._loggedRolls.add(key);
+    if (this._loggedRolls.size > 1000) this._loggedRolls.delete(this._loggedRolls.values().next().value);
+    return true;
+  }
+
+  /**
+   * Send a message to the bridge: directly on the holder, through the holder otherwise.
+   * @param {any} message @param {{roll?: string}} [context] the roll chat message a logged ruling is for
+   */
+  async request(message, context = {}) {
     if (this.isHolder()) {
       if (!this.connection?.ready) throw new BridgeError("not-connected", "the bridge is not connected");
       if (message.scene) await this.ensureSynced(message.scene);
@@ -225,7 +288,7 @@ export class Sightline {
     }
     if (!this.relay) throw new BridgeError("not-connected", "the module is not ready");
     try {
-      return await this.relay.request(message);
+      return await this.relay.request(message, context);
     } catch (err) {
       if (err?.code === "no-gm") this.env.ui?.notifications?.warn(this.game.i18n.localize("SIGHTLINE.Error.no-gm"));
       throw err;
@@ -235,9 +298,10 @@ export class Sightline {
   /**
    * Adjudicate one action. Tokens may be documents, placeables or ids.
    * @param {any} actor @param {any} target
-   * @param {{action?: string, log?: boolean, reaction?: boolean, aware?: boolean, scene?: string}} [opts]
+   * @param {{action?: string, log?: boolean, reaction?: boolean, aware?: boolean, scene?: string, roll?: string}} [opts]
+   *   `roll`: the id of the roll chat message this ruling is for (a player's logged ruling needs one)
    */
-  async adjudicate(actor, target, { action, log = true, reaction = false, aware, scene } = {}) {
+  async adjudicate(actor, target, { action, log = true, reaction = false, aware, scene, roll } = {}) {
     const actorDoc = actor?.document ?? actor;
     const targetDoc = target?.document ?? target;
     const actorId = typeof actorDoc === "string" ? actorDoc : actorDoc?.id;
@@ -247,6 +311,7 @@ export class Sightline {
     const ruleset = sceneDoc?.flags?.[MODULE_ID]?.rules?.ruleset || this.setting(SETTINGS.RULESET);
     const ruling = await this.request(
       adjudicateMessage("", { scene: sceneId, actor: actorId, target: targetId, action: action ?? attackActionFor(ruleset), reaction, log, aware }),
+      { roll },
     );
     if (targetId) {
       this.rulings.set(`${actorId}->${targetId}`, ruling);
@@ -386,7 +451,7 @@ export class Sightline {
       const targetDoc = target.document ?? target;
       if (targetDoc.id === actor.id) continue;
       try {
-        const ruling = await this.adjudicate(actor, targetDoc, { log: true });
+        const ruling = await this.adjudicate(actor, targetDoc, { log: true, roll: message.id });
         await this.publish(ruling, { trigger: "roll", messageId: message.id });
         rulings.push(ruling);
       } catch (err) {
@@ -405,10 +470,11 @@ export class Sightline {
     announce(this.env.Hooks, ruling, { ...context, confirm });
   }
 
-  /** The GM pressed Apply on a card: the roller's client feeds the modifier. */
+  /** The active GM pressed Apply on a card: the roller's client feeds the modifier. */
   confirmFromMessage(message) {
     const data = message.flags?.[MODULE_ID];
-    if (!data?.ruling || !this.game.user.isGM) return;
+    // Players accept `apply` from the active GM only; another GM's click would be dropped on arrival.
+    if (!data?.ruling || !this.game.user.isGM || this.game.users?.activeGM?.id !== this.game.user.id) return;
     this.relay?.sendApply(data.rollerId, data.ruling);
   }
 }

@@ -3,10 +3,24 @@
  * (`game.socket`, channel `module.sightline-bridge`), so the secret never leaves GM hands.
  *
  * Payloads on the channel:
- *   {kind: "request",  rid, from, to, message}       player → holder (the active GM)
+ *   {kind: "request",  rid, to, message, roll?}      player → holder (the active GM)
  *   {kind: "response", rid, to, ok, result | error}  holder → player
- *   {kind: "apply",    to, ruling}                   GM → roller (a confirmed modifier)
- * `game.socket.emit` reaches every other client, so each payload names its addressee.
+ *   {kind: "apply",    to, ruling}                   active GM → roller (a confirmed modifier)
+ *
+ * Nothing in a payload is trusted for who sent it. Foundry's server calls a module socket listener
+ * with the payload and, second, the id of the user whose client emitted it (`(data, senderId)`, as
+ * socketlib's `_onSocketReceived(message, senderId)` relies on; fvtt-types declares `game.socket`
+ * as a plain socket.io `Socket` and types neither). So:
+ *   - the holder forwards a request only as its sender, after `vet(senderId, message, context)`
+ *     (the service checks the scene, the tokens and the world's log policy) — never a `from` or
+ *     `user` of the payload; at most `ratePerSecond` requests per sender;
+ *   - a response settles a request only if it comes from the GM it was sent to, with its id;
+ *   - `apply` is accepted only from the active GM.
+ * Request ids are random (crypto.randomUUID, or 128 bits of crypto.getRandomValues where the page
+ * is not a secure context), so no client can guess another's. `game.socket.emit` of a module
+ * channel reaches every other client — fvtt-types declares a `recipients` option only for core
+ * events such as `AudioHelper.play`'s — so each answer names its addressee (`to`), every other
+ * client drops it, and the answer of a forged request goes to the forger alone by `to` as well.
  * Only `adjudicate` and `ping` may be relayed: players never sync or patch scenes.
  */
 
@@ -14,86 +28,159 @@ import { BridgeError } from "../protocol.js";
 
 export const RELAYED_TYPES = Object.freeze(new Set(["adjudicate", "ping"]));
 
+/**
+ * An unguessable request id: a UUID v4 where `crypto.randomUUID` exists (secure contexts), else
+ * 128 random bits in hex (`crypto.getRandomValues` works on plain http too).
+ * @param {{randomUUID?: () => string, getRandomValues: <T extends ArrayBufferView>(a: T) => T}} [crypto]
+ */
+export function randomRequestId(crypto = globalThis.crypto) {
+  if (typeof crypto?.randomUUID === "function") return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A request id as this relay makes them (a forged or malformed one is never looked up). */
+const RID = /^[0-9a-f-]{32,36}$/;
+
 export class SocketRelay {
   /**
    * @param {{
-   *   socket: {on: (channel: string, fn: (data: any) => void) => void, emit: (channel: string, data: any) => void},
+   *   socket: {on: (channel: string, fn: (data: any, senderId?: string) => void) => any, emit: (channel: string, data: any) => any},
    *   channel: string, userId: string,
    *   activeGMId: () => string | null,
    *   isHolder: () => boolean,
    *   forward: (message: any) => Promise<any>,
+   *   vet?: (senderId: string, message: any, context: {roll?: string}) => any,
    *   onApply?: (ruling: any) => void,
-   *   timeoutMs?: number,
+   *   timeoutMs?: number, ratePerSecond?: number, burst?: number,
+   *   newId?: () => string, now?: () => number,
    *   setTimeout?: typeof globalThis.setTimeout, clearTimeout?: typeof globalThis.clearTimeout,
    * }} opts
    */
-  constructor({ socket, channel, userId, activeGMId, isHolder, forward, onApply = () => {}, timeoutMs = 15_000, setTimeout = globalThis.setTimeout, clearTimeout = globalThis.clearTimeout }) {
+  constructor({
+    socket,
+    channel,
+    userId,
+    activeGMId,
+    isHolder,
+    forward,
+    vet = () => {
+      throw new BridgeError("forbidden", "this GM client checks no relayed request");
+    },
+    onApply = () => {},
+    timeoutMs = 15_000,
+    ratePerSecond = 10,
+    burst = 30,
+    newId = () => randomRequestId(),
+    now = () => Date.now(),
+    setTimeout = globalThis.setTimeout,
+    clearTimeout = globalThis.clearTimeout,
+  }) {
     this.socket = socket;
     this.channel = channel;
     this.userId = userId;
     this.activeGMId = activeGMId;
     this.isHolder = isHolder;
     this.forward = forward;
+    this.vet = vet;
     this.onApply = onApply;
     this.timeoutMs = timeoutMs;
+    this.ratePerSecond = ratePerSecond;
+    this.burst = burst;
+    this._newId = newId;
+    this._now = now;
     this._setTimeout = (fn, ms) => setTimeout(fn, ms); // unbound: browsers throw "Illegal invocation" otherwise
     this._clearTimeout = (timer) => clearTimeout(timer);
-    this._n = 0;
-    /** @type {Map<string, {resolve: (v: any) => void, reject: (e: Error) => void, timer: any}>} */
+    /** @type {Map<string, {resolve: (v: any) => void, reject: (e: Error) => void, timer: any, gm: string}>} */
     this._waiting = new Map();
+    /** Per-sender token buckets of the holder: `{tokens, at}`. */
+    this._buckets = new Map();
   }
 
   start() {
-    this.socket.on(this.channel, (data) => this._receive(data));
+    this.socket.on(this.channel, (data, senderId) => {
+      this._receive(data, senderId).catch((err) => console.warn("sightline-bridge | relay message failed", err));
+    });
   }
 
-  /** Ask the holder to send this message to the bridge; resolves with the bridge's answer. */
-  request(message) {
+  /**
+   * Ask the holder to send this message to the bridge; resolves with the bridge's answer.
+   * @param {any} message @param {{roll?: string}} [context] the roll chat message a logged ruling is for
+   */
+  request(message, context = {}) {
     if (!RELAYED_TYPES.has(message?.type)) return Promise.reject(new BridgeError("invalid-message", `players cannot send ${message?.type}`));
     const gm = this.activeGMId();
     if (!gm) return Promise.reject(new BridgeError("no-gm", "no GM is connected to relay to the bridge"));
-    const rid = `${this.userId}-${++this._n}`;
+    const rid = this._newId();
     return new Promise((resolve, reject) => {
       const timer = this._setTimeout(() => {
         this._waiting.delete(rid);
         reject(new BridgeError("timeout", "the GM's client did not answer"));
       }, this.timeoutMs);
-      this._waiting.set(rid, { resolve, reject, timer });
-      this.socket.emit(this.channel, { kind: "request", rid, from: this.userId, to: gm, message });
+      this._waiting.set(rid, { resolve, reject, timer, gm });
+      const payload = { kind: "request", rid, to: gm, message };
+      if (typeof context.roll === "string") payload.roll = context.roll;
+      this.socket.emit(this.channel, payload);
     });
   }
 
-  /** Send a confirmed ruling to the user who rolled, to apply on their client. */
+  /** Send a confirmed ruling to the user who rolled, to apply on their client (the active GM only). */
   sendApply(userId, ruling) {
     if (userId === this.userId) this.onApply(ruling);
     else this.socket.emit(this.channel, { kind: "apply", to: userId, ruling });
   }
 
-  async _receive(data) {
-    if (!data || data.to !== this.userId) return;
-    if (data.kind === "response") {
-      const entry = this._waiting.get(data.rid);
-      if (!entry) return;
-      this._waiting.delete(data.rid);
-      this._clearTimeout(entry.timer);
-      if (data.ok) entry.resolve(data.result);
-      else entry.reject(new BridgeError(data.error?.code ?? "error", data.error?.message ?? "error", data.error?.details));
-      return;
-    }
+  /** One payload from the channel; `senderId` is Foundry's, the payload's own claims are ignored. */
+  async _receive(data, senderId) {
+    if (!data || typeof data !== "object" || data.to !== this.userId) return;
+    if (typeof senderId !== "string" || !senderId || senderId === this.userId) return;
+    if (data.kind === "response") return this._settle(data, senderId);
     if (data.kind === "apply") {
-      this.onApply(data.ruling);
+      if (senderId === this.activeGMId()) this.onApply(data.ruling);
       return;
     }
-    if (data.kind === "request") {
-      const reply = (payload) => this.socket.emit(this.channel, { kind: "response", rid: data.rid, to: data.from, ...payload });
-      if (!this.isHolder()) return reply({ ok: false, error: { code: "not-connected", message: "this GM client holds no bridge connection" } });
-      if (!RELAYED_TYPES.has(data.message?.type)) return reply({ ok: false, error: { code: "invalid-message", message: `players cannot send ${data.message?.type}` } });
-      try {
-        const { id: _ignored, ...message } = data.message;
-        reply({ ok: true, result: await this.forward(message) });
-      } catch (err) {
-        reply({ ok: false, error: { code: err?.code ?? "error", message: err?.message ?? String(err), details: err?.details } });
-      }
+    if (data.kind === "request") return this._answer(data, senderId);
+  }
+
+  _settle(data, senderId) {
+    if (typeof data.rid !== "string" || !RID.test(data.rid)) return;
+    const entry = this._waiting.get(data.rid);
+    if (!entry || entry.gm !== senderId) return;
+    this._waiting.delete(data.rid);
+    this._clearTimeout(entry.timer);
+    if (data.ok === true) entry.resolve(data.result);
+    else entry.reject(new BridgeError(String(data.error?.code ?? "error"), String(data.error?.message ?? "error"), data.error?.details));
+  }
+
+  async _answer(data, senderId) {
+    if (typeof data.rid !== "string" || !RID.test(data.rid)) return;
+    const reply = (payload) => this.socket.emit(this.channel, { kind: "response", rid: data.rid, to: senderId, ...payload });
+    const refuse = (code, message) => reply({ ok: false, error: { code, message } });
+    if (!this.isHolder()) return refuse("not-connected", "this GM client holds no bridge connection");
+    if (!this._take(senderId)) return refuse("rate-limited", `more than ${this.ratePerSecond} relayed requests a second; this one was dropped`);
+    if (!RELAYED_TYPES.has(data.message?.type)) return refuse("invalid-message", `players cannot send ${data.message?.type}`);
+    let message;
+    try {
+      message = this.vet(senderId, data.message, { roll: typeof data.roll === "string" ? data.roll : undefined });
+    } catch (err) {
+      return refuse(err?.code ?? "forbidden", err?.message ?? String(err));
     }
+    try {
+      reply({ ok: true, result: await this.forward(message) });
+    } catch (err) {
+      reply({ ok: false, error: { code: err?.code ?? "error", message: err?.message ?? String(err), details: err?.details } });
+    }
+  }
+
+  /** One request of `senderId` fits its bucket (refilled at `ratePerSecond`, holding `burst`). */
+  _take(senderId) {
+    const now = this._now();
+    const bucket = this._buckets.get(senderId) ?? { tokens: this.burst, at: now };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.ratePerSecond);
+    bucket.at = now;
+    this._buckets.set(senderId, bucket);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
   }
 }

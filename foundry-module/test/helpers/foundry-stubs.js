@@ -22,16 +22,26 @@ export function hooksStub() {
   };
 }
 
-/** A socket bus: every client's emit reaches every other client, as game.socket does. */
+/**
+ * A socket bus as Foundry's server runs a module channel: every client's `emit(channel, data)`
+ * reaches every *other* client, whose listener is called with a copy of the data and, second, the
+ * id of the user whose client emitted it — set by the server from the connection, never by the
+ * payload. `client(userId)` is one user's `game.socket` (`on`/`emit`, as socket.io-client's
+ * `Socket`, which fvtt-types declares `game.socket` to be).
+ */
 export function socketBus() {
   const clients = [];
   return {
-    client() {
+    client(userId) {
       const listeners = [];
       const me = {
-        on: (channel, fn) => listeners.push([channel, fn]),
+        on: (channel, fn) => {
+          listeners.push([channel, fn]);
+          return me;
+        },
         emit: (channel, data) => {
-          for (const other of clients) if (other !== me) for (const [c, fn] of other._listeners) if (c === channel) queueMicrotask(() => fn(structuredClone(data)));
+          for (const other of clients) if (other !== me) for (const [c, fn] of other._listeners) if (c === channel) queueMicrotask(() => fn(structuredClone(data), userId));
+          return me;
         },
         _listeners: listeners,
       };
@@ -41,12 +51,29 @@ export function socketBus() {
   };
 }
 
+/** Foundry's document ownership levels (`CONST.DOCUMENT_OWNERSHIP_LEVELS`). */
+export const OWNERSHIP = Object.freeze({ NONE: 0, LIMITED: 1, OBSERVER: 2, OWNER: 3 });
+
+/**
+ * Give a document Foundry's `ownership` and `testUserPermission(user, permission, {exact})`: a GM
+ * is an owner of everything; anyone else has their own entry, else `default`.
+ */
+export function withOwnership(doc, ownership = { default: OWNERSHIP.NONE }) {
+  doc.ownership = ownership;
+  doc.testUserPermission = (user, permission, { exact = false } = {}) => {
+    const level = user?.isGM ? OWNERSHIP.OWNER : (ownership[user?.id] ?? ownership.default ?? OWNERSHIP.NONE);
+    const wanted = typeof permission === "number" ? permission : OWNERSHIP[permission];
+    return exact ? level === wanted : level >= wanted;
+  };
+  return doc;
+}
+
 export function notificationsStub() {
   const log = [];
   return { log, notifications: { info: (m) => log.push(["info", m]), warn: (m) => log.push(["warn", m]), error: (m) => log.push(["error", m]) } };
 }
 
-export function gameStub({ user, users = [user], settings = {}, scenes = [], socket, system = "gurps" }) {
+export function gameStub({ user, users = [user], settings = {}, scenes = [], socket, system = "gurps", messages = [] }) {
   const values = {
     bridgeUrl: "ws://localhost:8765/ws",
     secret: "s3cret",
@@ -67,6 +94,7 @@ export function gameStub({ user, users = [user], settings = {}, scenes = [], soc
     user: { targets: new Set(), ...user },
     users: {
       contents: users,
+      get: (id) => users.find((u) => u.id === id),
       get activeGM() {
         return users.filter((u) => u.isGM && u.active).sort((a, b) => (a.id < b.id ? -1 : 1))[0] ?? null;
       },
@@ -82,6 +110,7 @@ export function gameStub({ user, users = [user], settings = {}, scenes = [], soc
     },
     i18n: { lang: "en", localize: (k) => k, format: (k, data) => `${k} ${JSON.stringify(data)}` },
     scenes: { get: (id) => sceneMap.get(id), active: scenes[0] ?? null },
+    messages: { contents: messages, get: (id) => messages.find((m) => m.id === id) },
     socket,
   };
 }

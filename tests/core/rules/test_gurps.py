@@ -202,6 +202,20 @@ def test_light_out_of_the_attackers_line_of_sight_does_not_help() -> None:
     assert not lamp.applied and "line of sight" in (lamp.reason or "")
 
 
+@pytest.mark.parametrize(("sight", "light_", "modifier"), [(20, 0, -3), (0, 20, -10), (0, None, -3), (20, None, -10)])
+def test_the_walls_light_restriction_decides_whether_a_torch_reaches_the_foe(
+    sight: int, light_: int | None, modifier: int
+) -> None:
+    """Contract (walls' `light`): 'it decides whether the wall stops a light from reaching a token …; `sight` alone
+    decides whether it blocks a sight line' (absent: the wall's `sight` value) — a wall between the torch (2 yd
+    north of the foe) and the foe, off the attacker's lines to both."""
+    stops: dict[str, Any] = {"id": "w1", "c": [10 * YD, -1 * YD, 11 * YD, -1 * YD], "sight": sight}
+    if light_ is not None:
+        stops["light"] = light_
+    ruling = fight(environment=TOTAL_DARK, lights=[light("torch", 10.5 * YD, -2 * YD, 3)], walls=[stops])
+    assert ruling.allowed and ruling.modifier == modifier
+
+
 def test_light_lifts_partial_darkness_worse_than_minus_3() -> None:
     """Rules-notes: a light 'turns any darkness worse than −3 into −3' — -6 becomes -3, -2 stays -2."""
     torch = [light("torch", 11 * YD, 0, 2)]

@@ -98,6 +98,15 @@ def test_beyond_impossible_cannot_be_done() -> None:
     assert any("beyond Impossible" in note for note in ruling.notes)
 
 
+@pytest.mark.parametrize(("distance", "value"), [(100 / 512, -9), (100 / 1024, -10), (0.01, -10), (0, -10)])
+def test_halvings_stop_at_one_1024th_of_short_range(distance: float, value: int) -> None:
+    """Rules-notes: 'Halvings are counted down to 1/1024 of short range (−10); anything nearer, stacked tokens at
+    distance 0 included, counts −10.'"""
+    ruling = observe(distance, traits=("la-goggles",), device="la-goggles")
+    assert entry(ruling, "range").value == value and ruling.modifier == value
+    assert ruling.extra["difficulty"] == "easy"
+
+
 def test_below_easy_stays_easy_and_modifier_is_raw() -> None:
     """Rules-notes: 'Below Easy stays Easy'; `modifier` is the raw sum, never clamped (1/8 range: -3)."""
     ruling = observe(12.5, traits=("la-goggles",), device="la-goggles")
@@ -304,7 +313,40 @@ def test_best_of_several_devices_with_the_others_shown() -> None:
 def test_ties_go_to_the_higher_asset() -> None:
     """Rules-notes: best = lowest resulting difficulty, then highest asset — by day binoculars beat eyes."""
     ruling = observe(traits=("color-enhancement", "binoculars"))
-    assert ruling.modifier == 0 and ruling.extra["asset"] == 1 and ruling.extra["device"] == "color-enhancement"
+    assert ruling.modifier == 0 and ruling.extra["asset"] == 1 and ruling.extra["device"] == "binoculars"
+
+
+def test_among_devices_reaching_easy_the_highest_asset_wins_over_the_lowest_sum() -> None:
+    """Rules-notes: 'the easiest difficulty level, then (among equal levels, e.g. several that reach Easy) the
+    highest asset bonus, then the lowest raw sum' — a thermal viewer at −3 (Easy, asset 0) loses to an image
+    intensifier at −2 (Easy, asset +2)."""
+    ruling = observe(50, traits=("thermal-viewer", "image-intensifier"))
+    shown = {d["device"]: d for d in ruling.extra["devices"]}
+    assert shown["thermal-viewer"]["modifier"] == -3 and shown["thermal-viewer"]["difficulty"] == "easy"
+    assert ruling.extra["device"] == "image-intensifier"
+    assert ruling.modifier == -2 and ruling.extra["difficulty"] == "easy" and ruling.extra["asset"] == 2
+
+
+def test_the_easiest_level_comes_before_the_asset() -> None:
+    """Rules-notes: 'the easiest difficulty level, then … the highest asset bonus' — LA goggles at Easy (−1,
+    asset 0) beat binoculars at Average (asset +1)."""
+    ruling = observe(50, traits=("binoculars", "la-goggles"))
+    assert ruling.extra["device"] == "la-goggles" and ruling.extra["difficulty"] == "easy"
+
+
+def test_equal_level_and_asset_go_to_the_lowest_raw_sum() -> None:
+    """Rules-notes: '… then the lowest raw sum' — at 12.5 m both reach Easy with asset 0; the thermal viewer's
+    −5 (1/32 of 400 m) beats the LA goggles' −3 (1/8 of 100 m)."""
+    ruling = observe(12.5, traits=("la-goggles", "thermal-viewer"))
+    assert ruling.extra["device"] == "thermal-viewer" and ruling.modifier == -5
+
+
+def test_full_ties_go_by_the_order_of_the_vocabulary_table() -> None:
+    """Rules-notes: '… then the order of the vocabulary table' — IR and LA goggles tie by day at 50 m (−1, asset
+    0); `la-goggles` comes first in the table, whatever order the token lists them in."""
+    for traits in (("ir-goggles", "la-goggles"), ("la-goggles", "ir-goggles")):
+        ruling = observe(50, traits=traits)
+        assert ruling.extra["device"] == "la-goggles" and ruling.modifier == -1
 
 
 def test_forced_device_must_be_carried() -> None:
@@ -392,6 +434,37 @@ def test_a_wall_between_light_and_target_stops_it() -> None:
         environment=NIGHT_3,
     )
     assert rule(built, "obs", "tgt", "observation").modifier == 3
+
+
+@pytest.mark.parametrize(
+    ("sight", "light_", "lit"), [(0, 20, False), (20, 0, True), (20, None, False), (0, None, True)]
+)
+def test_the_walls_light_restriction_decides_whether_a_light_reaches_the_target(
+    sight: int, light_: int | None, lit: bool
+) -> None:
+    """Contract (walls' `light`): 'it decides whether the wall stops a light from reaching a token …; `sight` alone
+    decides whether it blocks a sight line' (absent: the wall's `sight` value) — rules-notes: a light covers a target
+    when 'no wall that stops light stands between the light and the target's centre'."""
+    stops = {"id": "w1", "c": [140, -100, 140, 100], "sight": sight}
+    if light_ is not None:
+        stops["light"] = light_
+    built = scene(
+        "traveller",
+        tokens=[token("obs", 0, 0), token("tgt", 100, 0)],
+        lights=[light("l1", 160, 0, 60)],
+        walls=[stops],
+        environment=NIGHT_3,
+    )
+    ruling = rule(built, "obs", "tgt", "observation")
+    assert ruling.allowed  # the wall stands between the lamp and the target, not on the sight line
+    assert ruling.modifier == (0 if lit else 3)
+
+
+def test_a_wall_stopping_light_only_leaves_the_sight_line_clear() -> None:
+    """Contract (walls' `light`): '`sight` alone decides whether it blocks a sight line' — a wall of light 20 and
+    sight 0 between observer and target blocks nothing."""
+    ruling = observe(100, walls=[{"id": "w1", "c": [50, -100, 50, 100], "sight": 0, "light": 20}])
+    assert ruling.allowed and ruling.modifier == 0
 
 
 def test_token_light_on_the_target() -> None:

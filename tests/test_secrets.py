@@ -1,0 +1,329 @@
+"""Secrets and sign-ins on a real bridge (port 0, real SQLite): wrong secrets slowed per address and logged
+without the secret, sign-ins bounded per secret, cross-site posts refused, the cookie Secure behind an https
+public URL, owner-only data files, and the secret printed only when it is made."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from websockets.asyncio.client import connect
+
+from bridge.config import BridgeConfig
+from bridge.log.http import COOKIE_NAME, LOG_THROTTLE, MAX_SIGN_INS_PER_SECRET
+from bridge.server import BridgeState, run_bridge
+from bridge.throttle import FailureThrottle, ThrottlePolicy, client_address
+from tests.scenes import on_line_scene
+
+SECRET = "bridge-secret"
+WORLDS = {"w-ashes": "ashes-secret", "w-embers": "embers-secret"}
+#: Short steps so a test sees the delay grow without waiting long: free 2, then 0.1, 0.2, 0.4, 0.8 s.
+FAST = ThrottlePolicy(free_failures=2, base_delay=0.1, max_delay=0.8, log_interval=3600.0)
+
+
+@contextlib.asynccontextmanager
+async def bridge_at(
+    data_dir: Path, policy: ThrottlePolicy = FAST, **config: Any
+) -> AsyncIterator[tuple[str, BridgeState]]:
+    """A real bridge with its SQLite log in ``data_dir``; yields ``host:port`` and its shared state."""
+    states: list[BridgeState] = []
+
+    def extend(app: web.Application, state: BridgeState) -> None:
+        state.throttle = FailureThrottle(policy)
+        app[LOG_THROTTLE] = state.throttle  # the sign-in form and hello share one throttle
+        states.append(state)
+
+    settings = BridgeConfig(host="127.0.0.1", port=0, data_dir=data_dir, secret=SECRET, world_secrets=WORLDS, **config)
+    async with run_bridge(settings, extend=extend) as (host, port):
+        yield f"{host}:{port}", states[0]
+
+
+@pytest.fixture
+async def bridge(tmp_path: Path) -> AsyncIterator[tuple[str, BridgeState]]:
+    async with bridge_at(tmp_path) as running:
+        yield running
+
+
+def browser() -> aiohttp.ClientSession:
+    """An HTTP client keeping cookies, as a browser does (also for a bridge reached by IP address)."""
+    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+
+
+async def hello(address: str, world: str, secret: str) -> dict[str, Any]:
+    async with connect(f"ws://{address}/ws") as ws:
+        await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": secret}))
+        answer: dict[str, Any] = json.loads(await ws.recv())
+        return answer
+
+
+async def log_a_ruling(address: str, world: str, secret: str) -> None:
+    """One logged ruling in ``world``, so its log exists for a sign-in."""
+    async with connect(f"ws://{address}/ws") as ws:
+        await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": secret}))
+        assert json.loads(await ws.recv())["type"] == "welcome"
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
+        assert json.loads(await ws.recv())["type"] == "scene.synced"
+        ask = {"type": "adjudicate", "id": "a", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+        await ws.send(json.dumps(ask))
+        assert json.loads(await ws.recv())["logged"] is True
+
+
+async def sign_in(
+    http: aiohttp.ClientSession, address: str, secret: str, **headers: str
+) -> tuple[int, aiohttp.ClientResponse]:
+    async with http.post(
+        f"http://{address}/log/login", data={"secret": secret, "next": "/log/"}, headers=headers, allow_redirects=False
+    ) as response:
+        return response.status, response
+
+
+async def test_wrong_hellos_wait_longer_each_time(bridge: tuple[str, BridgeState]) -> None:
+    """After the free failures, each wrong hello from an address waits twice as long as the one before
+    (up to the cap), is still answered `unauthorized`, and the right secret still gets in afterwards."""
+    address, state = bridge
+    waits = []
+    for _ in range(6):
+        started = time.monotonic()
+        assert (await hello(address, "w-ashes", "a-guess"))["code"] == "unauthorized"
+        waits.append(time.monotonic() - started)
+    assert state.throttle.failures("127.0.0.1") == 6
+    # Attempts 3 to 6 waited their steps after the previous failure: 0.1, 0.2, 0.4, 0.8 s (less the moments
+    # between that failure and the next attempt's start).
+    for attempt, step in zip(waits[2:], (0.1, 0.2, 0.4, 0.8), strict=True):
+        assert attempt >= step * 0.7
+    assert state.throttle.delay_for("127.0.0.1") == FAST.max_delay
+    assert (await hello(address, "w-ashes", WORLDS["w-ashes"]))["type"] == "welcome"
+
+
+async def test_parallel_guesses_queue_behind_each_other(bridge: tuple[str, BridgeState]) -> None:
+    """Four wrong hellos sent at once from a penalised address do not wait side by side: each waits its
+    step after the one before, so the last is answered only after four steps."""
+    address, state = bridge
+    for _ in range(FAST.free_failures + 1):
+        await hello(address, "w-ashes", "a-guess")
+    step = state.throttle.delay_for("127.0.0.1")
+    started = time.monotonic()
+    answers = await asyncio.gather(*(hello(address, "w-ashes", "a-guess") for _ in range(4)))
+    assert all(a["code"] == "unauthorized" for a in answers)
+    assert time.monotonic() - started >= 4 * step * 0.7
+    assert state.throttle.failures("127.0.0.1") == FAST.free_failures + 5
+
+
+async def test_wrong_sign_ins_are_slowed_and_logged_once_per_interval_without_the_secret(
+    bridge: tuple[str, BridgeState], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Wrong sign-ins and wrong hellos count against one address; the log says so once per interval
+    (the first at once, the rest when the interval ends) and never contains a tried secret."""
+    address, state = bridge
+    caplog.set_level(logging.WARNING, logger="sightline.access")
+    guesses = [f"guess-{n}-of-the-secret" for n in range(5)]
+    async with browser() as http:
+        for guess in guesses:
+            status, _ = await sign_in(http, address, guess)
+            assert status == 401
+    await hello(address, "w-ashes", "hello-guess")
+    assert state.throttle.failures("127.0.0.1") == 6
+    assert state.throttle.delay_for("127.0.0.1") > 0
+    first = [r.getMessage() for r in caplog.records if r.name == "sightline.access"]
+    assert len(first) == 1 and "1 (1 at sign-in)" in first[0]
+    state.throttle.flush_report()  # the interval ends
+    reports = [r.getMessage() for r in caplog.records if r.name == "sightline.access"]
+    assert len(reports) == 2 and "5 (1 at hello, 4 at sign-in) from 1 address(es)" in reports[1]
+    assert "127.0.0.1" in reports[1]
+    for text in reports:
+        assert not any(guess in text for guess in [*guesses, "hello-guess"])
+
+
+async def test_one_worlds_sign_ins_never_evict_anothers(tmp_path: Path) -> None:
+    """Far more sign-ins by one world's GM than the per-secret bound sign out only that GM's oldest
+    browsers: the other world's sign-in still works."""
+    async with bridge_at(tmp_path) as (address, _state):
+        for world, secret in WORLDS.items():
+            await log_a_ruling(address, world, secret)
+        async with browser() as embers:
+            status, _ = await sign_in(embers, address, WORLDS["w-embers"])
+            assert status == 303
+            cookies = []
+            for _ in range(MAX_SIGN_INS_PER_SECRET + 20):
+                async with browser() as ashes:
+                    status, response = await sign_in(ashes, address, WORLDS["w-ashes"])
+                    assert status == 303
+                    cookies.append(response.cookies[COOKIE_NAME].value)
+            async with embers.get(f"http://{address}/api/worlds") as response:
+                assert response.status == 200 and (await response.json())["worlds"] == ["w-embers"]
+        async with browser() as http:
+            for cookie, expected in ((cookies[0], 401), (cookies[-1], 200)):
+                headers = {"Cookie": f"{COOKIE_NAME}={cookie}"}
+                async with http.get(f"http://{address}/api/worlds", headers=headers) as response:
+                    assert response.status == expected
+
+
+async def test_cross_site_sign_in_and_sign_out_are_refused(bridge: tuple[str, BridgeState]) -> None:
+    """A form posted from another site (by Sec-Fetch-Site, or by Origin where the browser sends no
+    Sec-Fetch-Site) neither signs in nor signs out; the bridge's own page does both."""
+    address, _state = bridge
+    await log_a_ruling(address, "w-ashes", WORLDS["w-ashes"])
+    async with browser() as http:
+        for headers in (
+            {"Sec-Fetch-Site": "cross-site"},
+            {"Sec-Fetch-Site": "same-site"},
+            {"Origin": "https://evil.example"},
+            {"Origin": "null"},
+        ):
+            status, _ = await sign_in(http, address, SECRET, **headers)
+            assert status == 403, headers
+        assert not http.cookie_jar.filter_cookies(f"http://{address}/").get(COOKIE_NAME)
+        status, _ = await sign_in(http, address, SECRET, **{"Sec-Fetch-Site": "same-origin"})
+        assert status == 303
+        status, _ = await sign_in(http, address, SECRET, Origin=f"http://{address}")
+        assert status == 303
+        async with http.post(
+            f"http://{address}/log/logout", headers={"Origin": "https://evil.example"}, allow_redirects=False
+        ) as response:
+            assert response.status == 403
+        async with http.get(f"http://{address}/api/worlds") as response:
+            assert response.status == 200  # still signed in
+        async with http.post(
+            f"http://{address}/log/logout", headers={"Sec-Fetch-Site": "same-origin"}, allow_redirects=False
+        ) as response:
+            assert response.status == 303
+        async with http.get(f"http://{address}/api/worlds") as response:
+            assert response.status == 401
+
+
+async def test_the_cookie_is_secure_when_the_public_url_is_https(tmp_path: Path) -> None:
+    """Behind a TLS proxy the bridge sees plain HTTP; with --public-url https://… its cookie is still Secure,
+    and the sign-in form's Origin must be that public origin."""
+    public = "https://sightline.example.org"
+    async with bridge_at(tmp_path / "proxied", public_url=public) as (address, _state):
+        await log_a_ruling(address, "w-ashes", WORLDS["w-ashes"])
+        async with browser() as http:
+            status, _ = await sign_in(http, address, SECRET, Origin=f"http://{address}")
+            assert status == 403  # not the public origin
+            status, response = await sign_in(http, address, SECRET, Origin=public)
+            assert status == 303
+            cookie = response.cookies[COOKIE_NAME]
+            assert cookie["secure"] and cookie["httponly"] and cookie["samesite"] == "Strict"
+    async with bridge_at(tmp_path / "plain") as (address, _state):
+        await log_a_ruling(address, "w-ashes", WORLDS["w-ashes"])
+        async with browser() as http:
+            status, response = await sign_in(http, address, SECRET)
+            assert status == 303 and not response.cookies[COOKIE_NAME]["secure"]
+
+
+@contextlib.contextmanager
+def umask(mask: int) -> Iterator[None]:
+    previous = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+async def test_the_data_files_are_readable_by_their_owner_only(tmp_path: Path) -> None:
+    """Under a permissive umask the SQLite log, its -wal and -shm files, the secret and worlds.json are
+    created 0600 and a new data directory 0700; a log file left world-readable is narrowed at start."""
+    data_dir = tmp_path / "data"
+    with umask(0o022):
+        result = await asyncio.to_thread(
+            subprocess.run,
+            [str(Path(sys.executable).parent / "sightline"), "secret", "--world", "w-ashes"],
+            env={**os.environ, "SIGHTLINE_DATA_DIR": str(data_dir)},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert result.stdout.strip()
+        assert (data_dir.stat().st_mode & 0o777) == 0o700
+        async with bridge_at(data_dir) as (address, _state):
+            await log_a_ruling(address, "w-ashes", WORLDS["w-ashes"])
+            for name in ("sightline.db", "sightline.db-wal", "sightline.db-shm", "worlds.json"):
+                assert (data_dir / name).stat().st_mode & 0o777 == 0o600, name
+        (data_dir / "sightline.db").chmod(0o644)
+        async with bridge_at(data_dir):
+            assert (data_dir / "sightline.db").stat().st_mode & 0o777 == 0o600
+
+
+def _serve_lines(data_dir: Path) -> list[str]:
+    """Start `sightline serve --port 0`, read what it prints up to the log line, stop it."""
+    env = {**os.environ, "SIGHTLINE_DATA_DIR": str(data_dir)}
+    env.pop("SIGHTLINE_SECRET", None)
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "sightline"), "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        lines = []
+        while not lines or not lines[-1].startswith("Log:"):
+            line = process.stdout.readline()
+            assert line, f"serve stopped early after {lines}"
+            lines.append(line)
+        return lines
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+async def test_the_secret_is_printed_when_made_and_shown_by_sightline_secret(tmp_path: Path) -> None:
+    """The first start prints the secret it makes; later starts do not (it would land in the journal at
+    every start); `sightline secret` shows it on demand."""
+    first = await asyncio.to_thread(_serve_lines, tmp_path)
+    secret = (tmp_path / "secret").read_text().strip()
+    assert sum(secret in line for line in first) == 1
+    second = await asyncio.to_thread(_serve_lines, tmp_path)
+    assert not any(secret in line for line in second)
+    assert any("sightline secret" in line for line in second)
+    shown = await asyncio.to_thread(
+        subprocess.run,
+        [str(Path(sys.executable).parent / "sightline"), "secret", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shown.stdout.strip() == secret
+
+
+def test_behind_a_trusted_proxy_the_client_is_the_forwarded_address() -> None:
+    """X-Forwarded-For counts only when the peer is a trusted proxy, and then its last untrusted hop."""
+    trusted = frozenset({"127.0.0.1"})
+    assert client_address("127.0.0.1", "203.0.113.9, 198.51.100.7", trusted) == "198.51.100.7"
+    assert client_address("127.0.0.1", "203.0.113.9, 127.0.0.1", trusted) == "203.0.113.9"
+    assert client_address("198.51.100.7", "203.0.113.9", trusted) == "198.51.100.7"  # a client's own claim
+    assert client_address("127.0.0.1", None, trusted) == "127.0.0.1"
+
+
+def test_a_quiet_address_starts_afresh_and_the_table_is_bounded() -> None:
+    """Penalties are forgotten after `forget_after` of quiet; the table drops its quietest address first."""
+    now = [0.0]
+    throttle = FailureThrottle(
+        ThrottlePolicy(free_failures=1, base_delay=1, max_delay=60, forget_after=100, max_addresses=2),
+        clock=lambda: now[0],
+    )
+    throttle.failed("a", "hello")
+    assert throttle.wait_before_attempt("a") == 1  # one free failure, then 1 s, 2 s, 4 s…
+    for _ in range(2):
+        throttle.failed("a", "hello")
+    assert throttle.delay_for("a") == 4
+    assert throttle.wait_before_attempt("a") == 4 and throttle.wait_before_attempt("a") == 8
+    now[0] = 200.0
+    assert throttle.failures("a") == 0 and throttle.wait_before_attempt("a") == 0
+    for address in ("a", "b", "c"):
+        throttle.failed(address, "sign-in")
+    assert (throttle.failures("a"), throttle.failures("b"), throttle.failures("c")) == (0, 1, 1)
