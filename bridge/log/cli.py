@@ -61,6 +61,9 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     export.add_argument("--world", help="the session's world (checked when given)")
     export.add_argument("--format", choices=sorted(FORMATS), default="jsonl", help="output format (default jsonl)")
     export.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
+    export.add_argument(
+        "--locale", choices=["en", "es"], default="en", help="language of the Markdown export's words (default en)"
+    )
     _storage_options(export)
     rejudge = commands.add_parser(
         "rejudge",
@@ -212,7 +215,7 @@ async def _export(store: LogStore, args: argparse.Namespace, out: TextIO, err: T
         return 1
     writer, _ = FORMATS[args.format]
     progress = _Progress(err, session.rulings)
-    chunks = writer(progress.counted(store.export(session.world, session.id)))
+    chunks = writer(progress.counted(store.export(session.world, session.id)), args.locale)
     await _write_chunks(chunks, args.output, out)
     progress.done()
     return 0
