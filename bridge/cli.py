@@ -71,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--messages-per-second", type=at_least(0, exclusive=True), default=defaults.messages_per_second)
     limits.add_argument("--message-burst", type=at_least(1, integer=True), default=defaults.message_burst)
     limits.add_argument(
+        "--max-nesting",
+        type=at_least(1, integer=True),
+        default=defaults.max_nesting,
+        help="how deep a message's JSON may nest",
+    )
+    limits.add_argument(
         "--auth-free-failures",
         type=at_least(0, integer=True),
         default=defaults.auth_free_failures,
@@ -235,6 +241,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_frame_bytes=args.max_frame_bytes,
         messages_per_second=args.messages_per_second,
         message_burst=args.message_burst,
+        max_nesting=args.max_nesting,
         max_connections_per_world=args.max_connections_per_world,
         hello_timeout=args.hello_timeout,
         send_queue=args.send_queue,

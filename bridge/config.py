@@ -55,6 +55,7 @@ class BridgeConfig:
     max_frame_bytes: int = 4 * 1024 * 1024
     messages_per_second: float = 100.0
     message_burst: int = 200
+    max_nesting: int = 32
     max_connections_per_world: int = 32
     hello_timeout: float = 10.0
     send_queue: int = 256

@@ -10,11 +10,13 @@
     ├── TooLarge                     too-large: a frame or a scene over the configured limits
     ├── RateLimited                  rate-limited: too many messages too fast
     ├── LogUnavailable               log-unavailable: a log operation with no log store behind it
+    ├── InternalError                internal-error: a bug in the bridge, answered (and logged) instead of raised
     └── ConnectionFatal              errors after which the bridge closes the connection
         ├── Unauthorized             unauthorized (close 4401): wrong or missing secret
         ├── UnsupportedProtocol      unsupported-protocol (close 4400): a protocol other than 1
         ├── TooManyConnections       rate-limited (close 4429): the world has its most connections
-        └── HelloRequired            invalid-message (close 4400): the first message was not hello
+        ├── HelloRequired            invalid-message (close 4400): the first message was not hello
+        └── RefusedBeforeHello       any error before hello (close 4400), keeping that error's code
 
 After any error but a :class:`ConnectionFatal` one the connection stays open and every scene and log
 record held before it is intact.
@@ -28,9 +30,11 @@ __all__ = [
     "BridgeError",
     "ConnectionFatal",
     "HelloRequired",
+    "InternalError",
     "InvalidMessage",
     "LogUnavailable",
     "RateLimited",
+    "RefusedBeforeHello",
     "TooLarge",
     "TooManyConnections",
     "Unauthorized",
@@ -80,6 +84,10 @@ class LogUnavailable(BridgeError):
     code = "log-unavailable"
 
 
+class InternalError(BridgeError):
+    code = "internal-error"
+
+
 class ConnectionFatal(BridgeError):
     """After this error the bridge closes the connection with ``close_code``."""
 
@@ -104,3 +112,13 @@ class TooManyConnections(ConnectionFatal):
 class HelloRequired(ConnectionFatal):
     code = "invalid-message"
     close_code = 4400
+
+
+class RefusedBeforeHello(ConnectionFatal):
+    """Any other error before ``hello``: its code, message and details, and then the connection closes."""
+
+    close_code = 4400
+
+    def __init__(self, error: BridgeError) -> None:
+        super().__init__(error.message, **error.details)
+        self.code = error.code  # type: ignore[misc]

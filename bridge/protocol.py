@@ -11,6 +11,7 @@ Extensions to the contract (new types and optional fields) are marked ``Extensio
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any, Literal
 
 import orjson
@@ -52,6 +53,7 @@ __all__ = [
 ]
 
 PROTOCOL = 1
+_log = logging.getLogger(__name__)
 
 RequestId = Annotated[str, Field(min_length=1, max_length=128)]
 
@@ -497,5 +499,21 @@ def _prune(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def encode(message: BaseModel) -> str:
-    """One text frame (orjson: compact UTF-8, the same JSON as the standard library's, several times faster)."""
-    return orjson.dumps(dump_message(message)).decode()
+    """One text frame (orjson: compact UTF-8, the same JSON as the standard library's, several times faster).
+
+    Never raises: an answer that cannot be written as JSON (a lone surrogate, nesting past orjson's limit —
+    both refused on the way in, so this is a bug) becomes an ``internal-error`` answer to the same request,
+    and is logged. A connection's writer must never die on its way out.
+    """
+    try:
+        return orjson.dumps(dump_message(message)).decode()
+    except (TypeError, ValueError, RecursionError) as exc:
+        _log.error("could not encode a %s answer: %s", type(message).__name__, exc)
+        request = getattr(message, "id", None)
+        if isinstance(message, Prebuilt):
+            request = message.payload.get("id")
+        error = {"type": "error", "code": "internal-error", "message": "the bridge could not write its answer"}
+        if isinstance(request, str):
+            error["id"] = request.encode("utf-8", "replace").decode("utf-8")
+        error["details"] = {}  # type: ignore[assignment]
+        return orjson.dumps(error).decode()

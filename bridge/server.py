@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import signal
 import socket
 import ssl
@@ -40,6 +41,8 @@ from .session import Close, Deliver, Limits, Send, Session, StoreThenSend, World
 from .throttle import FailureThrottle, ThrottlePolicy, client_address
 
 __all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context"]
+
+_log = logging.getLogger(__name__)
 
 HELLO_TIMEOUT_CLOSE = 4408
 TOO_MANY_CONNECTIONS_CLOSE = 4429
@@ -114,6 +117,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             max_frame_bytes=config.max_frame_bytes,
             messages_per_second=config.messages_per_second,
             burst=config.message_burst,
+            max_depth=config.max_nesting,
         ),
     )
     outbox: asyncio.Queue[Send | StoreThenSend | Close | None] = asyncio.Queue(maxsize=config.send_queue)
@@ -209,7 +213,11 @@ def _hello_overdue(session: Session, outbox: asyncio.Queue[Any]) -> None:
 
 
 async def _write(ws: web.WebSocketResponse, outbox: asyncio.Queue[Any], state: BridgeState) -> None:
-    """Carry out effects in order: send, log-then-send, close."""
+    """Carry out effects in order: send, log-then-send, close.
+
+    Nothing but the connection's end stops it: an effect that fails for another reason (a bug) is
+    logged and the next one goes on — a writer that died would leave the socket open and silent.
+    """
     while True:
         effect = await outbox.get()
         if effect is None:  # the connection is over
@@ -224,6 +232,8 @@ async def _write(ws: web.WebSocketResponse, outbox: asyncio.Queue[Any], state: B
                 return
         except ConnectionError:
             return
+        except Exception as exc:
+            _log.error("could not carry out a %s: %s: %s", type(effect).__name__, type(exc).__name__, exc)
 
 
 # --- Application ----------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ errors included. The world's scenes live in :class:`Worlds`, shared by every ses
 from __future__ import annotations
 
 import json
+import logging
+import re
 import time
 import typing
 from collections import OrderedDict
@@ -37,8 +39,10 @@ from .errors import (
     BridgeError,
     ConnectionFatal,
     HelloRequired,
+    InternalError,
     InvalidMessage,
     RateLimited,
+    RefusedBeforeHello,
     TooLarge,
     TooManyConnections,
     Unauthorized,
@@ -97,6 +101,7 @@ __all__ = [
 ]
 
 OFFLINE_WORLD = "offline"
+_log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -188,11 +193,12 @@ class Worlds:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Bounds on one connection: frame size, and a token bucket of messages per second."""
+    """Bounds on one connection: frame size, JSON nesting depth, and a token bucket of messages per second."""
 
     max_frame_bytes: int = 4 * 1024 * 1024
     messages_per_second: float = 100.0
     burst: int = 200
+    max_depth: int = 32
 
 
 class _Bucket:
@@ -275,6 +281,9 @@ class Session:
                 )
             raw = self._decode(text)
             request_id = _request_id(raw)
+            problem = check_json(raw, text, self._limits.max_depth)
+            if problem is not None:
+                raise self._pre_hello(problem)
             message = self._validate(raw)
             return self._dispatch(message)
         except ConnectionFatal as exc:
@@ -282,23 +291,38 @@ class Session:
             return [Send(error_message(exc, request_id)), Close(exc.close_code, exc.code)]
         except BridgeError as exc:
             return [Send(error_message(exc, request_id))]
+        except Exception as exc:  # a bug, never the client's: answered and logged (one line), not raised
+            _log.error("internal error (%s) handling a message: %s", type(exc).__name__, str(exc)[:200])
+            error = InternalError("the bridge failed on this message; it was not applied")
+            if self.state == "awaiting-hello":
+                self.state = "closed"
+                return [Send(error_message(error, request_id)), Close(4400, error.code)]
+            return [Send(error_message(error, request_id))]
 
     # Decoding and validation.
 
     def _decode(self, text: str | bytes) -> dict[str, Any]:
-        size = len(text.encode() if isinstance(text, str) else text)
+        # surrogatepass: a str may carry lone surrogates (replay reads files); they are refused below.
+        size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
         if size > self._limits.max_frame_bytes:
-            raise TooLarge(
-                f"frame of {size} bytes is over the limit of {self._limits.max_frame_bytes}",
-                limit=self._limits.max_frame_bytes,
-                size=size,
+            raise self._pre_hello(
+                TooLarge(
+                    f"frame of {size} bytes is over the limit of {self._limits.max_frame_bytes}",
+                    limit=self._limits.max_frame_bytes,
+                    size=size,
+                )
             )
         try:
             raw = json.loads(text)
+        except RecursionError:
+            raise self._pre_hello(_too_deep(nesting_depth(text), self._limits.max_depth)) from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise self._pre_hello(InvalidMessage(f"not valid JSON: {exc}")) from exc
         if not isinstance(raw, dict):
-            raise self._pre_hello(InvalidMessage(f"a message must be a JSON object, not {type(raw).__name__}"))
+            problem = check_json(raw, text, self._limits.max_depth)
+            raise self._pre_hello(
+                problem or InvalidMessage(f"a message must be a JSON object, not {type(raw).__name__}")
+            )
         return raw
 
     def _validate(self, raw: dict[str, Any]) -> BaseModel:
@@ -310,9 +334,9 @@ class Session:
             raise self._pre_hello(_invalid(exc)) from exc
 
     def _pre_hello(self, error: BridgeError) -> BridgeError:
-        """Before hello, every error closes the connection."""
+        """Before hello, every error closes the connection (keeping its code: too-large stays too-large)."""
         if self.state == "awaiting-hello":
-            return HelloRequired(error.message, **error.details)
+            return RefusedBeforeHello(error)
         return error
 
     # Dispatch.
@@ -716,7 +740,98 @@ def _frozen(value: Any) -> Any:
 
 def _request_id(raw: dict[str, Any]) -> str | None:
     value = raw.get("id")
-    return value if isinstance(value, str) and 0 < len(value) <= 128 else None
+    if isinstance(value, str) and 0 < len(value) <= 128 and not _SURROGATE.search(value):
+        return value
+    return None
+
+
+# --- What JSON may hold ---------------------------------------------------------------------------
+
+#: ``\\uD800``–``\\uDFFF`` escapes: the only way a JSON text (once UTF-8 decoded) spells a surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def nesting_depth(text: str | bytes) -> int:
+    """How deep a JSON text nests arrays and objects (brackets inside strings not counted).
+
+    Only for texts too deep to parse: a linear scan, with strings removed by one regular expression.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    bare = re.sub(r'"(?:[^"\\]|\\.)*"', "", text)
+    depth = deepest = 0
+    for char in bare:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _too_deep(depth: int, limit: int) -> TooLarge:
+    return TooLarge(
+        f"message: JSON nested {depth} deep; the most is {limit}",
+        field="message",
+        limit="depth",
+        value=depth,
+        max=limit,
+    )
+
+
+def check_json(value: Any, text: str | bytes, max_depth: int) -> BridgeError | None:
+    """The first problem of decoded JSON that models cannot see: nesting deeper than ``max_depth``, or a
+    lone surrogate (``"\\ud800"``: no Unicode text holds one) in a key or string, named by its path.
+
+    ``text`` (what was decoded) lets the common case skip the walk: a text with fewer brackets than the
+    limit cannot nest deeper, and one without a surrogate escape (or raw surrogate) cannot hold one.
+    """
+    brackets = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    if isinstance(text, str):
+        surrogates = _SURROGATE_ESCAPE.search(text) is not None or _SURROGATE.search(text) is not None
+    else:
+        surrogates = _SURROGATE_ESCAPE.search(text.decode("latin-1")) is not None
+    if brackets <= max_depth and not surrogates:
+        return None
+    stack: list[tuple[Any, str, int]] = [(value, "", 1)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth > max_depth:
+                return _too_deep(_depth_of(item, depth), max_depth)
+            for key, child in item.items():
+                where = f"{path}.{key}" if path else str(key)
+                if surrogates and _SURROGATE.search(key):
+                    return _lone_surrogate(where)
+                stack.append((child, where, depth + 1))
+        elif isinstance(item, list):
+            if depth > max_depth:
+                return _too_deep(_depth_of(item, depth), max_depth)
+            stack.extend((child, f"{path}[{index}]", depth + 1) for index, child in enumerate(item))
+        elif surrogates and isinstance(item, str) and _SURROGATE.search(item):
+            return _lone_surrogate(path or "message")
+    return None
+
+
+def _depth_of(value: Any, depth: int) -> int:
+    """The deepest nesting under ``value`` (found at ``depth``), for the error's ``value``."""
+    deepest = depth
+    stack = [(value, depth)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def _lone_surrogate(path: str) -> InvalidMessage:
+    shown = _SURROGATE.sub("\ufffd", path)
+    return InvalidMessage(
+        f"{shown}: holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair), which is not text",
+        field=shown,
+    )
 
 
 def _invalid(exc: ValidationError) -> InvalidMessage:

@@ -1,7 +1,7 @@
 """Wrong secrets get slower per client address: a growing delay, and one log line per interval.
 
-One :class:`FailureThrottle` serves the WebSocket ``hello`` and the log's sign-in form alike, so guessing
-through either door costs the same. Each address has a few free failures (typos), then every further
+One :class:`FailureThrottle` serves the WebSocket ``hello``, the log's sign-in form and its API alike, so
+guessing through any door costs the same. Each address has a few free failures (typos), then every further
 attempt waits ``base · 2ⁿ`` seconds (capped at ``max_delay``) after the previous one from that address —
 parallel attempts queue behind each other rather than wait side by side. An address that stays quiet for
 ``forget_after`` seconds starts afresh; a success forgets nothing (a world secret must not buy free guesses

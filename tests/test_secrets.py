@@ -327,3 +327,20 @@ def test_a_quiet_address_starts_afresh_and_the_table_is_bounded() -> None:
     for address in ("a", "b", "c"):
         throttle.failed(address, "sign-in")
     assert (throttle.failures("a"), throttle.failures("b"), throttle.failures("c")) == (0, 1, 1)
+
+
+async def test_wrong_bearer_secrets_on_the_api_count_and_wait_too(bridge: tuple[str, BridgeState]) -> None:
+    """The log's JSON API is a third door: a wrong `Authorization: Bearer` counts against its address
+    like a wrong hello, and waits once the address is penalised; the right secret still reads."""
+    address, state = bridge
+    async with browser() as http:
+        for n in range(FAST.free_failures + 2):
+            headers = {"Authorization": f"Bearer guess-{n}"}
+            async with http.get(f"http://{address}/api/worlds", headers=headers) as response:
+                assert response.status == 401
+        assert state.throttle.failures("127.0.0.1") == FAST.free_failures + 2
+        step = state.throttle.delay_for("127.0.0.1")
+        started = time.monotonic()
+        async with http.get(f"http://{address}/api/worlds", headers={"Authorization": f"Bearer {SECRET}"}) as response:
+            assert response.status == 200
+        assert time.monotonic() - started >= step * 0.7

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 from typing import Any
 
 import jsonschema
@@ -15,7 +16,9 @@ from hypothesis import strategies as st
 from bridge.log.effects import unlogged_answer
 from bridge.protocol import encode
 from bridge.schema import SCHEMA_PATH
-from bridge.session import Send, Session, StoreThenSend, Worlds
+from bridge.session import Close, Send, Session, StoreThenSend, Worlds
+from tests.mutations import MUTATIONS, mutate
+from tests.mutations import frame as hostile_frame
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
 VALIDATOR = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
@@ -148,7 +151,7 @@ def messages(draw: st.DrawFn) -> Any:
                 mostly(st.sampled_from(["bs-attack", "dodge", "combat-jump", "speculative-attack"]), st.just("nope"))
             ),
             "reaction": draw(st.booleans()),
-            "log": False,
+            "log": draw(st.booleans()),
         }
     if kind == "ping":
         return {"type": "ping", "id": draw(st.one_of(ids, st.integers()))}
@@ -175,6 +178,8 @@ def run(session: Session, frames: list[str | bytes]) -> list[list[dict[str, Any]
             if isinstance(effect, Send):
                 answers.append(json.loads(encode(effect.message)))
             elif isinstance(effect, StoreThenSend):
+                if effect.record is not None:  # what the log would store serialises, snapshot included
+                    json.loads(effect.record.model_dump_json())
                 answers.append(json.loads(encode(unlogged_answer(effect))))
         out.append(answers)
     return out
@@ -206,3 +211,66 @@ def test_fuzzed_messages_never_raise_answers_validate_and_state_equals_valid_rep
     replayed = run(clean, accepted)
     assert all(a["type"] != "error" for answers in replayed for a in answers)
     assert world_state(clean) == world_state(session)
+
+
+@st.composite
+def hostile(draw: st.DrawFn) -> str:
+    """A contract message with one hostile mutation (of every class in turn), as a text frame."""
+    base = draw(st.one_of(messages().filter(lambda m: isinstance(m, dict) and bool(m)), scenes().map(_sync)))
+    rng = draw(st.randoms(use_true_random=False))
+    kind, mutated = mutate(base, rng, draw(st.sampled_from(sorted(MUTATIONS))))
+    return hostile_frame(mutated, raw_surrogates=kind == "surrogate" and draw(st.booleans()))
+
+
+def _sync(scene: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "scene.sync", "id": "q", "scene": scene}
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.builds(
+        lambda first, rest: [first, *rest],
+        scenes().map(lambda sc: json.dumps(_sync(sc), allow_nan=True)),
+        st.lists(st.one_of(hostile(), messages().map(frame)), max_size=10),
+    )
+)
+def test_hostile_messages_are_answered_with_the_contracts_errors_and_state_equals_valid_replay(
+    batch: list[str],
+) -> None:
+    """Nesting, lone surrogates, extreme floats, unknown keys and shapes at every level: nothing raises,
+    no answer is an internal error, every answer and log record serialises and validates, and the state
+    equals a replay of only the accepted messages."""
+    session = Session(Worlds(), offline=True)
+    results = run(session, batch)
+    for answers in results:
+        for answer in answers:
+            VALIDATOR.validate(answer)
+            assert answer.get("code") != "internal-error", answer
+    accepted = [f for f, answers in zip(batch, results, strict=True) if all(a["type"] != "error" for a in answers)]
+    clean = Session(Worlds(), offline=True)
+    replayed = run(clean, accepted)
+    assert all(a["type"] != "error" for answers in replayed for a in answers)
+    assert world_state(clean) == world_state(session)
+
+
+@settings(max_examples=max(EXAMPLES // 3, 20), deadline=None)
+@given(
+    st.fixed_dictionaries({"type": st.just("hello"), "protocol": st.just(1), "world": st.just("w")}),
+    st.randoms(use_true_random=False),
+    st.sampled_from(sorted(MUTATIONS)),
+)
+def test_a_hostile_first_message_gets_an_error_then_a_close_frame(
+    hello: dict[str, Any], rng: random.Random, kind: str
+) -> None:
+    """Before ``hello`` (unauthenticated), a hostile message gets the contract's error and a close code
+    (or, when the mutation left a valid hello, the welcome): never an exception, never silence."""
+    session = Session(Worlds(), authenticate=lambda world, secret: True)
+    effects = session.receive(hostile_frame(mutate(hello, rng, kind)[1]))
+    sent = [json.loads(encode(e.message)) for e in effects if isinstance(e, Send)]
+    VALIDATOR.validate(sent[0])
+    if sent[0]["type"] == "error":
+        assert sent[0]["code"] != "internal-error"
+        assert isinstance(effects[-1], Close) and effects[-1].code >= 4000
+        assert session.state == "closed"
+    else:
+        assert sent[0]["type"] == "welcome" and session.state == "ready"

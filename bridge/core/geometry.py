@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -30,6 +30,7 @@ from shapely.strtree import STRtree
 from .scene import (
     CircleShape,
     EllipseShape,
+    Level,
     PolygonRing,
     PolygonShape,
     RectangleShape,
@@ -43,13 +44,19 @@ from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 
 __all__ = [
     "CURVE_TOLERANCE",
+    "EVERYWHERE",
     "MIN_CURVE_VERTICES",
     "LightSource",
     "SceneGeometry",
     "Sense",
+    "Spans",
     "WallIndex",
+    "clip_spans",
     "curve_vertex_count",
+    "in_spans",
+    "level_spans",
     "region_area",
+    "spans_of",
     "wall_restriction",
 ]
 
@@ -81,6 +88,58 @@ _RIM_DIRECTIONS = (
     (0.0, -1.0),
     (_DIAGONAL, -_DIAGONAL),
 )
+
+
+# --- Levels: heights as closed spans ----------------------------------------------------------------
+
+#: Heights (grid distance units) as sorted, disjoint, closed ``(bottom, top)`` spans; ``()`` is nowhere.
+Spans = tuple[tuple[float, float], ...]
+#: Every height: what an object without levels (or any object of a scene without levels) spans.
+EVERYWHERE: Spans = ((-math.inf, math.inf),)
+
+
+def level_spans(levels: Sequence[Level]) -> dict[str, tuple[float, float]]:
+    """Each scene level's heights as a closed span (``None`` bounds are infinite).
+
+    A level's top that is another level's bottom belongs to the level above (Foundry puts a token that
+    changes level at the new level's bottom): that span ends just below it (``nextafter``), so the floors
+    of a building share no height. A top no level starts at is the level's own (inclusive, as the
+    contract's bounds are).
+    """
+    bottoms = {level.bottom for level in levels if level.bottom is not None}
+    spans: dict[str, tuple[float, float]] = {}
+    for level in levels:
+        bottom = -math.inf if level.bottom is None else float(level.bottom)
+        top = math.inf if level.top is None else float(level.top)
+        if level.top is not None and top in bottoms and top > bottom:
+            top = math.nextafter(top, -math.inf)
+        spans[level.id] = (bottom, top)
+    return spans
+
+
+def spans_of(level_ids: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> Spans:
+    """The union of the named levels' spans, merged; :data:`EVERYWHERE` when no level is named."""
+    if not level_ids:
+        return EVERYWHERE
+    merged: list[tuple[float, float]] = []
+    for bottom, top in sorted(spans[level_id] for level_id in set(level_ids)):
+        # Spans that overlap or abut (the level above begins right after this one's last height) merge.
+        if merged and bottom <= math.nextafter(merged[-1][1], math.inf):
+            merged[-1] = (merged[-1][0], max(merged[-1][1], top))
+        else:
+            merged.append((bottom, top))
+    return tuple(merged)
+
+
+def clip_spans(spans: Spans, bottom: float, top: float) -> Spans:
+    """``spans`` within ``[bottom, top]``."""
+    clipped = ((max(lo, bottom), min(hi, top)) for lo, hi in spans)
+    return tuple((lo, hi) for lo, hi in clipped if lo <= hi)
+
+
+def in_spans(z: float, spans: Spans) -> bool:
+    """Whether the height ``z`` lies in one of ``spans`` (closed)."""
+    return any(lo <= z <= hi for lo, hi in spans)
 
 
 # --- Region areas ---------------------------------------------------------------------------------
@@ -206,6 +265,7 @@ class _ZoneInfo:
     area: Any  # prepared shapely geometry, possibly empty
     bottom: float  # -inf when unbounded
     top: float  # +inf when unbounded
+    spans: Spans  # the heights where it counts: [bottom, top] within its levels' spans
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,10 +304,6 @@ def _orient(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> Any:
     return (ay - cy) * (bx - cx) - (ax - cx) * (by - cy)
 
 
-def _within_span(z: float, bottom: float, top: float) -> bool:
-    return bottom <= z <= top
-
-
 @dataclass(frozen=True, slots=True)
 class LightSource:
     """A light as the rules read it: ``id`` (a scene light's, or the carrying token's), ``kind`` (white or
@@ -263,12 +319,39 @@ class LightSource:
 class SceneGeometry:
     """Prepared geometry of one scene state: zones compiled once, queried many times."""
 
-    def __init__(self, scene: Scene) -> None:
+    _walls: WallIndex
+    _light_walls: WallIndex | None
+
+    def __init__(self, scene: Scene, *, previous: SceneGeometry | None = None) -> None:
+        """``previous``: the geometry of the scene state this one replaces. Whatever of it this scene
+        holds unchanged — the very same region or wall list, on the same grid — is taken over rather than
+        compiled again (a token move compiles only the tokens)."""
         self.scene = scene
         grid = scene.grid
         #: Grid distance units per pixel (Foundry's ``1 / canvas.dimensions.distancePixels``).
         self._units_per_px = grid.distance / grid.size
+        #: V14 scene levels: each level's heights (empty for a scene without levels).
+        self._level_spans = level_spans(scene.levels)
+        # Zones and walls stand within their levels' heights: taken over only under the same levels.
+        same_grid = (
+            previous is not None
+            and previous.scene.grid == grid
+            and (previous.scene.levels is scene.levels or previous.scene.levels == scene.levels)
+        )
+        if same_grid and previous is not None and previous.scene.regions is scene.regions:
+            self._take_zones(previous)
+        else:
+            self._compile_zones(scene)
+        self._tokens: dict[str, _TokenInfo] = {token.id: self._compile_token(token) for token in scene.tokens}
+        self._inside_cache: dict[tuple[str, str], bool] = {}
+        if same_grid and previous is not None and previous.scene.walls is scene.walls:
+            self._walls = previous._walls
+            self._light_walls = previous._light_walls
+        else:
+            self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px, levels=self._level_spans)
+            self._light_walls = None  # built when a light is first traced
 
+    def _compile_zones(self, scene: Scene) -> None:
         # Regions: every area (zone or not) on demand, zones compiled up front.
         self._regions: dict[str, Region] = {region.id: region for region in scene.regions}
         self._areas: dict[str, Any] = {}
@@ -279,14 +362,17 @@ class SceneGeometry:
             area = self._area(region.id)
             shapely.prepare(area)
             elevation = region.elevation
+            bottom = -math.inf if elevation.bottom is None else elevation.bottom
+            top = math.inf if elevation.top is None else elevation.top
             zones.append(
                 _ZoneInfo(
                     order=len(zones),
                     region_id=region.id,
                     zone_type=region.zone.type,
                     area=area,
-                    bottom=-math.inf if elevation.bottom is None else elevation.bottom,
-                    top=math.inf if elevation.top is None else elevation.top,
+                    bottom=bottom,
+                    top=top,
+                    spans=clip_spans(spans_of(region.levels, self._level_spans), bottom, top),
                 )
             )
         self._zones: tuple[_ZoneInfo, ...] = tuple(zones)
@@ -299,10 +385,15 @@ class SceneGeometry:
             else np.empty((0, 4), dtype=np.float64)
         )
 
-        self._tokens: dict[str, _TokenInfo] = {token.id: self._compile_token(token) for token in scene.tokens}
-        self._inside_cache: dict[tuple[str, str], bool] = {}
-        self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
-        self._light_walls: WallIndex | None = None  # built when a light is first traced
+    def _take_zones(self, previous: SceneGeometry) -> None:
+        """The zones of ``previous``, compiled from the very same regions on the same grid."""
+        self._regions = previous._regions
+        self._areas = previous._areas
+        self._zones = previous._zones
+        self._zone_by_region = previous._zone_by_region
+        self._solid_zones = previous._solid_zones
+        self._zone_tree = previous._zone_tree
+        self._zone_bounds = previous._zone_bounds
 
     # Public methods: regions and tokens.
 
@@ -333,14 +424,13 @@ class SceneGeometry:
             raise KeyError(region_id)
         zone = self._zone_by_region.get(region_id)
         if zone is not None:
-            area, bottom, top = zone.area, zone.bottom, zone.top
+            area, spans = zone.area, zone.spans
         else:
             area = self._area(region_id)
             bottom = -math.inf if region.elevation.bottom is None else region.elevation.bottom
             top = math.inf if region.elevation.top is None else region.elevation.top
-        result = (
-            not area.is_empty and _within_span(info.token.elevation, bottom, top) and bool(area.intersects(info.probe))
-        )
+            spans = clip_spans(spans_of(region.levels, self._level_spans), bottom, top)
+        result = not area.is_empty and in_spans(info.token.elevation, spans) and bool(area.intersects(info.probe))
         self._inside_cache[key] = result
         return result
 
@@ -408,16 +498,22 @@ class SceneGeometry:
         its footprint (the token's id stands for it); the line from the light to the token's centre, at the
         token's elevation, must not be stopped by a wall whose ``light`` restriction stops light
         (:meth:`light_blocked`). Scene lights first, then token lights.
+
+        V14 levels: a light lights only tokens on its levels (a token's light, those on its carrier's
+        level); see :meth:`on_levels`.
         """
         footprint = self.footprint(token_id)
         center = self.center(token_id)
+        lit = self._token(token_id).token
         px_per_unit = self.scene.grid.size / self.scene.grid.distance
         # Each source with its size: 0 for a scene light, the carrying token's external radius otherwise.
         sources = [
-            (LightSource(light.id, light.kind, light.x, light.y, light.radius), 0.0) for light in self.scene.lights
+            (LightSource(light.id, light.kind, light.x, light.y, light.radius), 0.0)
+            for light in self.scene.lights
+            if self.on_levels(lit, light.levels)
         ]
         for token in self.scene.tokens:
-            if token.light is not None:
+            if token.light is not None and self.on_levels(lit, () if token.level is None else (token.level,)):
                 info = self._token(token.id)
                 at = info.center
                 sources.append(
@@ -430,6 +526,17 @@ class SceneGeometry:
             and not self.light_blocked(Point3(source.x, source.y, center.z), center, external_radius=size)
         )
 
+    def on_levels(self, token: Token, level_ids: Sequence[str]) -> bool:
+        """Whether ``token`` is on one of the levels ``level_ids`` (none named: on every level).
+
+        Its ``level`` says which, when it carries one; otherwise its elevation lies in their heights.
+        """
+        if not level_ids or not self._level_spans:
+            return True
+        if token.level is not None:
+            return token.level in level_ids
+        return in_spans(token.elevation, spans_of(level_ids, self._level_spans))
+
     def light_blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
         """Ids of the walls that stop light shed at ``a`` from reaching ``b``, ordered along the line.
 
@@ -438,7 +545,9 @@ class SceneGeometry:
         (a token's external radius for the light it carries, 0 for a scene light).
         """
         if self._light_walls is None:
-            self._light_walls = WallIndex(self.scene.walls, units_per_px=self._units_per_px, sense="light")
+            self._light_walls = WallIndex(
+                self.scene.walls, units_per_px=self._units_per_px, sense="light", levels=self._level_spans
+            )
         return self._light_walls.blocked(a, b, external_radius=external_radius)
 
     def wall_blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
@@ -531,20 +640,44 @@ class SceneGeometry:
         entries: dict[int, float] = {}
         for index in self._zone_tree.query(segment, predicate="intersects"):
             zone = self._solid_zones[int(index)]
-            span = _span_params(a.z, b.z, zone.bottom, zone.top)
-            if span is None:
-                continue
-            if flat:
-                entries[zone.order] = span[0]
-                continue
-            meeting = shapely.intersection(segment, zone.area)
-            if meeting.is_empty:
-                # GEOS said they touch but rounding lost the contact: take the nearest point.
-                meeting = shapely.get_point(shapely.shortest_line(segment, zone.area), 0)
-            first = _first_meeting(meeting, a, dx, dy, length2, span)
+            first = _first_entry(segment, zone.area, zone.spans, a, b, flat, dx, dy, length2)
             if first is not None:
                 entries[zone.order] = first
         return entries
+
+
+def _first_entry(
+    segment: Any,
+    area: Any,
+    spans: Spans,
+    a: Point3,
+    b: Point3,
+    flat: bool,
+    dx: float,
+    dy: float,
+    length2: float,
+) -> float | None:
+    """The first ``t`` where the line ``a → b`` (whose 2D ``segment`` touches ``area``) meets the zone at a
+    height within one of its ``spans``, or ``None``. One span is the plain case (a region's own
+    elevation); V14 levels may give a zone several."""
+    best: float | None = None
+    meeting: Any = None
+    for bottom, top in spans:
+        span = _span_params(a.z, b.z, bottom, top)
+        if span is None:
+            continue
+        if flat:
+            first: float | None = span[0]
+        else:
+            if meeting is None:
+                meeting = shapely.intersection(segment, area)
+                if meeting.is_empty:
+                    # GEOS said they touch but rounding lost the contact: take the nearest point.
+                    meeting = shapely.get_point(shapely.shortest_line(segment, area), 0)
+            first = _first_meeting(meeting, a, dx, dy, length2, span)
+        if first is not None and (best is None or first < best):
+            best = first
+    return best
 
 
 def _span_params(z0: float, z1: float, bottom: float, top: float) -> tuple[float, float] | None:
@@ -623,7 +756,15 @@ class WallIndex:
     #: Above this many walls, a line's candidates come from the STRtree rather than all walls.
     TREE_ABOVE = 64
 
-    def __init__(self, walls: Sequence[Wall], *, units_per_px: float, sense: Sense = "sight") -> None:
+    def __init__(
+        self,
+        walls: Sequence[Wall],
+        *,
+        units_per_px: float,
+        sense: Sense = "sight",
+        levels: Mapping[str, tuple[float, float]] | None = None,
+    ) -> None:
+        """``levels``: the scene's level spans (:func:`level_spans`), for walls that name levels."""
         restrictions = [wall_restriction(wall, sense) for wall in walls]
         kept = [
             (wall, kind, threshold)
@@ -653,11 +794,21 @@ class WallIndex:
             ],
             dtype=np.float64,
         )
+        # V14 levels: the heights each wall stands within (None: every height, the plain case).
+        self.spans: tuple[Spans | None, ...] = tuple(
+            spans_of(wall.levels, levels) if wall.levels and levels is not None else None for wall, _, _ in kept
+        )
+        self.leveled = np.array([spans is not None for spans in self.spans], dtype=bool)
         self.segments = shapely.linestrings(coords.reshape(-1, 2, 2))
         self.tree = STRtree(self.segments) if kept else None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def stands_at(self, wall: int, z0: float, z1: float, t: float) -> bool:
+        """Whether wall ``wall`` (an index) stands at the height of the line ``z0 → z1`` at ``t``."""
+        spans = self.spans[wall]
+        return spans is None or in_spans(z0 + t * (z1 - z0), spans)
 
     def blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
         """Ids of the walls that stop sight from ``a`` to ``b``, ordered along the line (see
@@ -667,7 +818,7 @@ class WallIndex:
         candidates = self.candidates(a, b)
         if candidates.size == 0:
             return ()
-        return self.blocking(candidates, a.x, a.y, b.x, b.y, external_radius)
+        return self.blocking(candidates, a.x, a.y, b.x, b.y, external_radius, z0=a.z, z1=b.z)
 
     def candidates(self, a: Point3, b: Point3) -> npt.NDArray[np.intp]:
         """Indices of the walls ``blocking`` must look at for the line ``a → b``, ascending."""
@@ -687,8 +838,14 @@ class WallIndex:
         x1: float,
         y1: float,
         external_radius: float,
+        *,
+        z0: float = 0.0,
+        z1: float = 0.0,
     ) -> tuple[str, ...]:
-        """The walls among ``idx`` that stop sight from ``(x0, y0)`` to ``(x1, y1)``, in order."""
+        """The walls among ``idx`` that stop sight from ``(x0, y0, z0)`` to ``(x1, y1, z1)``, in order.
+
+        A wall that names levels stands only within their heights: it is met only where the line's
+        height at the crossing lies in one of them (:meth:`stands_at`)."""
         ax, ay, bx, by = self.ax[idx], self.ay[idx], self.bx[idx], self.by[idx]
         o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
         at_a = straddles & (s_a == 0)
@@ -715,6 +872,13 @@ class WallIndex:
 
         # Where the line meets each wall's line; only read for walls it straddles (o_start ≠ o_end).
         t = o_start / np.where(straddles, o_start - o_end, 1.0)
+        leveled = effective & self.leveled[idx]
+        if leveled.any():
+            for k in np.flatnonzero(leveled).tolist():
+                if not self.stands_at(int(idx[k]), z0, z1, float(t[k])):
+                    effective[k] = False
+            if not effective.any():
+                return ()
         limited = self.limited[idx]
         # Crossing units: each properly crossed wall is one; each closed corner (walls meeting at a
         # point of the line, strictly on both sides of it) is one. Grazing an open corner is not.

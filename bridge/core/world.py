@@ -6,7 +6,7 @@ held scene: a rejected message leaves the world exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -16,7 +16,16 @@ from .rules import RULESETS, Ruleset, Ruling
 from .rules.data_files import vocabulary
 from .scene import Grid, PolygonShape, Region, Rules, Scene, Token
 
-__all__ = ["PatchResult", "SceneLimits", "SceneRejected", "SceneState", "World", "check_scene", "region_vertices"]
+__all__ = [
+    "PatchResult",
+    "SceneLimits",
+    "SceneRejected",
+    "SceneState",
+    "World",
+    "check_levels",
+    "check_scene",
+    "region_vertices",
+]
 
 
 class SceneRejected(ValueError):
@@ -62,6 +71,34 @@ def region_vertices(region: Region) -> int:
     """Polygon and resolved-ring vertices of one region (what the scene's vertex limit counts)."""
     shapes = sum(len(shape.points) // 2 for shape in region.shapes if isinstance(shape, PolygonShape))
     return shapes + sum(len(ring.points) // 2 for ring in region.polygons or ())
+
+
+def check_levels(scene: Scene, objects: Mapping[str, Sequence[Any]] | None = None, *, where: str = "scene") -> None:
+    """Every level a token, region, wall or light names must be one of the scene's ``levels``.
+
+    ``objects`` (by kind) are the ones to look at — a patch's upserts, named ``upsert.<kind>[i]`` —
+    or, when ``None``, every object of the scene. Raises :class:`SceneRejected` naming the first
+    unknown id and the levels the scene has.
+    """
+    known = {level.id for level in scene.levels}
+    parts: Mapping[str, Sequence[Any]] = (
+        objects
+        if objects is not None
+        else {
+            "tokens": scene.tokens,
+            "regions": scene.regions,
+            "walls": scene.walls,
+            "lights": scene.lights,
+        }
+    )
+    for kind, items in parts.items():
+        for index, item in enumerate(items):
+            names = (item.level,) if kind == "tokens" else item.levels
+            for level in names:
+                if level is not None and level not in known:
+                    field = f"{where}.{kind}[{index}].{'level' if kind == 'tokens' else 'levels'}"
+                    have = ", ".join(sorted(known)) if known else "none (a V13 scene, or one without levels)"
+                    raise SceneRejected(f"{field}: the scene has no level {level!r}; its levels: {have}", field=field)
 
 
 def check_scene(
@@ -149,10 +186,20 @@ class SceneState:
     #: Rulings already made on this version, by request (actor, target, action, reaction, options): a
     #: preview and the roll that follows ask the same question. A new version starts empty.
     rulings: dict[Hashable, Ruling] = field(default_factory=dict, repr=False)
+    #: The geometry of the state this one replaced (or the one it would have taken over), until this
+    #: state's own is built from it: one geometry, never a chain of states, is kept alive by it.
+    seed: SceneGeometry | None = field(default=None, repr=False)
 
     @cached_property
     def geometry(self) -> SceneGeometry:
-        return SceneGeometry(self.scene)
+        geometry = SceneGeometry(self.scene, previous=self.seed)
+        self.seed = None
+        return geometry
+
+    def handed_on(self) -> SceneGeometry | None:
+        """What a state replacing this one may take over: its geometry if built, else its own seed."""
+        built = self.__dict__.get("geometry")
+        return built if built is not None else self.seed
 
     def remember(self, key: Hashable, ruling: Ruling) -> Ruling:
         if len(self.rulings) >= RULING_MEMORY:
@@ -185,6 +232,7 @@ class World:
     def sync(self, scene: Scene) -> SceneState:
         """Replace (or create) the scene; raises :class:`SceneRejected` leaving the world unchanged."""
         ruleset, vertices = check_scene(scene, self.limits)
+        check_levels(scene)
         previous = self.scenes.get(scene.id)
         state = SceneState(scene, ruleset, version=previous.version + 1 if previous else 0, vertices=vertices)
         self.scenes[scene.id] = state
@@ -230,6 +278,7 @@ class World:
             "grid": scene.grid,
             "rules": scene.rules,
             "environment": scene.environment,
+            "levels": scene.levels,
             **{kind: list(collections[kind].values()) if kind in touched else items for kind, items in held.items()},
         }
         data.update(replace)
@@ -247,6 +296,8 @@ class World:
                 old_regions.pop(region_id)
         vertices += sum(region_vertices(region) for region in upsert.get("regions", ()))
         ruleset, vertices = check_scene(new_scene, self.limits, checked=checked, vertices=vertices)
-        new_state = SceneState(new_scene, ruleset, version=state.version + 1, vertices=vertices)
+        # The scene's levels come only with scene.sync: only the new objects can name an unknown one.
+        check_levels(new_scene, {kind: items for kind, items in upsert.items() if items}, where="upsert")
+        new_state = SceneState(new_scene, ruleset, version=state.version + 1, vertices=vertices, seed=state.handed_on())
         self.scenes[scene_id] = new_state
         return PatchResult(new_state, ignored)

@@ -2,6 +2,16 @@
 
 Each writer takes an async iterable of records and yields text — one chunk per record (plus a header)
 — so the HTTP handlers and the command line write as they read and never hold the log in memory.
+
+Exports are safe to open (issue 12; ``docs/log.md``, "Exports are safe to open"):
+
+- CSV: a cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is prefixed with
+  a single quote, as OWASP recommends against formula injection (``=HYPERLINK(…)`` as a token name) —
+  unless the whole cell is a plain number (``-3``, ``-150.5``, ``1e-05``), which stays a number a
+  spreadsheet can sum; cells are quoted when they hold a separator, a quote or a line break. An empty
+  value is an empty cell, never ``None``.
+- Markdown: ``&``, ``<`` and ``>`` become entities (no raw HTML reaches a renderer) and Markdown's own
+  inline syntax (links, emphasis, code, pipes) is backslash-escaped, so a name shows as written.
 """
 
 from __future__ import annotations
@@ -9,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any, Final, Literal
 
@@ -55,10 +66,29 @@ def _crossings(record: RulingRecord) -> str:
 def _modifiers(record: RulingRecord) -> str:
     parts = []
     for m in record.modifiers:
-        text = f"{m.get('label') or m.get('zone') or m.get('source', '')} {m.get('value')}"
+        text = str(m.get("label") or m.get("zone") or m.get("source") or "")
+        value = m.get("value")
+        if value is not None:  # a candidate without a number (a refusal) shows no number, not "None"
+            text += f" {value:+d}" if isinstance(value, int) and not isinstance(value, bool) else f" {value}"
         text += "" if m.get("applied") else " (not applied)"
-        parts.append(text)
+        parts.append(text.strip())
     return "; ".join(parts)
+
+
+#: A cell that is only a number: a spreadsheet reads it as that number, never as a formula.
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+#: What makes a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(text: str) -> str:
+    """A CSV cell a spreadsheet will not run: a leading ``'`` when it would start a formula.
+
+    Plain numbers (``-3``, ``+2``, ``-150.5``) are left as they are, so they stay numbers.
+    """
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 #: The CSV header, one column per flat field; lists are joined with "; ".
@@ -141,26 +171,17 @@ async def csv_chunks(records: AsyncIterable[RulingRecord], locale: str = "en") -
 
     yield take(CSV_COLUMNS)
     async for record in records:
-        yield take(_csv_row(record))
+        yield take([csv_safe(cell) for cell in _csv_row(record)])
+
+
+#: Markdown's inline syntax (CommonMark backslash escapes), pipes for the table.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def markdown_cell(text: str) -> str:
-    """``text`` as one Markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-
-
-_FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(text: str) -> str:
-    """A CSV cell a spreadsheet will not run as a formula (OWASP): text starting with ``=``, ``+``,
-    ``-``, ``@``, tab or carriage return gets a leading apostrophe; a plain number is left as it is."""
-    if text.startswith(_FORMULA_START):
-        try:
-            float(text)
-        except ValueError:
-            return "'" + text
-    return text
+    """One Markdown table cell showing ``text`` as written: no HTML, no links, one line."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
 
 
 _MD_HEADER: Final[dict[str, tuple[str, ...]]] = {

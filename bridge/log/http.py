@@ -266,8 +266,24 @@ def _secure_cookie(request: web.Request) -> bool:
     return request.secure or bool(public and public.lower().startswith("https://"))
 
 
-def _may_read(request: web.Request, world: str) -> bool:
-    secret = _presented_secret(request)
+def _bearer(request: web.Request) -> bool:
+    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and bool(value.strip())
+
+
+async def _secret_of(request: web.Request) -> str | None:
+    """The presented secret; a ``Bearer`` one waits first if its address keeps sending wrong ones (the
+    API is a third door for guessing, after ``hello`` and the sign-in form). A cookie carries a random
+    token, not a secret: nothing to slow."""
+    if _bearer(request):
+        wait = request.app[LOG_THROTTLE].wait_before_attempt(_client(request))
+        if wait > 0:
+            await asyncio.sleep(wait)
+    return _presented_secret(request)
+
+
+async def _may_read(request: web.Request, world: str) -> bool:
+    secret = await _secret_of(request)
     return secret is not None and request.app[LOG_CHECK_SECRET](world, secret)
 
 
@@ -280,7 +296,10 @@ async def _visible_worlds(request: web.Request, secret: str) -> list[str] | None
     return worlds
 
 
-def _unauthorized() -> web.HTTPUnauthorized:
+def _unauthorized(request: web.Request) -> web.HTTPUnauthorized:
+    """401; a wrong ``Bearer`` secret counts against its address like a wrong sign-in."""
+    if _bearer(request):
+        request.app[LOG_THROTTLE].failed(_client(request), "api")
     return web.HTTPUnauthorized(
         text='{"error": "unauthorized", "message": "a valid secret is required"}',
         content_type="application/json",
@@ -289,6 +308,8 @@ def _unauthorized() -> web.HTTPUnauthorized:
 
 
 def _to_login(request: web.Request) -> web.HTTPSeeOther:
+    if _bearer(request):
+        request.app[LOG_THROTTLE].failed(_client(request), "api")
     lang = _language(request)
     target = quote(request.path_qs, safe="")
     return web.HTTPSeeOther(f"/log/login?lang={lang}&next={target}")
@@ -372,10 +393,10 @@ async def _session_or_404(request: web.Request, world: str, session_id: str) -> 
 @routes.get("/api/worlds")
 async def api_worlds(request: web.Request) -> web.Response:
     """The worlds the presented secret may read."""
-    secret = _presented_secret(request)
+    secret = await _secret_of(request)
     worlds = await _visible_worlds(request, secret) if secret else None
     if worlds is None:
-        raise _unauthorized()
+        raise _unauthorized(request)
     return _json({"worlds": worlds})
 
 
@@ -383,8 +404,8 @@ async def api_worlds(request: web.Request) -> web.Response:
 async def api_sessions(request: web.Request) -> web.Response:
     """A world's sessions, newest first."""
     world = request.match_info["world"]
-    if not _may_read(request, world):
-        raise _unauthorized()
+    if not await _may_read(request, world):
+        raise _unauthorized(request)
     sessions = await request.app[LOG_STORE].list_sessions(world)
     return _json({"sessions": [s.model_dump(mode="json") for s in sessions]})
 
@@ -393,8 +414,8 @@ async def api_sessions(request: web.Request) -> web.Response:
 async def api_rulings(request: web.Request) -> web.Response:
     """One page of a session's rulings, filtered; ``next`` is the cursor of the following page."""
     world, session_id = request.match_info["world"], request.match_info["session"]
-    if not _may_read(request, world):
-        raise _unauthorized()
+    if not await _may_read(request, world):
+        raise _unauthorized(request)
     await _session_or_404(request, world, session_id)
     try:
         filters, limit = parse_filters(request.query), _limit(request.query)
@@ -412,8 +433,8 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
 
     async def export(request: web.Request) -> web.StreamResponse:
         world, session_id = request.match_info["world"], request.match_info["session"]
-        if not _may_read(request, world):
-            raise _unauthorized()
+        if not await _may_read(request, world):
+            raise _unauthorized(request)
         await _session_or_404(request, world, session_id)
         filename = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{world}-{session_id}.{fmt}")
         response = web.StreamResponse(
@@ -476,8 +497,8 @@ async def api_rejudge(request: web.Request) -> web.Response:
     ``sightline log rejudge`` does: ``{"rulings": [...changed or untranslatable (all with all=true)],
     "scanned": n, "summary": {...this page}, "next": cursor-or-null}``. Nothing stored changes."""
     world, session_id = request.match_info["world"], request.match_info["session"]
-    if not _may_read(request, world):
-        raise _unauthorized()
+    if not await _may_read(request, world):
+        raise _unauthorized(request)
     await _session_or_404(request, world, session_id)
     query = request.query
     try:
@@ -558,7 +579,7 @@ async def logout(request: web.Request) -> web.Response:
 @routes.get("/log/")
 async def sessions_list(request: web.Request) -> web.Response:
     """Every session of every world the secret may read."""
-    secret = _presented_secret(request)
+    secret = await _secret_of(request)
     worlds = await _visible_worlds(request, secret) if secret else None
     if worlds is None:
         raise _to_login(request)
@@ -571,9 +592,9 @@ async def sessions_list(request: web.Request) -> web.Response:
 @routes.get("/log/static/log.js")
 async def script(request: web.Request) -> web.Response:
     """The session page's map script (for signed-in readers only, like everything else)."""
-    secret = _presented_secret(request)
+    secret = await _secret_of(request)
     if not secret or await _visible_worlds(request, secret) is None:
-        raise _unauthorized()
+        raise _unauthorized(request)
     text = resources.files("bridge.log").joinpath("static", "log.js").read_text(encoding="utf-8")
     return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
@@ -582,7 +603,7 @@ async def script(request: web.Request) -> web.Response:
 async def session_view(request: web.Request) -> web.Response:
     """A session's rulings page: filters, table, paging, export links and the map."""
     world, session_id = request.match_info["world"], request.match_info["session"]
-    if not _may_read(request, world):
+    if not await _may_read(request, world):
         raise _to_login(request)
     lang = _language(request)
     store = request.app[LOG_STORE]

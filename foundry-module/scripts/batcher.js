@@ -36,7 +36,7 @@ export class PatchBatcher {
     this.maxWaitMs = maxWaitMs;
     this._setTimeout = (fn, ms) => setTimeout(fn, ms); // unbound: browsers throw "Illegal invocation" otherwise
     this._clearTimeout = (timer) => clearTimeout(timer);
-    /** @type {Map<string, Map<string, Map<string, {op: "upsert", obj: any} | {op: "remove"}>>>} scene → kind → id → change */
+    /** @type {Map<string, Map<string, Map<string, {op: "upsert", obj?: any, make?: () => any} | {op: "remove"}>>>} scene → kind → id → change */
     this._scenes = new Map();
     this._timer = null;
     this._firstAt = null;
@@ -48,6 +48,18 @@ export class PatchBatcher {
     const byId = this._byId(scene, kind);
     if (byId.get(obj.id)?.op === "remove") return;
     byId.set(obj.id, { op: "upsert", obj });
+    this._schedule();
+  }
+
+  /**
+   * Queue an object whose state is read when the batch leaves (`make()` then; null = removed):
+   * for objects Foundry derives from another change, e.g. a V14 region attached to a moving token.
+   * An upsert of the same object replaces it, like any later change.
+   */
+  upsertLater(scene, kind, id, make) {
+    const byId = this._byId(scene, kind);
+    if (byId.get(id)?.op === "remove") return;
+    byId.set(id, { op: "upsert", make });
     this._schedule();
   }
 
@@ -79,8 +91,9 @@ export class PatchBatcher {
       const changes = { upsert: {}, remove: {} };
       for (const [kind, byId] of kinds) {
         for (const [id, change] of byId) {
-          if (change.op === "remove") (changes.remove[kind] ??= []).push(id);
-          else (changes.upsert[kind] ??= []).push(change.obj);
+          const obj = change.op === "upsert" ? (change.obj ?? change.make?.() ?? null) : null;
+          if (obj) (changes.upsert[kind] ??= []).push(obj);
+          else (changes.remove[kind] ??= []).push(id);
         }
       }
       if (Object.keys(changes.upsert).length || Object.keys(changes.remove).length) this._flush(scene, changes);

@@ -2,9 +2,72 @@
  * Small geometry and presentation helpers shared by the overlay and the chat card. Pure.
  */
 
-/** Centre of a token's footprint in pixels (`x`/`y` top-left, `width`/`height` in grid spaces). */
+/** Centre of a contract token's footprint in pixels (`x`/`y` top-left, `width`/`height` in grid spaces of `gridSize` px). */
 export function tokenCenter(token, gridSize) {
   return { x: token.x + (token.width * gridSize) / 2, y: token.y + (token.height * gridSize) / 2 };
+}
+
+/** Foundry's CONST.GRID_TYPES. */
+export const GRID_TYPES = Object.freeze({ GRIDLESS: 0, SQUARE: 1, HEXODDR: 2, HEXEVENR: 3, HEXODDQ: 4, HEXEVENQ: 5 });
+
+/**
+ * A grid's cell size in pixels, as Foundry's grid classes set it: `sizeX = sizeY = size`, except
+ * that HexagonalGrid's constructor multiplies `sizeX` (columns, flat-topped: HEXODDQ, HEXEVENQ) or
+ * `sizeY` (rows, pointy-topped: HEXODDR, HEXEVENR) by 2/√3. A grid object that has its own
+ * `sizeX`/`sizeY` (Foundry's `scene.grid`) is read as it is.
+ * @param {{type?: number, size?: number, sizeX?: number, sizeY?: number, columns?: boolean, isHexagonal?: boolean}} grid
+ * @returns {{size: number, sizeX: number, sizeY: number, hexagonal: boolean, columns: boolean}}
+ */
+export function gridSizes(grid = {}) {
+  const size = typeof grid.size === "number" && grid.size > 0 ? grid.size : 100;
+  const type = grid.type ?? GRID_TYPES.SQUARE;
+  const hexagonal = grid.isHexagonal ?? (type >= GRID_TYPES.HEXODDR && type <= GRID_TYPES.HEXEVENQ);
+  const columns = grid.columns ?? (type === GRID_TYPES.HEXODDQ || type === GRID_TYPES.HEXEVENQ);
+  const stretch = 2 * Math.sqrt(1 / 3); // Foundry's 2 * Math.SQRT1_3 (it defines Math.SQRT1_3 = √(1/3))
+  let sizeX = typeof grid.sizeX === "number" ? grid.sizeX : size;
+  let sizeY = typeof grid.sizeY === "number" ? grid.sizeY : size;
+  if (hexagonal && typeof grid.sizeX !== "number" && typeof grid.sizeY !== "number") {
+    if (columns) sizeX = size * stretch;
+    else sizeY = size * stretch;
+  }
+  return { size, sizeX, sizeY, hexagonal, columns };
+}
+
+/**
+ * A token's size in pixels by the formula of Foundry's `TokenDocument#getSize`: on hexagonal grids
+ * the dimension across the rows (columns grid: width; rows grid: height) is
+ * `0.75·⌊n⌋ + 0.5·(n mod 1) + 0.25` cells, then width × `sizeX`, height × `sizeY`.
+ * @param {{width?: number, height?: number}} token width/height in grid spaces
+ * @param {any} grid
+ */
+export function tokenSize(token, grid) {
+  const g = gridSizes(grid);
+  let width = token.width ?? 1;
+  let height = token.height ?? 1;
+  const rows = (n) => 0.75 * Math.floor(n) + 0.5 * (n % 1) + 0.25;
+  if (g.hexagonal) {
+    if (g.columns) width = rows(width);
+    else height = rows(height);
+  }
+  return { width: width * g.sizeX, height: height * g.sizeY };
+}
+
+/**
+ * A token's footprint — its centre and its size in pixels — from Foundry's own
+ * `TokenDocument#getCenterPoint()` and `#getSize()` when the document has them (a real Foundry:
+ * hexagonal token shapes included), else by the same formulas for a rectangular footprint
+ * (centre = top-left + size / 2, as `getCenterPoint` falls back to).
+ * @param {any} doc a TokenDocument, or a plain object with x, y, width, height
+ * @param {any} grid the scene's grid
+ * @returns {{center: {x: number, y: number}, width: number, height: number}}
+ */
+export function tokenFootprint(doc, grid) {
+  const size = typeof doc?.getSize === "function" ? doc.getSize() : tokenSize(doc ?? {}, grid);
+  if (typeof doc?.getCenterPoint === "function") {
+    const c = doc.getCenterPoint();
+    return { center: { x: c.x, y: c.y }, width: size.width, height: size.height };
+  }
+  return { center: { x: (doc?.x ?? 0) + size.width / 2, y: (doc?.y ?? 0) + size.height / 2 }, width: size.width, height: size.height };
 }
 
 /**

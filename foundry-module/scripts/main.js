@@ -11,7 +11,6 @@ import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
 import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
 import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
 import { rulesOf } from "./serialize.js";
-import { prefillRollDialog } from "./systems/twodsix.js";
 
 /** @type {Sightline} */
 let sightline;
@@ -44,6 +43,7 @@ Hooks.once("init", () => {
     WebSocket: globalThis.WebSocket,
     location: globalThis.location,
     globals: globalThis,
+    CONFIG,
   });
   sightline.onRulingsChanged = refreshOverlay;
   registerSettings(game, {
@@ -144,14 +144,9 @@ Hooks.on("sightline.status", (status) => {
   badge.title = status.error?.message ?? "";
 });
 
-// twodsix (Traveller): its roll dialog (ApplicationV2 class RollDialog) gets the ruling's difficulty
-// and the device's asset as DM, for the roller's token and its single target.
-Hooks.on("renderRollDialog", (app, element) => {
-  if (game.system?.id !== "twodsix") return;
-  const canvasNow = /** @type {any} */ (canvas);
-  const actorId = canvasNow?.tokens?.controlled?.[0]?.document?.id;
-  const targets = [...(game.user?.targets ?? [])];
-  if (!actorId || targets.length !== 1) return;
-  const ruling = sightline.rulingFor(actorId, targets[0].document?.id ?? targets[0].id);
-  prefillRollDialog({ element: element ?? app.element, difficulties: app.settings?.difficulties, ruling, localize: (k, data) => game.i18n.format(k, data) });
+// twodsix (Traveller): it opens its throw dialog with DialogV2.wait, so the hook is renderDialogV2;
+// the service recognises the throw dialog by its form and fills in the ruling's difficulty (by DM,
+// from the list in use) and the device's asset.
+Hooks.on("renderDialogV2", (_app, element) => {
+  sightline.prefillTwodsix(element);
 });

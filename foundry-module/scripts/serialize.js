@@ -8,6 +8,7 @@
 
 import { FLAGS, MODULE_ID, ZONE_BEHAVIOR_TYPE } from "./const.js";
 import { RULESETS } from "./vocabulary.js";
+import { gridSizes, tokenFootprint } from "./geometry.js";
 
 /** Scene collections the bridge keeps, by contract key → Foundry embedded document name. */
 export const KINDS = Object.freeze({
@@ -80,20 +81,34 @@ function lightKind(doc) {
   return flagOf(doc, "lightKind") === "ir" || flagOf(doc, "kind") === "ir" ? "ir" : "white";
 }
 
+/** Pixels kept to a millionth: the footprint's arithmetic never shows as 200.00000000000003. */
+const px = (v) => Math.round(v * 1e6) / 1e6;
+
 /**
+ * A token as the contract has it: `x`/`y` top-left and `width`/`height` in grid spaces of
+ * `grid.size` pixels — written as the rectangle whose centre is Foundry's
+ * `TokenDocument#getCenterPoint()` and whose size is `#getSize()` (geometry.js `tokenFootprint`).
+ * On square and gridless grids that is the document's own x, y, width, height; on hexagonal grids
+ * cells are not square (HexagonalGrid stretches `sizeX` or `sizeY` by 2/√3 and a token spans
+ * 0.75 of a cell per extra row), so the bridge gets Foundry's centre and extent instead of
+ * `grid.size` squares.
  * @param {any} doc a TokenDocument (V13/V14 fields: x, y, width, height, elevation, shape, light)
- * @param {{ruleset?: string}} [opts] the scene's ruleset (which light radius it reads)
+ * @param {{ruleset?: string, grid?: any}} [opts] the scene's ruleset (which light radius it reads)
+ *   and grid (else the document's parent's)
  * @returns {Record<string, unknown>}
  */
-export function serializeToken(doc, { ruleset } = {}) {
+export function serializeToken(doc, { ruleset, grid } = {}) {
+  const sceneGrid = grid ?? doc.parent?.grid ?? {};
+  const size = gridSizes(sceneGrid).size;
+  const fp = tokenFootprint({ x: num(doc.x), y: num(doc.y), width: num(doc.width, 1), height: num(doc.height, 1), getSize: doc.getSize?.bind(doc), getCenterPoint: doc.getCenterPoint?.bind(doc) }, sceneGrid);
   /** @type {Record<string, unknown>} */
   const out = {
     id: idOf(doc),
     name: doc.name ?? "",
-    x: num(doc.x),
-    y: num(doc.y),
-    width: num(doc.width, 1),
-    height: num(doc.height, 1),
+    x: px(fp.center.x - fp.width / 2),
+    y: px(fp.center.y - fp.height / 2),
+    width: Math.round((fp.width / size) * 1e9) / 1e9,
+    height: Math.round((fp.height / size) * 1e9) / 1e9,
     elevation: num(doc.elevation),
   };
   const traits = flagOf(doc, FLAGS.TRAITS);
@@ -199,9 +214,12 @@ export function resolvedPolygons(doc) {
 
 /**
  * The `zone` of a region: from its first enabled behaviour of type `sightline-bridge.visibilityZone`,
- * or null when it has none (then the region is no visibility zone).
+ * or null when it has none or the region is `hidden` (V14: Foundry turns a hidden region's
+ * behaviours off) — then the region is no visibility zone.
  */
 export function zoneOf(doc, ruleset) {
+  // V14: a hidden region's behaviours are inactive (Foundry deactivates them), so it is no zone.
+  if (doc.hidden === true) return null;
   for (const behavior of listOf(doc.behaviors)) {
     if (behavior.type !== ZONE_BEHAVIOR_TYPE || behavior.disabled) continue;
     const zone = zoneFromSystem(behavior.system, ruleset);
@@ -341,7 +359,7 @@ export function environmentOf(scene, ruleset) {
 export function serializeScene(scene, defaults) {
   const grid = scene.grid ?? {};
   const rules = rulesOf(scene, defaults);
-  const opts = { ruleset: rules.ruleset };
+  const opts = { ruleset: rules.ruleset, grid };
   /** @type {Record<string, unknown>} */
   const out = {
     id: idOf(scene),
@@ -358,6 +376,17 @@ export function serializeScene(scene, defaults) {
     .filter(Boolean);
   if (lights.length) out.lights = lights;
   return out;
+}
+
+/**
+ * V14 regions attached to a token (`region.attachment.token`, the token's id): Foundry moves them
+ * with the token, so a token's change is also theirs.
+ * @param {any} scene @param {string} tokenId
+ * @returns {any[]} region documents
+ */
+export function regionsAttachedTo(scene, tokenId) {
+  if (!tokenId) return [];
+  return listOf(scene?.regions).filter((r) => r?.attachment?.token === tokenId);
 }
 
 /**

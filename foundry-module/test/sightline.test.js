@@ -5,6 +5,14 @@ import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
 import { OWNERSHIP, gameStub, hooksStub, notificationsStub, socketBus, withOwnership } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
 import { assertConforms, schemaSkipReason } from "./helpers/schema.js";
+import { gurpsRollContent, gurpsStub } from "./helpers/gurps-stub.js";
+
+/** Foundry's targeting as the test's user does it: `game.user.targets` holds the token. */
+function target(c, doc, on) {
+  const set = new Set([...(c.game.user.targets ?? [])].filter((t) => (t.document?.id ?? t.id) !== doc.id));
+  if (on) set.add({ id: doc.id, document: doc });
+  c.game.user.targets = set;
+}
 
 const settle = async (n = 5) => {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
@@ -135,26 +143,74 @@ describe("Sightline service", () => {
     }
   });
 
-  test("a player's targeting fetches a preview through the GM and feeds the GURPS bucket", async () => {
+  test("a player's targeting fetches a preview through the GM and feeds the GURPS bucket once", async () => {
     const w = world();
     const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
-    const added = [];
-    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket, globals: { GURPS: { ModifierBucket: { addModifier: (v, r) => added.push([v, r]) } } } });
+    const g = gurpsStub();
+    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket, globals: { GURPS: g.GURPS } });
     gm.s.startRelay();
     pl.s.startRelay();
     gm.s.refreshHolder();
     await settle();
     const [fus, tgt] = w.scene.tokens.contents;
     pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(pl, tgt, true);
     const rulings = await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
     assert.equal(rulings.length, 1);
     const adj = bridge.received.find((m) => m.type === "adjudicate");
     assert.equal(adj.log, false);
     assert.equal(adj.action, "bs-attack");
-    assert.deepEqual(added, [[-6, "Sightline: poor (\u22126)"]]);
+    assert.deepEqual(g.list(), [[-6, "Sightline: Fusilier \u2192 Target: poor (\u22126)"]]);
     // Retargeting the same pair does not add it twice before the roll.
     await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
-    assert.equal(added.length, 1);
+    assert.equal(g.sum(), -6);
+  });
+
+  test("GURPS: the bucket follows the latest target and loses a dropped target's modifier", async () => {
+    const w = world();
+    const third = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
+    third.parent = w.scene;
+    w.scene.tokens = F.collection([...w.scene.tokens.contents, third]);
+    const g = gurpsStub();
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket, globals: { GURPS: g.GURPS } });
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    g.GURPS.ModifierBucket.addModifier(1, "Aim");
+    target(gm, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    target(gm, third, true);
+    await gm.s.onTargetToken(gm.game.user, { id: third.id, document: third }, true);
+    assert.deepEqual(g.list(), [[1, "Aim"], [-6, "Sightline: Fusilier \u2192 Sniper: poor (\u22126)"]], "two targets: one entry of ours, −6 not −12");
+    target(gm, third, false);
+    await gm.s.onTargetToken(gm.game.user, { id: third.id, document: third }, false);
+    assert.deepEqual(g.list(), [[1, "Aim"], [-6, "Sightline: Fusilier \u2192 Target: poor (\u22126)"]], "back to the remaining target");
+    target(gm, tgt, false);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, false);
+    assert.deepEqual(g.list(), [[1, "Aim"]], "no target: only the user's own modifier is left");
+  });
+
+  test("GURPS: only the Game Aid's attack and defence rolls get a card, with their action", async () => {
+    const w = world();
+    const created = [];
+    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket, ChatMessage });
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(gm, tgt, true);
+    const roll = (chatthing) => ({ id: "m", author: { id: "gm1" }, rolls: [{}], speaker: { token: fus.id }, flags: {}, content: gurpsRollContent(chatthing) });
+    for (const otf of ['[@a@S:"Stealth"]', "[@a@ST]", '[@a@D:"Broadsword"]']) assert.deepEqual(await gm.s.onChatMessage(roll(otf)), [], otf);
+    assert.deepEqual(await gm.s.onChatMessage({ id: "d", author: { id: "gm1" }, rolls: [{}], speaker: {}, flags: {}, content: "<div class='damage-chat-message'>2d cut</div>" }), []);
+    assert.equal(created.length, 0);
+    assert.equal(bridge.received.filter((m) => m.type === "adjudicate").length, 0);
+    await gm.s.onChatMessage(roll('[@a@R:"Rifle"]'));
+    await gm.s.onChatMessage(roll("[@a@Dodge]"));
+    const asked = bridge.received.filter((m) => m.type === "adjudicate");
+    assert.deepEqual(asked.map((m) => [m.action, m.reaction, m.log]), [["attack", false, true], ["dodge", true, true]]);
+    assert.equal(created.length, 2);
   });
 
   test("a roll with targets adjudicates with log: true, posts the card and calls the hook", async () => {
@@ -178,7 +234,7 @@ describe("Sightline service", () => {
     assert.deepEqual(await gm.s.onChatMessage({ author: { id: "gm1" }, rolls: [{}], flags: { "sightline-bridge": {} } }), []);
   });
 
-  test("confirm mode whispers the card to the GMs with an Apply button", async () => {
+  test("confirm mode: a roll's card goes to the GMs without Apply — the roll is done", async () => {
     const w = world({ system: "dnd5e", settings: { applyMode: "confirm" } });
     const created = [];
     const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
@@ -186,9 +242,64 @@ describe("Sightline service", () => {
     gm.s.refreshHolder();
     await settle();
     const [fus, tgt] = w.scene.tokens.contents;
-    await gm.s.publish(await gm.s.adjudicate(fus, tgt));
+    await gm.s.publish(await gm.s.adjudicate(fus, tgt), { trigger: "roll" });
+    assert.deepEqual(created[0].whisper, ["gm1"]);
+    assert.doesNotMatch(created[0].content, /data-sightline-apply/);
+  });
+
+  test("confirm mode, GURPS: the GMs confirm before the roll, and Apply lands in the roller's bucket only while the pair stands", async () => {
+    const w = world({ settings: { applyMode: "confirm" } });
+    const created = [];
+    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
+    const g = gurpsStub();
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket, ChatMessage });
+    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket, ChatMessage, globals: { GURPS: g.GURPS } });
+    gm.s.startRelay();
+    pl.s.startRelay();
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(pl, tgt, true);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
+    assert.deepEqual(g.list(), [], "nothing lands before the GM confirms");
+    assert.equal(created.length, 1);
     assert.deepEqual(created[0].whisper, ["gm1"]);
     assert.match(created[0].content, /data-sightline-apply/);
+    gm.s.confirmFromMessage({ flags: created[0].flags });
+    await settle();
+    assert.deepEqual(g.list(), [[-6, "Sightline: Fusilier \u2192 Target: poor (\u22126)"]], "before the roll");
+    // Dropped target: its entry goes, and a late Apply for it does nothing.
+    target(pl, tgt, false);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, false);
+    assert.deepEqual(g.list(), []);
+    gm.s.confirmFromMessage({ flags: created[0].flags });
+    await settle();
+    assert.deepEqual(g.list(), []);
+  });
+
+  test("twodsix: the throw dialog (renderDialogV2) gets the preview's difficulty from the list in use", async () => {
+    const w = world({ system: "twodsix" });
+    const travellerRuling = { ruleset: "traveller", difficulty: "average", asset: 1, device: "binoculars", modifier: 0 };
+    const b = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: travellerRuling });
+    const gm = client(w, w.gm, { bus, WebSocket: b.AutoSocket });
+    gm.game.settings.get = ((get) => (module, key) => (module === "twodsix" && key === "difficultyListUsed" ? "AC" : get(module, key)))(gm.game.settings.get);
+    gm.s.env.CONFIG = { TWODSIX: { DIFFICULTIES: { AC: { Routine: { mod: 2, target: 4 }, Simple: { mod: 0, target: 6 }, Average: { mod: -2, target: 8 } } } } };
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(gm, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    const select = { value: "Average", options: ["Routine", "Simple", "Average"].map((value) => ({ value })) };
+    const other = { value: "0" };
+    const element = {
+      dataset: {},
+      ownerDocument: { createElement: () => ({}) },
+      querySelector: (sel) => ({ '.roll-settings select[name="difficulty"]': select, '.roll-settings input[name="rollModifiers.other"]': other, ".roll-settings": { prepend() {} } })[sel] ?? null,
+    };
+    assert.deepEqual(gm.s.prefillTwodsix(element), { difficulty: "Simple", dm: 1 });
+    assert.equal(select.value, "Simple", "AC's DM 0 is Simple; its Average is DM −2");
   });
 
   test("with no GM online a player is told so", async () => {

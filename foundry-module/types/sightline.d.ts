@@ -42,7 +42,6 @@ declare module "fvtt-types/configuration" {
     interface HookConfig {
       "sightline.status": (status: { state: string; error: { code: string; message: string } | null }) => void;
       "sightline.adjudicated": (ruling: any, context: any) => void;
-      renderRollDialog: (app: any, element: HTMLElement) => void;
     }
   }
 }

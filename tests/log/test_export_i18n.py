@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 from bridge.log.export import csv_chunks, jsonl_chunks, markdown_chunks, parse_jsonl_line
 from bridge.log.i18n import pick_language
-from bridge.log.records import RulingRecord
+from bridge.log.records import Party, RulingRecord
 
 from .sample import ruling
 
@@ -53,3 +53,72 @@ async def test_markdown_export_speaks_the_readers_words() -> None:
     assert "Ataque CD (reacción)" in spanish and "a través de Zona de Baja Visibilidad" in spanish
     rows = list(csv.reader(io.StringIO("".join([c async for c in csv_chunks(_records(record))]))))
     assert rows[1][rows[0].index("action")] == "bs-attack"
+
+
+async def test_csv_cells_that_would_start_a_formula_are_neutralised_and_numbers_stay_numbers() -> None:
+    """OWASP: a cell beginning with = + - @ tab or CR gets a leading ' (a token named
+    =HYPERLINK(…), a user, an override reason); a -3 modifier and negative coordinates stay numbers."""
+    hostile = ruling(0).model_copy(
+        update={
+            "actor": Party(id="t-1", name='=HYPERLINK("http://evil.example","x")'),
+            "user": Party(id="@u", name="+cmd|' /C calc'!A0"),
+            "target": Party(id="t-2", name="-2+3"),
+            "kind": "override",
+            "overrides": "r-0",
+            "reason": "\t=1+1",
+            "notes": ["\rnote"],
+            "modifier": -3,
+            "line": {"start": {"x": -150.5, "y": 0, "z": -1}, "end": {"x": 1e-05, "y": 2, "z": 0}},
+        }
+    )
+    rows = list(csv.reader(io.StringIO("".join([c async for c in csv_chunks(_records(hostile))]))))
+    cell = dict(zip(rows[0], rows[1], strict=True))
+    assert cell["actor_name"] == '\'=HYPERLINK("http://evil.example","x")'
+    assert cell["user_id"] == "'@u" and cell["user_name"] == "'+cmd|' /C calc'!A0"
+    assert cell["target_name"] == "'-2+3" and cell["reason"] == "'\t=1+1" and cell["notes"] == "'\rnote"
+    assert cell["modifier"] == "-3" and cell["start_x"] == "-150.5" and cell["start_z"] == "-1"
+    assert cell["end_x"] == "1e-05"
+    assert not any(value.startswith(("=", "+", "-", "@", "\t", "\r")) and not _number(value) for value in rows[1])
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+async def test_empty_values_are_empty_cells_never_none() -> None:
+    """No user, no target, no line, a candidate without a value: empty cells, and no text 'None'."""
+    bare = ruling(0, target=None).model_copy(
+        update={
+            "user": None,
+            "line": None,
+            "snapshot": None,
+            "allowed": False,
+            "modifier": None,
+            "modifiers": [{"source": "rule", "value": None, "applied": False, "label": "No line of fire"}],
+        }
+    )
+    text = "".join([c async for c in csv_chunks(_records(bare))])
+    rows = list(csv.reader(io.StringIO(text)))
+    cell = dict(zip(rows[0], rows[1], strict=True))
+    assert "None" not in text
+    assert cell["user_id"] == cell["target_name"] == cell["modifier"] == cell["start_x"] == cell["snapshot"] == ""
+    assert cell["modifiers"] == "No line of fire (not applied)"
+    md = "".join([c async for c in markdown_chunks(_records(bare))])
+    assert "None" not in md
+
+
+async def test_markdown_escapes_html_and_markdown_syntax() -> None:
+    """A name holding HTML or a Markdown link shows as text: no raw tag, no link reaches the renderer."""
+    hostile = ruling(0).model_copy(
+        update={
+            "actor": Party(id="t-1", name='<img src=x onerror="alert(1)">'),
+            "notes": ["[click](javascript:alert(1)) *bold* `code` a & b"],
+        }
+    )
+    row = "".join([c async for c in markdown_chunks(_records(hostile))]).splitlines()[2]
+    assert "<img" not in row and '&lt;img src=x onerror="alert(1)"&gt;' in row
+    assert "\\[click\\](javascript:alert(1)) \\*bold\\* \\`code\\` a &amp; b" in row

@@ -56,6 +56,7 @@ export function rulingCardHtml(ruling, { localize, names = {}, confirm = false }
     lines.push(`<footer class="sightline-citations">${citations.map((c) => `<cite>${escapeHtml(c)}</cite>`).join("<br>")}</footer>`);
   }
   if (confirm) {
+    lines.push(`<p class="sightline-proposal">${escapeHtml(localize("SIGHTLINE.Card.Proposal"))}</p>`);
     lines.push(`<button type="button" data-sightline-apply>${escapeHtml(localize("SIGHTLINE.Card.Apply"))}</button>`);
   }
   lines.push("</div>");
@@ -69,11 +70,12 @@ export function namesOf(scene) {
 }
 
 /**
- * Post the card. With `confirm`, it is whispered to the GMs with an Apply button and stores the
- * ruling and the roller in the message flags.
- * @param {{ChatMessage: any, game: any, ruling: any, confirm?: boolean, rollerId?: string}} opts
+ * Post the card. With `confirm` (a proposal before the roll) it carries an Apply button; the
+ * ruling and the roller are in the message flags. `whisperGM` (confirm mode, and every proposal)
+ * whispers it to the GMs.
+ * @param {{ChatMessage: any, game: any, ruling: any, confirm?: boolean, whisperGM?: boolean, rollerId?: string}} opts
  */
-export async function postRulingCard({ ChatMessage, game, ruling, confirm = false, rollerId }) {
+export async function postRulingCard({ ChatMessage, game, ruling, confirm = false, whisperGM = confirm, rollerId }) {
   const scene = game.scenes?.get?.(ruling.scene);
   const content = rulingCardHtml(ruling, { localize: (k) => game.i18n.localize(k), names: namesOf(scene), confirm });
   /** @type {Record<string, unknown>} */
@@ -82,6 +84,6 @@ export async function postRulingCard({ ChatMessage, game, ruling, confirm = fals
     speaker: { alias: "Sightline" },
     flags: { [MODULE_ID]: { ruling, rollerId: rollerId ?? game.user.id, confirm } },
   };
-  if (confirm) data.whisper = ChatMessage.getWhisperRecipients("GM").map((u) => u.id);
+  if (whisperGM) data.whisper = ChatMessage.getWhisperRecipients("GM").map((u) => u.id);
   return ChatMessage.create(data);
 }

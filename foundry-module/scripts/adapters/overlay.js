@@ -11,7 +11,8 @@
 
 import { LAYER_NAME, MODULE_ID } from "../const.js";
 import { buildOverlayModel, drawOverlay } from "../overlay-draw.js";
-import { resolvedPolygons, serializeShape, zoneOf } from "../serialize.js";
+import { resolvedPolygons, serializeShape, serializeToken, zoneOf } from "../serialize.js";
+import { gridSizes } from "../geometry.js";
 
 /**
  * The scene as the overlay needs it: regions with their zone and area, tokens' footprints.
@@ -25,8 +26,12 @@ export function overlaySceneData(scene) {
     polygons: resolvedPolygons(r),
     shapes: [...(r.shapes ?? [])].map(serializeShape).filter(Boolean),
   }));
-  const tokens = [...(scene.tokens ?? [])].map((t) => ({ id: t.id, x: t.x, y: t.y, width: t.width, height: t.height }));
-  return { regions, tokens, gridSize: scene.grid?.size ?? 100 };
+  // Footprints as the bridge gets them: Foundry's centre and size (hexagonal grids included).
+  const tokens = [...(scene.tokens ?? [])].map((t) => {
+    const c = serializeToken(t, { grid: scene.grid });
+    return { id: t.id, x: c.x, y: c.y, width: c.width, height: c.height };
+  });
+  return { regions, tokens, gridSize: gridSizes(scene.grid).size };
 }
 
 /**

@@ -86,10 +86,30 @@ export async function editSceneSettings({ DialogV2, game, scene, defaults }) {
     rejectClose: false,
   });
   if (!result) return null;
-  // Replace the objects whole (`-=` then set), so a cleared field does not linger.
-  await scene.update({ [`flags.${MODULE_ID}.-=${FLAGS.RULES}`]: null, [`flags.${MODULE_ID}.-=${FLAGS.ENVIRONMENT}`]: null });
-  await scene.update({ [`flags.${MODULE_ID}`]: { [FLAGS.RULES]: result.rules, [FLAGS.ENVIRONMENT]: result.environment, [FLAGS.SCENE_DARKNESS]: result.useSceneDarkness } });
+  // Replace the objects whole, so a cleared field does not linger.
+  for (const update of sceneFlagUpdates(result, { replace: /** @type {any} */ (globalThis)._replace })) await scene.update(update);
   return result;
+}
+
+/**
+ * The scene updates that store the settings, replacing the `rules` and `environment` objects whole
+ * (a merge would keep a field the GM cleared).
+ * - V14: Foundry's `_replace(value)` (a `ForcedReplacement` operator; the `-=` key form is
+ *   deprecated there and logs a warning): one update.
+ * - V13 (no `_replace`): the `-=` key deletes first, then the values are set: two updates.
+ * @param {{rules: object, environment: object, useSceneDarkness: boolean}} result
+ * @param {{replace?: (value: unknown) => unknown}} [ops] V14's global `_replace`, when it exists
+ * @returns {Record<string, unknown>[]}
+ */
+export function sceneFlagUpdates(result, { replace } = {}) {
+  const key = (k) => `flags.${MODULE_ID}.${k}`;
+  if (typeof replace === "function") {
+    return [{ [key(FLAGS.RULES)]: replace(result.rules), [key(FLAGS.ENVIRONMENT)]: replace(result.environment), [key(FLAGS.SCENE_DARKNESS)]: result.useSceneDarkness }];
+  }
+  return [
+    { [`flags.${MODULE_ID}.-=${FLAGS.RULES}`]: null, [`flags.${MODULE_ID}.-=${FLAGS.ENVIRONMENT}`]: null },
+    { [`flags.${MODULE_ID}`]: { [FLAGS.RULES]: result.rules, [FLAGS.ENVIRONMENT]: result.environment, [FLAGS.SCENE_DARKNESS]: result.useSceneDarkness } },
+  ];
 }
 
 /** A scene-control tool (Token controls, GM only) opening the dialog for the viewed scene. */

@@ -11,13 +11,15 @@ import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
 import { BridgeConnection } from "../connection.js";
 import { PatchBatcher } from "../batcher.js";
 import { BridgeError, adjudicate as adjudicateMessage, sceneSync, scenePatch } from "../protocol.js";
-import { SERIALIZERS, patchTargetOf, rulesOf, serializeScene } from "../serialize.js";
+import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, serializeRegion, serializeScene } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
 import { choosePairs } from "../overlay-draw.js";
 import { SocketRelay } from "./socket.js";
 import { postRulingCard } from "./chat.js";
 import { announce, feedModifier } from "../systems/generic.js";
+import { SYSTEM_ID as GURPS_ID, GurpsBucketFeed, gurpsRollAction } from "../systems/gurps.js";
+import { SYSTEM_ID as TWODSIX_ID, difficultiesInUse, prefillThrowDialog } from "../systems/twodsix.js";
 
 /** Documents whose create/update/delete hooks feed scene patches. Never `refreshToken`. */
 export const WATCHED_DOCUMENTS = Object.freeze(["Token", "Region", "RegionBehavior", "Wall", "AmbientLight"]);
@@ -30,7 +32,7 @@ export function documentHookNames() {
 export class Sightline {
   /**
    * @param {{game: any, Hooks: any, ui: any, ChatMessage?: any, getCanvas: () => any,
-   *          WebSocket?: any, location?: {protocol: string}, globals?: any,
+   *          WebSocket?: any, location?: {protocol: string}, globals?: any, CONFIG?: any,
    *          batchDelayMs?: number, setTimeout?: any, clearTimeout?: any}} env
    */
   constructor(env) {
@@ -42,7 +44,15 @@ export class Sightline {
     /** Last ruling per `${actor}->${target}`, for the overlay. */
     this.rulings = new Map();
     this._previewing = new Set();
-    this._gurpsFed = new Set();
+    /** Ids of the tokens this user targeted, oldest first (the last one is the current target). */
+    this._targetOrder = [];
+    /** The module's one entry in the GURPS Modifier Bucket. */
+    this.gurps = new GurpsBucketFeed(() => (env.globals ?? globalThis).GURPS);
+    /** Rulings a GM applied (confirm mode) or fed at once (auto mode), by pair: the twodsix dialog reads them. */
+    this._confirmed = new Map();
+    /** @type {Promise<void> | null} */
+    this._following = null;
+    this._followAgain = false;
     /** Roll messages (and pairs) a relayed ruling was logged for: each logs once. */
     this._loggedRolls = new Set();
     this.batcher = new PatchBatcher({
@@ -202,9 +212,17 @@ export class Sightline {
       this.batcher.remove(sceneId, target.kind, target.doc.id);
       return;
     }
-    const obj = SERIALIZERS[target.kind](target.doc, { ruleset: rulesOf(target.doc.parent, this.ruleDefaults()).ruleset });
+    const ruleset = rulesOf(target.doc.parent, this.ruleDefaults()).ruleset;
+    const obj = SERIALIZERS[target.kind](target.doc, { ruleset });
     if (obj) this.batcher.upsert(sceneId, target.kind, obj);
     else this.batcher.remove(sceneId, target.kind, target.doc.id);
+    // V14: regions attached to this token move with it; they are read when the patch leaves, after
+    // Foundry has moved them.
+    if (documentName === "Token") {
+      for (const region of regionsAttachedTo(target.doc.parent, target.doc.id)) {
+        this.batcher.upsertLater(sceneId, "regions", region.id, () => serializeRegion(region, { ruleset }));
+      }
+    }
   }
 
   _sendPatch(sceneId, changes) {
@@ -397,37 +415,134 @@ export class Sightline {
 
   /** Cached rulings of a token go stale when it or anything in the scene moves. */
   invalidateRulings() {
+    const auto = this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.AUTO;
+    // In auto mode the bucket's entry follows the scene: a moved token re-previews the pair.
+    if (auto && this.gurps.pending) this._refollow();
+    if (auto) this._confirmed.clear();
     if (!this.rulings.size) return;
     this.rulings.clear();
     this.onRulingsChanged();
   }
 
+  /** One `followPair` at a time; changes while it runs ask for one more. */
+  _refollow() {
+    if (this._following) {
+      this._followAgain = true;
+      return;
+    }
+    this._following = this.followPair()
+      .catch(() => {})
+      .finally(() => {
+        this._following = null;
+        if (this._followAgain) {
+          this._followAgain = false;
+          this._refollow();
+        }
+      });
+  }
+
   // Targeting and rolls.
 
-  /** `targetToken(user, token, targeted)`: a preview for each controlled token. */
+  /** Names of a pair's tokens, for texts people read (the GURPS bucket line). */
+  pairNames(ruling) {
+    const scene = this.game.scenes?.get?.(ruling?.scene) ?? this.env.getCanvas()?.scene;
+    const name = (id) => scene?.tokens?.get?.(id)?.name ?? id;
+    return { actor: name(ruling?.actor), target: name(ruling?.target) };
+  }
+
+  /**
+   * The pair whose modifier belongs in the roll the user is about to make: the first controlled
+   * token and the most recently targeted token still targeted.
+   * @returns {{actor: any, target: any} | null} token documents
+   */
+  currentPair() {
+    const actor = this.env.getCanvas()?.tokens?.controlled?.[0];
+    const actorDoc = actor?.document ?? actor;
+    if (!actorDoc) return null;
+    const targets = new Map([...(this.game.user?.targets ?? [])].map((t) => [t.document?.id ?? t.id, t.document ?? t]));
+    for (let i = this._targetOrder.length - 1; i >= 0; i--) {
+      const doc = targets.get(this._targetOrder[i]);
+      if (doc && doc.id !== actorDoc.id) return { actor: actorDoc, target: doc };
+    }
+    return null;
+  }
+
+  /**
+   * `targetToken(user, token, targeted)`: a preview for each controlled token; then the GURPS
+   * bucket follows the current pair (auto mode), or the GMs are asked to confirm it (confirm mode).
+   */
   async onTargetToken(user, token, targeted) {
-    if (!targeted || user?.id !== this.game.user.id || !this.setting(SETTINGS.PREVIEW_ON_TARGET)) return [];
-    const controlled = (this.env.getCanvas()?.tokens?.controlled ?? []).filter((t) => t !== token && t.id !== token.id);
+    if (user?.id !== this.game.user.id) return [];
+    const tokenId = token?.document?.id ?? token?.id;
+    this._targetOrder = this._targetOrder.filter((id) => id !== tokenId);
+    if (targeted) this._targetOrder.push(tokenId);
     const rulings = [];
-    for (const actor of controlled) {
-      try {
-        const ruling = await this.adjudicate(actor, token, { log: false });
-        rulings.push(ruling);
-        // GURPS reads its bucket at roll time, so with auto-apply the preview fills it now.
-        if (this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.AUTO) {
-          const key = `${ruling.actor}->${ruling.target}`;
-          if (!this._gurpsFed.has(key) && this.applyRuling(ruling) === "gurps") this._gurpsFed.add(key);
+    if (targeted && this.setting(SETTINGS.PREVIEW_ON_TARGET)) {
+      const controlled = (this.env.getCanvas()?.tokens?.controlled ?? []).filter((t) => t !== token && t.id !== token.id);
+      for (const actor of controlled) {
+        try {
+          rulings.push(await this.adjudicate(actor, token, { log: false }));
+        } catch (err) {
+          console.warn(`${MODULE_ID} | preview failed`, err);
         }
-      } catch (err) {
-        console.warn(`${MODULE_ID} | preview failed`, err);
       }
     }
+    await this.followPair({ propose: targeted });
     return rulings;
   }
 
-  /** Feed a ruling's modifier into the roll where the system allows (GURPS bucket). */
+  /**
+   * Keep the roller's feed on the current pair before the roll: in auto mode the GURPS bucket holds
+   * the current pair's modifier and nothing else (a dropped target's entry goes); in confirm mode a
+   * new pair is proposed to the GMs, whose Apply feeds it (`applyRuling`), and an entry of another
+   * pair is removed.
+   */
+  async followPair({ propose = false } = {}) {
+    const system = this.game.system?.id;
+    if (system !== GURPS_ID && system !== TWODSIX_ID) return;
+    const pair = this.currentPair();
+    const key = pair && `${pair.actor.id}->${pair.target.id}`;
+    if (!pair) {
+      this.gurps.clear();
+      return;
+    }
+    if (this.gurps.entry && this.gurps.entry.key !== key) this.gurps.clear();
+    if (!this.setting(SETTINGS.PREVIEW_ON_TARGET)) return;
+    let ruling = this.rulings.get(key);
+    if (!ruling) {
+      try {
+        ruling = await this.adjudicate(pair.actor, pair.target, { log: false });
+      } catch {
+        return;
+      }
+    }
+    if (this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.AUTO) {
+      this._confirmed.set(key, ruling);
+      if (system === GURPS_ID) this.gurps.set(ruling, this.pairNames(ruling));
+    } else if (propose && !this._confirmed.has(key)) {
+      await this.publish(ruling, { trigger: "preview", proposal: true });
+    }
+  }
+
+  /**
+   * Feed a ruling where the system allows (the GURPS bucket; the twodsix dialog reads it when it
+   * opens). A ruling for a pair the user no longer holds is dropped: it would land on another roll.
+   */
   applyRuling(ruling) {
-    return feedModifier({ systemId: this.game.system?.id, globals: this.env.globals ?? globalThis, ruling });
+    const pair = this.currentPair();
+    if (!pair || pair.actor.id !== ruling?.actor || pair.target.id !== ruling?.target) return null;
+    this._confirmed.set(`${ruling.actor}->${ruling.target}`, ruling);
+    return feedModifier({ systemId: this.game.system?.id, gurps: this.gurps, ruling, names: this.pairNames(ruling) });
+  }
+
+  /**
+   * The action a roll message stands for, or null when it is not one the rules judge: for the
+   * GURPS Game Aid only its attack and defence rolls; elsewhere any roll (the module cannot tell).
+   * @returns {{action?: string, reaction: boolean} | null}
+   */
+  rollActionOf(message) {
+    if (this.game.system?.id === GURPS_ID) return gurpsRollAction(message);
+    return { reaction: false };
   }
 
   /**
@@ -440,6 +555,8 @@ export class Sightline {
     if (author !== this.game.user.id) return [];
     if (message.flags?.[MODULE_ID]) return [];
     if (!(message.isRoll || message.rolls?.length)) return [];
+    const kind = this.rollActionOf(message);
+    if (!kind) return [];
     const targets = [...(this.game.user.targets ?? [])];
     if (!targets.length) return [];
     const canvas = this.env.getCanvas();
@@ -451,7 +568,7 @@ export class Sightline {
       const targetDoc = target.document ?? target;
       if (targetDoc.id === actor.id) continue;
       try {
-        const ruling = await this.adjudicate(actor, targetDoc, { log: true, roll: message.id });
+        const ruling = await this.adjudicate(actor, targetDoc, { log: true, roll: message.id, action: kind.action, reaction: kind.reaction });
         await this.publish(ruling, { trigger: "roll", messageId: message.id });
         rulings.push(ruling);
       } catch (err) {
@@ -459,15 +576,37 @@ export class Sightline {
         if (err?.code !== "no-gm") this.env.ui?.notifications?.warn(`${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${err.message ?? err}`);
       }
     }
-    this._gurpsFed.clear();
     return rulings;
   }
 
-  /** Chat card (whispered to GMs with an Apply button in confirm mode) and the hook. */
+  /**
+   * Chat card and the hook. A roll's card is whispered to the GMs in confirm mode, without an
+   * Apply button: the roll is done. A `proposal` (a preview in confirm mode, before the roll) is
+   * whispered to the GMs with Apply, which feeds the roller's client.
+   */
   async publish(ruling, context = {}) {
     const confirm = this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.CONFIRM;
-    if (this.env.ChatMessage) await postRulingCard({ ChatMessage: this.env.ChatMessage, game: this.game, ruling, confirm, rollerId: this.game.user.id });
-    announce(this.env.Hooks, ruling, { ...context, confirm });
+    const proposal = Boolean(context.proposal);
+    if (this.env.ChatMessage) await postRulingCard({ ChatMessage: this.env.ChatMessage, game: this.game, ruling, confirm: proposal, whisperGM: confirm || proposal, rollerId: this.game.user.id });
+    if (!proposal) announce(this.env.Hooks, ruling, { ...context, confirm });
+  }
+
+  /**
+   * `renderDialogV2`: when it is twodsix's throw dialog, fill it from the preview of the controlled
+   * token and its single target (systems/twodsix.js).
+   * @param {any} element the dialog's root element
+   */
+  prefillTwodsix(element) {
+    if (this.game.system?.id !== TWODSIX_ID) return null;
+    const actorId = this.env.getCanvas()?.tokens?.controlled?.[0]?.document?.id;
+    const targets = [...(this.game.user?.targets ?? [])];
+    if (!actorId || targets.length !== 1) return null;
+    const key = `${actorId}->${targets[0].document?.id ?? targets[0].id}`;
+    // Auto mode: the preview; confirm mode: only a ruling a GM applied.
+    const ruling = this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.CONFIRM ? this._confirmed.get(key) : (this.rulings.get(key) ?? this._confirmed.get(key));
+    if (!ruling) return null;
+    const difficulties = difficultiesInUse(this.env.CONFIG, (key) => this.game.settings.get("twodsix", key));
+    return prefillThrowDialog({ element, difficulties, ruling, localize: (k, data) => this.game.i18n.format(k, data) });
   }
 
   /** The active GM pressed Apply on a card: the roller's client feeds the modifier. */

@@ -8,11 +8,12 @@ import { SYSTEM_ID as GURPS_ID, applyToGurps } from "./gurps.js";
 
 /**
  * Apply a ruling on this client: system feed where one exists. Returns which feed took it.
- * @param {{systemId: string, globals: any, ruling: any}} opts
+ * @param {{systemId: string, gurps?: import("./gurps.js").GurpsBucketFeed | null, ruling: any,
+ *          names?: {actor?: string, target?: string}}} opts
  * @returns {"gurps" | null}
  */
-export function feedModifier({ systemId, globals, ruling }) {
-  if (systemId === GURPS_ID && applyToGurps(globals.GURPS, ruling)) return "gurps";
+export function feedModifier({ systemId, gurps, ruling, names }) {
+  if (systemId === GURPS_ID && applyToGurps(gurps, ruling, names)) return "gurps";
   return null;
 }
 

@@ -1,0 +1,138 @@
+"""Issue 12's hostile frames over a real WebSocket: each gets the contract's error, the connection (its
+writer included) keeps answering, and the scene and the log are intact."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+from websockets.asyncio.client import ClientConnection, connect
+
+from bridge.config import BridgeConfig
+from bridge.protocol import Pong, encode
+from bridge.server import run_bridge
+from tests.scenes import on_line_scene
+
+SECRET = "table-secret"
+
+
+@pytest.fixture
+async def bridge(tmp_path: Path) -> AsyncIterator[str]:
+    """A real bridge (with its SQLite log) on a free port."""
+    config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET)
+    async with run_bridge(config) as (host, port):
+        yield f"{host}:{port}"
+
+
+async def ask(ws: ClientConnection, message: dict[str, Any] | str) -> dict[str, Any]:
+    await ws.send(message if isinstance(message, str) else json.dumps(message))
+    return json.loads(await ws.recv())
+
+
+async def ready(bridge: str) -> ClientConnection:
+    ws = await connect(f"ws://{bridge}/ws")
+    await ask(ws, {"type": "hello", "protocol": 1, "world": "w1", "secret": SECRET})
+    assert (await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()}))["type"] == "scene.synced"
+    return ws
+
+
+def adjudicate(request: str = "a1") -> dict[str, Any]:
+    return {"type": "adjudicate", "id": request, "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+
+
+async def test_deep_nesting_before_hello_is_refused_then_closed_with_a_code_and_a_short_log(
+    bridge: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 1.8 KB frame nested 900 deep, unauthenticated: too-large (depth), then close 4400; the bridge
+    logs no traceback for it."""
+    caplog.set_level(logging.INFO)
+    async with connect(f"ws://{bridge}/ws") as ws:
+        answer = await ask(ws, "[" * 900 + "]" * 900)
+        assert answer["code"] == "too-large"
+        assert answer["details"] == {"field": "message", "limit": "depth", "value": 900, "max": 32}
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4400
+    assert "Traceback" not in caplog.text and len(caplog.text) < 2000
+
+
+async def test_deep_nesting_after_hello_keeps_the_connection(bridge: str) -> None:
+    """Nested 5,000 deep inside ``options`` (past Python's recursion limit): too-large with the request
+    id, then the same connection rules as before."""
+    ws = await ready(bridge)
+    async with ws:
+        deep = json.dumps(adjudicate("deep"))[:-1] + ', "options": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
+        answer = await ask(ws, deep)
+        assert answer["code"] == "too-large" and answer["details"]["limit"] == "depth"
+        assert (await ask(ws, adjudicate()))["modifier"] == -6
+
+
+async def test_a_lone_surrogate_in_an_environment_key_is_refused_and_the_writer_lives(bridge: str) -> None:
+    """``environment: {"\\ud800": 1}`` answers invalid-message naming the field and request; the
+    connection's writer still answers pings and logged rulings."""
+    ws = await ready(bridge)
+    async with ws:
+        patch = '{"type": "scene.patch", "id": "p1", "scene": "s1", "environment": {"\\ud800": 1}}'
+        answer = await ask(ws, patch)
+        assert answer["code"] == "invalid-message" and answer["id"] == "p1"
+        assert answer["details"]["field"] == "environment.\ufffd"
+        assert await ask(ws, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+        ruling = await ask(ws, adjudicate())
+        assert ruling["logged"] is True and ruling["modifier"] == -6
+
+
+async def test_lone_surrogates_in_names_and_unknown_shapes_are_refused_and_logging_goes_on(bridge: str) -> None:
+    """A token name and a blob of an unknown shape holding lone surrogates are refused, by path; an
+    unknown shape with a nested blob and an emoji is kept and every ruling on its scene is logged."""
+    ws = await ready(bridge)
+    async with ws:
+        token = '{"id": "a", "name": "\\udc00", "x": 0, "y": 0}'
+        name = '{"type": "scene.patch", "id": "p2", "scene": "s1", "upsert": {"tokens": [' + token + "]}}"
+        answer = await ask(ws, name)
+        assert answer["code"] == "invalid-message" and answer["details"]["field"] == "upsert.tokens[0].name"
+        scene = on_line_scene()
+        odd = {"type": "token-ring", "blob": {"a": [[{"b": "\U0001f600"}]], "c": [1e300]}, "hole": False}
+        scene["regions"].append(
+            {"id": "ring", "shapes": [odd], "polygons": [{"points": [5000, 0, 5100, 0, 5100, 100]}]}
+        )
+        bad = json.dumps({"type": "scene.sync", "id": "q2", "scene": scene}).replace("\\ud83d\\ude00", "\\ude00")
+        answer = await ask(ws, bad)
+        assert answer["code"] == "invalid-message" and answer["details"]["field"].startswith("scene.regions[")
+        assert (await ask(ws, {"type": "scene.sync", "id": "q3", "scene": scene}))["type"] == "scene.synced"
+        for n in range(3):
+            ruling = await ask(ws, adjudicate(f"r{n}"))
+            assert ruling["logged"] is True and ruling["modifier"] == -6
+
+
+async def test_rotation_1e308_is_refused_naming_the_field_and_the_scene_still_rules(bridge: str) -> None:
+    """A rectangle rotated 1e308 degrees is refused at the patch; rulings and watches of the scene go on."""
+    ws = await ready(bridge)
+    async with ws:
+        region = {
+            "id": "spin",
+            "shapes": [{"type": "rectangle", "x": 0, "y": 0, "width": 50, "height": 50, "rotation": 1e308}],
+            "zone": {"type": "low"},
+        }
+        answer = await ask(ws, {"type": "scene.patch", "id": "p3", "scene": "s1", "upsert": {"regions": [region]}})
+        assert answer["code"] == "invalid-message"
+        assert answer["details"]["field"] == "upsert.regions[0].shapes[0].rotation"
+        assert (await ask(ws, adjudicate()))["modifier"] == -6
+        watching = await ask(ws, {"type": "watch", "id": "w", "scene": "s1", "action": "bs-attack"})
+        assert watching["type"] == "watching"
+        assert json.loads(await ws.recv())["type"] == "annotations"
+
+
+def test_an_answer_that_cannot_be_encoded_becomes_an_internal_error_to_the_same_request() -> None:
+    """The writer's last line of defence: ``encode`` never raises (a lone surrogate reaching an answer)."""
+    assert json.loads(encode(Pong(id="\ud800"))) == {
+        "type": "error",
+        "id": "?",
+        "code": "internal-error",
+        "message": "the bridge could not write its answer",
+        "details": {},
+    }
