@@ -27,6 +27,7 @@ from shapely import affinity
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.strtree import STRtree
 
+from .curves import CurvedArea, curved_area
 from .scene import (
     CircleShape,
     EllipseShape,
@@ -45,7 +46,10 @@ from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 __all__ = [
     "CURVE_TOLERANCE",
     "EVERYWHERE",
+    "MAX_CURVE_VERTICES",
+    "MAX_TOUCHING_LOOPS",
     "MIN_CURVE_VERTICES",
+    "CrossingRing",
     "LightSource",
     "SceneGeometry",
     "Sense",
@@ -53,10 +57,15 @@ __all__ = [
     "WallIndex",
     "clip_spans",
     "curve_vertex_count",
+    "curved_region",
     "in_spans",
     "level_spans",
+    "point_in_zone",
     "region_area",
+    "ring_polygon",
+    "shape_vertices",
     "spans_of",
+    "touches_zone",
     "wall_restriction",
 ]
 
@@ -66,8 +75,14 @@ FloatArray = npt.NDArray[np.float64]
 CURVE_TOLERANCE = 0.05
 #: Fewest vertices of a polygon standing for a circle or an ellipse.
 MIN_CURVE_VERTICES = 32
-#: Most vertices of such a polygon; only reached by radii far beyond any real scene (~1.6e7 px).
-MAX_CURVE_VERTICES = 1 << 20
+#: Most vertices of such a polygon, whatever the radius: a curve's cost is bounded, as Foundry's is by its
+#: own tolerance. Reached at a radius of ~170,000 px; the polygon is within 1 px of the curve (Foundry's
+#: ``RegionCircleShape#VERTEX_DENSITY_EPSILON``) up to a radius of ~3.4 million px.
+MAX_CURVE_VERTICES = 4096
+
+#: Most loops a ring touching itself is cut into (Clipper's weakly simple output touches itself a few
+#: times at most); a ring with more is refused like a crossing one: combining loops costs their square.
+MAX_TOUCHING_LOOPS = 32
 
 # Foundry's CONST.WALL_SENSE_TYPES and CONST.WALL_DIRECTIONS.
 _SIGHT_NONE, _SIGHT_LIMITED, _SIGHT_PROXIMITY, _SIGHT_DISTANCE = 0, 10, 30, 40
@@ -149,7 +164,8 @@ def curve_vertex_count(radius: float) -> int:
     """Vertices of an inscribed regular polygon within :data:`CURVE_TOLERANCE` of a circle of ``radius``.
 
     The sagitta of a chord spanning ``2π/n`` is ``r (1 − cos(π/n))``; the count is rounded up to a
-    multiple of 4 so that the curve's extreme points (on its axes) are vertices, exactly.
+    multiple of 4 so that the curve's extreme points (on its axes) are vertices, exactly, and is at most
+    :data:`MAX_CURVE_VERTICES` whatever the radius (beyond ~170,000 px the tolerance is not kept).
     """
     if radius <= CURVE_TOLERANCE:
         return MIN_CURVE_VERTICES
@@ -195,14 +211,129 @@ def _polygonal(geometry: Any) -> Any:
     return shapely.union_all(polygons) if polygons else Polygon()
 
 
+class CrossingRing(ValueError):
+    """A polygon whose edges cross each other, too large to repair at a bounded cost (see docs/geometry.md)."""
+
+
 def _ring(points: Sequence[float]) -> Any:
-    """A flat ``[x0, y0, x1, y1, …]`` list as a valid polygon (repaired), empty if it has no area."""
+    """A flat ``[x0, y0, x1, y1, …]`` list as a valid polygon, empty if it has no area.
+
+    Raises :class:`CrossingRing` for a polygon the bridge refuses (:func:`ring_polygon`).
+    """
+    polygon = ring_polygon(points)
+    return polygon if polygon.area > 0 else Polygon()
+
+
+def ring_polygon(points: Sequence[float]) -> Any:
+    """The area a flat ``[x0, y0, x1, y1, …]`` ring encloses, at a cost bounded in its vertex count.
+
+    A valid ring is used as it is (GEOS's validity test stops at the first defect it finds). A ring that
+    only touches itself at repeated vertices — Clipper, which resolves Foundry's regions, may output such
+    weakly simple rings — is split there into loops, each of which must be valid; a loop turning the
+    other way than the ring is a hole in the loop around it. A ring whose edges cross is refused with
+    :class:`CrossingRing`: repairing it costs as much as its crossings, up to the square of its vertices
+    (docs/geometry.md says why the bridge refuses rather than repairs).
+    """
     if len(points) < 6:
         return Polygon()
-    polygon = Polygon(np.asarray(points, dtype=np.float64).reshape(-1, 2))
-    if not polygon.is_valid:
-        polygon = _polygonal(shapely.make_valid(polygon))
-    return polygon if polygon.area > 0 else Polygon()
+    coords = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    polygon = Polygon(coords)
+    if polygon.is_valid:
+        return polygon
+    reason = shapely.is_valid_reason(polygon)
+    if reason.startswith("Too few points") or _collinear(coords):
+        return Polygon()
+    if reason.startswith("Ring Self-intersection"):
+        loops = _touching_loops(coords)
+        if loops is not None:
+            return loops
+    where = reason.partition("[")[2].rstrip("]")
+    at = f" near ({', '.join(where.split())})" if where else ""
+    raise CrossingRing(
+        f"the polygon's edges cross each other{at} (or it touches itself more than {MAX_TOUCHING_LOOPS} "
+        "times); Foundry's resolved polygons never cross themselves"
+    )
+
+
+def _collinear(coords: npt.NDArray[np.float64]) -> bool:
+    """Whether every point lies on one line (a ring with no area, however it doubles back)."""
+    offsets = coords - coords[0]
+    moved = np.flatnonzero(np.any(offsets != 0, axis=1))
+    if not len(moved):
+        return True
+    dx, dy = offsets[moved[0]]
+    return bool(np.all(offsets[:, 0] * dy == offsets[:, 1] * dx))
+
+
+def _touching_loops(coords: npt.NDArray[np.float64]) -> Any:
+    """A ring that touches itself only at repeated vertices, as its area; ``None`` if it does more.
+
+    The walk is cut into loops at each vertex met again (a stack: O(n)), at most
+    :data:`MAX_TOUCHING_LOOPS` of them; every loop must be valid, and all of them together must form
+    valid polygons (GEOS's tests stop at the first crossing), so no step costs more than a few validity
+    tests of the whole ring.
+    """
+    if len(coords) > 1 and tuple(coords[0]) == tuple(coords[-1]):
+        coords = coords[:-1]
+    stack: list[tuple[float, float]] = []
+    seen: dict[tuple[float, float], int] = {}
+    loops: list[list[tuple[float, float]]] = []
+    for x, y in coords.tolist():
+        point = (x, y)
+        at = seen.get(point)
+        if at is not None:
+            loop = stack[at:]
+            del stack[at + 1 :]
+            for gone in loop[1:]:
+                seen.pop(gone, None)
+            if len(loop) >= 3:
+                loops.append(loop)
+            continue
+        seen[point] = len(stack)
+        stack.append(point)
+        if len(loops) > MAX_TOUCHING_LOOPS:
+            return None
+    if len(stack) >= 3:
+        loops.append(stack)
+    pieces = [Polygon(loop) for loop in loops]
+    pieces = [piece for piece in pieces if piece.area > 0]
+    if not pieces or not all(piece.is_valid for piece in pieces):
+        return None
+    signs = [shapely.is_ccw(piece.exterior) for piece in pieces]
+    main = signs[max(range(len(pieces)), key=lambda i: pieces[i].area)]
+    solid = [piece for piece, ccw in zip(pieces, signs, strict=True) if ccw == main]
+    turned = [piece for piece, ccw in zip(pieces, signs, strict=True) if ccw != main]
+    shells = shapely.MultiPolygon(solid)
+    if not shells.is_valid:
+        return None
+    if not turned:
+        return _polygonal(shapely.union_all(solid))
+    holes = shapely.MultiPolygon(turned)
+    # Loops turning the other way: holes when inside a solid loop, solid themselves (a figure eight) when not.
+    shapely.prepare(shells)
+    inside = shapely.contains(shells, shapely.point_on_surface(turned))
+    together = shapely.MultiPolygon([*solid, *turned])
+    if not holes.is_valid or not (together.is_valid or shapely.is_valid_reason(together).startswith("Nested shells")):
+        return None
+    cut = [piece for piece, hole in zip(turned, inside, strict=True) if hole]
+    kept = [*solid, *(piece for piece, hole in zip(turned, inside, strict=True) if not hole)]
+    area = shapely.union_all(kept)
+    if cut:
+        area = shapely.difference(area, shapely.union_all(cut))
+    return _polygonal(area)
+
+
+def shape_vertices(shape: RegionShape) -> int:
+    """The vertices ``shape`` is drawn with: a curve's polygon, a rectangle's 4 corners, a polygon's points."""
+    if isinstance(shape, CircleShape):
+        return curve_vertex_count(shape.radius)
+    if isinstance(shape, EllipseShape):
+        return curve_vertex_count(max(shape.radiusX, shape.radiusY))
+    if isinstance(shape, RectangleShape):
+        return 4
+    if isinstance(shape, PolygonShape):
+        return len(shape.points) // 2
+    return 0
 
 
 def _shape_area(shape: RegionShape) -> Any:
@@ -266,6 +397,33 @@ class _ZoneInfo:
     bottom: float  # -inf when unbounded
     top: float  # +inf when unbounded
     spans: Spans  # the heights where it counts: [bottom, top] within its levels' spans
+    curved: CurvedArea | None  # its circles and ellipses judged exactly (None: the area is exact)
+    query_area: Any  # what a tree is queried with: the area, or around its curves (never smaller than the truth)
+
+
+def curved_region(region: Region) -> CurvedArea | None:
+    """The region's circles and ellipses as their equations (:mod:`bridge.core.curves`), or ``None`` when its
+    drawn area is already exact (resolved ``polygons``, or straight shapes only)."""
+    return curved_area(region, _shape_area, _combine)
+
+
+def touches_zone(area: Any, curved: CurvedArea | None, probe: Any) -> bool:
+    """Whether a footprint, segment or point touches a zone's area — exactly, curves included (contract:
+    "Touching counts … circles and ellipses included")."""
+    if area.is_empty:
+        return False
+    if curved is not None:
+        return curved.touches(probe)
+    return bool(area.intersects(probe))
+
+
+def point_in_zone(area: Any, curved: CurvedArea | None, x: float, y: float) -> bool:
+    """Whether the point lies in a zone's (closed) area, curves judged exactly."""
+    if area.is_empty:
+        return False
+    if curved is not None:
+        return curved.contains_point(x, y)
+    return bool(area.intersects(Point(x, y)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +513,7 @@ class SceneGeometry:
         # Regions: every area (zone or not) on demand, zones compiled up front.
         self._regions: dict[str, Region] = {region.id: region for region in scene.regions}
         self._areas: dict[str, Any] = {}
+        self._curves: dict[str, CurvedArea | None] = {}
         zones: list[_ZoneInfo] = []
         for region in scene.regions:
             if region.zone is None:
@@ -364,6 +523,7 @@ class SceneGeometry:
             elevation = region.elevation
             bottom = -math.inf if elevation.bottom is None else elevation.bottom
             top = math.inf if elevation.top is None else elevation.top
+            curved = self._curved(region.id) if not area.is_empty else None
             zones.append(
                 _ZoneInfo(
                     order=len(zones),
@@ -373,14 +533,16 @@ class SceneGeometry:
                     bottom=bottom,
                     top=top,
                     spans=clip_spans(spans_of(region.levels, self._level_spans), bottom, top),
+                    curved=curved,
+                    query_area=area if curved is None else curved.outer,
                 )
             )
         self._zones: tuple[_ZoneInfo, ...] = tuple(zones)
         self._zone_by_region: dict[str, _ZoneInfo] = {zone.region_id: zone for zone in zones}
         self._solid_zones: tuple[_ZoneInfo, ...] = tuple(zone for zone in zones if not zone.area.is_empty)
-        self._zone_tree = STRtree([zone.area for zone in self._solid_zones])
+        self._zone_tree = STRtree([zone.query_area for zone in self._solid_zones])
         self._zone_bounds: FloatArray = (
-            shapely.bounds([zone.area for zone in self._solid_zones]).astype(np.float64)
+            shapely.bounds([zone.query_area for zone in self._solid_zones]).astype(np.float64)
             if self._solid_zones
             else np.empty((0, 4), dtype=np.float64)
         )
@@ -424,13 +586,14 @@ class SceneGeometry:
             raise KeyError(region_id)
         zone = self._zone_by_region.get(region_id)
         if zone is not None:
-            area, spans = zone.area, zone.spans
+            area, spans, curved = zone.area, zone.spans, zone.curved
         else:
             area = self._area(region_id)
             bottom = -math.inf if region.elevation.bottom is None else region.elevation.bottom
             top = math.inf if region.elevation.top is None else region.elevation.top
             spans = clip_spans(spans_of(region.levels, self._level_spans), bottom, top)
-        result = not area.is_empty and in_spans(info.token.elevation, spans) and bool(area.intersects(info.probe))
+            curved = self._curved(region_id)
+        result = in_spans(info.token.elevation, spans) and touches_zone(area, curved, info.probe)
         self._inside_cache[key] = result
         return result
 
@@ -567,6 +730,11 @@ class SceneGeometry:
             self._areas[region_id] = area
         return area
 
+    def _curved(self, region_id: str) -> CurvedArea | None:
+        if region_id not in self._curves:
+            self._curves[region_id] = curved_region(self._regions[region_id])
+        return self._curves[region_id]
+
     def _compile_token(self, token: Token) -> _TokenInfo:
         size = self.scene.grid.size
         w, h = token.width * size, token.height * size
@@ -640,7 +808,7 @@ class SceneGeometry:
         entries: dict[int, float] = {}
         for index in self._zone_tree.query(segment, predicate="intersects"):
             zone = self._solid_zones[int(index)]
-            first = _first_entry(segment, zone.area, zone.spans, a, b, flat, dx, dy, length2)
+            first = _first_entry(segment, zone.area, zone.spans, a, b, flat, dx, dy, length2, zone.curved)
             if first is not None:
                 entries[zone.order] = first
         return entries
@@ -656,18 +824,30 @@ def _first_entry(
     dx: float,
     dy: float,
     length2: float,
+    curved: CurvedArea | None = None,
 ) -> float | None:
-    """The first ``t`` where the line ``a → b`` (whose 2D ``segment`` touches ``area``) meets the zone at a
-    height within one of its ``spans``, or ``None``. One span is the plain case (a region's own
-    elevation); V14 levels may give a zone several."""
+    """The first ``t`` where the line ``a → b`` (whose 2D ``segment`` touches ``area``, or the area around
+    its curves) meets the zone at a height within one of its ``spans``, or ``None``. One span is the plain
+    case (a region's own elevation); V14 levels may give a zone several. A zone with circles or ellipses
+    (``curved``) is judged from their equations. The per-pair path and the engine's exact fallback both
+    call it."""
     best: float | None = None
     meeting: Any = None
+    parts: list[tuple[float, float]] | None = None
     for bottom, top in spans:
         span = _span_params(a.z, b.z, bottom, top)
         if span is None:
             continue
         if flat:
             first: float | None = span[0]
+            if curved is not None and not curved.contains_point(a.x, a.y):
+                first = None
+        elif curved is not None:
+            # Curves judged from their equations: the segment's parts in the area, then the span.
+            if parts is None:
+                parts = curved.segment_parts(a.x, a.y, b.x, b.y)
+            lo, hi = span
+            first = next((min(max(start, lo), hi) for start, end in parts if start <= hi and end >= lo), None)
         else:
             if meeting is None:
                 meeting = shapely.intersection(segment, area)

@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bridge.core.geometry import CrossingRing, ring_polygon
 from bridge.core.rules import RULESETS, Ruling, Situation
 from bridge.core.scene import Region, Scene, Token, Wall
 from bridge.core.visibility import SceneVisibility
@@ -62,8 +63,17 @@ def shapes(draw: st.DrawFn, *, hole: bool = False) -> dict[str, Any]:
         return circle(x, y, draw(length), hole=hole)
     if kind == "ellipse":
         return ellipse(x, y, draw(length), draw(length), rotation=draw(st.sampled_from([0, 30])), hole=hole)
-    points = draw(st.lists(coord, min_size=6, max_size=10).filter(lambda p: len(p) % 2 == 0))
+    points = draw(st.lists(coord, min_size=6, max_size=10).filter(lambda p: len(p) % 2 == 0 and _drawable(p)))
     return polygon(*points, hole=hole)
+
+
+def _drawable(points: list[float]) -> bool:
+    """Rings the bridge holds: not those whose edges cross (refused at sync, docs/geometry.md)."""
+    try:
+        ring_polygon(points)
+    except CrossingRing:
+        return False
+    return True
 
 
 @st.composite
