@@ -72,13 +72,28 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--messages-per-second", type=at_least(0, exclusive=True), default=defaults.messages_per_second)
     limits.add_argument("--message-burst", type=at_least(1, integer=True), default=defaults.message_burst)
     limits.add_argument(
-        "--max-nesting", type=at_least(1, integer=True), default=defaults.max_nesting, help="how deep a message's JSON may nest"
+        "--max-nesting",
+        type=at_least(1, integer=True),
+        default=defaults.max_nesting,
+        help="how deep a message's JSON may nest",
     )
-    limits.add_argument("--max-connections-per-world", type=at_least(1, integer=True), default=defaults.max_connections_per_world)
-    limits.add_argument("--hello-timeout", type=at_least(0, exclusive=True, unit="seconds"), default=defaults.hello_timeout, help="seconds")
-    limits.add_argument("--send-queue", type=at_least(1, integer=True), default=defaults.send_queue, help="answers queued per client")
     limits.add_argument(
-        "--send-queue-bytes", type=at_least(1, integer=True), default=defaults.send_queue_bytes, help="bytes of answers queued per client"
+        "--max-connections-per-world", type=at_least(1, integer=True), default=defaults.max_connections_per_world
+    )
+    limits.add_argument(
+        "--hello-timeout",
+        type=at_least(0, exclusive=True, unit="seconds"),
+        default=defaults.hello_timeout,
+        help="seconds",
+    )
+    limits.add_argument(
+        "--send-queue", type=at_least(1, integer=True), default=defaults.send_queue, help="answers queued per client"
+    )
+    limits.add_argument(
+        "--send-queue-bytes",
+        type=at_least(1, integer=True),
+        default=defaults.send_queue_bytes,
+        help="bytes of answers queued per client",
     )
     limits.add_argument(
         "--header-timeout",
@@ -104,7 +119,9 @@ def _parser() -> argparse.ArgumentParser:
         default=defaults.world_linger,
         help="seconds a world's scenes are kept after its last client left (then dropped, memory given back)",
     )
-    limits.add_argument("--heartbeat", type=at_least(0, unit="seconds"), default=defaults.heartbeat, help="seconds; 0 turns it off")
+    limits.add_argument(
+        "--heartbeat", type=at_least(0, unit="seconds"), default=defaults.heartbeat, help="seconds; 0 turns it off"
+    )
     limits.add_argument(
         "--auth-free-failures",
         type=at_least(0, integer=True),
@@ -118,7 +135,12 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds: the longest wait between attempts of an address that keeps sending wrong secrets",
     )
     for kind in ("regions", "tokens", "walls", "lights"):
-        limits.add_argument(f"--max-{kind}", type=at_least(1, integer=True), default=getattr(defaults, f"max_{kind}"), help=f"{kind} a scene")
+        limits.add_argument(
+            f"--max-{kind}",
+            type=at_least(1, integer=True),
+            default=getattr(defaults, f"max_{kind}"),
+            help=f"{kind} a scene",
+        )
     limits.add_argument(
         "--max-vertices",
         type=at_least(1, integer=True),
@@ -126,7 +148,10 @@ def _parser() -> argparse.ArgumentParser:
         help="vertices a scene is drawn with (polygons; curves by the polygon standing for them)",
     )
     limits.add_argument(
-        "--max-ring-vertices", type=at_least(1, integer=True), default=defaults.max_ring_vertices, help="vertices of one polygon or ring"
+        "--max-ring-vertices",
+        type=at_least(1, integer=True),
+        default=defaults.max_ring_vertices,
+        help="vertices of one polygon or ring",
     )
     limits.add_argument(
         "--max-scenes-per-world",
@@ -135,10 +160,16 @@ def _parser() -> argparse.ArgumentParser:
         help="scenes a world holds (the least recently used unwatched one is forgotten for a new one)",
     )
     limits.add_argument(
-        "--max-watches-per-connection", type=at_least(1, integer=True), default=defaults.max_watches_per_connection, help="open watches"
+        "--max-watches-per-connection",
+        type=at_least(1, integer=True),
+        default=defaults.max_watches_per_connection,
+        help="open watches",
     )
     limits.add_argument(
-        "--max-watch-pairs", type=at_least(1, integer=True), default=defaults.max_watch_pairs, help="(actor, target) pairs of one watch"
+        "--max-watch-pairs",
+        type=at_least(1, integer=True),
+        default=defaults.max_watch_pairs,
+        help="(actor, target) pairs of one watch",
     )
     limits.add_argument(
         "--max-best-line-tests",
