@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import math
 import sys
 import tempfile
 import textwrap
@@ -281,7 +282,7 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
         "noise": "White Noise",
         "header": "Sightline demo: bridge {version} on {url} — {ruleset} ({edition}), locale {locale}",
         "synced": "scene.sync: {scene} — {regions} zones, {tokens} troopers, {walls} wall",
-        "patched": "    {token} moved to ({x}, {y}); the bridge answered scene.patched",
+        "patched": "    {token} moved {distance} inches; the bridge answered scene.patched",
         "col_number": "#",
         "col_who": "Actor → Target",
         "col_action": "Action",
@@ -321,7 +322,7 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
         "noise": "Ruido Blanco",
         "header": "Demo de Sightline: puente {version} en {url} — {ruleset} ({edition}), idioma {locale}",
         "synced": "scene.sync: {scene} — {regions} zonas, {tokens} tropas, {walls} muro",
-        "patched": "    {token} se mueve a ({x}, {y}); el puente respondió scene.patched",
+        "patched": "    {token} se mueve {distance} pulgadas; el puente respondió scene.patched",
         "col_number": "#",
         "col_who": "Actor → Objetivo",
         "col_action": "Acción",
@@ -564,7 +565,14 @@ def report(played: Played, locale: str) -> str:
     for step in SCRIPT:
         if step.move is not None:
             token_id, x, y = step.move
-            lines += ["", f">> {step.title[locale]}", t["patched"].format(token=names[token_id], x=x, y=y)]
+            before = played.moved_from.get(token_id)
+            grid = played.scene["grid"]
+            distance = 0.0
+            if before is not None:  # centre to centre, in the scene's own units (Infinity measures in inches)
+                dx, dy = x - (before["x"] + 50), y - (before["y"] + 50)
+                distance = math.hypot(dx, dy) / grid["size"] * grid["distance"]
+            shown = f"{distance:.1f}".replace(".", ",") if locale == "es" else f"{distance:.1f}"
+            lines += ["", f">> {step.title[locale]}", t["patched"].format(token=names[token_id], distance=shown)]
             continue
         number += 1
         _, ruling = next(rulings)

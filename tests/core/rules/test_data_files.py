@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from bridge.core.rules import RULESETS
-from bridge.core.rules.data_files import load_toml, vocabulary
+from bridge.core.rules.data_files import Passage, load_toml, vocabulary
 from bridge.core.rules.infinity import InfinityData
 
 
@@ -76,3 +76,26 @@ def test_rules_data_is_read_only() -> None:
     data = RULESETS["infinity-n4"].data  # type: ignore[attr-defined]
     with pytest.raises(ValidationError):
         data.zones["low"].mod = 0
+
+
+def test_every_citation_names_its_source_as_people_know_it() -> None:
+    """rules-notes "How sources are named": each passage keeps its seed file as provenance, and its citation
+    starts with the source's title — never a seed file name or rules-notes.md; a web page shows its URL."""
+    for name in ("infinity-n4", "gurps-4e", "traveller"):
+        for key, raw in load_toml(name)["passages"].items():
+            citation = Passage.model_validate(raw).citation()
+            assert citation.startswith(raw["title"] + (f" ({raw['source']})" if "://" in raw["source"] else "") + ": ")
+            assert ".txt" not in citation.split(": ", 1)[0] and "rules-notes.md" not in citation, (name, key)
+    quoted = {raw["title"] for raw in load_toml("infinity-n4")["passages"].values()}
+    assert {
+        "Infinity N4 Core Rules — Visibility Conditions",
+        "Infinity N4 Reglamento — Condiciones de Visibilidad",
+    } <= quoted
+
+
+def test_a_passage_titled_with_a_seed_file_name_is_refused() -> None:
+    """A title that is a seed's file name is provenance leaking to people: refused at load."""
+    raw = infinity_raw()
+    raw["passages"]["low-001"]["title"] = "001_a0e8dce3ac9e4c22.txt"
+    with pytest.raises(ValidationError, match="not a file name"):
+        InfinityData.model_validate(raw)
