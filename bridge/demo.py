@@ -30,6 +30,7 @@ from . import __version__
 from .config import BridgeConfig, new_secret
 from .core.rules import RULESETS
 from .core.rules.infinity import InfinityRuleset
+from .core.rules.labels import label
 from .core.scene import Scene
 from .protocol import PROTOCOL
 from .server import run_bridge
@@ -281,6 +282,7 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
         "smoke": "Smoke",
         "noise": "White Noise",
         "header": "Sightline demo: bridge {version} on {url} — {ruleset} ({edition}), locale {locale}",
+        "current": "current rules",
         "synced": "scene.sync: {scene} — {regions} zones, {tokens} troopers, {walls} wall",
         "patched": "    {token} moved {distance} inches; the bridge answered scene.patched",
         "col_number": "#",
@@ -321,6 +323,7 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
         "smoke": "Humo",
         "noise": "Ruido Blanco",
         "header": "Demo de Sightline: puente {version} en {url} — {ruleset} ({edition}), idioma {locale}",
+        "current": "reglamento vigente",
         "synced": "scene.sync: {scene} — {regions} zonas, {tokens} tropas, {walls} muro",
         "patched": "    {token} se mueve {distance} pulgadas; el puente respondió scene.patched",
         "col_number": "#",
@@ -546,8 +549,8 @@ def report(played: Played, locale: str) -> str:
         t["header"].format(
             version=played.welcome.get("bridge", {}).get("version", "?"),
             url=played.url,
-            ruleset=rules["ruleset"],
-            edition=rules["edition"],
+            ruleset=label(rules["ruleset"], "ruleset", rules["ruleset"], locale),
+            edition=t["current"] if rules["edition"] == "current" else rules["edition"],
             locale=locale,
         ),
         t["synced"].format(

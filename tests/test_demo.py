@@ -170,5 +170,16 @@ def test_spanish_demo_speaks_spanish(spanish: DemoRun) -> None:
     assert "Los MOD de Zona de Visibilidad no son acumulables" in spanish.block(2)
     assert "Zona de Visibilidad Nula (Humo)" in spanish.block(3)
     assert "Imagen de la escena escrita en" in spanish.stdout
+    assert "Infinity N4 (reglamento vigente)" in spanish.stdout.splitlines()[0]
+
+
+def test_the_demo_names_things_never_by_id(english: DemoRun, spanish: DemoRun) -> None:
+    """What the demo prints is for people: the ruleset by its title, actions, zones and tokens by name —
+    no id of the vocabulary or the scene, no seed file name, no pixel coordinates."""
+    assert "Infinity N4 (current rules)" in english.stdout.splitlines()[0]
+    for run in (english, spanish):
+        text = run.stdout
+        for raw in ("infinity-n4", "bs-attack", "speculative-attack", "white-noise", "(through)", ".txt", "t-sol"):
+            assert raw not in text, raw
     root = ET.parse(spanish.svg).getroot()
     assert "Zona de Mala Visibilidad" in [t.text for t in root.iter(f"{SVG}text")]

@@ -23,7 +23,7 @@ import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any, Final, Literal
 
-from ..core.rules.labels import label
+from ..core.rules.labels import label, readable_citation
 from .records import Party, RulingRecord
 
 __all__ = [
@@ -149,7 +149,7 @@ def _csv_row(record: RulingRecord) -> list[str]:
         _crossings(record),
         _modifiers(record),
         "; ".join(record.notes),
-        "; ".join(record.citations),
+        "; ".join(readable_citation(c) for c in record.citations),
         record.reason or "",
         *(_point(line, end, axis) for end in ("start", "end") for axis in ("x", "y", "z")),
         record.snapshot.key if record.snapshot else "",

@@ -9,11 +9,12 @@ one) is shown as it is rather than hidden.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any, Final, Literal
 
 from .data_files import Text
 
-__all__ = ["KINDS", "label"]
+__all__ = ["KINDS", "label", "readable_citation"]
 
 Kind = Literal["action", "zone", "trait", "kind", "difficulty", "ruleset"]
 
@@ -76,3 +77,33 @@ def _from_data(data: Any, kind: Kind, value: str, locale: str) -> str | None:
 def _text(entry: Any, locale: str, **values: Any) -> str | None:
     text = getattr(entry, "label", None)
     return str(text.get(locale, **values)) if text is not None else None
+
+
+#: The words 002's dated texts began with before their titles said the date (records logged before).
+_DATED_PREFIXES: Final = {
+    "Infinity N4 Core Rules, original text — Visibility Conditions": "Original: ",
+    "Infinity N4 rules update 1.2 (Jan 2022) — Visibility Conditions": "Update 1.2, Jan 2022: ",
+    "Infinity N4 rules update 1.3 (Nov 2022) — Visibility Conditions": "Update 1.3, Nov 2022: ",
+    "Infinity N4 rules, PDF 2.1 (July 2023) — Visibility Conditions": "Update PDF 2.1, July 2023: ",
+}
+
+
+@cache
+def _legacy_citations() -> dict[str, str]:
+    from . import RULESETS
+
+    found: dict[str, str] = {}
+    for ruleset in RULESETS.values():
+        for passage in getattr(getattr(ruleset, "data", None), "passages", {}).values():
+            current = passage.citation()
+            found[f"{passage.source}: {passage.quote}"] = current
+            prefix = _DATED_PREFIXES.get(passage.title)
+            if prefix:
+                found[f"{passage.source}: {prefix}{passage.quote}"] = current
+    return found
+
+
+def readable_citation(text: str) -> str:
+    """A citation as people read it now: one logged before sources were named by title
+    (``001_….txt: quote``) becomes ``Title: quote``; any other text is returned as it is."""
+    return _legacy_citations().get(text, text)

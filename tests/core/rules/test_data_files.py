@@ -99,3 +99,23 @@ def test_a_passage_titled_with_a_seed_file_name_is_refused() -> None:
     raw["passages"]["low-001"]["title"] = "001_a0e8dce3ac9e4c22.txt"
     with pytest.raises(ValidationError, match="not a file name"):
         InfinityData.model_validate(raw)
+
+
+def test_a_citation_logged_with_a_seed_file_name_reads_as_its_title_now() -> None:
+    """Records logged before sources were named by title cite `001_….txt: quote` (and 002's dated texts with
+    their date before the quote); they read as today's citation, so a re-judged ruling does not differ only
+    in how its source is named. Anything else is left as it is."""
+    from bridge.core.rules.labels import readable_citation
+
+    old = "001_a0e8dce3ac9e4c22.txt: Low Visibility Zones apply a MOD of -3."
+    assert (
+        readable_citation(old)
+        == "Infinity N4 Core Rules — Visibility Conditions: Low Visibility Zones apply a MOD of -3."
+    )
+    zero_12 = load_toml("infinity-n4")["passages"]["zero-002-u12"]
+    logged = f"002_38ee4d299a054ffc.txt: Update 1.2, Jan 2022: {zero_12['quote']}"
+    assert (
+        readable_citation(logged)
+        == f"Infinity N4 rules update 1.2 (Jan 2022) — Visibility Conditions: {zero_12['quote']}"
+    )
+    assert readable_citation("a note of someone else") == "a note of someone else"
