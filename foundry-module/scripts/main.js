@@ -11,6 +11,7 @@ import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
 import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
 import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
 import { rulesOf } from "./serialize.js";
+import { registerQuenchBatches } from "./quench.js";
 
 /** @type {Sightline} */
 let sightline;
@@ -76,6 +77,12 @@ Hooks.once("init", () => {
       toggleOverlay,
     };
   }
+});
+
+// Checks in a real Foundry: Quench fires `quenchReady` only when it is active, so without it nothing
+// is registered (scripts/quench.js, docs/foundry.md "Checks in a real Foundry").
+Hooks.once(/** @type {any} */ ("quenchReady"), (quench) => {
+  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline });
 });
 
 Hooks.once("ready", () => {
