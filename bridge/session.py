@@ -404,7 +404,9 @@ class Session:
         try:
             raw = json.loads(text)
         except RecursionError:
-            raise self._pre_hello(_too_deep(nesting_depth(text), self._limits.max_depth)) from None
+            error = _too_deep(nesting_depth(text), self._limits.max_depth)
+            error.request_id = peek_id(text)  # not parsed: the id is read from the frame's head
+            raise self._pre_hello(error) from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise self._pre_hello(InvalidMessage(f"not valid JSON: {exc}")) from exc
         if not isinstance(raw, dict):

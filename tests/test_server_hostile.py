@@ -69,6 +69,7 @@ async def test_deep_nesting_after_hello_keeps_the_connection(bridge: str) -> Non
         deep = json.dumps(adjudicate("deep"))[:-1] + ', "options": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
         answer = await ask(ws, deep)
         assert answer["code"] == "too-large" and answer["details"]["limit"] == "depth"
+        assert answer["id"] == "deep" and answer["details"]["value"] == 5002  # message, options, 5,000 arrays
         assert (await ask(ws, adjudicate()))["modifier"] == -6
 
 
