@@ -703,6 +703,12 @@ class Session:
                 ended = Unwatched(watch=watch.watch_id, reason=f"the scene changed so that this watch ends: {exc}")
                 effects.append(Send(ended) if watch.owner is self else Deliver(watch.owner, ended))
                 continue
+            except Exception as exc:  # a bug in the engine: the scene change stands, this watch ends
+                _log.error("watch %s could not follow a change (%s): %s", watch.watch_id, type(exc).__name__, exc)
+                self._worlds.watches[key].remove(watch)
+                ended = Unwatched(watch=watch.watch_id, reason="the bridge could not follow this change; watch again")
+                effects.append(Send(ended) if watch.owner is self else Deliver(watch.owner, ended))
+                continue
             if not changes:
                 continue
             pushed = _annotations(watch.watch_id, state, changes, full=False, brief=watch.brief)

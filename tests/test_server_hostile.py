@@ -14,8 +14,10 @@ import websockets
 from websockets.asyncio.client import ClientConnection, connect
 
 from bridge.config import BridgeConfig
+from bridge.core.visibility import SceneVisibility
 from bridge.protocol import Pong, encode
 from bridge.server import run_bridge
+from bridge.session import Send, Session, Worlds
 from tests.scenes import on_line_scene
 
 SECRET = "table-secret"
@@ -137,3 +139,35 @@ def test_an_answer_that_cannot_be_encoded_becomes_an_internal_error_to_the_same_
         "message": "the bridge could not write its answer",
         "details": {},
     }
+
+
+def test_a_subnormal_grid_distance_is_refused_naming_the_field() -> None:
+    """``grid.distance: 5e-324`` (found by bench/fuzz_bench.py: it divided by zero in every watch) is
+    refused at sync, naming the field."""
+    session = Session(Worlds(), offline=True)
+    scene = on_line_scene()
+    scene["grid"] = {"size": 100, "distance": 5e-324}
+    (effect,) = session.receive(json.dumps({"type": "scene.sync", "id": "q", "scene": scene}))
+    assert isinstance(effect, Send)
+    answer = json.loads(encode(effect.message))
+    assert answer["code"] == "invalid-message" and answer["details"]["field"] == "scene.grid.distance"
+
+
+def test_a_watch_that_cannot_follow_a_change_ends_and_the_change_stands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When a watch's engine fails on a scene change (a bug), the change is applied and answered, and the
+    watcher is told its watch ended — no internal error for the sender, no broken watch left behind."""
+    session = Session(Worlds(), offline=True)
+    session.receive(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
+    session.receive(json.dumps({"type": "watch", "id": "w", "scene": "s1", "action": "bs-attack"}))
+
+    def broken(self: SceneVisibility, state: object) -> None:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(SceneVisibility, "update", broken)
+    moved = {"id": "a", "x": 120, "y": 100}
+    effects = session.receive(
+        json.dumps({"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": [moved]}})
+    )
+    answers = [json.loads(encode(e.message)) for e in effects if isinstance(e, Send)]
+    assert [a["type"] for a in answers] == ["scene.patched", "unwatched"]
+    assert session.world is not None and session.world.scenes["s1"].token("a").x == 120

@@ -282,10 +282,13 @@ class Light(SceneModel):
 
 
 class Grid(SceneModel):
-    """``size`` pixels per grid space; ``distance`` grid units per space."""
+    """``size`` pixels per grid space; ``distance`` grid units per space.
 
-    size: Annotated[float, Field(gt=0, le=100000)] = 100.0
-    distance: Annotated[float, Field(gt=0, le=100000)] = 1.0
+    Both bounded away from zero (a pixel; a millionth of a unit): a subnormal distance such as 5e-324
+    made the pixels-per-unit ratio divide by zero (issue 12)."""
+
+    size: Annotated[float, Field(ge=1, le=100000)] = 100.0
+    distance: Annotated[float, Field(ge=1e-6, le=100000)] = 1.0
     units: str = ""
     type: int | None = None
 
