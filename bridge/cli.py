@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -75,6 +76,33 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-connections-per-world", type=int, default=defaults.max_connections_per_world)
     limits.add_argument("--hello-timeout", type=float, default=defaults.hello_timeout, help="seconds")
     limits.add_argument("--send-queue", type=int, default=defaults.send_queue, help="answers queued per client")
+    limits.add_argument(
+        "--send-queue-bytes", type=int, default=defaults.send_queue_bytes, help="bytes of answers queued per client"
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=float,
+        default=defaults.header_timeout,
+        help="seconds a new connection has to send its HTTP request line and headers (and TLS handshake)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        help="open connections in all (default 0: the descriptor limit less 64); more are answered 503",
+    )
+    limits.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=defaults.drain_timeout,
+        help="seconds from SIGTERM/SIGINT to exit, whatever is still running",
+    )
+    limits.add_argument(
+        "--world-linger",
+        type=float,
+        default=defaults.world_linger,
+        help="seconds a world's scenes are kept after its last client left (then dropped, memory given back)",
+    )
     limits.add_argument("--heartbeat", type=float, default=defaults.heartbeat, help="seconds; 0 turns it off")
     limits.add_argument(
         "--auth-free-failures",
@@ -91,7 +119,31 @@ def _parser() -> argparse.ArgumentParser:
     for kind in ("regions", "tokens", "walls", "lights"):
         limits.add_argument(f"--max-{kind}", type=int, default=getattr(defaults, f"max_{kind}"), help=f"{kind} a scene")
     limits.add_argument(
-        "--max-vertices", type=int, default=defaults.max_vertices, help="polygon vertices over a scene's regions"
+        "--max-vertices",
+        type=int,
+        default=defaults.max_vertices,
+        help="vertices a scene is drawn with (polygons; curves by the polygon standing for them)",
+    )
+    limits.add_argument(
+        "--max-ring-vertices", type=int, default=defaults.max_ring_vertices, help="vertices of one polygon or ring"
+    )
+    limits.add_argument(
+        "--max-scenes-per-world",
+        type=int,
+        default=defaults.max_scenes_per_world,
+        help="scenes a world holds (the least recently used unwatched one is forgotten for a new one)",
+    )
+    limits.add_argument(
+        "--max-watches-per-connection", type=int, default=defaults.max_watches_per_connection, help="open watches"
+    )
+    limits.add_argument(
+        "--max-watch-pairs", type=int, default=defaults.max_watch_pairs, help="(actor, target) pairs of one watch"
+    )
+    limits.add_argument(
+        "--max-best-line-tests",
+        type=int,
+        default=defaults.max_best_line_tests,
+        help="rules.lines 'best': sampled lines × pairs × (zones + walls) of one message",
     )
     serve.add_argument(
         "--ws-compress",
@@ -201,6 +253,11 @@ def _serve(args: argparse.Namespace) -> int:
         max_connections_per_world=args.max_connections_per_world,
         hello_timeout=args.hello_timeout,
         send_queue=args.send_queue,
+        send_queue_bytes=args.send_queue_bytes,
+        header_timeout=args.header_timeout,
+        max_connections=args.max_connections,
+        drain_timeout=args.drain_timeout,
+        world_linger=args.world_linger,
         heartbeat=args.heartbeat,
         compress=args.ws_compress,
         max_regions=args.max_regions,
@@ -208,12 +265,23 @@ def _serve(args: argparse.Namespace) -> int:
         max_walls=args.max_walls,
         max_lights=args.max_lights,
         max_vertices=args.max_vertices,
+        max_ring_vertices=args.max_ring_vertices,
+        max_scenes_per_world=args.max_scenes_per_world,
+        max_watches_per_connection=args.max_watches_per_connection,
+        max_watch_pairs=args.max_watch_pairs,
+        max_best_line_tests=args.max_best_line_tests,
     )
 
     def announce(line: str) -> None:
         print(line, flush=True)
 
     asyncio.run(serve(config, announce=announce))
+    if any(thread.name.startswith("sightline-world:") for thread in threading.enumerate()):
+        # A world's worker is still inside a computation: it holds nothing that needs saving (the log
+        # is closed), so the process ends now rather than when the computation would.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 

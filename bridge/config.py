@@ -51,12 +51,22 @@ class BridgeConfig:
     max_connections_per_world: int = 32
     hello_timeout: float = 10.0
     send_queue: int = 256
+    send_queue_bytes: int = 32 * 1024 * 1024
+    header_timeout: float = 10.0
+    drain_timeout: float = 10.0
+    world_linger: float = 30.0
+    max_connections: int = 0  # 0: the descriptor limit less a reserve (bridge.gate.connection_cap)
     heartbeat: float = 20.0
     max_regions: int = 5_000
     max_tokens: int = 5_000
     max_walls: int = 50_000
     max_lights: int = 5_000
     max_vertices: int = 500_000
+    max_ring_vertices: int = 10_000
+    max_scenes_per_world: int = 8
+    max_watches_per_connection: int = 8
+    max_watch_pairs: int = 10_000
+    max_best_line_tests: int = 50_000
     compress: bool = False
     #: The address browsers and the module reach the bridge at, e.g. ``https://sightline.example.org`` behind
     #: a TLS proxy: an https URL makes the log's cookie ``Secure``; the sign-in form checks ``Origin`` against it.

@@ -49,6 +49,8 @@ class BridgeError(Exception):
     """A problem to report to the client; ``details`` is JSON-safe."""
 
     code: ClassVar[str] = "internal-error"
+    #: The request id, when it was read before the message was (a frame refused unparsed).
+    request_id: str | None = None
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)

@@ -50,6 +50,8 @@ __all__ = [
     "Watching",
     "Welcome",
     "dump_message",
+    "encode",
+    "encode_frames",
 ]
 
 PROTOCOL = 1
@@ -429,6 +431,7 @@ class Annotations(Message):
     full: bool = False
     changed: list[Annotation]
     removed: list[TokenPair] = []
+    more: bool = False
 
 
 class ErrorMessage(Message):
@@ -517,3 +520,47 @@ def encode(message: BaseModel) -> str:
             error["id"] = request.encode("utf-8", "replace").decode("utf-8")
         error["details"] = {}  # type: ignore[assignment]
         return orjson.dumps(error).decode()
+
+
+def encode_frames(message: BaseModel, max_bytes: int) -> list[str]:
+    """The text frames that carry ``message``: one, unless it is an ``annotations`` push over ``max_bytes``.
+
+    Such a push is split into parts of the same ``watch``, ``scene`` and ``version``, each under
+    ``max_bytes``: the first keeps ``full``, the later ones say ``full: false``, and every part but the
+    last says ``more: true`` (docs/protocol.md, "Large pushes"). A single pair larger than the limit
+    still goes in a part of its own.
+    """
+    try:
+        raw = orjson.dumps(dump_message(message))
+    except (TypeError, ValueError, RecursionError):
+        return [encode(message)]  # the internal-error answer, logged
+    if len(raw) <= max_bytes or not isinstance(message, Prebuilt) or message.payload.get("type") != "annotations":
+        return [raw.decode()]
+    return _split_annotations(message.payload, max_bytes)
+
+
+def _split_annotations(payload: dict[str, Any], max_bytes: int) -> list[str]:
+    items = [(b"changed", orjson.dumps(entry)) for entry in payload.get("changed", ())]
+    items += [(b"removed", orjson.dumps(entry)) for entry in payload.get("removed", ())]
+    envelope = {key: payload[key] for key in ("type", "watch", "scene", "version")}
+    first_full = bool(payload.get("full", False))
+    # The largest envelope a part can have: full/more both true, both lists present.
+    overhead = len(orjson.dumps({**envelope, "full": True, "more": True, "changed": [], "removed": []}))
+    parts: list[tuple[list[bytes], list[bytes]]] = []
+    changed: list[bytes] = []
+    removed: list[bytes] = []
+    size = overhead
+    for kind, encoded in items:
+        if (changed or removed) and size + len(encoded) + 1 > max_bytes:
+            parts.append((changed, removed))
+            changed, removed, size = [], [], overhead
+        (changed if kind == b"changed" else removed).append(encoded)
+        size += len(encoded) + 1
+    parts.append((changed, removed))
+    frames = []
+    for index, (part_changed, part_removed) in enumerate(parts):
+        head = {**envelope, "full": first_full and index == 0, "more": index < len(parts) - 1}
+        text = orjson.dumps(head)[:-1] + b',"changed":[' + b",".join(part_changed) + b"]"
+        text += b',"removed":[' + b",".join(part_removed) + b"]}"
+        frames.append(text.decode())
+    return frames

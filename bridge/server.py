@@ -4,20 +4,29 @@
 effects; ``/healthz`` answers anonymously; the log's API and pages are mounted beside them. This module
 adds no rules and keeps no scene state of its own.
 
-Per connection: a reader (this handler) and a writer task draining a bounded queue, so a client that
-stops reading is closed (1013) instead of growing the bridge's memory; a deadline for ``hello``
-(close 4408); a heartbeat that drops clients that vanished without closing.
+Per connection: a reader (this handler) and a writer task draining a queue bounded in bytes, so a
+client that stops reading is closed (1013) instead of growing the bridge's memory; a deadline for
+``hello`` (close 4408); a heartbeat that drops clients that vanished without closing.
+
+Per world: one :class:`~bridge.workers.WorldWorker` thread runs its sessions' work (``receive`` and the
+encoding of the answers) in order, off the event loop, so one world's costly message never delays
+another world's answers. When a world's last connection leaves, its state is dropped and the memory
+given back (``docs/architecture.md``, "Isolation between worlds"). Before a connection has sent its
+HTTP head it is held by :mod:`bridge.gate` (header deadline, connection cap).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
+import functools
 import logging
 import signal
 import ssl
+import threading
 import weakref
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -31,12 +40,25 @@ from .collector import IdleCollector
 from .config import BridgeConfig
 from .core.world import SceneLimits
 from .errors import InvalidMessage
+from .gate import AcceptErrorLog, Gate, connection_cap
 from .log.effects import perform
 from .log.http import setup_log
 from .log.store import LogStore, open_store
-from .protocol import encode
-from .session import Close, Deliver, Limits, Send, Session, StoreThenSend, Worlds, error_message
+from .protocol import encode, encode_frames
+from .session import (
+    Close,
+    Deliver,
+    Effect,
+    Limits,
+    Send,
+    Session,
+    StoreThenSend,
+    Worlds,
+    error_message,
+    forget_wire_forms,
+)
 from .throttle import FailureThrottle, ThrottlePolicy, client_address
+from .workers import WorldWorker, give_back_memory
 
 __all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context"]
 
@@ -56,17 +78,60 @@ class BridgeState:
     store: LogStore | None
     sockets: weakref.WeakSet[web.WebSocketResponse] = field(default_factory=weakref.WeakSet)
     connections: Counter[str] = field(default_factory=Counter)
-    outboxes: dict[Session, tuple[asyncio.Queue[Any], web.WebSocketResponse]] = field(default_factory=dict)
+    outboxes: dict[Session, tuple[Outbox, web.WebSocketResponse]] = field(default_factory=dict)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     collector: IdleCollector | None = None
+    workers: dict[str, WorldWorker] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    gate: Gate | None = None
+    lingering: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     throttle: FailureThrottle = field(default_factory=FailureThrottle)
 
     def admit(self, world: str) -> str | None:
-        """``None`` if one more connection of ``world`` is welcome, else why not."""
+        """``None`` if one more connection of ``world`` is welcome (it is counted now, and the world's
+        worker started if need be), else why not. Called by the session during ``hello``."""
         limit = self.config.max_connections_per_world
-        if self.connections[world] >= limit:
-            return f"world {world!r} already has {limit} connections, the most this bridge allows"
+        with self.lock:
+            if self.connections[world] >= limit:
+                return f"world {world!r} already has {limit} connections, the most this bridge allows"
+            self.connections[world] += 1
+            if world not in self.workers:
+                self.workers[world] = WorldWorker(world)
+            lingering = self.lingering.pop(world, None)
+        if lingering is not None:
+            lingering.cancel()
         return None
+
+    def left(self, world: str) -> None:
+        """A connection of ``world`` is gone (its session closed on the world's worker). After the
+        world's last one, its state is kept ``world_linger`` seconds (a reload comes straight back),
+        then dropped."""
+        with self.lock:
+            self.connections[world] -= 1
+            if self.connections[world] > 0:
+                return
+            del self.connections[world]
+        self.lingering[world] = asyncio.get_running_loop().call_later(self.config.world_linger, self.retire, world)
+
+    def retire(self, world: str) -> None:
+        """Drop a world nobody is connected to: its worker frees the state and gives the memory back
+        (off the loop: freeing a large world takes time), then ends."""
+        self.lingering.pop(world, None)
+        with self.lock:
+            if self.connections[world] > 0:
+                return
+            self.connections.pop(world, None)
+            worker = self.workers.pop(world, None)
+            held = self.worlds.detach(world)
+        if worker is not None:
+            worker.post(functools.partial(_release, held))
+            worker.stop()
+
+
+def _release(held: list[Any]) -> None:
+    held.clear()
+    forget_wire_forms()
+    give_back_memory()
 
 
 BRIDGE = web.AppKey("bridge", BridgeState)
@@ -115,78 +180,156 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             max_frame_bytes=config.max_frame_bytes,
             messages_per_second=config.messages_per_second,
             burst=config.message_burst,
+            watches=config.max_watches_per_connection,
+            watch_pairs=config.max_watch_pairs,
+            best_line_tests=config.max_best_line_tests,
             max_depth=config.max_nesting,
         ),
     )
-    outbox: asyncio.Queue[Send | StoreThenSend | Close | None] = asyncio.Queue(maxsize=config.send_queue)
+    outbox = Outbox(config.send_queue_bytes, config.send_queue)
     writer = asyncio.create_task(_write(ws, outbox, state))
     state.outboxes[session] = (outbox, ws)
     deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
-    counted: str | None = None
+    worker: WorldWorker | None = None
+    frame_limit = config.max_frame_bytes
     try:
         async for msg in ws:
             if session.state == "awaiting-hello" and (wait := state.throttle.wait_before_attempt(address)) > 0:
                 await asyncio.sleep(wait)  # an address that keeps sending wrong secrets waits longer each time
             if msg.type == WSMsgType.TEXT:
-                effects = session.receive(msg.data)
+                if worker is None:  # before hello: cheap, on the loop
+                    prepared = _prepare(session.receive(msg.data), frame_limit)
+                    if session.state == "ready" and session.world is not None:
+                        deadline.cancel()
+                        world = session.world.id
+                        worker = state.workers[world]
+                else:
+                    prepared = await worker.submit(functools.partial(_receive, session, msg.data, frame_limit))
             elif msg.type == WSMsgType.BINARY:
                 error = InvalidMessage("binary frames are not part of the protocol; send JSON text frames")
-                effects = [Send(error_message(error))]
+                prepared = _prepare([Send(error_message(error))], frame_limit)
             else:
                 break
-            if counted is None and session.state == "ready" and session.world is not None:
-                deadline.cancel()
-                counted = session.world.id
-                state.connections[counted] += 1
-            if not _enqueue(effects, outbox, state):
+            if not _enqueue(prepared, outbox, state):
                 await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
                 break
             if state.collector is not None:
                 state.collector.after_message()
-            if any(isinstance(effect, Close) for effect in effects):
+            if any(isinstance(effect, Close) for effect in prepared):
                 await writer
                 break
     finally:
-        session.close()
         state.outboxes.pop(session, None)
         deadline.cancel()
-        if counted is not None:
-            state.connections[counted] -= 1
-            if state.connections[counted] <= 0:
-                del state.connections[counted]
+        if worker is not None:
+            closed = worker.submit(session.close)
+            closed.add_done_callback(lambda _: state.left(world))
+        else:
+            session.close()
         await _finish_writer(writer, outbox)
         state.sockets.discard(ws)
     return ws
 
 
-async def _finish_writer(writer: asyncio.Task[None], outbox: asyncio.Queue[Any]) -> None:
+@dataclass(frozen=True, slots=True)
+class _Push:
+    """An encoded frame for another connection of the world (a watcher)."""
+
+    to: Session
+    text: str
+
+
+Prepared = str | _Push | StoreThenSend | Close
+
+
+def _receive(session: Session, data: str, frame_limit: int) -> list[Prepared]:
+    """On the world's worker: the session's answer to one frame, encoded."""
+    return _prepare(session.receive(data), frame_limit)
+
+
+def _prepare(effects: list[Effect], frame_limit: int) -> list[Prepared]:
+    """Encode what is sent (pushes split under the frame limit); log operations stay for the writer."""
+    prepared: list[Prepared] = []
+    for effect in effects:
+        if isinstance(effect, Send):
+            prepared.extend(encode_frames(effect.message, frame_limit))
+        elif isinstance(effect, Deliver):
+            prepared.extend(_Push(effect.to, text) for text in encode_frames(effect.message, frame_limit))
+        else:
+            prepared.append(effect)
+    return prepared
+
+
+class Outbox:
+    """A connection's frames waiting to be written, bounded in bytes (and in count).
+
+    A frame is refused when it would take the queue over ``max_bytes`` — unless the queue is empty, so
+    that one answer always fits (a single frame is bounded by the frame limit anyway).
+    """
+
+    #: What a log operation is counted as until its answer exists.
+    PENDING_SIZE = 4096
+
+    def __init__(self, max_bytes: int, max_items: int) -> None:
+        self.max_bytes, self.max_items = max_bytes, max_items
+        self.bytes = 0
+        self._items: deque[tuple[Prepared | None, int]] = deque()
+        self._ready = asyncio.Event()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, item: Prepared) -> bool:
+        size = len(item) if isinstance(item, str) else self.PENDING_SIZE
+        if self._items and (self.bytes + size > self.max_bytes or len(self._items) >= self.max_items):
+            return False
+        self._push(item, size)
+        return True
+
+    def finish(self) -> None:
+        """The connection is over: the writer stops after what is queued."""
+        self._push(None, 0)
+
+    def _push(self, item: Prepared | None, size: int) -> None:
+        self._items.append((item, size))
+        self.bytes += size
+        self._ready.set()
+
+    async def get(self) -> Prepared | None:
+        while not self._items:
+            self._ready.clear()
+            await self._ready.wait()
+        item, size = self._items.popleft()
+        self.bytes -= size
+        return item
+
+
+async def _finish_writer(writer: asyncio.Task[None], outbox: Outbox) -> None:
     """Let the writer finish what it has (a log write under way completes), then stop it."""
     if writer.done():
         return
     try:
-        outbox.put_nowait(None)
+        outbox.finish()
         await asyncio.wait_for(asyncio.shield(writer), timeout=5.0)
-    except (asyncio.QueueFull, TimeoutError):
+    except TimeoutError:
         writer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await writer
 
 
-def _enqueue(effects: list[Any], outbox: asyncio.Queue[Any], state: BridgeState) -> bool:
-    """Queue the session's effects; False when its own queue is full (a client that stopped reading).
+def _enqueue(effects: list[Prepared], outbox: Outbox, state: BridgeState) -> bool:
+    """Queue the session's frames; False when its own queue is full (a client that stopped reading).
 
-    Pushes for other sessions (``Deliver``) go to their queues; a watcher whose queue is full is closed
+    Pushes for other connections (``_Push``) go to their queues; a watcher whose queue is full is closed
     (1013) rather than let its backlog grow.
     """
     for effect in effects:
-        if isinstance(effect, Deliver):
+        if isinstance(effect, _Push):
             target = state.outboxes.get(effect.to)
             if target is None:
                 continue
             other_box, other_ws = target
-            try:
-                other_box.put_nowait(Send(effect.message))
-            except asyncio.QueueFull:
+            if not other_box.put(effect.text):
                 state.outboxes.pop(effect.to, None)
                 closing = asyncio.get_running_loop().create_task(
                     other_ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
@@ -194,23 +337,20 @@ def _enqueue(effects: list[Any], outbox: asyncio.Queue[Any], state: BridgeState)
                 state.background.add(closing)
                 closing.add_done_callback(state.background.discard)
             continue
-        try:
-            outbox.put_nowait(effect)
-        except asyncio.QueueFull:
+        if not outbox.put(effect):
             return False
     return True
 
 
-def _hello_overdue(session: Session, outbox: asyncio.Queue[Any]) -> None:
+def _hello_overdue(session: Session, outbox: Outbox) -> None:
     if session.state == "awaiting-hello":
         session.state = "closed"
         error = InvalidMessage("no hello within the deadline; the connection is closed")
-        with contextlib.suppress(asyncio.QueueFull):
-            outbox.put_nowait(Send(error_message(error)))
-            outbox.put_nowait(Close(HELLO_TIMEOUT_CLOSE, "hello timeout"))
+        outbox.put(encode(error_message(error)))
+        outbox.put(Close(HELLO_TIMEOUT_CLOSE, "hello timeout"))
 
 
-async def _write(ws: web.WebSocketResponse, outbox: asyncio.Queue[Any], state: BridgeState) -> None:
+async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) -> None:
     """Carry out effects in order: send, log-then-send, close.
 
     Nothing but the connection's end stops it: an effect that fails for another reason (a bug) is
@@ -221,8 +361,8 @@ async def _write(ws: web.WebSocketResponse, outbox: asyncio.Queue[Any], state: B
         if effect is None:  # the connection is over
             return
         try:
-            if isinstance(effect, Send):
-                await ws.send_str(encode(effect.message))
+            if isinstance(effect, str):
+                await ws.send_str(effect)
             elif isinstance(effect, StoreThenSend):
                 await ws.send_str(encode(await perform(effect, state.store)))
             elif isinstance(effect, Close):
@@ -260,6 +400,8 @@ def create_app(
                 walls=config.max_walls,
                 lights=config.max_lights,
                 vertices=config.max_vertices,
+                ring_vertices=config.max_ring_vertices,
+                scenes=config.max_scenes_per_world,
             )
         ),
         store=store,
@@ -287,10 +429,17 @@ def create_app(
 
 
 async def _close_sockets(app: web.Application) -> None:
-    """Clients are told the bridge is going away (1001), not dropped."""
-    for ws in list(app[BRIDGE].sockets):
+    """Clients are told the bridge is going away (1001), not dropped; all at once, within 30 % of the drain
+    timeout (a client that does not answer the close is not waited for longer)."""
+    state = app[BRIDGE]
+
+    async def close(ws: web.WebSocketResponse) -> None:
         with contextlib.suppress(Exception):
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"bridge shutting down")
+
+    closing = [asyncio.ensure_future(close(ws)) for ws in list(state.sockets)]
+    if closing:
+        await asyncio.wait(closing, timeout=state.config.drain_timeout * 0.3)
 
 
 def _describe_database(config: BridgeConfig) -> str:
@@ -342,17 +491,26 @@ async def _listening(
     collector: IdleCollector | None,
 ) -> AsyncIterator[tuple[str, int]]:
     app = create_app(config, store=store, extend=extend, collector=collector)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=5.0)
+    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=config.drain_timeout * 0.2)
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port, ssl_context=ssl_context(config))
-    await site.start()
-    server = site._server
-    sockets = getattr(server, "sockets", None) or []
+    assert runner.server is not None
+    gate = Gate(runner.server, cap=connection_cap(config.max_connections), header_timeout=config.header_timeout)
+    app[BRIDGE].gate = gate
+    loop = asyncio.get_running_loop()
+    accept_errors = AcceptErrorLog()
+    accept_errors.install(loop)
+    server = await loop.create_server(
+        gate, config.host, config.port, ssl=ssl_context(config),
+        ssl_handshake_timeout=config.header_timeout if config.certfile else None,
+    )  # fmt: skip
+    sockets: list[Any] = list(server.sockets or ())
     host, port = sockets[0].getsockname()[:2] if sockets else (config.host, config.port)
     try:
         yield host, port
     finally:
+        server.close()
         await runner.cleanup()
+        accept_errors.uninstall(loop)
 
 
 async def serve(
@@ -368,6 +526,7 @@ async def serve(
     try:
         await _serve(config, store=store, extend=extend, announce=announce, collector=collector)
     finally:
+        faulthandler.cancel_dump_traceback_later()
         collector.stop()
 
 
@@ -400,3 +559,6 @@ async def _serve(
             )
         await stop.wait()
         announce("Shutting down: closing connections")
+        # Whatever a world's worker is computing, the process ends within the drain timeout: a
+        # watchdog thread outside the interpreter (it needs no GIL) exits if the orderly way has not.
+        faulthandler.dump_traceback_later(config.drain_timeout, exit=True)

@@ -15,6 +15,7 @@ errors included. The world's scenes live in :class:`Worlds`, shared by every ses
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -98,6 +99,9 @@ __all__ = [
     "StoreThenSend",
     "Worlds",
     "error_message",
+    "forget_wire_forms",
+    "peek_id",
+    "watch_pairs",
 ]
 
 OFFLINE_WORLD = "offline"
@@ -184,6 +188,24 @@ class Worlds:
     def watchers(self, world: str, scene: str) -> list[ActiveWatch]:
         return self.watches.get((world, scene), [])
 
+    def detach(self, world_id: str) -> list[Any]:
+        """Take out everything held for a world (its clients have left): scenes, snapshots, watches.
+
+        Returns what was taken, so that the caller decides where the last reference goes (and with it
+        the work of freeing a large world). The module resyncs its scenes on every (re)connection.
+        """
+        taken: list[Any] = [self.worlds.pop(world_id, None)]
+        for snapshot_key in [k for k in list(self._snapshots) if k[0] == world_id]:
+            taken.append(self._snapshots.pop(snapshot_key, None))
+        for watch_key in [k for k in list(self.watches) if k[0] == world_id]:
+            taken.append(self.watches.pop(watch_key, None))
+        return taken
+
+    def forget_gone(self, world: World) -> None:
+        """Drop the log snapshots of scenes the world no longer holds (forgotten to make room)."""
+        for key in [key for key in list(self._snapshots) if key[0] == world.id and key[1] not in world.scenes]:
+            del self._snapshots[key]
+
     def get(self, world_id: str) -> World:
         world = self.worlds.get(world_id)
         if world is None:
@@ -193,12 +215,70 @@ class Worlds:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Bounds on one connection: frame size, JSON nesting depth, and a token bucket of messages per second."""
+    """Bounds on one connection: frame size, JSON nesting depth, a token bucket of messages per second, and
+    what one message may make the bridge compute (watches and the pairs they cover, the lines of ``"best"``)."""
 
     max_frame_bytes: int = 4 * 1024 * 1024
     messages_per_second: float = 100.0
     burst: int = 200
     max_depth: int = 32
+    #: Watches one connection holds open at once.
+    watches: int = 8
+    #: (actor, target) pairs one watch covers.
+    watch_pairs: int = 10_000
+    #: In a ``rules.lines: "best"`` scene, the line tests one message asks for: sampled lines (at most
+    #: :data:`BEST_LINES` a pair) × pairs × (zones + walls), each line being tested against each of them.
+    best_line_tests: int = 50_000
+
+
+#: Most sight lines of one pair under ``rules.lines: "best"``: 9 sample points of each footprint.
+BEST_LINES = 81
+#: How much of a frame is scanned for its ``id`` when the frame is not parsed (too large, rate-limited).
+ID_SCAN_BYTES = 4096
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
+
+
+def peek_id(text: str | bytes) -> str | None:
+    """The top-level ``id`` of a frame that is not parsed, read from its first :data:`ID_SCAN_BYTES`.
+
+    A scan of strings and brackets, not a parse: it costs the same whatever the frame holds, and finds
+    the id when the client puts it before the bulk of the message (``{"type": …, "id": …, …}``, as the
+    module does). Anything else gives ``None``.
+    """
+    head = text[:ID_SCAN_BYTES]
+    if isinstance(head, bytes):
+        head = head.decode("utf-8", errors="ignore")
+    depth = 0
+    key: str | None = None
+    expect_value = False
+    for match in _JSON_TOKEN.finditer(head):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+            expect_value = False
+        elif token in "}]":
+            depth -= 1
+            if depth <= 0:
+                return None
+        elif token == ":":
+            expect_value = depth == 1
+        elif token == ",":
+            key, expect_value = None, False
+        elif depth == 1:  # a string at the top level: a key, or the value of one
+            if expect_value:
+                if key == "id":
+                    try:
+                        value = json.loads(token)
+                    except ValueError:
+                        return None
+                    return value if isinstance(value, str) and 0 < len(value) <= 128 else None
+                expect_value = False
+            else:
+                try:
+                    key = json.loads(token)
+                except ValueError:
+                    key = None
+    return None
 
 
 class _Bucket:
@@ -258,6 +338,7 @@ class Session:
         self._clock = clock
         self._monotonic = monotonic
         self._bucket = _Bucket(self._limits.messages_per_second, self._limits.burst, monotonic())
+        self._window = (monotonic(), 0)  # start of the current second, messages received in it
         self._logging = logging
         self.state: Literal["awaiting-hello", "ready", "closed"] = "awaiting-hello"
         self.world: World | None = None
@@ -274,10 +355,17 @@ class Session:
             return []
         request_id: str | None = None
         try:
-            if not self._bucket.take(self._monotonic()):
+            now = self._monotonic()
+            start, count = self._window
+            self._window = (start, count + 1) if now - start < 1.0 else (now, 1)
+            if not self._bucket.take(now):
+                request_id = peek_id(text)
                 raise RateLimited(
-                    f"more than {self._limits.messages_per_second:g} messages per second; this one was dropped",
-                    limit=self._limits.messages_per_second,
+                    f"more than {self._limits.messages_per_second:g} messages per second (bursts of "
+                    f"{self._limits.burst}); this one was dropped",
+                    limit="messages-per-second",
+                    value=self._window[1],
+                    max=self._limits.messages_per_second,
                 )
             raw = self._decode(text)
             request_id = _request_id(raw)
@@ -290,7 +378,7 @@ class Session:
             self.state = "closed"
             return [Send(error_message(exc, request_id)), Close(exc.close_code, exc.code)]
         except BridgeError as exc:
-            return [Send(error_message(exc, request_id))]
+            return [Send(error_message(exc, request_id or exc.request_id))]
         except Exception as exc:  # a bug, never the client's: answered and logged (one line), not raised
             _log.error("internal error (%s) handling a message: %s", type(exc).__name__, str(exc)[:200])
             error = InternalError("the bridge failed on this message; it was not applied")
@@ -305,13 +393,14 @@ class Session:
         # surrogatepass: a str may carry lone surrogates (replay reads files); they are refused below.
         size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
         if size > self._limits.max_frame_bytes:
-            raise self._pre_hello(
-                TooLarge(
-                    f"frame of {size} bytes is over the limit of {self._limits.max_frame_bytes}",
-                    limit=self._limits.max_frame_bytes,
-                    size=size,
-                )
+            error = TooLarge(
+                f"frame of {size} bytes is over the limit of {self._limits.max_frame_bytes}",
+                limit="frame-bytes",
+                value=size,
+                max=self._limits.max_frame_bytes,
             )
+            error.request_id = peek_id(text)
+            raise self._pre_hello(error)
         try:
             raw = json.loads(text)
         except RecursionError:
@@ -368,10 +457,12 @@ class Session:
 
     def _scene_sync(self, message: SceneSync) -> list[Effect]:
         world = self._ready_world()
+        watched = {scene_id for world_id, scene_id in list(self._worlds.watches) if world_id == world.id}
         try:
-            state = world.sync(message.scene)
+            state = world.sync(message.scene, watched=watched)
         except SceneRejected as exc:
             raise _rejected(exc) from exc
+        self._worlds.forget_gone(world)
         scene = state.scene
         answer = SceneSynced(
             id=message.id, scene=scene.id, regions=len(scene.regions), tokens=len(scene.tokens), walls=len(scene.walls)
@@ -401,9 +492,11 @@ class Session:
 
     def _adjudicate(self, message: Adjudicate) -> list[Effect]:
         world = self._ready_world()
-        state = world.scenes.get(message.scene)
+        state = world.use(message.scene)
         if state is None:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first")
+        if message.target is not None:
+            self._check_best_lines(state, 1, "adjudicate")
         ruling = self.rule(state, message)
         answer = _adjudication(message, state, ruling)
         if not (message.log and self._logging):
@@ -498,19 +591,61 @@ class Session:
 
     # Watches.
 
+    def _check_best_lines(self, state: SceneState, pairs: int, what: str) -> None:
+        """Refuse a message whose ``"best"`` sight lines would cost more line tests than the limit."""
+        scene = state.scene
+        if scene.rules.lines != "best":
+            return
+        against = sum(1 for region in scene.regions if region.zone is not None) + len(scene.walls)
+        tests = pairs * BEST_LINES * against
+        most = self._limits.best_line_tests
+        if tests > most:
+            raise TooLarge(
+                f"{what}: rules.lines 'best' tests up to {BEST_LINES} sight lines a pair against every zone and "
+                f"wall: {pairs} pair(s) × {BEST_LINES} × {against} = {tests} line tests, over the limit of {most}; "
+                "use rules.lines 'center' on this scene",
+                limit="best-line-tests",
+                value=tests,
+                max=most,
+            )
+
+    def _check_watch_size(self, state: SceneState, tokens: frozenset[str] | None) -> None:
+        """Refuse a watch covering more pairs (or, in a ``"best"`` scene, line tests) than the limits."""
+        pairs = watch_pairs(state, tokens)
+        most = self._limits.watch_pairs
+        if pairs > most:
+            raise TooLarge(
+                f"watch: it covers {pairs} (actor, target) pairs, over the limit of {most}; "
+                "watch the pairs of some tokens only (tokens)",
+                limit="watch-pairs",
+                value=pairs,
+                max=most,
+            )
+        self._check_best_lines(state, pairs, "watch")
+
     def _watch(self, message: Watch) -> list[Effect]:
         world = self._ready_world()
-        state = world.scenes.get(message.scene)
+        state = world.use(message.scene)
         if state is None:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first")
+        open_watches = sum(1 for ws in list(self._worlds.watches.values()) for w in ws if w.owner is self)
+        if open_watches >= self._limits.watches:
+            raise TooLarge(
+                f"watch: this connection already holds {open_watches} watches, the most it may; unwatch one first",
+                limit="watches-per-connection",
+                value=open_watches + 1,
+                max=self._limits.watches,
+            )
         if message.action not in state.ruleset.actions:
             raise InvalidMessage(f"action: unknown action {message.action!r} for {state.ruleset.id}", field="action")
         for token_id in message.tokens or ():
             if state.token(token_id) is None:
                 raise UnknownToken(f"tokens: no token {token_id!r} in scene {state.scene.id!r}", field="tokens")
         key = (world.id, message.scene)
-        if any(w.owner is self and w.watch_id == message.id for ws in self._worlds.watches.values() for w in ws):
+        mine = [w for k, ws in list(self._worlds.watches.items()) if k[0] == world.id for w in ws if w.owner is self]
+        if any(w.watch_id == message.id for w in mine):
             raise InvalidMessage(f"id: a watch {message.id!r} is already open on this connection", field="id")
+        self._check_watch_size(state, None if message.tokens is None else frozenset(message.tokens))
         try:
             visibility = SceneVisibility(state, action=message.action, reaction=message.reaction, tokens=message.tokens)
             rulings = visibility.rulings()
@@ -537,9 +672,15 @@ class Session:
         self.state = "closed"
 
     def _drop_watches(self, which: Callable[[ActiveWatch], bool]) -> int:
+        """Drop this session's watches that ``which`` selects. Only its own world's entries are read or
+        written: another world's sessions may be changing theirs at the same time (one thread per world)."""
+        if self.world is None:
+            return 0
         dropped = 0
-        for key, watches in list(self._worlds.watches.items()):
+        for key, watches in [(k, v) for k, v in list(self._worlds.watches.items()) if k[0] == self.world.id]:
             kept = [w for w in watches if not (w.owner is self and which(w))]
+            if len(kept) == len(watches):
+                continue
             dropped += len(watches) - len(kept)
             if kept:
                 self._worlds.watches[key] = kept
@@ -553,8 +694,9 @@ class Session:
         key = (world.id, state.scene.id)
         for watch in list(self._worlds.watchers(world.id, state.scene.id)):
             try:
+                watch.owner._check_watch_size(state, watch.visibility.watched)
                 changes = watch.visibility.update(state)
-            except (RulingError, KeyError, ValueError) as exc:
+            except (RulingError, KeyError, ValueError, TooLarge) as exc:
                 self._worlds.watches[key].remove(watch)
                 ended = Unwatched(watch=watch.watch_id, reason=f"the scene changed so that this watch ends: {exc}")
                 effects.append(Send(ended) if watch.owner is self else Deliver(watch.owner, ended))
@@ -678,12 +820,16 @@ class _WireByIdentity(Generic[T]):
         self._make, self._limit = make, limit
         self._held: OrderedDict[int, tuple[T, Any]] = OrderedDict()
 
+    def clear(self) -> None:
+        self._held.clear()
+
     def __call__(self, value: T) -> Any:
         held = self._held.get(id(value))
         if held is not None and held[0] is value:
             return held[1]
         if len(self._held) >= self._limit:
-            self._held.popitem(last=False)
+            with contextlib.suppress(KeyError):  # emptied meanwhile by another world's thread
+                self._held.popitem(last=False)
         wire = self._make(value)
         self._held[id(value)] = (value, wire)
         return wire
@@ -691,6 +837,13 @@ class _WireByIdentity(Generic[T]):
 
 _crossing_wire = _WireByIdentity[Crossing](lambda c: {"region": c.region, "zone": c.zone, "kind": c.kind.value}, 10_000)
 _point_wire = _WireByIdentity[Point3](lambda p: {"x": p.x, "y": p.y, "z": p.z}, 10_000)
+
+
+def forget_wire_forms() -> None:
+    """Empty the wire-form caches (after a world is dropped): entries left from its scenes would keep
+    their objects alive, scattered over the heap, and with them pages the allocator cannot give back."""
+    _crossing_wire.clear()
+    _point_wire.clear()
 
 
 def _ruling_wire(ruling: Ruling, *, brief: bool = False, pair: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -727,6 +880,15 @@ def with_log_result(answer: Adjudication, *, logged: bool, record: str | None) -
 
 def error_message(error: BridgeError, request_id: str | None = None) -> ErrorMessage:
     return ErrorMessage(id=request_id, code=error.code, message=error.message, details=error.details)
+
+
+def watch_pairs(state: SceneState, tokens: frozenset[str] | None) -> int:
+    """Ordered (actor, target) pairs a watch covers: all of them, or those in which one of ``tokens`` is."""
+    n = len(state.scene.tokens)
+    if tokens is None:
+        return n * (n - 1)
+    k = sum(1 for token_id in tokens if state.token(token_id) is not None)
+    return n * (n - 1) - (n - k) * (n - k - 1)
 
 
 def _frozen(value: Any) -> Any:
@@ -871,8 +1033,8 @@ def _location(loc: tuple[int | str, ...]) -> str:
 
 
 def _rejected(exc: SceneRejected) -> BridgeError:
-    if exc.too_large:
-        return TooLarge(str(exc), field=exc.field)
+    if exc.limit is not None:
+        return TooLarge(str(exc), field=exc.field, limit=exc.limit, value=exc.value, max=exc.most)
     if exc.unknown_ruleset:
         return UnknownRuleset(str(exc), field=exc.field)
     return InvalidMessage(str(exc), field=exc.field)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,9 +27,11 @@ from shapely import affinity
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.strtree import STRtree
 
+from .curves import CurvedArea, curved_area
 from .scene import (
     CircleShape,
     EllipseShape,
+    Level,
     PolygonRing,
     PolygonShape,
     RectangleShape,
@@ -43,13 +45,27 @@ from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 
 __all__ = [
     "CURVE_TOLERANCE",
+    "EVERYWHERE",
+    "MAX_CURVE_VERTICES",
+    "MAX_TOUCHING_LOOPS",
     "MIN_CURVE_VERTICES",
+    "CrossingRing",
     "LightSource",
     "SceneGeometry",
     "Sense",
+    "Spans",
     "WallIndex",
+    "clip_spans",
     "curve_vertex_count",
+    "curved_region",
+    "in_spans",
+    "level_spans",
+    "point_in_zone",
     "region_area",
+    "ring_polygon",
+    "shape_vertices",
+    "spans_of",
+    "touches_zone",
     "wall_restriction",
 ]
 
@@ -59,8 +75,14 @@ FloatArray = npt.NDArray[np.float64]
 CURVE_TOLERANCE = 0.05
 #: Fewest vertices of a polygon standing for a circle or an ellipse.
 MIN_CURVE_VERTICES = 32
-#: Most vertices of such a polygon; only reached by radii far beyond any real scene (~1.6e7 px).
-MAX_CURVE_VERTICES = 1 << 20
+#: Most vertices of such a polygon, whatever the radius: a curve's cost is bounded, as Foundry's is by its
+#: own tolerance. Reached at a radius of ~170,000 px; the polygon is within 1 px of the curve (Foundry's
+#: ``RegionCircleShape#VERTEX_DENSITY_EPSILON``) up to a radius of ~3.4 million px.
+MAX_CURVE_VERTICES = 4096
+
+#: Most loops a ring touching itself is cut into (Clipper's weakly simple output touches itself a few
+#: times at most); a ring with more is refused like a crossing one: combining loops costs their square.
+MAX_TOUCHING_LOOPS = 32
 
 # Foundry's CONST.WALL_SENSE_TYPES and CONST.WALL_DIRECTIONS.
 _SIGHT_NONE, _SIGHT_LIMITED, _SIGHT_PROXIMITY, _SIGHT_DISTANCE = 0, 10, 30, 40
@@ -83,6 +105,58 @@ _RIM_DIRECTIONS = (
 )
 
 
+# --- Levels: heights as closed spans ----------------------------------------------------------------
+
+#: Heights (grid distance units) as sorted, disjoint, closed ``(bottom, top)`` spans; ``()`` is nowhere.
+Spans = tuple[tuple[float, float], ...]
+#: Every height: what an object without levels (or any object of a scene without levels) spans.
+EVERYWHERE: Spans = ((-math.inf, math.inf),)
+
+
+def level_spans(levels: Sequence[Level]) -> dict[str, tuple[float, float]]:
+    """Each scene level's heights as a closed span (``None`` bounds are infinite).
+
+    A level's top that is another level's bottom belongs to the level above (Foundry puts a token that
+    changes level at the new level's bottom): that span ends just below it (``nextafter``), so the floors
+    of a building share no height. A top no level starts at is the level's own (inclusive, as the
+    contract's bounds are).
+    """
+    bottoms = {level.bottom for level in levels if level.bottom is not None}
+    spans: dict[str, tuple[float, float]] = {}
+    for level in levels:
+        bottom = -math.inf if level.bottom is None else float(level.bottom)
+        top = math.inf if level.top is None else float(level.top)
+        if level.top is not None and top in bottoms and top > bottom:
+            top = math.nextafter(top, -math.inf)
+        spans[level.id] = (bottom, top)
+    return spans
+
+
+def spans_of(level_ids: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> Spans:
+    """The union of the named levels' spans, merged; :data:`EVERYWHERE` when no level is named."""
+    if not level_ids:
+        return EVERYWHERE
+    merged: list[tuple[float, float]] = []
+    for bottom, top in sorted(spans[level_id] for level_id in set(level_ids)):
+        # Spans that overlap or abut (the level above begins right after this one's last height) merge.
+        if merged and bottom <= math.nextafter(merged[-1][1], math.inf):
+            merged[-1] = (merged[-1][0], max(merged[-1][1], top))
+        else:
+            merged.append((bottom, top))
+    return tuple(merged)
+
+
+def clip_spans(spans: Spans, bottom: float, top: float) -> Spans:
+    """``spans`` within ``[bottom, top]``."""
+    clipped = ((max(lo, bottom), min(hi, top)) for lo, hi in spans)
+    return tuple((lo, hi) for lo, hi in clipped if lo <= hi)
+
+
+def in_spans(z: float, spans: Spans) -> bool:
+    """Whether the height ``z`` lies in one of ``spans`` (closed)."""
+    return any(lo <= z <= hi for lo, hi in spans)
+
+
 # --- Region areas ---------------------------------------------------------------------------------
 
 
@@ -90,7 +164,8 @@ def curve_vertex_count(radius: float) -> int:
     """Vertices of an inscribed regular polygon within :data:`CURVE_TOLERANCE` of a circle of ``radius``.
 
     The sagitta of a chord spanning ``2π/n`` is ``r (1 − cos(π/n))``; the count is rounded up to a
-    multiple of 4 so that the curve's extreme points (on its axes) are vertices, exactly.
+    multiple of 4 so that the curve's extreme points (on its axes) are vertices, exactly, and is at most
+    :data:`MAX_CURVE_VERTICES` whatever the radius (beyond ~170,000 px the tolerance is not kept).
     """
     if radius <= CURVE_TOLERANCE:
         return MIN_CURVE_VERTICES
@@ -136,14 +211,129 @@ def _polygonal(geometry: Any) -> Any:
     return shapely.union_all(polygons) if polygons else Polygon()
 
 
+class CrossingRing(ValueError):
+    """A polygon whose edges cross each other, too large to repair at a bounded cost (see docs/geometry.md)."""
+
+
 def _ring(points: Sequence[float]) -> Any:
-    """A flat ``[x0, y0, x1, y1, …]`` list as a valid polygon (repaired), empty if it has no area."""
+    """A flat ``[x0, y0, x1, y1, …]`` list as a valid polygon, empty if it has no area.
+
+    Raises :class:`CrossingRing` for a polygon the bridge refuses (:func:`ring_polygon`).
+    """
+    polygon = ring_polygon(points)
+    return polygon if polygon.area > 0 else Polygon()
+
+
+def ring_polygon(points: Sequence[float]) -> Any:
+    """The area a flat ``[x0, y0, x1, y1, …]`` ring encloses, at a cost bounded in its vertex count.
+
+    A valid ring is used as it is (GEOS's validity test stops at the first defect it finds). A ring that
+    only touches itself at repeated vertices — Clipper, which resolves Foundry's regions, may output such
+    weakly simple rings — is split there into loops, each of which must be valid; a loop turning the
+    other way than the ring is a hole in the loop around it. A ring whose edges cross is refused with
+    :class:`CrossingRing`: repairing it costs as much as its crossings, up to the square of its vertices
+    (docs/geometry.md says why the bridge refuses rather than repairs).
+    """
     if len(points) < 6:
         return Polygon()
-    polygon = Polygon(np.asarray(points, dtype=np.float64).reshape(-1, 2))
-    if not polygon.is_valid:
-        polygon = _polygonal(shapely.make_valid(polygon))
-    return polygon if polygon.area > 0 else Polygon()
+    coords = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    polygon = Polygon(coords)
+    if polygon.is_valid:
+        return polygon
+    reason = shapely.is_valid_reason(polygon)
+    if reason.startswith("Too few points") or _collinear(coords):
+        return Polygon()
+    if reason.startswith("Ring Self-intersection"):
+        loops = _touching_loops(coords)
+        if loops is not None:
+            return loops
+    where = reason.partition("[")[2].rstrip("]")
+    at = f" near ({', '.join(where.split())})" if where else ""
+    raise CrossingRing(
+        f"the polygon's edges cross each other{at} (or it touches itself more than {MAX_TOUCHING_LOOPS} "
+        "times); Foundry's resolved polygons never cross themselves"
+    )
+
+
+def _collinear(coords: npt.NDArray[np.float64]) -> bool:
+    """Whether every point lies on one line (a ring with no area, however it doubles back)."""
+    offsets = coords - coords[0]
+    moved = np.flatnonzero(np.any(offsets != 0, axis=1))
+    if not len(moved):
+        return True
+    dx, dy = offsets[moved[0]]
+    return bool(np.all(offsets[:, 0] * dy == offsets[:, 1] * dx))
+
+
+def _touching_loops(coords: npt.NDArray[np.float64]) -> Any:
+    """A ring that touches itself only at repeated vertices, as its area; ``None`` if it does more.
+
+    The walk is cut into loops at each vertex met again (a stack: O(n)), at most
+    :data:`MAX_TOUCHING_LOOPS` of them; every loop must be valid, and all of them together must form
+    valid polygons (GEOS's tests stop at the first crossing), so no step costs more than a few validity
+    tests of the whole ring.
+    """
+    if len(coords) > 1 and tuple(coords[0]) == tuple(coords[-1]):
+        coords = coords[:-1]
+    stack: list[tuple[float, float]] = []
+    seen: dict[tuple[float, float], int] = {}
+    loops: list[list[tuple[float, float]]] = []
+    for x, y in coords.tolist():
+        point = (x, y)
+        at = seen.get(point)
+        if at is not None:
+            loop = stack[at:]
+            del stack[at + 1 :]
+            for gone in loop[1:]:
+                seen.pop(gone, None)
+            if len(loop) >= 3:
+                loops.append(loop)
+            continue
+        seen[point] = len(stack)
+        stack.append(point)
+        if len(loops) > MAX_TOUCHING_LOOPS:
+            return None
+    if len(stack) >= 3:
+        loops.append(stack)
+    pieces = [Polygon(loop) for loop in loops]
+    pieces = [piece for piece in pieces if piece.area > 0]
+    if not pieces or not all(piece.is_valid for piece in pieces):
+        return None
+    signs = [shapely.is_ccw(piece.exterior) for piece in pieces]
+    main = signs[max(range(len(pieces)), key=lambda i: pieces[i].area)]
+    solid = [piece for piece, ccw in zip(pieces, signs, strict=True) if ccw == main]
+    turned = [piece for piece, ccw in zip(pieces, signs, strict=True) if ccw != main]
+    shells = shapely.MultiPolygon(solid)
+    if not shells.is_valid:
+        return None
+    if not turned:
+        return _polygonal(shapely.union_all(solid))
+    holes = shapely.MultiPolygon(turned)
+    # Loops turning the other way: holes when inside a solid loop, solid themselves (a figure eight) when not.
+    shapely.prepare(shells)
+    inside = shapely.contains(shells, shapely.point_on_surface(turned))
+    together = shapely.MultiPolygon([*solid, *turned])
+    if not holes.is_valid or not (together.is_valid or shapely.is_valid_reason(together).startswith("Nested shells")):
+        return None
+    cut = [piece for piece, hole in zip(turned, inside, strict=True) if hole]
+    kept = [*solid, *(piece for piece, hole in zip(turned, inside, strict=True) if not hole)]
+    area = shapely.union_all(kept)
+    if cut:
+        area = shapely.difference(area, shapely.union_all(cut))
+    return _polygonal(area)
+
+
+def shape_vertices(shape: RegionShape) -> int:
+    """The vertices ``shape`` is drawn with: a curve's polygon, a rectangle's 4 corners, a polygon's points."""
+    if isinstance(shape, CircleShape):
+        return curve_vertex_count(shape.radius)
+    if isinstance(shape, EllipseShape):
+        return curve_vertex_count(max(shape.radiusX, shape.radiusY))
+    if isinstance(shape, RectangleShape):
+        return 4
+    if isinstance(shape, PolygonShape):
+        return len(shape.points) // 2
+    return 0
 
 
 def _shape_area(shape: RegionShape) -> Any:
@@ -206,6 +396,34 @@ class _ZoneInfo:
     area: Any  # prepared shapely geometry, possibly empty
     bottom: float  # -inf when unbounded
     top: float  # +inf when unbounded
+    spans: Spans  # the heights where it counts: [bottom, top] within its levels' spans
+    curved: CurvedArea | None  # its circles and ellipses judged exactly (None: the area is exact)
+    query_area: Any  # what a tree is queried with: the area, or around its curves (never smaller than the truth)
+
+
+def curved_region(region: Region) -> CurvedArea | None:
+    """The region's circles and ellipses as their equations (:mod:`bridge.core.curves`), or ``None`` when its
+    drawn area is already exact (resolved ``polygons``, or straight shapes only)."""
+    return curved_area(region, _shape_area, _combine)
+
+
+def touches_zone(area: Any, curved: CurvedArea | None, probe: Any) -> bool:
+    """Whether a footprint, segment or point touches a zone's area — exactly, curves included (contract:
+    "Touching counts … circles and ellipses included")."""
+    if area.is_empty:
+        return False
+    if curved is not None:
+        return curved.touches(probe)
+    return bool(area.intersects(probe))
+
+
+def point_in_zone(area: Any, curved: CurvedArea | None, x: float, y: float) -> bool:
+    """Whether the point lies in a zone's (closed) area, curves judged exactly."""
+    if area.is_empty:
+        return False
+    if curved is not None:
+        return curved.contains_point(x, y)
+    return bool(area.intersects(Point(x, y)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,10 +462,6 @@ def _orient(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> Any:
     return (ay - cy) * (bx - cx) - (ax - cx) * (by - cy)
 
 
-def _within_span(z: float, bottom: float, top: float) -> bool:
-    return bottom <= z <= top
-
-
 @dataclass(frozen=True, slots=True)
 class LightSource:
     """A light as the rules read it: ``id`` (a scene light's, or the carrying token's), ``kind`` (white or
@@ -274,7 +488,14 @@ class SceneGeometry:
         grid = scene.grid
         #: Grid distance units per pixel (Foundry's ``1 / canvas.dimensions.distancePixels``).
         self._units_per_px = grid.distance / grid.size
-        same_grid = previous is not None and previous.scene.grid == grid
+        #: V14 scene levels: each level's heights (empty for a scene without levels).
+        self._level_spans = level_spans(scene.levels)
+        # Zones and walls stand within their levels' heights: taken over only under the same levels.
+        same_grid = (
+            previous is not None
+            and previous.scene.grid == grid
+            and (previous.scene.levels is scene.levels or previous.scene.levels == scene.levels)
+        )
         if same_grid and previous is not None and previous.scene.regions is scene.regions:
             self._take_zones(previous)
         else:
@@ -285,13 +506,14 @@ class SceneGeometry:
             self._walls = previous._walls
             self._light_walls = previous._light_walls
         else:
-            self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
+            self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px, levels=self._level_spans)
             self._light_walls = None  # built when a light is first traced
 
     def _compile_zones(self, scene: Scene) -> None:
         # Regions: every area (zone or not) on demand, zones compiled up front.
         self._regions: dict[str, Region] = {region.id: region for region in scene.regions}
         self._areas: dict[str, Any] = {}
+        self._curves: dict[str, CurvedArea | None] = {}
         zones: list[_ZoneInfo] = []
         for region in scene.regions:
             if region.zone is None:
@@ -299,22 +521,28 @@ class SceneGeometry:
             area = self._area(region.id)
             shapely.prepare(area)
             elevation = region.elevation
+            bottom = -math.inf if elevation.bottom is None else elevation.bottom
+            top = math.inf if elevation.top is None else elevation.top
+            curved = self._curved(region.id) if not area.is_empty else None
             zones.append(
                 _ZoneInfo(
                     order=len(zones),
                     region_id=region.id,
                     zone_type=region.zone.type,
                     area=area,
-                    bottom=-math.inf if elevation.bottom is None else elevation.bottom,
-                    top=math.inf if elevation.top is None else elevation.top,
+                    bottom=bottom,
+                    top=top,
+                    spans=clip_spans(spans_of(region.levels, self._level_spans), bottom, top),
+                    curved=curved,
+                    query_area=area if curved is None else curved.outer,
                 )
             )
         self._zones: tuple[_ZoneInfo, ...] = tuple(zones)
         self._zone_by_region: dict[str, _ZoneInfo] = {zone.region_id: zone for zone in zones}
         self._solid_zones: tuple[_ZoneInfo, ...] = tuple(zone for zone in zones if not zone.area.is_empty)
-        self._zone_tree = STRtree([zone.area for zone in self._solid_zones])
+        self._zone_tree = STRtree([zone.query_area for zone in self._solid_zones])
         self._zone_bounds: FloatArray = (
-            shapely.bounds([zone.area for zone in self._solid_zones]).astype(np.float64)
+            shapely.bounds([zone.query_area for zone in self._solid_zones]).astype(np.float64)
             if self._solid_zones
             else np.empty((0, 4), dtype=np.float64)
         )
@@ -358,14 +586,14 @@ class SceneGeometry:
             raise KeyError(region_id)
         zone = self._zone_by_region.get(region_id)
         if zone is not None:
-            area, bottom, top = zone.area, zone.bottom, zone.top
+            area, spans, curved = zone.area, zone.spans, zone.curved
         else:
             area = self._area(region_id)
             bottom = -math.inf if region.elevation.bottom is None else region.elevation.bottom
             top = math.inf if region.elevation.top is None else region.elevation.top
-        result = (
-            not area.is_empty and _within_span(info.token.elevation, bottom, top) and bool(area.intersects(info.probe))
-        )
+            spans = clip_spans(spans_of(region.levels, self._level_spans), bottom, top)
+            curved = self._curved(region_id)
+        result = in_spans(info.token.elevation, spans) and touches_zone(area, curved, info.probe)
         self._inside_cache[key] = result
         return result
 
@@ -433,16 +661,22 @@ class SceneGeometry:
         its footprint (the token's id stands for it); the line from the light to the token's centre, at the
         token's elevation, must not be stopped by a wall whose ``light`` restriction stops light
         (:meth:`light_blocked`). Scene lights first, then token lights.
+
+        V14 levels: a light lights only tokens on its levels (a token's light, those on its carrier's
+        level); see :meth:`on_levels`.
         """
         footprint = self.footprint(token_id)
         center = self.center(token_id)
+        lit = self._token(token_id).token
         px_per_unit = self.scene.grid.size / self.scene.grid.distance
         # Each source with its size: 0 for a scene light, the carrying token's external radius otherwise.
         sources = [
-            (LightSource(light.id, light.kind, light.x, light.y, light.radius), 0.0) for light in self.scene.lights
+            (LightSource(light.id, light.kind, light.x, light.y, light.radius), 0.0)
+            for light in self.scene.lights
+            if self.on_levels(lit, light.levels)
         ]
         for token in self.scene.tokens:
-            if token.light is not None:
+            if token.light is not None and self.on_levels(lit, () if token.level is None else (token.level,)):
                 info = self._token(token.id)
                 at = info.center
                 sources.append(
@@ -455,6 +689,17 @@ class SceneGeometry:
             and not self.light_blocked(Point3(source.x, source.y, center.z), center, external_radius=size)
         )
 
+    def on_levels(self, token: Token, level_ids: Sequence[str]) -> bool:
+        """Whether ``token`` is on one of the levels ``level_ids`` (none named: on every level).
+
+        Its ``level`` says which, when it carries one; otherwise its elevation lies in their heights.
+        """
+        if not level_ids or not self._level_spans:
+            return True
+        if token.level is not None:
+            return token.level in level_ids
+        return in_spans(token.elevation, spans_of(level_ids, self._level_spans))
+
     def light_blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
         """Ids of the walls that stop light shed at ``a`` from reaching ``b``, ordered along the line.
 
@@ -463,7 +708,9 @@ class SceneGeometry:
         (a token's external radius for the light it carries, 0 for a scene light).
         """
         if self._light_walls is None:
-            self._light_walls = WallIndex(self.scene.walls, units_per_px=self._units_per_px, sense="light")
+            self._light_walls = WallIndex(
+                self.scene.walls, units_per_px=self._units_per_px, sense="light", levels=self._level_spans
+            )
         return self._light_walls.blocked(a, b, external_radius=external_radius)
 
     def wall_blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
@@ -482,6 +729,11 @@ class SceneGeometry:
             area = region_area(self._regions[region_id])
             self._areas[region_id] = area
         return area
+
+    def _curved(self, region_id: str) -> CurvedArea | None:
+        if region_id not in self._curves:
+            self._curves[region_id] = curved_region(self._regions[region_id])
+        return self._curves[region_id]
 
     def _compile_token(self, token: Token) -> _TokenInfo:
         size = self.scene.grid.size
@@ -556,20 +808,56 @@ class SceneGeometry:
         entries: dict[int, float] = {}
         for index in self._zone_tree.query(segment, predicate="intersects"):
             zone = self._solid_zones[int(index)]
-            span = _span_params(a.z, b.z, zone.bottom, zone.top)
-            if span is None:
-                continue
-            if flat:
-                entries[zone.order] = span[0]
-                continue
-            meeting = shapely.intersection(segment, zone.area)
-            if meeting.is_empty:
-                # GEOS said they touch but rounding lost the contact: take the nearest point.
-                meeting = shapely.get_point(shapely.shortest_line(segment, zone.area), 0)
-            first = _first_meeting(meeting, a, dx, dy, length2, span)
+            first = _first_entry(segment, zone.area, zone.spans, a, b, flat, dx, dy, length2, zone.curved)
             if first is not None:
                 entries[zone.order] = first
         return entries
+
+
+def _first_entry(
+    segment: Any,
+    area: Any,
+    spans: Spans,
+    a: Point3,
+    b: Point3,
+    flat: bool,
+    dx: float,
+    dy: float,
+    length2: float,
+    curved: CurvedArea | None = None,
+) -> float | None:
+    """The first ``t`` where the line ``a → b`` (whose 2D ``segment`` touches ``area``, or the area around
+    its curves) meets the zone at a height within one of its ``spans``, or ``None``. One span is the plain
+    case (a region's own elevation); V14 levels may give a zone several. A zone with circles or ellipses
+    (``curved``) is judged from their equations. The per-pair path and the engine's exact fallback both
+    call it."""
+    best: float | None = None
+    meeting: Any = None
+    parts: list[tuple[float, float]] | None = None
+    for bottom, top in spans:
+        span = _span_params(a.z, b.z, bottom, top)
+        if span is None:
+            continue
+        if flat:
+            first: float | None = span[0]
+            if curved is not None and not curved.contains_point(a.x, a.y):
+                first = None
+        elif curved is not None:
+            # Curves judged from their equations: the segment's parts in the area, then the span.
+            if parts is None:
+                parts = curved.segment_parts(a.x, a.y, b.x, b.y)
+            lo, hi = span
+            first = next((min(max(start, lo), hi) for start, end in parts if start <= hi and end >= lo), None)
+        else:
+            if meeting is None:
+                meeting = shapely.intersection(segment, area)
+                if meeting.is_empty:
+                    # GEOS said they touch but rounding lost the contact: take the nearest point.
+                    meeting = shapely.get_point(shapely.shortest_line(segment, area), 0)
+            first = _first_meeting(meeting, a, dx, dy, length2, span)
+        if first is not None and (best is None or first < best):
+            best = first
+    return best
 
 
 def _span_params(z0: float, z1: float, bottom: float, top: float) -> tuple[float, float] | None:
@@ -648,7 +936,15 @@ class WallIndex:
     #: Above this many walls, a line's candidates come from the STRtree rather than all walls.
     TREE_ABOVE = 64
 
-    def __init__(self, walls: Sequence[Wall], *, units_per_px: float, sense: Sense = "sight") -> None:
+    def __init__(
+        self,
+        walls: Sequence[Wall],
+        *,
+        units_per_px: float,
+        sense: Sense = "sight",
+        levels: Mapping[str, tuple[float, float]] | None = None,
+    ) -> None:
+        """``levels``: the scene's level spans (:func:`level_spans`), for walls that name levels."""
         restrictions = [wall_restriction(wall, sense) for wall in walls]
         kept = [
             (wall, kind, threshold)
@@ -678,11 +974,21 @@ class WallIndex:
             ],
             dtype=np.float64,
         )
+        # V14 levels: the heights each wall stands within (None: every height, the plain case).
+        self.spans: tuple[Spans | None, ...] = tuple(
+            spans_of(wall.levels, levels) if wall.levels and levels is not None else None for wall, _, _ in kept
+        )
+        self.leveled = np.array([spans is not None for spans in self.spans], dtype=bool)
         self.segments = shapely.linestrings(coords.reshape(-1, 2, 2))
         self.tree = STRtree(self.segments) if kept else None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def stands_at(self, wall: int, z0: float, z1: float, t: float) -> bool:
+        """Whether wall ``wall`` (an index) stands at the height of the line ``z0 → z1`` at ``t``."""
+        spans = self.spans[wall]
+        return spans is None or in_spans(z0 + t * (z1 - z0), spans)
 
     def blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
         """Ids of the walls that stop sight from ``a`` to ``b``, ordered along the line (see
@@ -692,7 +998,7 @@ class WallIndex:
         candidates = self.candidates(a, b)
         if candidates.size == 0:
             return ()
-        return self.blocking(candidates, a.x, a.y, b.x, b.y, external_radius)
+        return self.blocking(candidates, a.x, a.y, b.x, b.y, external_radius, z0=a.z, z1=b.z)
 
     def candidates(self, a: Point3, b: Point3) -> npt.NDArray[np.intp]:
         """Indices of the walls ``blocking`` must look at for the line ``a → b``, ascending."""
@@ -712,8 +1018,14 @@ class WallIndex:
         x1: float,
         y1: float,
         external_radius: float,
+        *,
+        z0: float = 0.0,
+        z1: float = 0.0,
     ) -> tuple[str, ...]:
-        """The walls among ``idx`` that stop sight from ``(x0, y0)`` to ``(x1, y1)``, in order."""
+        """The walls among ``idx`` that stop sight from ``(x0, y0, z0)`` to ``(x1, y1, z1)``, in order.
+
+        A wall that names levels stands only within their heights: it is met only where the line's
+        height at the crossing lies in one of them (:meth:`stands_at`)."""
         ax, ay, bx, by = self.ax[idx], self.ay[idx], self.bx[idx], self.by[idx]
         o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
         at_a = straddles & (s_a == 0)
@@ -740,6 +1052,13 @@ class WallIndex:
 
         # Where the line meets each wall's line; only read for walls it straddles (o_start ≠ o_end).
         t = o_start / np.where(straddles, o_start - o_end, 1.0)
+        leveled = effective & self.leveled[idx]
+        if leveled.any():
+            for k in np.flatnonzero(leveled).tolist():
+                if not self.stands_at(int(idx[k]), z0, z1, float(t[k])):
+                    effective[k] = False
+            if not effective.any():
+                return ()
         limited = self.limited[idx]
         # Crossing units: each properly crossed wall is one; each closed corner (walls meeting at a
         # point of the line, strictly on both sides of it) is one. Grazing an open corner is not.

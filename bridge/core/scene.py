@@ -17,6 +17,7 @@ __all__ = [
     "Elevation",
     "EllipseShape",
     "Grid",
+    "Level",
     "Light",
     "PolygonRing",
     "PolygonShape",
@@ -41,6 +42,10 @@ COORD_LIMIT = 1e8
 Coord = Annotated[float, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
 Length = Annotated[float, Field(ge=0, le=COORD_LIMIT)]
 Identifier = Annotated[str, Field(min_length=1, max_length=256)]
+#: Foundry V14's ``levels`` set of a region, wall or light: the ids of the scene's levels it stands on
+#: (empty = every level). A scene holds at most :data:`LEVEL_LIMIT` levels: real buildings have a few.
+LEVEL_LIMIT = 100
+LevelIds = Annotated[list[Identifier], Field(max_length=LEVEL_LIMIT)]
 #: The largest absolute rotation accepted, in degrees (Foundry keeps 0-360; a client that adds turns up
 #: stays far inside this, and ``rotation % 360`` is exact here).
 ANGLE_LIMIT = 1e6
@@ -174,6 +179,7 @@ class Region(SceneModel):
     shapes: list[RegionShape] = []
     polygons: list[PolygonRing] | None = None
     zone: Zone | None = None
+    levels: LevelIds = []
 
     @model_validator(mode="after")
     def _known_shapes(self) -> Region:
@@ -211,6 +217,7 @@ class Token(SceneModel):
     traits: list[Identifier] = []
     light: TokenLight | None = None
     actor: str | None = Field(default=None, description="Foundry actor id, for the log")
+    level: Identifier | None = Field(default=None, description="V14: the id of the scene level the token is on")
 
 
 class WallThreshold(SceneModel):
@@ -250,6 +257,7 @@ class Wall(SceneModel):
     ds: Literal[0, 1, 2] = 0
     dir: Literal[0, 1, 2] = 0
     threshold: WallThreshold | None = None
+    levels: LevelIds = []
 
     @field_validator("sight", "light", mode="before")
     @classmethod
@@ -267,6 +275,7 @@ class Light(SceneModel):
     y: Coord
     radius: Length
     kind: Literal["white", "ir"] = "white"
+    levels: LevelIds = []
 
 
 # --- The scene -----------------------------------------------------------------------------------
@@ -279,6 +288,22 @@ class Grid(SceneModel):
     distance: Annotated[float, Field(gt=0, le=100000)] = 1.0
     units: str = ""
     type: int | None = None
+
+
+class Level(SceneModel):
+    """A V14 scene level (Foundry's ``LevelData``): ``bottom``/``top`` from its ``elevation``, in grid
+    distance units; ``None`` is unbounded (Foundry: ``null`` is −∞ below, +∞ above)."""
+
+    id: Identifier
+    name: str = ""
+    bottom: Coord | None = None
+    top: Coord | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Level:
+        if self.bottom is not None and self.top is not None and self.bottom > self.top:
+            raise ValueError("level bottom must not be above top")
+        return self
 
 
 class Rules(SceneModel):
@@ -298,10 +323,11 @@ class Scene(SceneModel):
     tokens: list[Token] = []
     walls: list[Wall] = []
     lights: list[Light] = []
+    levels: Annotated[list[Level], Field(max_length=LEVEL_LIMIT)] = []
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Scene:
-        for field in ("regions", "tokens", "walls", "lights"):
+        for field in ("regions", "tokens", "walls", "lights", "levels"):
             seen: set[str] = set()
             for item in getattr(self, field):
                 if item.id in seen:

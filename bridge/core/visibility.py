@@ -15,6 +15,10 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
   elevation span, whether the line meets the zone and the first ``t`` it does — as GEOS ``intersects``
   and ``intersection`` would in :class:`~bridge.core.geometry.SceneGeometry`.
 - Each directed line's crossings are put in evidence order by one numpy sort over all lines.
+- Zones with circles or ellipses (judged exactly, ``bridge.core.curves``): the tree and the boxes hold
+  polygons around the curves; footprints and centres near a curve are judged from its equation, as
+  ``SceneGeometry.inside`` does; the compiled loop walks the chords with the curve's slack in its error
+  bounds and sends a line that comes near a curve's tangent to the exact path.
 - Every float decision carries an error bound. A pair whose answer could be changed by rounding — a
   line through a zone vertex or along an edge, a crossing at the edge of an elevation span, two
   crossings too close to order — falls back to the exact per-line path (GEOS ``intersection``, the
@@ -50,18 +54,26 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
+from .curves import CurvedArea
 from .geometry import (
     _DIR_LEFT,
     _DIR_RIGHT,
     _SIGHT_DISTANCE,
     _SIGHT_PROXIMITY,
     SceneGeometry,
+    Spans,
     WallIndex,
     _ellipse,
-    _first_meeting,
+    _first_entry,
     _segment_distance,
-    _span_params,
+    clip_spans,
+    curved_region,
+    in_spans,
+    level_spans,
+    point_in_zone,
     region_area,
+    spans_of,
+    touches_zone,
     wall_sides,
 )
 from .meetings import FROM, INTO, THROUGH, WITHIN, crossing_order, zone_meetings
@@ -105,9 +117,19 @@ class _Zone:
     area: Any  # prepared shapely Polygon or MultiPolygon, never empty
     bottom: float
     top: float
-    bounds: tuple[float, float, float, float]
+    spans: Spans  # the heights where it counts; [bottom, top] is their hull
+    bounds: tuple[float, float, float, float]  # around the true area (curves included)
     edges: FloatArray  # (m, 4): x0, y0, x1, y1 of every ring edge, holes included
+    curved: CurvedArea | None  # its circles and ellipses judged exactly (None: the area is exact)
+    query_area: Any  # the area, or a polygon around its curves: what the zone tree holds
+    slack: float  # how far the true boundary may lie from ``edges`` (0 without curves), pixels
     crossings: tuple[Crossing, Crossing, Crossing, Crossing]  # from, into, within, through
+
+    @property
+    def split(self) -> bool:
+        """Whether its heights are several spans (V14 levels apart): then lines meeting it take the
+        exact path, the compiled loop knowing one span per zone."""
+        return len(self.spans) > 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +213,7 @@ class SceneVisibility:
             or (old_scene.rules is not new_scene.rules and old_scene.rules != new_scene.rules)
             or (old_scene.grid is not new_scene.grid and old_scene.grid != new_scene.grid)
             or (old_scene.environment is not new_scene.environment and old_scene.environment != new_scene.environment)
+            or self._levels_changed
             or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
             or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
@@ -273,8 +296,15 @@ class SceneVisibility:
         units = scene.grid.distance / scene.grid.size
         self._units_changed = getattr(self, "_units_per_px", units) != units
         self._units_per_px = units
+        levels = tuple(scene.levels)
+        old_levels: tuple[Any, ...] = getattr(self, "_levels", ())
+        self._levels_changed = not (_same_objects(old_levels, levels) or old_levels == levels)
+        if self._levels_changed or not hasattr(self, "_level_spans"):
+            self._level_spans = level_spans(levels)
+            self._zone_cache = {}  # every zone's heights (and every wall's) follow the levels
+        self._levels = levels
         regions = tuple(scene.regions)
-        old_zones: tuple[_Zone, ...] | None = getattr(self, "_zones", None)
+        old_zones: tuple[_Zone, ...] | None = None if self._levels_changed else getattr(self, "_zones", None)
         if old_zones is not None and _same_objects(self._regions, regions):
             zones = list(old_zones)  # the very same regions: nothing to look at
         else:
@@ -285,7 +315,7 @@ class SceneVisibility:
                     continue
                 zone = self._zone_cache.get(region.id)
                 if zone is None or not (zone.region is region or zone.region == region):
-                    zone = _compile_zone(region)
+                    zone = _compile_zone(region, self._level_spans)
                 if zone is not None:
                     cache[region.id] = zone
                     zones.append(zone)
@@ -294,12 +324,14 @@ class SceneVisibility:
         self._zones_reused = old_zones is not None and _same_objects(old_zones, zones)
         if not self._zones_reused:
             self._zones = tuple(zones)
-            self._areas = np.array([zone.area for zone in zones], dtype=object)
+            self._areas = np.array([zone.query_area for zone in zones], dtype=object)
+            self._zone_slack = np.array([zone.slack for zone in zones], dtype=np.float64)
             self._zone_bounds = np.array([zone.bounds for zone in zones], dtype=np.float64).reshape(-1, 4)
             self._zone_scale = np.abs(self._zone_bounds).max(axis=1)  # the largest coordinate of each box
             self._zone_tree = STRtree(self._areas)
             self._bottom = np.array([zone.bottom for zone in zones], dtype=np.float64)
             self._top = np.array([zone.top for zone in zones], dtype=np.float64)
+            self._split = np.array([zone.split for zone in zones], dtype=bool)
             counts = np.array([len(zone.edges) for zone in zones], dtype=np.intp)
             self._edge_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if zones else counts
             self._edge_count = counts
@@ -316,9 +348,14 @@ class SceneVisibility:
         self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}), old_tokens)
         walls = tuple(scene.walls)
         old_walls: tuple[Any, ...] | None = getattr(self, "_wall_objects", None)
-        self._walls_reused = old_walls is not None and _same_objects(old_walls, walls) and not self._units_changed
+        self._walls_reused = (
+            old_walls is not None
+            and _same_objects(old_walls, walls)
+            and not self._units_changed
+            and not self._levels_changed
+        )
         if not self._walls_reused:
-            self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px)
+            self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px, levels=self._level_spans)
         self._wall_objects = walls
         self._compile_inside(old_tokens if self._zones_reused else None, fresh)
         if scene.rules.lines != "center" or not LineComposer.applies(state.ruleset, self.action):
@@ -400,13 +437,27 @@ class SceneVisibility:
                 centre_in[rows] = self._centre_in[src]
                 todo = np.array(sorted(set(range(n)) - set(keep)), dtype=np.intp)
         if todo.size and m:
+            # The tree holds areas around the curves: a zone with curves is then judged exactly, the way
+            # SceneGeometry.inside and _first_entry judge it.
             ti, zi = self._zone_tree.query(t.probes[todo], predicate="intersects")
             ti = todo[ti]
             within = (self._bottom[zi] <= t.cz[ti]) & (t.cz[ti] <= self._top[zi])
+            for k in np.flatnonzero(within & self._split[zi]).tolist():  # within the hull: which span?
+                within[k] = in_spans(float(t.cz[ti[k]]), self._zones[int(zi[k])].spans)
+            for k in np.flatnonzero(within).tolist():
+                zone = self._zones[int(zi[k])]
+                if zone.curved is not None:
+                    within[k] = touches_zone(zone.area, zone.curved, t.probes[ti[k]])
             inside[ti[within], zi[within]] = True
             centres = shapely.points(t.cx[todo], t.cy[todo])
             ci, cz = self._zone_tree.query(centres, predicate="intersects")
-            centre_in[todo[ci], cz] = True
+            met = np.ones(ci.size, dtype=bool)
+            for k in range(ci.size):
+                zone = self._zones[int(cz[k])]
+                if zone.curved is not None:
+                    row = int(todo[ci[k]])
+                    met[k] = point_in_zone(zone.area, zone.curved, float(t.cx[row]), float(t.cy[row]))
+            centre_in[todo[ci[met]], cz[met]] = True
         self._inside, self._centre_in = inside, centre_in
 
     def _renamed(self, scene: Scene) -> bool:
@@ -529,7 +580,7 @@ class SceneVisibility:
                 if hits is None:
                     walls = self._walls.blocked(points[s], points[e], external_radius=float(t.radius[s]))
                 elif hits:
-                    walls = self._blocking(hits, d, float(t.radius[s]))
+                    walls = self._blocking(hits, d, float(t.radius[s]), float(t.cz[s]), float(t.cz[e]))
                 if composer is None:
                     ruling = self._rule(s, e, tuple([crossing_of[c] for c in code]), walls)
                     results[(ids[s], ids[e])] = ruling
@@ -570,6 +621,12 @@ class SceneVisibility:
         li, zi = self._box_candidates(x0, y0, x1, y1)
         if li.size == 0:
             return None
+        split = self._split[zi]
+        if split.any():
+            # A zone of several spans: both directions of every line near it take the exact path.
+            u = lines[li[split]]
+            ambiguous[2 * u] = True
+            ambiguous[2 * u + 1] = True
         return zone_meetings(
             li=li,
             zi=zi,
@@ -584,6 +641,7 @@ class SceneVisibility:
             end_in=self._centre_in[j[li], zi],
             zone_bounds=self._zone_bounds,
             zone_scale=self._zone_scale,
+            zone_slack=self._zone_slack,
             bottom=self._bottom,
             top=self._top,
             run_start=self._run_start,
@@ -688,16 +746,7 @@ class SceneVisibility:
         entries: dict[int, float] = {}
         for index in self._zone_tree.query(segment, predicate="intersects").tolist():
             zone = self._zones[index]
-            span = _span_params(a.z, b.z, zone.bottom, zone.top)
-            if span is None:
-                continue
-            if flat:
-                entries[index] = span[0]
-                continue
-            meeting = shapely.intersection(segment, zone.area)
-            if meeting.is_empty:
-                meeting = shapely.get_point(shapely.shortest_line(segment, zone.area), 0)
-            first = _first_meeting(meeting, a, dx, dy, length2, span)
+            first = _first_entry(segment, zone.area, zone.spans, a, b, flat, dx, dy, length2, zone.curved)
             if first is not None:
                 entries[index] = first
         return entries
@@ -743,8 +792,9 @@ class SceneVisibility:
                     hits.append((w, float(o_start[row]), float(o_end[row]), float(d0[k]), float(d1[k])))
         return found
 
-    def _blocking(self, hits: list[_WallHit], source: int, radius: float) -> tuple[str, ...]:
-        """``WallIndex.blocking`` for walls crossed properly (no corners), from one end of the line."""
+    def _blocking(self, hits: list[_WallHit], source: int, radius: float, z0: float, z1: float) -> tuple[str, ...]:
+        """``WallIndex.blocking`` for walls crossed properly (no corners), from one end of the line (at
+        height ``z0``, towards ``z1``)."""
         walls = self._walls
         hard: list[tuple[float, int]] = []
         soft: list[tuple[float, int]] = []
@@ -763,6 +813,8 @@ class SceneVisibility:
                 if kind == _SIGHT_DISTANCE and distance + radius > threshold:
                     continue
             unit = (float(np.float64(o_src) / np.float64(o_src - o_dst)), w)
+            if walls.leveled[w] and not walls.stands_at(w, z0, z1, unit[0]):
+                continue
             (soft if walls.limited[w] else hard).append(unit)
         blocking = hard + (soft if len(soft) >= 2 else [])
         return tuple(dict.fromkeys(walls.ids[w] for _, w in sorted(blocking)))
@@ -881,28 +933,40 @@ def _gc_paused() -> Iterator[None]:
 # Compilation helpers.
 
 
-def _compile_zone(region: Region) -> _Zone | None:
-    """A zone region compiled, or ``None`` when it has no area (it is then never met nor entered)."""
+def _compile_zone(region: Region, levels: Mapping[str, tuple[float, float]]) -> _Zone | None:
+    """A zone region compiled, or ``None`` when it has no area or no height (its levels lie outside its
+    elevation): it is then never met nor entered."""
     assert region.zone is not None
+    elevation = region.elevation
+    bottom = -math.inf if elevation.bottom is None else elevation.bottom
+    top = math.inf if elevation.top is None else elevation.top
+    spans = clip_spans(spans_of(region.levels, levels), bottom, top)
+    if not spans:
+        return None
     area = region_area(region)
     if area.is_empty:
         return None
     shapely.prepare(area)
+    curved = curved_region(region)
+    query_area = area if curved is None else curved.outer
     rings = shapely.get_rings(shapely.get_parts(area))
     coords, ring = shapely.get_coordinates(rings, return_index=True)
     same = ring[1:] == ring[:-1]
     edges = np.column_stack((coords[:-1][same], coords[1:][same])).astype(np.float64)
-    elevation = region.elevation
     zone_type = region.zone.type
     return _Zone(
         region=region,
         region_id=region.id,
         zone_type=zone_type,
         area=area,
-        bottom=-math.inf if elevation.bottom is None else elevation.bottom,
-        top=math.inf if elevation.top is None else elevation.top,
-        bounds=tuple(float(v) for v in shapely.bounds(area)),  # type: ignore[arg-type]
+        bottom=spans[0][0],
+        top=spans[-1][1],
+        spans=spans,
+        bounds=tuple(float(v) for v in shapely.bounds(query_area)),  # type: ignore[arg-type]
         edges=edges,
+        curved=curved,
+        query_area=query_area,
+        slack=0.0 if curved is None else curved.slack,
         crossings=(
             Crossing(region.id, zone_type, CrossingKind.FROM),
             Crossing(region.id, zone_type, CrossingKind.INTO),

@@ -6,38 +6,72 @@ held scene: a rejected message leaves the world exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .geometry import SceneGeometry
+from .geometry import CrossingRing, SceneGeometry, curve_vertex_count, ring_polygon, shape_vertices
 from .rules import RULESETS, Ruleset, Ruling
 from .rules.data_files import vocabulary
 from .scene import Grid, PolygonShape, Region, Rules, Scene, Token
 
-__all__ = ["PatchResult", "SceneLimits", "SceneRejected", "SceneState", "World", "check_scene", "region_vertices"]
+__all__ = [
+    "PatchResult",
+    "SceneLimits",
+    "SceneRejected",
+    "SceneState",
+    "World",
+    "check_levels",
+    "check_scene",
+    "region_vertices",
+    "token_vertices",
+]
 
 
 class SceneRejected(ValueError):
-    """A scene the bridge will not hold. ``unknown_ruleset`` tells the two contract codes apart."""
+    """A scene the bridge will not hold. ``unknown_ruleset`` tells the two contract codes apart.
 
-    def __init__(self, message: str, *, field: str, unknown_ruleset: bool = False, too_large: bool = False) -> None:
+    ``limit`` (with ``value`` and ``most``) names the limit a too-large scene is over.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str,
+        unknown_ruleset: bool = False,
+        limit: str | None = None,
+        value: float = 0,
+        most: float = 0,
+    ) -> None:
         super().__init__(message)
         self.field = field
         self.unknown_ruleset = unknown_ruleset
-        self.too_large = too_large
+        self.limit = limit
+        self.value = value
+        self.most = most
+
+    @property
+    def too_large(self) -> bool:
+        return self.limit is not None
 
 
 @dataclass(frozen=True, slots=True)
 class SceneLimits:
-    """The most one scene may hold; a scene over any of them is refused as ``too-large``."""
+    """The most one scene (and one world) may hold; a scene over any of them is refused as ``too-large``."""
 
     regions: int = 5_000
     tokens: int = 5_000
     walls: int = 50_000
     lights: int = 5_000
-    vertices: int = 500_000  # polygon and resolved-ring vertices over the whole scene
+    #: Vertices the scene's areas are drawn with: polygon points, resolved rings, rectangles' 4 corners,
+    #: curves by the polygon standing for them (regions' circles and ellipses, tokens' round bases).
+    vertices: int = 500_000
+    #: Vertices of one polygon or resolved ring (checking a ring for crossings costs up to their square).
+    ring_vertices: int = 10_000
+    #: Scenes one world holds at once; syncing one more forgets the least recently used unwatched one.
+    scenes: int = 8
 
     def check(self, scene: Scene, *, vertices: int | None = None) -> int:
         """Raise :class:`SceneRejected` (too large) or return the scene's vertex count (``vertices`` if known)."""
@@ -45,23 +79,100 @@ class SceneLimits:
             count, limit = len(getattr(scene, kind)), getattr(self, kind)
             if count > limit:
                 raise SceneRejected(
-                    f"scene.{kind}: {count} is over the limit of {limit}", field=f"scene.{kind}", too_large=True
+                    f"scene.{kind}: {count} is over the limit of {limit}",
+                    field=f"scene.{kind}",
+                    limit=kind,
+                    value=count,
+                    most=limit,
                 )
         if vertices is None:
-            vertices = sum(region_vertices(region) for region in scene.regions)
+            size = scene.grid.size
+            vertices = sum(map(region_vertices, scene.regions)) + sum(token_vertices(t, size) for t in scene.tokens)
         if vertices > self.vertices:
             raise SceneRejected(
-                f"scene.regions: {vertices} polygon vertices are over the limit of {self.vertices}",
+                f"scene.regions: the scene is drawn with {vertices} vertices (curves counted by the polygons "
+                f"standing for them), over the limit of {self.vertices}",
                 field="scene.regions",
-                too_large=True,
+                limit="vertices",
+                value=vertices,
+                most=self.vertices,
             )
         return vertices
 
 
 def region_vertices(region: Region) -> int:
-    """Polygon and resolved-ring vertices of one region (what the scene's vertex limit counts)."""
-    shapes = sum(len(shape.points) // 2 for shape in region.shapes if isinstance(shape, PolygonShape))
-    return shapes + sum(len(ring.points) // 2 for ring in region.polygons or ())
+    """The vertices one region is drawn with (what the scene's vertex limit counts).
+
+    Its resolved ``polygons`` when it has them (they win), else its shapes — curves counted by the
+    polygon standing for them (:func:`~bridge.core.geometry.curve_vertex_count`), rectangles as 4.
+    """
+    if region.polygons:
+        return sum(len(ring.points) // 2 for ring in region.polygons)
+    return sum(map(shape_vertices, region.shapes))
+
+
+def token_vertices(token: Token, grid_size: float) -> int:
+    """The vertices a token's footprint is drawn with: its round base's polygon, or 4 for a box."""
+    if token.shape == "ellipse":
+        return curve_vertex_count(max(token.width, token.height) * grid_size / 2)
+    return 4
+
+
+def _check_rings(region: Region, index: int, limits: SceneLimits) -> None:
+    """Refuse a ring over the per-ring limit, or one whose edges cross (see docs/geometry.md)."""
+    where = f"scene.regions[{index}]"
+    rings: list[tuple[str, list[float]]]
+    if region.polygons:
+        rings = [(f"{where}.polygons[{k}]", ring.points) for k, ring in enumerate(region.polygons)]
+    else:
+        rings = [
+            (f"{where}.shapes[{k}]", shape.points)
+            for k, shape in enumerate(region.shapes)
+            if isinstance(shape, PolygonShape)
+        ]
+    for field_path, points in rings:
+        count = len(points) // 2
+        if count > limits.ring_vertices:
+            raise SceneRejected(
+                f"{field_path}: region {region.name or region.id!r} has a ring of {count} vertices, over the "
+                f"limit of {limits.ring_vertices}",
+                field=field_path,
+                limit="ring-vertices",
+                value=count,
+                most=limits.ring_vertices,
+            )
+        try:
+            ring_polygon(points)
+        except CrossingRing as exc:
+            raise SceneRejected(f"{field_path}: region {region.name or region.id!r}: {exc}", field=field_path) from exc
+
+
+def check_levels(scene: Scene, objects: Mapping[str, Sequence[Any]] | None = None, *, where: str = "scene") -> None:
+    """Every level a token, region, wall or light names must be one of the scene's ``levels``.
+
+    ``objects`` (by kind) are the ones to look at — a patch's upserts, named ``upsert.<kind>[i]`` —
+    or, when ``None``, every object of the scene. Raises :class:`SceneRejected` naming the first
+    unknown id and the levels the scene has.
+    """
+    known = {level.id for level in scene.levels}
+    parts: Mapping[str, Sequence[Any]] = (
+        objects
+        if objects is not None
+        else {
+            "tokens": scene.tokens,
+            "regions": scene.regions,
+            "walls": scene.walls,
+            "lights": scene.lights,
+        }
+    )
+    for kind, items in parts.items():
+        for index, item in enumerate(items):
+            names = (item.level,) if kind == "tokens" else item.levels
+            for level in names:
+                if level is not None and level not in known:
+                    field = f"{where}.{kind}[{index}].{'level' if kind == 'tokens' else 'levels'}"
+                    have = ", ".join(sorted(known)) if known else "none (a V13 scene, or one without levels)"
+                    raise SceneRejected(f"{field}: the scene has no level {level!r}; its levels: {have}", field=field)
 
 
 def check_scene(
@@ -79,7 +190,11 @@ def check_scene(
     ``checked`` holds the ``id()`` of regions and tokens already checked under the same rules (a
     patch's unchanged objects).
     """
-    vertices = (limits or SceneLimits()).check(scene, vertices=vertices)
+    limits = limits or SceneLimits()
+    vertices = limits.check(scene, vertices=vertices)
+    for index, region in enumerate(scene.regions):
+        if id(region) not in checked:
+            _check_rings(region, index, limits)
     rules = scene.rules
     ruleset = RULESETS.get(rules.ruleset)
     if ruleset is None:
@@ -192,12 +307,38 @@ class World:
     scenes: dict[str, SceneState] = field(default_factory=dict)
     limits: SceneLimits = field(default_factory=SceneLimits)
 
-    def sync(self, scene: Scene) -> SceneState:
-        """Replace (or create) the scene; raises :class:`SceneRejected` leaving the world unchanged."""
+    def sync(self, scene: Scene, *, watched: Collection[str] = ()) -> SceneState:
+        """Replace (or create) the scene; raises :class:`SceneRejected` leaving the world unchanged.
+
+        A new scene beyond the world's limit of scenes forgets the least recently used one that is not
+        in ``watched``; when every held scene is watched, the new one is refused (``scenes-per-world``).
+        """
         ruleset, vertices = check_scene(scene, self.limits)
+        check_levels(scene)
         previous = self.scenes.get(scene.id)
+        if previous is None and len(self.scenes) >= self.limits.scenes:
+            unwatched = [scene_id for scene_id in self.scenes if scene_id not in watched]
+            if len(self.scenes) - len(unwatched) >= self.limits.scenes:
+                raise SceneRejected(
+                    f"scene.id: this world already holds {len(self.scenes)} scenes, all watched, and the limit is "
+                    f"{self.limits.scenes}; unwatch one first",
+                    field="scene.id",
+                    limit="scenes-per-world",
+                    value=len(self.scenes) + 1,
+                    most=self.limits.scenes,
+                )
+            for scene_id in unwatched[: len(self.scenes) - self.limits.scenes + 1]:
+                del self.scenes[scene_id]
         state = SceneState(scene, ruleset, version=previous.version + 1 if previous else 0, vertices=vertices)
-        self.scenes[scene.id] = state
+        self.scenes.pop(scene.id, None)
+        self.scenes[scene.id] = state  # the most recently used last
+        return state
+
+    def use(self, scene_id: str) -> SceneState | None:
+        """The held scene (``None`` if unknown), marked as the most recently used."""
+        state = self.scenes.pop(scene_id, None)
+        if state is not None:
+            self.scenes[scene_id] = state
         return state
 
     def patch(
@@ -225,21 +366,35 @@ class World:
         touched = {kind for kind in held if upsert.get(kind) or remove.get(kind)}
         # Only the kinds the patch touches are rebuilt; the others keep the very same list.
         collections: dict[str, dict[str, Any]] = {kind: {item.id: item for item in held[kind]} for kind in touched}
-        old_regions = dict(collections["regions"]) if "regions" in touched else {}
+        grid = replace.get("grid", scene.grid)
+        size = grid.size if isinstance(grid, Grid) else scene.grid.size
+        vertices: int | None = state.vertices
+
+        def token_cost(token: Token) -> int:
+            return token_vertices(token, size)
+
+        counted: dict[str, Callable[[Any], int]] = {"regions": region_vertices, "tokens": token_cost}
         ignored: dict[str, list[str]] = {}
         for kind, ids in remove.items():
             for item_id in ids:
-                if collections[kind].pop(item_id, None) is None:
+                gone = collections[kind].pop(item_id, None)
+                if gone is None:
                     ignored.setdefault(kind, []).append(item_id)
+                elif kind in counted and vertices is not None:
+                    vertices -= counted[kind](gone)
         for kind, items in upsert.items():
             for item in items:
+                before = collections[kind].get(item.id)
                 collections[kind][item.id] = item
+                if kind in counted and vertices is not None:
+                    vertices += counted[kind](item) - (counted[kind](before) if before is not None else 0)
         data: dict[str, Any] = {
             "id": scene.id,
             "name": scene.name,
             "grid": scene.grid,
             "rules": scene.rules,
             "environment": scene.environment,
+            "levels": scene.levels,
             **{kind: list(collections[kind].values()) if kind in touched else items for kind, items in held.items()},
         }
         data.update(replace)
@@ -249,14 +404,14 @@ class World:
         # Objects the patch did not touch were checked under the same rules already: only the new ones are.
         same_rules = "rules" not in replace and "environment" not in replace
         checked = frozenset(map(id, (*scene.regions, *scene.tokens))) if same_rules else frozenset()
-        vertices = state.vertices
-        for region_id in (*remove.get("regions", ()), *(r.id for r in upsert.get("regions", ()))):
-            old = old_regions.get(region_id)
-            if old is not None:
-                vertices -= region_vertices(old)
-                old_regions.pop(region_id)
-        vertices += sum(region_vertices(region) for region in upsert.get("regions", ()))
-        ruleset, vertices = check_scene(new_scene, self.limits, checked=checked, vertices=vertices)
-        new_state = SceneState(new_scene, ruleset, version=state.version + 1, vertices=vertices, seed=state.handed_on())
+        if "grid" in replace:
+            vertices = None  # round bases are drawn anew at the new grid size: count everything again
+        ruleset, counted_vertices = check_scene(new_scene, self.limits, checked=checked, vertices=vertices)
+        # The scene's levels come only with scene.sync: only the new objects can name an unknown one.
+        check_levels(new_scene, {kind: items for kind, items in upsert.items() if items}, where="upsert")
+        new_state = SceneState(
+            new_scene, ruleset, version=state.version + 1, vertices=counted_vertices, seed=state.handed_on()
+        )
+        self.scenes.pop(scene_id, None)
         self.scenes[scene_id] = new_state
         return PatchResult(new_state, ignored)

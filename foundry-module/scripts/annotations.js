@@ -6,7 +6,9 @@
  *
  *   → {type: "watch", id, scene, action, reaction, tokens: [ids] | null, detail: "brief"}
  *   ← {type: "watching", id, watch, scene, action}
- *   ← {type: "annotations", watch, scene, version, full, changed: [annotation], removed: [{actor, target}]}
+ *   ← {type: "annotations", watch, scene, version, full, changed: [annotation], removed: [{actor, target}], more?}
+ *     (a push larger than the bridge's frame limit comes in parts of one version: every part but
+ *     the last says `more: true`, only the first may say `full: true`)
  *   → {type: "unwatch", id, watch}   ← {type: "unwatched", id, watch}
  *   ← {type: "unwatched", watch, reason}   (the bridge dropped it on its own)
  *
@@ -38,7 +40,7 @@ export function unwatchMessage(id, watch) {
  */
 export class AnnotationStore {
   constructor() {
-    /** @type {Map<string, {scene: string, action: string, version: number, complete: boolean, pairs: Map<string, any>}>} */
+    /** @type {Map<string, {scene: string, action: string, version: number, complete: boolean, more?: boolean, pairs: Map<string, any>}>} */
     this.watches = new Map();
   }
 
@@ -61,16 +63,18 @@ export class AnnotationStore {
   }
 
   /**
-   * @returns {{changed: boolean, stale?: boolean, needsFull?: boolean}} `stale`: an older version
-   *   than the one held, ignored; `needsFull`: a partial push before any full one (nothing to
-   *   apply it to), ignored — the caller should re-watch.
+   * @returns {{changed: boolean, stale?: boolean, needsFull?: boolean, more?: boolean}} `stale`: an
+   *   older version than the one held, ignored; `needsFull`: a partial push before any full one
+   *   (nothing to apply it to), ignored — the caller should re-watch; `more`: a part of a larger
+   *   push, applied, whose change is reported with its last part.
    */
   apply(msg) {
     if (msg?.type !== "annotations") return { changed: false };
     const w = this.watches.get(msg.watch);
     if (!w) return { changed: false };
     const version = typeof msg.version === "number" ? msg.version : w.version + 1;
-    if (version <= w.version) return { changed: false, stale: true };
+    const continues = w.more === true && version === w.version && !msg.full;
+    if (!continues && version <= w.version) return { changed: false, stale: true };
     if (!msg.full && !w.complete) return { changed: false, needsFull: true };
     if (msg.full) {
       w.pairs.clear();
@@ -79,7 +83,8 @@ export class AnnotationStore {
     for (const a of msg.changed ?? []) w.pairs.set(pairKey(a.actor, a.target), a);
     for (const r of msg.removed ?? []) w.pairs.delete(pairKey(r.actor, r.target));
     w.version = version;
-    return { changed: true };
+    w.more = msg.more === true;
+    return w.more ? { changed: false, more: true } : { changed: true };
   }
 
   /** The annotation of a pair, from any watch of that scene (and action, when given). */

@@ -107,6 +107,18 @@ Hooks.on("updateScene", (scene) => {
   if (sightline.synced.has(scene.id)) sightline.syncScene(scene).catch(() => {});
 });
 
+// V14 Scene Levels: a level created, changed or deleted changes the heights of everything on it (and
+// Foundry updates the objects' level sets beside it): the whole scene is synced again.
+for (const action of ["create", "update", "delete"]) {
+  Hooks.on(/** @type {any} */ (`${action}Level`), (level) => {
+    const scene = level?.parent;
+    if (scene && sightline.synced.has(scene.id)) {
+      sightline.invalidateRulings();
+      sightline.syncScene(scene).catch(() => {});
+    }
+  });
+}
+
 for (const documentName of WATCHED_DOCUMENTS) {
   for (const action of ["create", "update", "delete"]) {
     Hooks.on(/** @type {any} */ (`${action}${documentName}`), (doc) => {

@@ -116,6 +116,44 @@ export function serializeToken(doc, { ruleset, grid } = {}) {
   if (ELLIPSE_SHAPES.has(doc.shape)) out.shape = "ellipse";
   const radius = doc.light?.negative ? 0 : lightRadius(doc.light, ruleset, flagOf(doc, "lightRadius"));
   if (radius > 0) out.light = { radius, kind: lightKind(doc) };
+  // V14 Scene Levels: the id of the level the token is on (V13 has no such field).
+  if (typeof doc.level === "string" && doc.level) out.level = doc.level;
+  return out;
+}
+
+// V14 Scene Levels.
+
+/**
+ * The `levels` set of a V14 region, wall or light (Foundry's SceneLevelsSetField: a `Set` of Level
+ * ids once prepared, an array in source data) as a sorted array; empty on V13 or when it names none
+ * (then the object stands on every level).
+ * @param {any} doc
+ * @returns {string[]}
+ */
+export function levelIdsOf(doc) {
+  const levels = doc?.levels;
+  if (!levels || typeof levels === "string" || !(Symbol.iterator in Object(levels))) return [];
+  return [...new Set(Array.from(levels).filter((id) => typeof id === "string" && id))].sort();
+}
+
+/**
+ * A V14 Level document → the contract's `{id, name, bottom, top}` (Foundry's `elevation.bottom`/`top`,
+ * null unbounded).
+ * @param {any} doc a Level document
+ */
+export function serializeLevel(doc) {
+  return {
+    id: idOf(doc),
+    name: doc.name ?? "",
+    bottom: finiteOrNull(doc.elevation?.bottom),
+    top: finiteOrNull(doc.elevation?.top),
+  };
+}
+
+/** `out.levels` from the document's levels, when it names any. */
+function withLevels(out, doc) {
+  const levels = levelIdsOf(doc);
+  if (levels.length) out.levels = levels;
   return out;
 }
 
@@ -146,7 +184,7 @@ export function serializeWall(doc) {
     if (typeof threshold.light === "number") kept.light = threshold.light;
     out.threshold = kept;
   }
-  return out;
+  return withLevels(out, doc);
 }
 
 // Lights.
@@ -161,7 +199,7 @@ export function serializeLight(doc, { ruleset } = {}) {
   if (doc.hidden || doc.config?.negative) return null;
   const radius = lightRadius(doc.config, ruleset, flagOf(doc, "radius"));
   if (radius <= 0) return null;
-  return { id: idOf(doc), x: num(doc.x), y: num(doc.y), radius, kind: lightKind(doc) };
+  return withLevels({ id: idOf(doc), x: num(doc.x), y: num(doc.y), radius, kind: lightKind(doc) }, doc);
 }
 
 // Regions.
@@ -297,7 +335,7 @@ export function serializeRegion(doc, { ruleset } = {}) {
   if (polygons.length) out.polygons = polygons;
   const zone = zoneOf(doc, ruleset);
   if (zone) out.zone = zone;
-  return out;
+  return withLevels(out, doc);
 }
 
 // Scenes.
@@ -375,6 +413,9 @@ export function serializeScene(scene, defaults) {
     .map((l) => serializeLight(l, opts))
     .filter(Boolean);
   if (lights.length) out.lights = lights;
+  // V14 Scene Levels (the scene's embedded Level documents); V13 scenes have none and send none.
+  const levels = listOf(scene.levels).map(serializeLevel);
+  if (levels.length) out.levels = levels;
   return out;
 }
 

@@ -32,6 +32,16 @@ describe("AnnotationStore", () => {
     assert.equal(store.get("s", "a", "b").modifier, -3);
   });
 
+  test("a push in parts (more: true) is applied part by part, and reported changed with its last part", () => {
+    const store = new AnnotationStore();
+    store.open("w1", { scene: "s", action: "bs-attack" });
+    assert.deepEqual(store.apply({ ...push("w1", 3, true, [ann("a", "b")]), more: true }), { changed: false, more: true });
+    assert.deepEqual(store.apply({ ...push("w1", 3, false, [ann("a", "c")]), more: true }), { changed: false, more: true });
+    assert.deepEqual(store.apply({ ...push("w1", 3, false, [ann("b", "a")]), more: false }), { changed: true });
+    assert.deepEqual(store.all("s").map((a) => pairKey(a.actor, a.target)).sort(), ["a->b", "a->c", "b->a"]);
+    assert.deepEqual(store.apply(push("w1", 3, false, [ann("x", "y")])), { changed: false, stale: true }, "the push ended");
+  });
+
   test("a partial push before any full one is not applied and asks for a full one", () => {
     const store = new AnnotationStore();
     store.open("w1", { scene: "s", action: "bs-attack" });

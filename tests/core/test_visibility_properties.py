@@ -6,11 +6,13 @@ Example counts stay small for CI; ``VISIBILITY_EXAMPLES=2000`` (say) runs many m
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bridge.core.geometry import CrossingRing, ring_polygon
 from bridge.core.rules import RULESETS, Ruling, Situation
 from bridge.core.scene import Region, Scene, Token, Wall
 from bridge.core.visibility import SceneVisibility
@@ -31,6 +33,23 @@ TRAITS = ("multispectral-visor-1", "multispectral-visor-2", "multispectral-visor
 coord = st.integers(min_value=0, max_value=12).map(lambda v: v * 50.0) | st.floats(0, 600).map(round)
 length = st.integers(min_value=0, max_value=8).map(lambda v: v * 50.0)
 height = st.none() | st.integers(min_value=-2, max_value=6)
+#: V14 scene levels: none (V13), or floors whose bounds fall on token and region heights.
+LEVEL_SETS: tuple[tuple[dict[str, Any], ...], ...] = (
+    (),
+    ({"id": "l0", "bottom": -2, "top": 1}, {"id": "l1", "bottom": 1, "top": 4}),
+    (
+        {"id": "l0", "bottom": None, "top": 0},
+        {"id": "l1", "bottom": 1, "top": 3},
+        {"id": "l2", "bottom": 3, "top": None},
+    ),
+)
+
+
+def on_levels(draw: st.DrawFn, levels: tuple[dict[str, Any], ...]) -> list[str]:
+    """A region's or wall's ``levels``: often none (every level), else one or two of the scene's."""
+    if not levels or draw(st.booleans()):
+        return []
+    return draw(st.lists(st.sampled_from([level["id"] for level in levels]), min_size=1, max_size=2, unique=True))
 
 
 @st.composite
@@ -44,12 +63,21 @@ def shapes(draw: st.DrawFn, *, hole: bool = False) -> dict[str, Any]:
         return circle(x, y, draw(length), hole=hole)
     if kind == "ellipse":
         return ellipse(x, y, draw(length), draw(length), rotation=draw(st.sampled_from([0, 30])), hole=hole)
-    points = draw(st.lists(coord, min_size=6, max_size=10).filter(lambda p: len(p) % 2 == 0))
+    points = draw(st.lists(coord, min_size=6, max_size=10).filter(lambda p: len(p) % 2 == 0 and _drawable(p)))
     return polygon(*points, hole=hole)
 
 
+def _drawable(points: list[float]) -> bool:
+    """Rings the bridge holds: not those whose edges cross (refused at sync, docs/geometry.md)."""
+    try:
+        ring_polygon(points)
+    except CrossingRing:
+        return False
+    return True
+
+
 @st.composite
-def regions(draw: st.DrawFn, region_id: str) -> Region:
+def regions(draw: st.DrawFn, region_id: str, levels: tuple[dict[str, Any], ...] = ()) -> Region:
     parts = draw(st.lists(shapes(), min_size=1, max_size=2))
     parts += draw(st.lists(shapes(hole=True), max_size=1))
     bottom, top = draw(height), draw(height)
@@ -58,12 +86,12 @@ def regions(draw: st.DrawFn, region_id: str) -> Region:
     zone = draw(st.sampled_from(ZONE_TYPES) | st.none())
     made = region(region_id, *parts, zone=zone, bottom=bottom, top=top)
     # Rulings name the applied zone in their texts: by its name, or its id when it has none.
-    return made.model_copy(update={"name": draw(st.sampled_from(NAMES))})
+    return made.model_copy(update={"name": draw(st.sampled_from(NAMES)), "levels": on_levels(draw, levels)})
 
 
 @st.composite
-def tokens(draw: st.DrawFn, token_id: str) -> Token:
-    return token(
+def tokens(draw: st.DrawFn, token_id: str, levels: tuple[dict[str, Any], ...] = ()) -> Token:
+    made = token(
         token_id,
         draw(coord),
         draw(coord),
@@ -74,10 +102,13 @@ def tokens(draw: st.DrawFn, token_id: str) -> Token:
         traits=draw(st.lists(st.sampled_from(TRAITS), max_size=2, unique=True)),
         name=draw(st.sampled_from(["", "Fusilier"])),
     )
+    if levels and draw(st.booleans()):  # its level (whatever its elevation: only overlays and logs read it)
+        return made.model_copy(update={"level": draw(st.sampled_from([level["id"] for level in levels]))})
+    return made
 
 
 @st.composite
-def walls(draw: st.DrawFn, wall_id: str) -> Wall:
+def walls(draw: st.DrawFn, wall_id: str, levels: tuple[dict[str, Any], ...] = ()) -> Wall:
     fields: dict[str, Any] = {
         "sight": draw(st.sampled_from([0, 10, 10, 20, 30, 40])),
         "dir": draw(st.sampled_from([0, 0, 1, 2])),
@@ -86,18 +117,20 @@ def walls(draw: st.DrawFn, wall_id: str) -> Wall:
     }
     if fields["sight"] in (30, 40):
         fields["threshold"] = {"sight": draw(st.sampled_from([0, 1, 2, 4]))}
+    fields["levels"] = on_levels(draw, levels)
     return wall(wall_id, draw(coord), draw(coord), draw(coord), draw(coord), **fields)
 
 
 @st.composite
 def scenes(draw: st.DrawFn) -> Scene:
-    zone_list = [draw(regions(f"r{i}")) for i in range(draw(st.integers(0, 5)))]
-    token_list = [draw(tokens(f"t{i}")) for i in range(draw(st.integers(2, 5)))]
-    wall_list = [draw(walls(f"w{i}")) for i in range(draw(st.integers(0, 5)))]
+    levels = draw(st.sampled_from(LEVEL_SETS))
+    zone_list = [draw(regions(f"r{i}", levels)) for i in range(draw(st.integers(0, 5)))]
+    token_list = [draw(tokens(f"t{i}", levels)) for i in range(draw(st.integers(2, 5)))]
+    wall_list = [draw(walls(f"w{i}", levels)) for i in range(draw(st.integers(0, 5)))]
     lines = draw(st.sampled_from(["center", "center", "best"]))
     ruleset = draw(st.sampled_from(["infinity-n4", "infinity-n4", "infinity-codeone"]))
     locale = draw(st.sampled_from(["en", "en", "es"]))
-    return _scene(zone_list, token_list, wall_list, lines=lines, ruleset=ruleset, locale=locale)
+    return _scene(zone_list, token_list, wall_list, lines=lines, ruleset=ruleset, locale=locale, levels=levels)
 
 
 def _scene(
@@ -108,6 +141,7 @@ def _scene(
     lines: str = "center",
     ruleset: str = "infinity-n4",
     locale: str = "en",
+    levels: Sequence[Any] = (),
 ) -> Scene:
     return Scene.model_validate(
         {
@@ -117,6 +151,7 @@ def _scene(
             "regions": regions,
             "tokens": tokens,
             "walls": walls,
+            "levels": list(levels),
         }
     )
 
@@ -151,7 +186,8 @@ def plain_rulings(state: SceneState, action: str, reaction: bool) -> dict[tuple[
 @given(scenes(), st.sampled_from(ACTIONS), st.booleans())
 @SETTINGS
 def test_all_pairs_equal_the_plain_path(scene: Scene, action: str, reaction: bool) -> None:
-    """On random scenes (holes, elevation spans, walls of every kind) every ruling equals the plain one."""
+    """On random scenes (holes, elevation spans, walls of every kind, V14 levels on walls and zones) every
+    ruling equals the plain one."""
     state = _state(scene)
     engine = SceneVisibility(state, action=action, reaction=reaction)
     assert dict(engine.rulings()) == plain_rulings(state, action, reaction)
@@ -164,6 +200,7 @@ def test_all_pairs_equal_the_plain_path(scene: Scene, action: str, reaction: boo
 def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
     """One change as a ``scene.patch`` would make it: a move, or a region or wall added, changed, removed."""
     regions_, tokens_, walls_ = list(scene.regions), list(scene.tokens), list(scene.walls)
+    levels = tuple(level.model_dump() for level in scene.levels)
     kinds = ["move", "move", "token+", "token-", "region+", "region~", "region-", "wall+", "wall-"]
     kind = draw(st.sampled_from(kinds))
     if kind == "move" and tokens_:
@@ -173,22 +210,24 @@ def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
             update["elevation"] = draw(st.sampled_from([0, 1, 3, -1]))
         tokens_[k] = tokens_[k].model_copy(update=update)
     elif kind == "token+":
-        tokens_.append(draw(tokens(f"t-new{serial}")))
+        tokens_.append(draw(tokens(f"t-new{serial}", levels)))
     elif kind == "token-" and len(tokens_) > 2:
         tokens_.pop(draw(st.integers(0, len(tokens_) - 1)))
     elif kind == "region+":
-        regions_.insert(draw(st.integers(0, len(regions_))), draw(regions(f"r-new{serial}")))
+        regions_.insert(draw(st.integers(0, len(regions_))), draw(regions(f"r-new{serial}", levels)))
     elif kind == "region~" and regions_:
         k = draw(st.integers(0, len(regions_) - 1))
-        regions_[k] = draw(regions(regions_[k].id))
+        regions_[k] = draw(regions(regions_[k].id, levels))
     elif kind == "region-" and regions_:
         regions_.pop(draw(st.integers(0, len(regions_) - 1)))
     elif kind == "wall+":
-        walls_.append(draw(walls(f"w-new{serial}")))
+        walls_.append(draw(walls(f"w-new{serial}", levels)))
     elif kind == "wall-" and walls_:
         walls_.pop(draw(st.integers(0, len(walls_) - 1)))
     rules = scene.rules
-    return _scene(regions_, tokens_, walls_, lines=rules.lines, ruleset=rules.ruleset, locale=rules.locale)
+    return _scene(
+        regions_, tokens_, walls_, lines=rules.lines, ruleset=rules.ruleset, locale=rules.locale, levels=scene.levels
+    )
 
 
 @given(st.data(), scenes(), st.sampled_from(ACTIONS), st.booleans())

@@ -1,0 +1,171 @@
+"""What a connection may cost before it has said who it is: the gate in front of aiohttp's handler.
+
+- **Header deadline.** A connection must deliver its request line and headers within ``header_timeout``
+  seconds of being accepted (a TLS handshake counts against the same deadline), or it is closed. A
+  client that trickles one header byte at a time (slowloris) holds a descriptor for that long, not for
+  ever.
+- **Connection cap.** At most ``cap`` connections are open at once, below the process's descriptor
+  limit (:func:`connection_cap`). One more is answered ``503 Service Unavailable`` with a reason and
+  closed at once, rather than left to fail ``accept()`` with ``EMFILE``.
+- **Accept errors.** When ``accept()`` does fail (descriptors taken by something else), asyncio reports
+  every failure, with a traceback, to the loop's exception handler: :class:`AcceptErrorLog` writes one
+  line per ``interval`` with the count of those it left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["AcceptErrorLog", "Gate", "connection_cap"]
+
+log = logging.getLogger("sightline.gate")
+
+#: Descriptors kept for everything else a bridge opens: its listening sockets, the log database, the
+#: numba cache, log files, the interpreter's own.
+DESCRIPTOR_RESERVE = 64
+
+_HEAD_END = b"\r\n\r\n"
+
+
+def connection_cap(configured: int = 0) -> int:
+    """``configured`` when given, else the soft ``RLIMIT_NOFILE`` less :data:`DESCRIPTOR_RESERVE`
+    (at least 16); never more than that either way."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    room = max(16, soft - DESCRIPTOR_RESERVE) if soft != resource.RLIM_INFINITY else 1_000_000
+    return min(configured, room) if configured > 0 else room
+
+
+class Gate:
+    """Wraps aiohttp's protocol factory: counts open connections, refuses past the cap, enforces the
+    header deadline. ``factory`` is aiohttp's ``Server`` (called once per accepted connection)."""
+
+    def __init__(self, factory: Callable[[], asyncio.Protocol], *, cap: int, header_timeout: float) -> None:
+        self._factory = factory
+        self.cap = cap
+        self.header_timeout = header_timeout
+        self.open = 0
+        self.refused = 0
+        self.timed_out = 0
+
+    def __call__(self) -> asyncio.Protocol:
+        if self.open >= self.cap:
+            self.refused += 1
+            return _Refusal(self)
+        return _Guarded(self, self._factory())
+
+
+class _Guarded(asyncio.Protocol):
+    """aiohttp's handler behind a deadline: every protocol call is passed on unchanged."""
+
+    def __init__(self, gate: Gate, inner: Any) -> None:
+        self._gate = gate
+        self._inner = inner
+        self._timer: asyncio.TimerHandle | None = None
+        self._transport: asyncio.BaseTransport | None = None
+        self._tail = b""  # the last bytes seen, to find the end of the head across reads
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._gate.open += 1
+        self._transport = transport
+        self._timer = asyncio.get_running_loop().call_later(self._gate.header_timeout, self._overdue)
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._timer is not None:
+            seen = self._tail + data
+            if _HEAD_END in seen:
+                self._timer.cancel()
+                self._timer = None
+                self._tail = b""
+            else:
+                self._tail = seen[-3:]
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        result: bool | None = self._inner.eof_received()
+        return result
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._gate.open -= 1
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._inner.connection_lost(exc)
+
+    def _overdue(self) -> None:
+        self._timer = None
+        self._gate.timed_out += 1
+        transport = self._transport
+        if isinstance(transport, asyncio.WriteTransport) and not transport.is_closing():
+            transport.abort()  # nothing was asked, nothing is owed: drop it without a reply
+
+
+class _Refusal(asyncio.Protocol):
+    """Past the cap: a short 503 naming the reason, then close (the client sees why, at once)."""
+
+    def __init__(self, gate: Gate) -> None:
+        self._gate = gate
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        body = f"this bridge already has {self._gate.cap} open connections, its most; try again later\n".encode()
+        head = (
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nRetry-After: 5\r\nConnection: close\r\n\r\n"
+        ).encode()
+        transport.write(head + body)
+        transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+
+class AcceptErrorLog:
+    """A loop exception handler that lets accept failures through once per ``interval`` seconds.
+
+    Every other context goes to the handler that was there before (or the loop's default).
+    """
+
+    def __init__(self, interval: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval = interval
+        self._clock = clock
+        self._last: float | None = None
+        self.left_out = 0
+        self._previous: Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object] | None = None
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._previous = loop.get_exception_handler()
+        loop.set_exception_handler(self)
+
+    def uninstall(self, loop: asyncio.AbstractEventLoop) -> None:
+        if loop.get_exception_handler() is self:
+            loop.set_exception_handler(self._previous)
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        message = str(context.get("message", ""))
+        if not message.startswith("socket.accept()") and "accept" not in message.lower():
+            if self._previous is not None:
+                self._previous(loop, context)
+            else:
+                loop.default_exception_handler(context)
+            return
+        now = self._clock()
+        if self._last is not None and now - self._last < self.interval:
+            self.left_out += 1
+            return
+        exc = context.get("exception")
+        skipped = f" ({self.left_out} more like it in the last {self.interval:g} s not shown)" if self.left_out else ""
+        log.error("%s: %s%s", message, exc if exc is not None else "", skipped)
+        self._last = now
+        self.left_out = 0

@@ -1,0 +1,134 @@
+"""One thread per world: a world's session work runs off the event loop, in order, beside the others.
+
+The event loop only pumps bytes: it reads frames, hands each one to the world's :class:`WorldWorker`
+(``Session.receive`` → prepared effects: answers already encoded to text), and writes what comes back.
+While one world's worker is busy with a costly ruling, the loop keeps serving every other world's
+frames and pings; CPython's switch interval hands it the GIL every few milliseconds, and the engine's
+compiled loops (numba ``nogil``) and shapely's vectorised calls release it altogether.
+
+Threads are daemons: a computation that is still running when the bridge is told to stop does not keep
+the process alive (``sightline serve`` exits once its drain timeout has passed, whatever a worker is
+doing). :func:`give_back_memory` returns freed heap pages to the system after a world is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import gc
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["WorldWorker", "give_back_memory"]
+
+T = TypeVar("T")
+log = logging.getLogger("sightline.workers")
+
+_Job = tuple[Callable[[], Any], asyncio.AbstractEventLoop, "asyncio.Future[Any] | None"]
+
+
+class WorldWorker:
+    """A daemon thread running jobs one at a time, in the order they were submitted.
+
+    :meth:`submit` (from the event loop) returns a future resolved on the loop; :meth:`post` runs a job
+    whose result nobody awaits. :meth:`stop` lets the queued jobs finish, then ends the thread.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=f"sightline-world:{name}"[:60], daemon=True)
+        self.busy_since: float | None = None
+        self._thread.start()
+
+    def submit(self, job: Callable[[], T]) -> asyncio.Future[T]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._jobs.put((job, loop, future))
+        return future
+
+    def post(self, job: Callable[[], Any]) -> None:
+        self._jobs.put((job, asyncio.get_running_loop(), None))
+
+    def stop(self) -> None:
+        """No more jobs: the thread ends after those already queued (call from the worker or the loop)."""
+        self._jobs.put(None)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _run(self) -> None:
+        while True:
+            item = self._jobs.get()
+            if item is None:
+                return
+            job, loop, future = item
+            self.busy_since = time.monotonic()
+            try:
+                result = job()
+            except BaseException as exc:  # handed to the awaiting coroutine, or logged
+                if future is None:
+                    log.exception("world %s: a background job failed", self.name)
+                else:
+                    _resolve(loop, future, None, exc)
+            else:
+                if future is not None:
+                    _resolve(loop, future, result, None)
+            finally:
+                self.busy_since = None
+                del item, job  # drop references (sessions, scenes) before waiting for the next job
+
+
+def _resolve(
+    loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any, exc: BaseException | None
+) -> None:
+    def settle() -> None:
+        if future.done():  # the awaiting connection was cancelled meanwhile
+            return
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
+        loop.call_soon_threadsafe(settle)
+
+
+def _load_malloc_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+        trim = libc.malloc_trim  # glibc only
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim  # type: ignore[no-any-return,unused-ignore]
+
+
+_malloc_trim = _load_malloc_trim()
+
+
+def give_back_memory() -> None:
+    """Collect unreachable cycles, then ask glibc to return its free pages to the system.
+
+    Freed Python objects go back to the C heap, which glibc keeps for later allocations; without
+    ``malloc_trim`` a process that once held a large world keeps its peak RSS for good. ``ctypes``
+    releases the GIL during the call, so other worlds keep being served meanwhile.
+    """
+    gc.collect()
+    if _malloc_trim is not None:
+        _malloc_trim(0)

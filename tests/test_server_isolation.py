@@ -1,0 +1,208 @@
+"""Worlds on one bridge do not wait for each other, a stop signal is obeyed mid-computation, queues are
+bounded in bytes, large pushes are split, and a world's memory is given back once its clients leave.
+
+The busy world's work is a ``watch`` on a scene of many tokens (seconds of CPU, tens of MB of
+annotations): real work of the engine, not a sleep. These tests run real ``sightline serve`` processes
+where the client must not share the bridge's interpreter (pings timed by the client would otherwise wait
+for the same GIL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+from websockets.asyncio.client import ClientConnection, connect
+
+from bench.visibility_bench import make_scene
+from bridge.config import BridgeConfig
+from bridge.server import run_bridge
+
+SECRET = "isolation-secret"
+
+
+def big_scene(tokens: int, zones: int, scene_id: str = "big") -> dict[str, Any]:
+    data = make_scene(tokens, zones).model_dump(mode="json", exclude_none=True)
+    data["id"] = scene_id
+    return data
+
+
+@contextmanager
+def serve(tmp_path: Path, *options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A real ``sightline serve --port 0`` process; yields it and its WebSocket URL."""
+    env = {**os.environ, "SIGHTLINE_DATA_DIR": str(tmp_path)}
+    command = [str(Path(sys.executable).parent / "sightline"), "serve", "--port", "0", f"--secret={SECRET}"]
+    process = subprocess.Popen([*command, *options], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        url = ""
+        while "ws://" not in url:
+            url = process.stdout.readline()
+            assert url, "the bridge exited before listening"
+        yield process, url.split()[-1]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+async def hello(ws: ClientConnection, world: str) -> None:
+    await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": SECRET}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+
+
+async def ask(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
+    await ws.send(json.dumps(message))
+    return json.loads(await ws.recv())
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+async def test_another_worlds_pings_are_answered_while_one_world_computes(tmp_path: Path) -> None:
+    """While one world's watches keep its worker busy, another world's pings are answered meanwhile —
+    many of them before the busy world's own ping (queued behind its work) comes back."""
+    with serve(tmp_path) as (_process, url):
+        async with connect(url, max_size=None) as busy, connect(url) as quiet:
+            await hello(busy, "w-busy")
+            await hello(quiet, "w-quiet")
+            assert (await ask(busy, {"type": "scene.sync", "id": "s", "scene": big_scene(100, 200)}))["type"]
+            for n in range(4):
+                await busy.send(json.dumps({"type": "watch", "id": f"w{n}", "scene": "big", "action": "bs-attack"}))
+            await busy.send(json.dumps({"type": "ping", "id": "busy-ping"}))
+
+            async def busy_done() -> list[str]:
+                kinds = []
+                while (frame := json.loads(await busy.recv())) != {"type": "pong", "id": "busy-ping"}:
+                    if frame["type"] != "annotations" or not frame.get("more"):  # a push's last part
+                        kinds.append(frame["type"])
+                return kinds
+
+            done = asyncio.create_task(busy_done())
+            answered = 0
+            while not done.done():
+                ping = {"type": "ping", "id": f"q{answered}"}
+                assert await ask(quiet, ping) == {"type": "pong", "id": f"q{answered}"}
+                answered += 1
+                await asyncio.sleep(0.02)  # within the quiet world's rate limit
+            assert await done == ["watching", "annotations"] * 4  # every answer arrived, in order
+            assert answered >= 20, f"only {answered} pings of the quiet world were answered while the other computed"
+
+
+async def test_sigterm_stops_the_bridge_in_the_middle_of_a_long_computation(tmp_path: Path) -> None:
+    """SIGTERM while a world's worker is deep in a watch of 250 tokens: the process exits (0) within its
+    drain timeout, without waiting for the computation; the client is told 1001."""
+    with serve(tmp_path, "--drain-timeout", "3", "--max-watch-pairs", "70000") as (process, url):
+        async with connect(url, max_size=None) as ws:
+            await hello(ws, "w-heavy")
+            await ask(ws, {"type": "scene.sync", "id": "s", "scene": big_scene(250, 300)})
+            await ws.send(json.dumps({"type": "watch", "id": "w", "scene": "big", "action": "bs-attack"}))
+            await asyncio.sleep(1.0)  # the watch is being computed (it takes several seconds of CPU)
+            stopped_at = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                while True:
+                    answer = json.loads(await asyncio.wait_for(ws.recv(), timeout=10))
+                    assert answer["type"] != "annotations", "the computation finished before the signal"
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+        assert await asyncio.to_thread(process.wait, 10) == 0
+        elapsed = time.monotonic() - stopped_at
+        assert elapsed < 3 + 2, f"took {elapsed:.1f} s to stop with a drain timeout of 3 s"
+
+
+@asynccontextmanager
+async def bridge(tmp_path: Path, **overrides: Any) -> AsyncIterator[str]:
+    config = replace(BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET, log=False), **overrides)
+    async with run_bridge(config) as (host, port):
+        yield f"ws://{host}:{port}/ws"
+
+
+async def test_send_queue_is_bounded_in_bytes(tmp_path: Path) -> None:
+    """With room for a million answers but only 8 MiB, a client that asks for large pushes and does not
+    read them is closed (1013) once its unread frames pass 8 MiB; another client of the world goes on."""
+    async with (
+        bridge(tmp_path, send_queue=10**6, send_queue_bytes=8 * 1024 * 1024) as url,
+        connect(url, max_queue=1, max_size=None) as ws,
+        connect(url) as other,
+    ):
+        await hello(ws, "w")
+        await hello(other, "w")
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": big_scene(100, 200)})
+        for n in range(4):  # about 20 MB of annotations each
+            await ws.send(json.dumps({"type": "watch", "id": f"w{n}", "scene": "big", "action": "bs-attack"}))
+        assert await ask(other, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            while True:
+                await asyncio.wait_for(ws.recv(), timeout=30)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+        assert await ask(other, {"type": "ping", "id": "p2"}) == {"type": "pong", "id": "p2"}
+
+
+async def test_a_watch_push_over_the_frame_limit_arrives_in_parts_under_it(tmp_path: Path) -> None:
+    """A full push larger than the frame limit comes as several `annotations` of one version, each under
+    the limit, the first `full`, all but the last `more`; together they hold every pair once."""
+    limit = 64 * 1024
+    async with bridge(tmp_path, max_frame_bytes=limit) as url, connect(url, max_size=None) as ws:
+        await hello(ws, "w")
+        scene = big_scene(25, 20)
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": scene})
+        watching = await ask(ws, {"type": "watch", "id": "w", "scene": "big", "action": "bs-attack"})
+        assert watching["type"] == "watching"
+        parts = []
+        while True:
+            frame = await ws.recv()
+            assert isinstance(frame, str) and len(frame.encode()) <= limit
+            parts.append(json.loads(frame))
+            if not parts[-1].get("more"):
+                break
+        assert len(parts) > 1
+        assert [p["full"] for p in parts] == [True] + [False] * (len(parts) - 1)
+        assert {p["version"] for p in parts} == {parts[0]["version"]}
+        pairs = [(a["actor"], a["target"]) for p in parts for a in p["changed"]]
+        assert len(pairs) == len(set(pairs)) == 25 * 24
+
+
+async def test_a_worlds_memory_is_given_back_after_its_clients_leave(tmp_path: Path) -> None:
+    """A world that held a large scene and watch: after its last client left (and --world-linger), the
+    bridge's RSS falls back to within a quarter of what the world had added (measured, /proc)."""
+    with serve(tmp_path, "--world-linger", "0") as (process, url):
+        async with connect(url) as idle:
+            await hello(idle, "w-idle")
+            await asyncio.sleep(0.5)
+            before = rss_kib(process.pid)
+            async with connect(url, max_size=None) as ws:
+                await hello(ws, "w-large")
+                await ask(ws, {"type": "scene.sync", "id": "s", "scene": big_scene(100, 200)})
+                for n in range(3):
+                    await ws.send(json.dumps({"type": "watch", "id": f"w{n}", "scene": "big", "action": "bs-attack"}))
+                    assert json.loads(await ws.recv())["type"] == "watching"
+                    while json.loads(await ws.recv()).get("more"):  # the push's parts
+                        pass
+                peak = rss_kib(process.pid)
+            assert peak - before > 50 * 1024, f"the world added only {peak - before} KiB: nothing to give back"
+            after = peak
+            for _ in range(50):
+                await asyncio.sleep(0.2)
+                after = rss_kib(process.pid)
+                if after - before < (peak - before) / 4:
+                    break
+            assert after - before < (peak - before) / 4, f"RSS {before} → {peak} → {after} KiB"
+            assert await ask(idle, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
