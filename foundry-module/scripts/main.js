@@ -12,6 +12,7 @@ import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
 import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
 import { rulesOf } from "./serialize.js";
 import { addTestConnectionButton } from "./adapters/settings.js";
+import { registerQuenchBatches } from "./quench.js";
 
 /** @type {Sightline} */
 let sightline;
@@ -77,6 +78,12 @@ Hooks.once("init", () => {
       toggleOverlay,
     };
   }
+});
+
+// Checks in a real Foundry: Quench fires `quenchReady` only when it is active, so without it nothing
+// is registered (scripts/quench.js, docs/foundry.md "Checks in a real Foundry").
+Hooks.once(/** @type {any} */ ("quenchReady"), (quench) => {
+  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline });
 });
 
 Hooks.once("ready", () => {

@@ -432,6 +432,8 @@ def test_spanish_scene_gets_spanish_notes() -> None:
 
 
 def test_other_rulesets_trait_gets_a_note() -> None:
-    """Contract: a trait of another ruleset is ignored with a note — never a silent zero."""
+    """Contract: a trait of another ruleset is ignored with a note — never a silent zero; the note names the
+    trait by its label ("Binoculars") and the ruleset by its title, never by their ids."""
     ruling = fight(attacker=("binoculars",))
-    assert ruling.modifier == 0 and has_note(ruling, "binoculars")
+    assert ruling.modifier == 0 and has_note(ruling, "Binoculars") and has_note(ruling, "GURPS 4e")
+    assert not has_note(ruling, "binoculars") and not has_note(ruling, "gurps-4e")
