@@ -448,7 +448,7 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
         await response.prepare(request)
         pending: list[str] = []
         size = 0
-        async for chunk in writer(request.app[LOG_STORE].export(world, session_id)):
+        async for chunk in writer(request.app[LOG_STORE].export(world, session_id), _language(request)):
             pending.append(chunk)
             size += len(chunk)
             if size >= _EXPORT_FLUSH:

@@ -148,7 +148,7 @@ async def test_exports_stream_jsonl_and_csv(
     assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == 13
     assert rows[1][CSV_COLUMNS.index("actor_name")] == "Sniper"
     md = await (await client.get(url + "/export.md", headers=ASHES)).text()
-    assert md.startswith("| Time |") and md.count("\n") == 14
+    assert md.startswith("| Time (UTC) |") and md.count("\n") == 14 and "| BS Attack |" in md
 
 
 async def test_login_sets_httponly_cookie_and_pages_render(
@@ -166,10 +166,11 @@ async def test_login_sets_httponly_cookie_and_pages_render(
     listing = await client.get("/log/")
     assert listing.status == 200 and str(logged[0].session) in await listing.text()
     page = await (await client.get(session_path)).text()
-    assert page.count('class="ruling') == 12 and "Time (UTC)" in page
+    assert page.count('class="ruling') == 12 and "<th>Time</th>" in page and "BS Attack" in page
+    assert '<time datetime="' in page and " UTC</time>" in page  # UTC until log.js shows local time
     spanish = await (await client.get(session_path, headers={"Accept-Language": "es-ES,es;q=0.9,en;q=0.5"})).text()
-    assert 'lang="es"' in spanish and "Hora (UTC)" in spanish
-    assert "Hora (UTC)" in await (await client.get(session_path + "?lang=es")).text()
+    assert 'lang="es"' in spanish and "<th>Hora</th>" in spanish and "Ataque CD" in spanish
+    assert "<th>Hora</th>" in await (await client.get(session_path + "?lang=es")).text()
     filtered = await (await client.get(session_path, params={"actor": "Sniper"})).text()
     assert filtered.count('class="ruling') == 4
     assert (await client.get("/log/w-other/" + str(logged[0].session), allow_redirects=False)).status == 303
