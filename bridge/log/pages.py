@@ -221,12 +221,17 @@ def session_page(
     error: str | None = None,
     rejudge: str = "",
     rejudged: Mapping[str, Mapping[str, Any]] | None = None,
+    snapshot_keys: Mapping[str, str] | None = None,
 ) -> str:
     """A session's rulings (one page), the filter form, export links and the map.
 
     With ``rejudged`` (record id → :func:`~bridge.log.rejudge_output.outcome_wire`, for ``rejudge``,
     a ``ruleset:edition`` choice) each row shows its re-judged verdict beside the original, changed rows
     are highlighted, and the map draws the re-judged line beside the original.
+
+    The page carries each row's snapshot *key* (``snapshot_keys``, record id → key, or the record's own
+    snapshot), never the snapshot: the map script fetches one when it draws it, so a page's size is
+    bounded by its rows however big and however many the scene versions are (issue 12).
     """
     t = TEXTS[lang]
     base = f"/log/{_path(session.world)}/{_path(session.id)}"
@@ -256,13 +261,11 @@ def session_page(
     )
     rows = []
     lines: dict[str, Any] = {}
-    snapshots: dict[str, Any] = {}
     zone_labels: dict[str, str] = {}
+    labelled: set[str] = set()
     for r in records:
         rid = r.id or ""
-        key = r.snapshot.key if r.snapshot else None
-        if r.snapshot is not None and key not in snapshots:
-            snapshots[r.snapshot.key] = r.snapshot.model_dump(mode="json")
+        key = (snapshot_keys or {}).get(rid) or (r.snapshot.key if r.snapshot else None)
         lines[rid] = {
             "line": r.line,
             "snapshot": key,
@@ -272,10 +275,11 @@ def session_page(
             "target": (r.target.name or r.target.id) if r.target else "",
             "action": label(r.ruleset, "action", r.action, lang),
         }
-        for region in r.snapshot.regions if r.snapshot else []:
-            zone = (region.get("zone") or {}).get("type")
-            if zone and zone not in zone_labels:
-                zone_labels[zone] = label(r.ruleset, "zone", zone, lang)
+        if r.ruleset not in labelled:  # the snapshot is fetched later: label every zone type of its ruleset
+            labelled.add(r.ruleset)
+            row = vocabulary().rulesets.get(r.ruleset)
+            for zone in row.zones if row is not None else ():
+                zone_labels.setdefault(zone, label(r.ruleset, "zone", zone, lang))
         outcome = rejudged.get(rid) if rejudged is not None else None
         rejudged_cell, changed = _rejudged_cell(t, outcome)
         if outcome is not None and outcome["status"] == "changed":
@@ -327,7 +331,12 @@ def session_page(
     title = session.name or _short_time(session.started)
     error_html = f'<p class="error" role="alert">{escape(t["bad_filter"])}: {escape(error)}</p>' if error else ""
     texts = {"from": t["line_from"], "to": t["line_to"], "rejudged": t["rejudged"]}
-    data = {"rulings": lines, "snapshots": snapshots, "texts": texts, "zones": zone_labels}
+    data = {
+        "rulings": lines,
+        "snapshotUrl": f"/api/worlds/{_path(session.world)}/snapshots/",
+        "texts": texts,
+        "zones": zone_labels,
+    }
     body = (
         f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'
         f'<h2>{escape(title)} <span class="muted">{escape(session.world)}</span></h2>'

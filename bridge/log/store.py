@@ -17,7 +17,7 @@ import base64
 import binascii
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..protocol import GameSession
 from .ids import ID_PATTERN
-from .records import Party, RulingRecord
+from .records import Party, RulingRecord, SceneSnapshot
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
@@ -84,10 +84,14 @@ class RulingFilter:
 
 @dataclass(frozen=True)
 class RulingPage:
-    """One page of a query, oldest first; pass ``next_cursor`` back to get the next (``None``: last)."""
+    """One page of a query, oldest first; pass ``next_cursor`` back to get the next (``None``: last).
+
+    ``snapshot_keys``: each record's snapshot key by record id (also when the snapshots were not read).
+    """
 
     records: list[RulingRecord]
     next_cursor: str | None
+    snapshot_keys: dict[str, str] = field(default_factory=dict)
 
 
 # --- Times and cursors ----------------------------------------------------------------------------
@@ -205,12 +209,20 @@ class LogStore(abc.ABC):
         filters: RulingFilter | None = None,
         limit: int = 100,
         cursor: str | None = None,
+        snapshots: bool = True,
     ) -> RulingPage:
         """One page of ``world``'s records (of ``session``, or all its sessions), oldest first.
+
+        ``snapshots=False`` leaves each record's ``snapshot`` out (``None``; the keys are in
+        ``snapshot_keys``): what a page of the log shows, fetching a snapshot when it is drawn.
 
         Keyset pagination on the record id: a page never repeats or skips a record however many are
         appended meanwhile. :class:`ValueError` for a cursor this store did not make.
         """
+
+    @abc.abstractmethod
+    async def get_snapshot(self, world: str, key: str) -> SceneSnapshot | None:
+        """The snapshot ``key``, when a record of ``world`` refers to it; ``None`` otherwise."""
 
     @abc.abstractmethod
     def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:

@@ -82,7 +82,10 @@ async def test_session_page_filters_and_draws_the_selected_line(
         await page.click("button[type=submit]")
         await page.wait_for_selector("#rulings tbody tr.ruling")
         assert await page.locator("#rulings tbody tr.ruling").count() == 9
+        await page.wait_for_selector("#map g.zone")  # the snapshot is fetched by key, not in the page
         assert await page.locator("#map g.zone").count() == 2
+        carried = await page.text_content("#log-data") or ""
+        assert "snapshotUrl" in carried and "Docks" not in carried and "r-smoke" not in carried
 
         await page.fill("input[name=actor]", "Sniper")
         await page.click("#apply")

@@ -1,6 +1,8 @@
 // Sightline log, session page: draws the scene's zones and walls (from the ruling's snapshot) and the
 // selected ruling's sight line into the page's SVG map. Reads the JSON block #log-data that the server
-// renders; no network requests, no dependencies.
+// renders (each ruling's line and snapshot key) and fetches a snapshot from the log's API the first time
+// it is drawn (the page never carries them: it stays small however many scene versions it shows).
+// No dependencies.
 "use strict";
 
 (function () {
@@ -50,10 +52,26 @@
     return pairs;
   }
 
-  function draw(recordId) {
+  const snapshots = new Map();  // key -> Promise of the snapshot (or null when it cannot be read)
+  function snapshotFor(key) {
+    if (!key) return Promise.resolve(null);
+    if (!snapshots.has(key)) {
+      const url = data.snapshotUrl + encodeURIComponent(key);
+      snapshots.set(key, fetch(url, { credentials: "same-origin" })
+        .then((response) => (response.ok ? response.json() : null))
+        .catch(() => null));
+    }
+    return snapshots.get(key);
+  }
+
+  let drawing = 0;  // a later selection wins over a fetch still under way
+  async function draw(recordId) {
     const ruling = recordId ? data.rulings[recordId] : null;
-    const snapshotKey = ruling ? ruling.snapshot : Object.keys(data.snapshots)[0];
-    const snapshot = snapshotKey ? data.snapshots[snapshotKey] : null;
+    const first = Object.values(data.rulings).find((r) => r.snapshot);
+    const snapshotKey = ruling ? ruling.snapshot : first && first.snapshot;
+    const turn = ++drawing;
+    const snapshot = await snapshotFor(snapshotKey);
+    if (turn !== drawing) return;
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     const zones = el("g", { class: "zones" }, svg);
     const bounds = [];
