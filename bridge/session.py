@@ -228,7 +228,7 @@ class Limits:
     watch_pairs: int = 10_000
     #: In a ``rules.lines: "best"`` scene, the line tests one message asks for: sampled lines (at most
     #: :data:`BEST_LINES` a pair) × pairs × (zones + walls), each line being tested against each of them.
-    best_line_tests: int = 100_000
+    best_line_tests: int = 50_000
 
 
 #: Most sight lines of one pair under ``rules.lines: "best"``: 9 sample points of each footprint.

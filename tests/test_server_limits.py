@@ -153,3 +153,27 @@ async def test_scene_size_limits_come_from_the_configuration(start: BridgeFactor
         assert answer["code"] == "too-large" and answer["details"]["field"] == "scene.tokens"
         await ws.send(json.dumps({"type": "ping", "id": "p"}))
         assert json.loads(await ws.recv()) == {"type": "pong", "id": "p"}
+
+
+async def test_cost_limits_come_from_the_configuration(start: BridgeFactory) -> None:
+    """--max-watch-pairs, --max-watches-per-connection and --max-scenes-per-world reach every connection:
+    each refusal is too-large naming its limit with the request id, and the connection stays."""
+    config = {"max_watch_pairs": 1, "max_watches_per_connection": 1, "max_scenes_per_world": 1}
+    async with start(**config) as addr, connect(f"ws://{addr}/ws") as ws:
+        await hello(ws, "w", "bridge-secret")
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q1", "scene": on_line_scene()}))
+        assert json.loads(await ws.recv())["type"] == "scene.synced"
+        await ws.send(json.dumps({"type": "watch", "id": "w1", "scene": "s1", "action": "bs-attack"}))
+        answer = json.loads(await ws.recv())
+        assert (answer["id"], answer["code"], answer["details"]["limit"]) == ("w1", "too-large", "watch-pairs")
+        await ws.send(json.dumps({"type": "watch", "id": "w2", "scene": "s1", "action": "bs-attack", "tokens": []}))
+        assert json.loads(await ws.recv())["type"] == "watching"
+        await ws.recv()  # its first annotations
+        await ws.send(json.dumps({"type": "watch", "id": "w3", "scene": "s1", "action": "bs-attack", "tokens": []}))
+        answer = json.loads(await ws.recv())
+        assert (answer["id"], answer["details"]["limit"]) == ("w3", "watches-per-connection")
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q2", "scene": {**on_line_scene(), "id": "s2"}}))
+        answer = json.loads(await ws.recv())
+        assert (answer["id"], answer["details"]["limit"], answer["details"]["max"]) == ("q2", "scenes-per-world", 1)
+        await ws.send(json.dumps({"type": "ping", "id": "p"}))
+        assert json.loads(await ws.recv()) == {"type": "pong", "id": "p"}

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from bridge.core.world import SceneLimits
-from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds
+from bridge.protocol import encode
+from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds, peek_id
 from tests.scenes import OfflineClient, on_line_scene, rect_region, scene, token
 
 SECRET = "s3cret"
@@ -24,7 +25,7 @@ def hello(world: str = "w1", secret: str | None = SECRET, **extra: Any) -> str:
 
 
 def answers(effects: list[Any]) -> list[dict[str, Any]]:
-    return [json.loads(e.message.model_dump_json()) for e in effects if isinstance(e, Send)]
+    return [json.loads(encode(e.message)) for e in effects if isinstance(e, Send)]
 
 
 def online(worlds: Worlds | None = None, world: str = "w1", **kw: Any) -> Session:
@@ -328,3 +329,167 @@ def test_repeated_questions_share_a_ruling_but_different_options_do_not() -> Non
     unaware = client.adjudicate("d", "a", "dodge", aware=False)
     assert {k: v for k, v in first.items() if k != "id"} == {k: v for k, v in again.items() if k != "id"}
     assert first["allowed"] is True and unaware["allowed"] is False
+
+
+# --- Limits on what one message costs (issue 11) -------------------------------------------------
+
+
+def _limit(answer: dict[str, Any], code: str, limit: str, value: float, most: float, request: str | None) -> None:
+    assert answer["type"] == "error" and answer["code"] == code
+    assert answer.get("id") == request
+    assert {k: answer["details"][k] for k in ("limit", "value", "max")} == {"limit": limit, "value": value, "max": most}
+
+
+def test_frame_over_the_limit_names_the_limit_and_echoes_the_id_read_from_its_head() -> None:
+    """A frame too large to parse is refused with too-large naming frame-bytes, its size and the maximum, and
+    the id read from its first bytes; the connection stays."""
+    session = online(limits=Limits(max_frame_bytes=200))
+    frame = json.dumps({"type": "scene.sync", "id": "big-1", "scene": scene(tokens=[token("a", 0, 0)])})
+    _limit(one(session, frame), "too-large", "frame-bytes", len(frame), 200, "big-1")
+    assert one(session, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+
+
+def test_rate_limited_answer_names_the_limit_and_echoes_the_id() -> None:
+    """A dropped message's answer carries its id, the messages received this second and the rate allowed."""
+    now = [0.0]
+    session = Session(
+        Worlds(), authenticate=authenticate, limits=Limits(messages_per_second=2, burst=2), monotonic=lambda: now[0]
+    )
+    assert answers(session.receive(hello()))[0]["type"] == "welcome"
+    assert one(session, {"type": "ping", "id": "p1"})["type"] == "pong"
+    _limit(one(session, {"type": "ping", "id": "p2"}), "rate-limited", "messages-per-second", 3, 2, "p2")
+
+
+@pytest.mark.parametrize(
+    ("frame", "expected"),
+    [
+        ('{"type": "ping", "id": "a1"}', "a1"),
+        ('{"type": "scene.sync", "scene": {"id": "s-not-this", "regions": []}, "id": "q7"}', "q7"),
+        ('{"scene": {"id": "nested"}, "type": "x"}', None),
+        ('{"type": "ping", "id": 12}', None),
+        ('{"type": "ping", "note": "\\"id\\": \\"fake\\"", "id": "real"}', "real"),
+        ('[{"id": "in-a-list"}]', None),
+        ("not json at all", None),
+        ('{"type": "ping", "pad": "' + "x" * 5000 + '", "id": "late"}', None),
+    ],
+)
+def test_peek_id_reads_only_a_top_level_string_id_from_the_head(frame: str, expected: str | None) -> None:
+    """The id of an unparsed frame is its top-level "id" string within the first 4 KiB, never a nested one."""
+    assert peek_id(frame) == expected and peek_id(frame.encode()) == expected
+
+
+def test_a_self_crossing_polygon_is_refused_naming_the_region_and_answers_at_once() -> None:
+    """A 500-vertex zigzag (every edge crosses others) is refused with invalid-message naming its field and
+    region, without trying to repair it; the scene held before is intact."""
+    session = online()
+    held = scene(tokens=[token("a", 0, 0), token("b", 300, 0)])
+    assert one(session, {"type": "scene.sync", "id": "q0", "scene": held})["type"] == "scene.synced"
+    zigzag = [c for i in range(500) for c in ((0 if i % 2 else 1000), (i * 37) % 1000)]
+    bad = scene(regions=[{"id": "r-zz", "name": "Zigzag", "shapes": [{"type": "polygon", "points": zigzag}]}])
+    answer = one(session, {"type": "scene.sync", "id": "q1", "scene": bad})
+    assert answer["code"] == "invalid-message" and answer["id"] == "q1"
+    assert answer["details"]["field"] == "scene.regions[0].shapes[0]" and "'Zigzag'" in answer["message"]
+    assert "cross" in answer["message"]
+    patch = {"type": "scene.patch", "id": "q2", "scene": "s1", "upsert": {"regions": bad["regions"]}}
+    assert one(session, patch)["details"]["field"] == "scene.regions[0].shapes[0]"
+    ask = {"type": "adjudicate", "id": "q3", "scene": "s1", "actor": "a", "target": "b", "action": "bs-attack"}
+    assert one(session, {**ask, "log": False})["type"] == "adjudication"
+
+
+def test_curves_count_against_the_vertex_limit_by_the_vertices_they_are_drawn_with() -> None:
+    """Three circles of radius 1e8 are 3 × 4096 vertices: over a limit of 10,000, too-large naming vertices."""
+    session = online(Worlds(scene_limits=SceneLimits(vertices=10_000)))
+    circles = [{"type": "circle", "x": 0, "y": 0, "radius": 1e8} for _ in range(3)]
+    big = scene(regions=[{"id": "r", "shapes": circles, "zone": {"type": "low"}}])
+    _limit(
+        one(session, {"type": "scene.sync", "id": "q", "scene": big}), "too-large", "vertices", 3 * 4096, 10_000, "q"
+    )
+    two = scene(regions=[{"id": "r", "shapes": circles[:2], "zone": {"type": "low"}}])
+    assert one(session, {"type": "scene.sync", "id": "q2", "scene": two})["type"] == "scene.synced"
+
+
+def _best_scene(zones: int, walls: int, tokens: int = 2) -> dict[str, Any]:
+    return scene(
+        regions=[rect_region(f"r{i}", "low", 500 + i, 0, 5, 100) for i in range(zones)],
+        tokens=[token(f"t{i}", i * 200, 0) for i in range(tokens)],
+        walls=[{"id": f"w{i}", "c": [400 + i, -100, 400 + i, -50], "sight": 20} for i in range(walls)],
+        lines="best",
+    )
+
+
+def test_best_lines_are_limited_by_sampled_lines_times_zones_and_walls() -> None:
+    """rules.lines 'best': one ruling tests 81 lines against 3 zones + 7 walls = 810 line tests; a limit of
+    800 refuses it (too-large, best-line-tests) and a centre-line ruling of the same scene is answered."""
+    session = online(limits=Limits(best_line_tests=800))
+    one(session, {"type": "scene.sync", "id": "q", "scene": _best_scene(3, 7)})
+    ask = {"type": "adjudicate", "id": "a1", "scene": "s1", "actor": "t0", "target": "t1", "action": "bs-attack"}
+    _limit(one(session, ask), "too-large", "best-line-tests", 810, 800, "a1")
+    one(session, {"type": "scene.sync", "id": "q", "scene": {**_best_scene(3, 7), "rules": scene()["rules"]}})
+    assert one(session, {**ask, "log": False})["type"] == "adjudication"
+
+
+def test_a_watch_is_limited_by_the_pairs_it_covers() -> None:
+    """Four tokens make 12 ordered pairs: over a limit of 10 the watch is refused; watching one token's pairs
+    (3 + 3 = 6) is not; a patch that grows it past the limit ends it with the reason."""
+    session = online(limits=Limits(watch_pairs=10))
+    one(
+        session,
+        {"type": "scene.sync", "id": "q", "scene": scene(tokens=[token(f"t{i}", i * 200, 0) for i in range(4)])},
+    )
+    watch = {"type": "watch", "id": "w1", "scene": "s1", "action": "bs-attack"}
+    _limit(one(session, watch), "too-large", "watch-pairs", 12, 10, "w1")
+    (watching, _) = answers(send(session, {**watch, "tokens": ["t0"]}))
+    assert watching["type"] == "watching"
+    more = [token(f"t{i}", i * 200, 500) for i in range(4, 6)]  # 6 tokens: 5 + 5 = 10 pairs, still within
+    assert [
+        a["type"]
+        for a in answers(send(session, {"type": "scene.patch", "id": "p1", "scene": "s1", "upsert": {"tokens": more}}))
+    ] == [
+        "scene.patched",
+        "annotations",
+    ]
+    grown = {"type": "scene.patch", "id": "p2", "scene": "s1", "upsert": {"tokens": [token("t9", 0, 900)]}}
+    patched, ended = answers(send(session, grown))
+    assert patched["type"] == "scene.patched" and ended["type"] == "unwatched" and ended["watch"] == "w1"
+    assert "watch-pairs" not in ended["reason"] and "12 (actor, target) pairs" in ended["reason"]
+
+
+def test_a_watch_on_a_best_scene_counts_its_line_tests() -> None:
+    """In a 'best' scene a watch costs pairs × 81 × (zones + walls): 2 pairs × 81 × 5 = 810 > 800."""
+    session = online(limits=Limits(best_line_tests=800))
+    one(session, {"type": "scene.sync", "id": "q", "scene": _best_scene(2, 3)})
+    answer = one(session, {"type": "watch", "id": "w", "scene": "s1", "action": "bs-attack"})
+    _limit(answer, "too-large", "best-line-tests", 810, 800, "w")
+
+
+def test_watches_per_connection_are_limited() -> None:
+    """Past its limit of open watches a connection's next watch is refused; unwatching one makes room."""
+    session = online(limits=Limits(watches=2))
+    one(session, {"type": "scene.sync", "id": "q", "scene": scene(tokens=[token("a", 0, 0), token("b", 300, 0)])})
+    for watch_id in ("w1", "w2"):
+        assert answers(send(session, {"type": "watch", "id": watch_id, "scene": "s1", "action": "bs-attack"}))[0][
+            "type"
+        ] == ("watching")
+    third = {"type": "watch", "id": "w3", "scene": "s1", "action": "bs-attack"}
+    _limit(one(session, third), "too-large", "watches-per-connection", 3, 2, "w3")
+    assert one(session, {"type": "unwatch", "id": "u", "watch": "w1"})["type"] == "unwatched"
+    assert answers(send(session, third))[0]["type"] == "watching"
+
+
+def test_scenes_per_world_forget_the_least_recently_used_unwatched_one() -> None:
+    """With room for 2 scenes, a third forgets the one used least recently; when both held ones are watched,
+    a new one is refused (too-large, scenes-per-world) and nothing is forgotten."""
+    session = online(Worlds(scene_limits=SceneLimits(scenes=2)))
+    tokens = [token("a", 0, 0), token("b", 300, 0)]
+    for scene_id in ("s1", "s2"):
+        one(session, {"type": "scene.sync", "id": "q", "scene": scene(tokens=tokens, scene_id=scene_id)})
+    ask = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "b", "action": "bs-attack", "log": False}
+    assert one(session, {**ask, "id": "a1"})["type"] == "adjudication"  # s1 is now the most recently used
+    one(session, {"type": "scene.sync", "id": "q3", "scene": scene(tokens=tokens, scene_id="s3")})
+    assert one(session, {**ask, "id": "a2", "scene": "s2"})["code"] == "unknown-scene"
+    assert one(session, {**ask, "id": "a3"})["type"] == "adjudication"
+    for scene_id in ("s1", "s3"):
+        send(session, {"type": "watch", "id": f"w-{scene_id}", "scene": scene_id, "action": "bs-attack"})
+    refused = one(session, {"type": "scene.sync", "id": "q4", "scene": scene(tokens=tokens, scene_id="s4")})
+    _limit(refused, "too-large", "scenes-per-world", 3, 2, "q4")
+    assert one(session, {**ask, "id": "a4"})["type"] == "adjudication"

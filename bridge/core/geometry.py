@@ -27,6 +27,7 @@ from shapely import affinity
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.strtree import STRtree
 
+from .curves import CurvedArea, curved_area
 from .scene import (
     CircleShape,
     EllipseShape,
@@ -56,12 +57,15 @@ __all__ = [
     "WallIndex",
     "clip_spans",
     "curve_vertex_count",
+    "curved_region",
     "in_spans",
     "level_spans",
+    "point_in_zone",
     "region_area",
     "ring_polygon",
     "shape_vertices",
     "spans_of",
+    "touches_zone",
     "wall_restriction",
 ]
 
@@ -400,6 +404,33 @@ class _ZoneInfo:
     bottom: float  # -inf when unbounded
     top: float  # +inf when unbounded
     spans: Spans  # the heights where it counts: [bottom, top] within its levels' spans
+    curved: CurvedArea | None  # its circles and ellipses judged exactly (None: the area is exact)
+    query_area: Any  # what a tree is queried with: the area, or around its curves (never smaller than the truth)
+
+
+def curved_region(region: Region) -> CurvedArea | None:
+    """The region's circles and ellipses as their equations (:mod:`bridge.core.curves`), or ``None`` when its
+    drawn area is already exact (resolved ``polygons``, or straight shapes only)."""
+    return curved_area(region, _shape_area, _combine)
+
+
+def touches_zone(area: Any, curved: CurvedArea | None, probe: Any) -> bool:
+    """Whether a footprint, segment or point touches a zone's area — exactly, curves included (contract:
+    "Touching counts … circles and ellipses included")."""
+    if area.is_empty:
+        return False
+    if curved is not None:
+        return curved.touches(probe)
+    return bool(area.intersects(probe))
+
+
+def point_in_zone(area: Any, curved: CurvedArea | None, x: float, y: float) -> bool:
+    """Whether the point lies in a zone's (closed) area, curves judged exactly."""
+    if area.is_empty:
+        return False
+    if curved is not None:
+        return curved.contains_point(x, y)
+    return bool(area.intersects(Point(x, y)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,6 +520,7 @@ class SceneGeometry:
         # Regions: every area (zone or not) on demand, zones compiled up front.
         self._regions: dict[str, Region] = {region.id: region for region in scene.regions}
         self._areas: dict[str, Any] = {}
+        self._curves: dict[str, CurvedArea | None] = {}
         zones: list[_ZoneInfo] = []
         for region in scene.regions:
             if region.zone is None:
@@ -498,6 +530,7 @@ class SceneGeometry:
             elevation = region.elevation
             bottom = -math.inf if elevation.bottom is None else elevation.bottom
             top = math.inf if elevation.top is None else elevation.top
+            curved = self._curved(region.id) if not area.is_empty else None
             zones.append(
                 _ZoneInfo(
                     order=len(zones),
@@ -507,14 +540,16 @@ class SceneGeometry:
                     bottom=bottom,
                     top=top,
                     spans=clip_spans(spans_of(region.levels, self._level_spans), bottom, top),
+                    curved=curved,
+                    query_area=area if curved is None else curved.outer,
                 )
             )
         self._zones: tuple[_ZoneInfo, ...] = tuple(zones)
         self._zone_by_region: dict[str, _ZoneInfo] = {zone.region_id: zone for zone in zones}
         self._solid_zones: tuple[_ZoneInfo, ...] = tuple(zone for zone in zones if not zone.area.is_empty)
-        self._zone_tree = STRtree([zone.area for zone in self._solid_zones])
+        self._zone_tree = STRtree([zone.query_area for zone in self._solid_zones])
         self._zone_bounds: FloatArray = (
-            shapely.bounds([zone.area for zone in self._solid_zones]).astype(np.float64)
+            shapely.bounds([zone.query_area for zone in self._solid_zones]).astype(np.float64)
             if self._solid_zones
             else np.empty((0, 4), dtype=np.float64)
         )
@@ -558,13 +593,14 @@ class SceneGeometry:
             raise KeyError(region_id)
         zone = self._zone_by_region.get(region_id)
         if zone is not None:
-            area, spans = zone.area, zone.spans
+            area, spans, curved = zone.area, zone.spans, zone.curved
         else:
             area = self._area(region_id)
             bottom = -math.inf if region.elevation.bottom is None else region.elevation.bottom
             top = math.inf if region.elevation.top is None else region.elevation.top
             spans = clip_spans(spans_of(region.levels, self._level_spans), bottom, top)
-        result = not area.is_empty and in_spans(info.token.elevation, spans) and bool(area.intersects(info.probe))
+            curved = self._curved(region_id)
+        result = in_spans(info.token.elevation, spans) and touches_zone(area, curved, info.probe)
         self._inside_cache[key] = result
         return result
 
@@ -701,6 +737,11 @@ class SceneGeometry:
             self._areas[region_id] = area
         return area
 
+    def _curved(self, region_id: str) -> CurvedArea | None:
+        if region_id not in self._curves:
+            self._curves[region_id] = curved_region(self._regions[region_id])
+        return self._curves[region_id]
+
     def _compile_token(self, token: Token) -> _TokenInfo:
         size = self.scene.grid.size
         w, h = token.width * size, token.height * size
@@ -774,7 +815,7 @@ class SceneGeometry:
         entries: dict[int, float] = {}
         for index in self._zone_tree.query(segment, predicate="intersects"):
             zone = self._solid_zones[int(index)]
-            first = _first_entry(segment, zone.area, zone.spans, a, b, flat, dx, dy, length2)
+            first = _first_entry(segment, zone.area, zone.spans, a, b, flat, dx, dy, length2, zone.curved)
             if first is not None:
                 entries[zone.order] = first
         return entries
@@ -790,18 +831,30 @@ def _first_entry(
     dx: float,
     dy: float,
     length2: float,
+    curved: CurvedArea | None = None,
 ) -> float | None:
-    """The first ``t`` where the line ``a → b`` (whose 2D ``segment`` touches ``area``) meets the zone at a
-    height within one of its ``spans``, or ``None``. One span is the plain case (a region's own
-    elevation); V14 levels may give a zone several."""
+    """The first ``t`` where the line ``a → b`` (whose 2D ``segment`` touches ``area``, or the area around
+    its curves) meets the zone at a height within one of its ``spans``, or ``None``. One span is the plain
+    case (a region's own elevation); V14 levels may give a zone several. A zone with circles or ellipses
+    (``curved``) is judged from their equations. The per-pair path and the engine's exact fallback both
+    call it."""
     best: float | None = None
     meeting: Any = None
+    parts: list[tuple[float, float]] | None = None
     for bottom, top in spans:
         span = _span_params(a.z, b.z, bottom, top)
         if span is None:
             continue
         if flat:
             first: float | None = span[0]
+            if curved is not None and not curved.contains_point(a.x, a.y):
+                first = None
+        elif curved is not None:
+            # Curves judged from their equations: the segment's parts in the area, then the span.
+            if parts is None:
+                parts = curved.segment_parts(a.x, a.y, b.x, b.y)
+            lo, hi = span
+            first = next((min(max(start, lo), hi) for start, end in parts if start <= hi and end >= lo), None)
         else:
             if meeting is None:
                 meeting = shapely.intersection(segment, area)

@@ -9,6 +9,14 @@ each end lies inside the zone (from GEOS, closed), it finds, for both directions
 the zone's elevation span, whether the line meets the zone and the first ``t`` it does — or flags the
 directed line as doubtful, for the exact per-line path (GEOS), when rounding could change the answer.
 
+Zones with circles or ellipses are walked on the chords they are drawn with; their true boundary lies
+within the zone's ``slack`` of those chords (:class:`~bridge.core.curves.CurvedArea`). A chord crossed
+clearly stands for one crossing of the curve, its ``t`` off by at most ``slack / sin(angle)`` (added to the
+error bound); a chord whose end lies within 4 × slack of the line, or a line end within 4 × slack of a
+chord, may hide a tangent or a graze of the curve the chord misses: that (line, zone) is then returned
+with an error of −1 in both directions, for the caller to judge from the curves' equations (the exact
+function the per-pair path uses), rather than the whole line going to the exact path.
+
 The arithmetic is plain IEEE double (no fast-math: numba, like NumPy, neither reassociates nor fuses),
 which is what the error bounds in ``bridge.core.visibility`` assume.
 """
@@ -78,7 +86,7 @@ _SIGNATURE = types.Tuple((_I, _I, _F, _F, _B))(  # type: ignore[no-untyped-call]
     *(_F,) * 6,  # x0, y0, x1, y1, za, zb
     *(_B, _B),  # start_in, end_in
     types.float64[:, :],  # zone_bounds
-    *(_F,) * 3,  # zone_scale, bottom, top
+    *(_F,) * 4,  # zone_scale, zone_slack, bottom, top
     *(_I, _I),  # run_start, run_count
     *(_F,) * 4,  # run_x0, run_y0, run_x1, run_y1
     *(_I, _I),  # run_first_edge, run_edges
@@ -103,6 +111,7 @@ def _meetings(
     end_in: Any,
     zone_bounds: Any,
     zone_scale: Any,
+    zone_slack: Any,
     bottom: Any,
     top: Any,
     run_start: Any,
@@ -133,13 +142,17 @@ def _meetings(
         line, z = li[k], zi[k]
         px, py, qx, qy = x0[line], y0[line], x1[line], y1[line]
         dx, dy = qx - px, qy - py
+        # A zone with curves: its true boundary lies within `slack` of its edges (chords of the curves).
+        # `near` is that distance times the line's length, as the orientation products measure it.
+        slack = zone_slack[z]
+        near_line = 4.0 * slack * np.hypot(dx, dy)
         # The zone's box wholly on one side of the line: it cannot meet the segment.
         bx0, by0, bx1, by1 = zone_bounds[z, 0], zone_bounds[z, 1], zone_bounds[z, 2], zone_bounds[z, 3]
         s1 = dx * (by0 - py) - dy * (bx0 - px)
         s2 = dx * (by0 - py) - dy * (bx1 - px)
         s3 = dx * (by1 - py) - dy * (bx1 - px)
         s4 = dx * (by1 - py) - dy * (bx0 - px)
-        margin = 1e-9 * (abs(dx) + abs(dy)) * (1.0 + zone_scale[z] + abs(px) + abs(py))
+        margin = 1e-9 * (abs(dx) + abs(dy)) * (1.0 + zone_scale[z] + abs(px) + abs(py)) + near_line
         if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
             continue
         doubt = False
@@ -151,34 +164,49 @@ def _meetings(
             s3 = dx * (ry1 - py) - dy * (rx1 - px)
             s4 = dx * (ry1 - py) - dy * (rx0 - px)
             scale = max(max(abs(rx0), abs(rx1)), max(abs(ry0), abs(ry1)))
-            margin = 1e-9 * (abs(dx) + abs(dy)) * (1.0 + scale + abs(px) + abs(py))
+            margin = 1e-9 * (abs(dx) + abs(dy)) * (1.0 + scale + abs(px) + abs(py)) + near_line
             if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
                 continue
             for e in range(run_first_edge[r], run_first_edge[r] + run_edges[r]):
                 ax, ay, bx, by = ex0[e], ey0[e], ex1[e], ey1[e]
                 sa, sa_m = _orient(px, py, qx, qy, ax, ay)
                 sb, sb_m = _orient(px, py, qx, qy, bx, by)
-                near_a = abs(sa) <= ORIENT_TOL * sa_m
-                near_b = abs(sb) <= ORIENT_TOL * sb_m
+                # An edge of a curve: an end within 4 slack of the line may hide a tangent or a graze
+                # of the true curve (which lies within slack of the edge) that the edge itself misses.
+                near_a = abs(sa) <= ORIENT_TOL * sa_m or abs(sa) <= near_line
+                near_b = abs(sb) <= ORIENT_TOL * sb_m or abs(sb) <= near_line
                 if not (near_a or near_b or sa * sb <= 0):
                     continue  # both ends surely on one side of the line
                 oa, oa_m = _orient(ax, ay, bx, by, px, py)
                 ob, ob_m = _orient(ax, ay, bx, by, qx, qy)
-                near = near_a or near_b or abs(oa) <= ORIENT_TOL * oa_m or abs(ob) <= ORIENT_TOL * ob_m
+                near_edge = 4.0 * slack * np.hypot(bx - ax, by - ay)  # a line end that close to a curve's edge
+                near = (
+                    near_a
+                    or near_b
+                    or abs(oa) <= ORIENT_TOL * oa_m
+                    or abs(ob) <= ORIENT_TOL * ob_m
+                    or abs(oa) <= near_edge
+                    or abs(ob) <= near_edge
+                )
                 if near:
+                    pad = 4.0 * slack
                     if (
-                        min(ax, bx) <= max(px, qx)
-                        and min(px, qx) <= max(ax, bx)
-                        and min(ay, by) <= max(py, qy)
-                        and min(py, qy) <= max(ay, by)
+                        min(ax, bx) - pad <= max(px, qx)
+                        and min(px, qx) <= max(ax, bx) + pad
+                        and min(ay, by) - pad <= max(py, qy)
+                        and min(py, qy) <= max(ay, by) + pad
                     ):
                         doubt = True
                     continue
                 if sa * sb < 0 and oa * ob < 0:
                     length = np.hypot(qx - px, qy - py)
                     big = max(max(max(abs(px), abs(py)), abs(qx)), abs(qy))
+                    # A curve crosses the line within slack / sin(angle) of where its edge does.
                     err = (
-                        10.0 * ORIENT_TOL * (oa_m + ob_m) / (abs(oa) + abs(ob)) + (1e-10 * big + 1e-9) / length + 1e-12
+                        10.0 * ORIENT_TOL * (oa_m + ob_m) / (abs(oa) + abs(ob))
+                        + (1e-10 * big + 1e-9) / length
+                        + 1e-12
+                        + 2.0 * slack * np.hypot(bx - ax, by - ay) / abs(sb - sa)
                     )
                     # Kept in order along the line (ties keep their order): an insertion.
                     t = oa / (oa - ob)
@@ -195,6 +223,24 @@ def _meetings(
         # inside does not meet the zone (a touch of its boundary would have raised a doubt).
         if (s_in != (n % 2 == 1)) != e_in:
             doubt = True
+        if doubt and slack > 0.0:
+            # A zone with curves: this (line, zone) alone is judged from the curves' equations, by the
+            # caller (a row with error -1 in each direction), rather than the whole line by the exact path.
+            for d in range(2):
+                if found == capacity:
+                    capacity *= 2
+                    out_dp = _grown(out_dp, capacity)
+                    out_z = _grown(out_z, capacity)
+                    out_key = _grown(out_key, capacity)
+                    out_err = _grown(out_err, capacity)
+                    out_exact = _grown(out_exact, capacity)
+                out_dp[found] = 2 * line_ids[line] + d
+                out_z[found] = z
+                out_key[found] = np.nan
+                out_err[found] = -1.0
+                out_exact[found] = False
+                found += 1
+            continue
         for d in range(2):
             if d == 0:
                 lo, hi, valid = _span(za[line], zb[line], bottom[z], top[z])
@@ -242,6 +288,8 @@ def zone_meetings(**arrays: Any) -> tuple[Any, Any, Any, Any, Any]:
 
     Returns the directed pair, zone, key (first ``t``), its error bound and whether it is exact, for
     every (directed line, zone) that meets; flags doubtful directed lines in ``arrays["ambiguous"]``.
+    A zone with curves (``zone_slack`` > 0) whose meeting the loop cannot tell comes back as a row with
+    error −1 (key NaN) in each direction: the caller judges that pair exactly.
     """
     return _meetings(  # type: ignore[no-any-return]
         arrays["li"],
@@ -257,6 +305,7 @@ def zone_meetings(**arrays: Any) -> tuple[Any, Any, Any, Any, Any]:
         arrays["end_in"],
         arrays["zone_bounds"],
         arrays["zone_scale"],
+        arrays["zone_slack"],
         arrays["bottom"],
         arrays["top"],
         arrays["run_start"],

@@ -15,6 +15,10 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
   elevation span, whether the line meets the zone and the first ``t`` it does — as GEOS ``intersects``
   and ``intersection`` would in :class:`~bridge.core.geometry.SceneGeometry`.
 - Each directed line's crossings are put in evidence order by one numpy sort over all lines.
+- Zones with circles or ellipses (judged exactly, ``bridge.core.curves``): the tree and the boxes hold
+  polygons around the curves; footprints and centres near a curve are judged from its equation, as
+  ``SceneGeometry.inside`` does; the compiled loop walks the chords with the curve's slack in its error
+  bounds and sends a line that comes near a curve's tangent to the exact path.
 - Every float decision carries an error bound. A pair whose answer could be changed by rounding — a
   line through a zone vertex or along an edge, a crossing at the edge of an elevation span, two
   crossings too close to order — falls back to the exact per-line path (GEOS ``intersection``, the
@@ -50,6 +54,7 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
+from .curves import CurvedArea
 from .geometry import (
     _DIR_LEFT,
     _DIR_RIGHT,
@@ -62,10 +67,13 @@ from .geometry import (
     _first_entry,
     _segment_distance,
     clip_spans,
+    curved_region,
     in_spans,
     level_spans,
+    point_in_zone,
     region_area,
     spans_of,
+    touches_zone,
     wall_sides,
 )
 from .meetings import FROM, INTO, THROUGH, WITHIN, crossing_order, zone_meetings
@@ -110,8 +118,11 @@ class _Zone:
     bottom: float
     top: float
     spans: Spans  # the heights where it counts; [bottom, top] is their hull
-    bounds: tuple[float, float, float, float]
+    bounds: tuple[float, float, float, float]  # around the true area (curves included)
     edges: FloatArray  # (m, 4): x0, y0, x1, y1 of every ring edge, holes included
+    curved: CurvedArea | None  # its circles and ellipses judged exactly (None: the area is exact)
+    query_area: Any  # the area, or a polygon around its curves: what the zone tree holds
+    slack: float  # how far the true boundary may lie from ``edges`` (0 without curves), pixels
     crossings: tuple[Crossing, Crossing, Crossing, Crossing]  # from, into, within, through
 
     @property
@@ -313,7 +324,8 @@ class SceneVisibility:
         self._zones_reused = old_zones is not None and _same_objects(old_zones, zones)
         if not self._zones_reused:
             self._zones = tuple(zones)
-            self._areas = np.array([zone.area for zone in zones], dtype=object)
+            self._areas = np.array([zone.query_area for zone in zones], dtype=object)
+            self._zone_slack = np.array([zone.slack for zone in zones], dtype=np.float64)
             self._zone_bounds = np.array([zone.bounds for zone in zones], dtype=np.float64).reshape(-1, 4)
             self._zone_scale = np.abs(self._zone_bounds).max(axis=1)  # the largest coordinate of each box
             self._zone_tree = STRtree(self._areas)
@@ -425,15 +437,27 @@ class SceneVisibility:
                 centre_in[rows] = self._centre_in[src]
                 todo = np.array(sorted(set(range(n)) - set(keep)), dtype=np.intp)
         if todo.size and m:
+            # The tree holds areas around the curves: a zone with curves is then judged exactly, the way
+            # SceneGeometry.inside and _first_entry judge it.
             ti, zi = self._zone_tree.query(t.probes[todo], predicate="intersects")
             ti = todo[ti]
             within = (self._bottom[zi] <= t.cz[ti]) & (t.cz[ti] <= self._top[zi])
             for k in np.flatnonzero(within & self._split[zi]).tolist():  # within the hull: which span?
                 within[k] = in_spans(float(t.cz[ti[k]]), self._zones[int(zi[k])].spans)
+            for k in np.flatnonzero(within).tolist():
+                zone = self._zones[int(zi[k])]
+                if zone.curved is not None:
+                    within[k] = touches_zone(zone.area, zone.curved, t.probes[ti[k]])
             inside[ti[within], zi[within]] = True
             centres = shapely.points(t.cx[todo], t.cy[todo])
             ci, cz = self._zone_tree.query(centres, predicate="intersects")
-            centre_in[todo[ci], cz] = True
+            met = np.ones(ci.size, dtype=bool)
+            for k in range(ci.size):
+                zone = self._zones[int(cz[k])]
+                if zone.curved is not None:
+                    row = int(todo[ci[k]])
+                    met[k] = point_in_zone(zone.area, zone.curved, float(t.cx[row]), float(t.cy[row]))
+            centre_in[todo[ci[met]], cz[met]] = True
         self._inside, self._centre_in = inside, centre_in
 
     def _renamed(self, scene: Scene) -> bool:
@@ -603,7 +627,7 @@ class SceneVisibility:
             u = lines[li[split]]
             ambiguous[2 * u] = True
             ambiguous[2 * u + 1] = True
-        return zone_meetings(
+        met = zone_meetings(
             li=li,
             zi=zi,
             line_ids=lines,
@@ -617,6 +641,7 @@ class SceneVisibility:
             end_in=self._centre_in[j[li], zi],
             zone_bounds=self._zone_bounds,
             zone_scale=self._zone_scale,
+            zone_slack=self._zone_slack,
             bottom=self._bottom,
             top=self._top,
             run_start=self._run_start,
@@ -634,6 +659,33 @@ class SceneVisibility:
             max_edges=self._max_edges,
             ambiguous=ambiguous,
         )
+        return self._curve_keys(idx, met)
+
+    def _curve_keys(self, idx: IntArray, met: _Met) -> _Met:
+        """The rows the compiled loop left to the curves' equations (error −1): each (directed line, zone)
+        judged by ``_first_entry``, the per-pair path's own function — kept (exact) when the line meets
+        the zone, dropped when it does not."""
+        dp, zi, key, err, exact = met
+        todo = np.flatnonzero(err < 0)
+        if not todo.size:
+            return met
+        t = self._tokens
+        keep = np.ones(dp.size, dtype=bool)
+        key, err, exact = key.copy(), err.copy(), exact.copy()
+        for row in todo.tolist():
+            u, d = divmod(int(dp[row]), 2)
+            s, e = (idx[u, 0], idx[u, 1]) if d == 0 else (idx[u, 1], idx[u, 0])
+            a = Point3(float(t.cx[s]), float(t.cy[s]), float(t.cz[s]))
+            b = Point3(float(t.cx[e]), float(t.cy[e]), float(t.cz[e]))
+            zone = self._zones[int(zi[row])]
+            dx, dy = b.x - a.x, b.y - a.y
+            segment = LineString([(a.x, a.y), (b.x, b.y)])
+            first = _first_entry(segment, zone.area, zone.spans, a, b, False, dx, dy, dx * dx + dy * dy, zone.curved)
+            if first is None:
+                keep[row] = False
+            else:
+                key[row], err[row], exact[row] = first, 0.0, True
+        return dp[keep], zi[keep], key[keep], err[keep], exact[keep]
 
     def _box_candidates(
         self, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
@@ -721,7 +773,7 @@ class SceneVisibility:
         entries: dict[int, float] = {}
         for index in self._zone_tree.query(segment, predicate="intersects").tolist():
             zone = self._zones[index]
-            first = _first_entry(segment, zone.area, zone.spans, a, b, flat, dx, dy, length2)
+            first = _first_entry(segment, zone.area, zone.spans, a, b, flat, dx, dy, length2, zone.curved)
             if first is not None:
                 entries[index] = first
         return entries
@@ -922,6 +974,8 @@ def _compile_zone(region: Region, levels: Mapping[str, tuple[float, float]]) -> 
     if area.is_empty:
         return None
     shapely.prepare(area)
+    curved = curved_region(region)
+    query_area = area if curved is None else curved.outer
     rings = shapely.get_rings(shapely.get_parts(area))
     coords, ring = shapely.get_coordinates(rings, return_index=True)
     same = ring[1:] == ring[:-1]
@@ -935,8 +989,11 @@ def _compile_zone(region: Region, levels: Mapping[str, tuple[float, float]]) -> 
         bottom=spans[0][0],
         top=spans[-1][1],
         spans=spans,
-        bounds=tuple(float(v) for v in shapely.bounds(area)),  # type: ignore[arg-type]
+        bounds=tuple(float(v) for v in shapely.bounds(query_area)),  # type: ignore[arg-type]
         edges=edges,
+        curved=curved,
+        query_area=query_area,
+        slack=0.0 if curved is None else curved.slack,
         crossings=(
             Crossing(region.id, zone_type, CrossingKind.FROM),
             Crossing(region.id, zone_type, CrossingKind.INTO),

@@ -964,3 +964,108 @@ def test_a_tokens_light_is_measured_from_its_token_with_its_external_radius() ->
     # The bearer's centre (850, 150) is 350 px from the wall; minus its 100 px external radius: 250 < 300.
     assert [light.id for light in bearer_scene(3).lights_reaching("b")] == ["bearer"]
     assert bearer_scene(2.4).lights_reaching("b") == ()
+
+
+# --- Exact touches on curves (contract: "Touching counts … circles and ellipses included") ---------
+
+
+def rotated_tangent(
+    cx: float, cy: float, rx: float, ry: float, rotation: float, phi: float, offset: float = 0.0, half: float = 400.0
+) -> tuple[Point3, Point3]:
+    """A segment tangent to the ellipse at parameter ``phi`` (moved ``offset`` px outwards), ``half`` px each way."""
+    theta = math.radians(rotation)
+
+    def world(u: float, v: float) -> tuple[float, float]:
+        return u * math.cos(theta) - v * math.sin(theta), u * math.sin(theta) + v * math.cos(theta)
+
+    px, py = world(rx * math.cos(phi), ry * math.sin(phi))
+    tx, ty = world(-rx * math.sin(phi), ry * math.cos(phi))
+    nx, ny = world(math.cos(phi) / rx, math.sin(phi) / ry)  # the outward normal
+    tl, nl = math.hypot(tx, ty), math.hypot(nx, ny)
+    px, py = cx + px + offset * nx / nl, cy + py + offset * ny / nl
+    return (
+        p(px - half * tx / tl, py - half * ty / tl),
+        p(px + half * tx / tl, py + half * ty / tl),
+    )
+
+
+def test_a_token_corner_on_a_circle_between_its_vertices_is_inside() -> None:
+    """Contract: 'a token whose footprint touches a zone is inside it … exactly, circles and ellipses included (a
+    tangent or a corner on the curve counts)' — a corner at (150, 200) from the centre of a radius-250 circle."""
+    geo = geometry(
+        regions=[region("r", circle(1000, 1000, 250))],
+        tokens=[token("on", 1150, 1200), token("off", 1150.5, 1200), token("point", 850, 800, width=0, height=0)],
+    )
+    assert geo.inside("on", "r")
+    assert not geo.inside("off", "r")
+    assert geo.inside("point", "r")  # (−150, −200): a zero-size token exactly on the curve
+
+
+def test_a_line_tangent_to_a_circle_between_its_vertices_crosses_it() -> None:
+    """Contract: 'a line that grazes a zone crosses it … (a tangent … counts)' — tangent at (150, 200) from the
+    centre of a radius-250 circle; the same line a pixel further out does not meet it."""
+    geo = geometry(regions=[region("r", circle(1000, 1000, 250))])
+    assert geo._line_zone_entries(p(950, 1350), p(1350, 1050)) == {0: 0.5}
+    assert geo._line_zone_entries(p(950.8, 1350.6), p(1350.8, 1050.6)) == {}
+
+
+def test_a_token_corner_on_an_ellipse_is_inside() -> None:
+    """Contract ('a corner on the curve counts'): an axis-aligned ellipse of radii 200 × 100, corner at (160, 60)
+    from its centre; half a pixel out it is not."""
+    geo = geometry(
+        regions=[region("r", ellipse(1000, 1000, 200, 100))],
+        tokens=[token("on", 1160, 1060), token("off", 1160.5, 1060)],
+    )
+    assert geo.inside("on", "r") and not geo.inside("off", "r")
+
+
+@pytest.mark.parametrize("phi", [0.3, 1.1, 2.0, 4.4])
+def test_a_line_tangent_to_a_rotated_ellipse_crosses_it(phi: float) -> None:
+    """Contract ('a tangent … counts'): a line tangent to an ellipse of radii 300 × 100 turned 30° meets it; moved
+    0.01 px outwards it does not."""
+    geo = geometry(regions=[region("r", ellipse(1000, 1000, 300, 100, rotation=30))])
+    start, end = rotated_tangent(1000, 1000, 300, 100, 30, phi)
+    assert geo._line_zone_entries(start, end) == {0: pytest.approx(0.5, abs=1e-6)}
+    start, end = rotated_tangent(1000, 1000, 300, 100, 30, phi, offset=0.01)
+    assert geo._line_zone_entries(start, end) == {}
+
+
+def test_a_token_touching_a_rotated_ellipse_at_its_corner_is_inside() -> None:
+    """Contract ('a corner on the curve counts'): a zero-size token and a box whose corner lie on a rotated
+    ellipse, between the vertices of the polygon it is drawn with."""
+    on, _ = rotated_tangent(1000, 1000, 300, 100, 30, 1.1, half=0.0)
+    out, _ = rotated_tangent(1000, 1000, 300, 100, 30, 1.1, offset=0.02, half=0.0)
+    geo = geometry(
+        regions=[region("r", ellipse(1000, 1000, 300, 100, rotation=30))],
+        tokens=[
+            token("point", on.x, on.y, width=0, height=0),
+            token("out", out.x, out.y, width=0, height=0),
+            token("box", on.x, on.y),  # the box hangs outwards from its top-left corner on the curve
+        ],
+    )
+    assert geo.inside("point", "r") and not geo.inside("out", "r")
+    assert geo.inside("box", "r")
+
+
+def test_holes_are_judged_exactly_too() -> None:
+    """Contract ('exactly, circles and ellipses included'), holes too: a hole's rim belongs to the zone, its
+    interior does not — a point just inside a radius-250 hole, beyond the polygon it is drawn with, is out; a
+    corner on the rim, between vertices, is in; a line tangent to the hole from inside the zone still meets it."""
+    hole = circle(1000, 1000, 250, hole=True)
+    area = geometry(regions=[region("r", rect(500, 500, 1000, 1000), hole)]).zone_area("r")
+    assert area is not None
+    n = len(area.interiors[0].coords) - 1
+    inradius = 250 * math.cos(math.pi / n)  # the drawn hole's chords come this close to the centre
+    rho = (inradius + 250) / 2
+    angle = math.pi / n  # the middle of the first chord
+    x, y = 1000 + rho * math.cos(angle), 1000 + rho * math.sin(angle)
+    geo = geometry(
+        regions=[region("r", rect(500, 500, 1000, 1000), hole)],
+        tokens=[token("in-hole", x, y, width=0, height=0), token("rim", 1050, 1100), token("deep", 1000, 1000)],
+    )
+    assert not geo.inside("in-hole", "r")
+    assert geo.inside("rim", "r")  # wholly in the hole but for its corner (1150, 1200), on the rim
+    assert not geo.inside("deep", "r")
+    # A line inside the hole from its centre to a rim point between vertices meets the zone only there.
+    assert geo._line_zone_entries(p(1000, 1000), p(1150, 1200)) == {0: 1.0}
+    assert geo._line_zone_entries(p(1000, 1000), p(1149, 1198.5)) == {}

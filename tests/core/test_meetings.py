@@ -44,6 +44,7 @@ def _meet(
         "end_in": np.full(n, end_in),
         "zone_bounds": np.array([[100.0, 100.0, 200.0, 200.0]]),
         "zone_scale": np.array([200.0]),
+        "zone_slack": np.zeros(1),
         "bottom": np.array([span[0]]),
         "top": np.array([span[1]]),
         "run_start": np.array([0], dtype=i64),

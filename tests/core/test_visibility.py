@@ -12,7 +12,8 @@ from bridge.core.sight import CrossingKind
 from bridge.core.visibility import SceneVisibility
 from bridge.core.world import SceneState
 
-from .shapes import rect, region, token, wall
+from .shapes import circle, ellipse, rect, region, token, wall
+from .test_geometry import rotated_tangent
 from .test_visibility_properties import plain_rulings
 
 
@@ -340,3 +341,48 @@ def test_rulings_that_read_distances_and_lights_are_not_shared_between_lines() -
     )
     assert ("obs", "near") in engine.update(walled)
     assert dict(engine.rulings()) == plain_rulings(walled, "observation", False)
+
+
+def test_curves_are_judged_exactly_by_the_engine_as_by_the_plain_path() -> None:
+    """Contract ('Touching counts … exactly, circles and ellipses included (a tangent or a corner on the curve
+    counts)'): footprints with a corner on a circle, lines tangent to a circle and to a rotated ellipse between
+    the vertices they are drawn with, a circular hole — the engine's rulings equal the plain path's."""
+    ring = region("ring", rect(2000, 0, 1000, 1000), circle(2500, 500, 250, hole=True), zone="poor")
+    smoke = region("smoke", circle(1000, 1000, 250), zone="low")
+    tilted = region("tilted", ellipse(1000, 2500, 300, 100, rotation=30), zone="low")
+    tokens = [
+        token("corner", 1150, 1200),  # top-left corner on the circle, at (150, 200) from its centre
+        token("t1", 950, 1350, width=0, height=0),  # the ends of a line tangent to it at (150, 200)
+        token("t2", 1350, 1050, width=0, height=0),
+        token("rim", 2550, 600),  # in the hole but for its bottom-right corner, on the rim at (150, 200)
+        token("far", 0, 2000),
+        token("hole", 2450, 450, width=0.5, height=0.5),  # in the hole, touching nothing
+    ]
+    start, end = rotated_tangent(1000, 2500, 300, 100, 30, 1.1)
+    tokens += [token("e1", start.x, start.y, width=0, height=0), token("e2", end.x, end.y, width=0, height=0)]
+    state = _state([smoke, ring, tilted], tokens)
+    engine = SceneVisibility(state, action="bs-attack")
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+
+    def kinds(actor: str, target: str) -> list[tuple[str, CrossingKind]]:
+        return [(c.region, c.kind) for c in engine.rulings()[(actor, target)].crossings]
+
+    assert kinds("t1", "t2") == [("smoke", CrossingKind.THROUGH)]
+    assert kinds("e1", "e2") == [("tilted", CrossingKind.THROUGH)]
+    assert kinds("corner", "far")[0] == ("smoke", CrossingKind.FROM)
+    assert kinds("rim", "hole") == [("ring", CrossingKind.FROM)]
+    # A token moved onto a curve is judged exactly as well (the incremental path).
+    moved = _state([smoke, ring, tilted], [*tokens[:-1], token("e2", 850, 800)])
+    engine.update(moved)
+    assert dict(engine.rulings()) == plain_rulings(moved, "bs-attack", False)
+    assert kinds("e2", "far")[0] == ("smoke", CrossingKind.FROM)  # its corner (850, 800) is on the circle
+
+
+def test_several_blocking_walls_are_numbered_as_adjudicate_numbers_them() -> None:
+    """Walls have no names: a line blocked by two reads 'Wall 1' and 'Wall 2' — the engine's composed ruling equals
+    the plain path's (it used to label both 'Wall')."""
+    state = _state([POOR], ROW, [wall("w1", 300, 0, 300, 900), wall("w2", 700, 0, 700, 900)])
+    engine = SceneVisibility(state, action="bs-attack")
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+    labels = [e.label for e in engine.rulings()[("a", "b")].modifiers if e.source == "wall"]
+    assert labels == ["Wall 1", "Wall 2"]

@@ -4,6 +4,7 @@ the geometry they leave unchanged."""
 from __future__ import annotations
 
 import gc
+import math
 import weakref
 from typing import Any
 
@@ -109,3 +110,101 @@ def test_a_state_never_built_hands_on_what_it_was_given() -> None:
     del first
     gc.collect()
     assert probe() is None
+
+
+# --- What the vertex limits count (issue 11) ------------------------------------------------------
+
+
+def _limited_world(**limits: int) -> World:
+    from bridge.core.world import SceneLimits
+
+    return World("w", limits=SceneLimits(**limits))
+
+
+def _full_count(scene: Scene) -> int:
+    from bridge.core.world import region_vertices, token_vertices
+
+    return sum(map(region_vertices, scene.regions)) + sum(token_vertices(t, scene.grid.size) for t in scene.tokens)
+
+
+def test_patched_vertex_counts_equal_a_full_recount() -> None:
+    """Upserting, replacing and removing regions and round-based tokens keeps the held count exact, and a new
+    grid size (round bases drawn anew) is counted again from scratch."""
+    world = World("w")
+    ring = [0, 0, 100, 0, 100, 100]
+    world.sync(
+        Scene.model_validate(
+            {
+                "id": "s",
+                "rules": {"ruleset": "infinity-n4"},
+                "regions": [{"id": "r", "shapes": [{"type": "circle", "x": 0, "y": 0, "radius": 500}]}],
+                "tokens": [{"id": "t", "x": 0, "y": 0, "shape": "ellipse", "width": 3, "height": 3}],
+            }
+        )
+    )
+    steps: list[dict[str, Any]] = [
+        {"upsert": {"regions": [Region.model_validate({"id": "p", "polygons": [{"points": ring}]})]}},
+        {
+            "upsert": {
+                "regions": [
+                    Region.model_validate(
+                        {"id": "r", "shapes": [{"type": "rectangle", "x": 0, "y": 0, "width": 5, "height": 5}]}
+                    )
+                ]
+            }
+        },
+        {
+            "upsert": {
+                "tokens": [
+                    Token.model_validate({"id": "t", "x": 0, "y": 0, "shape": "ellipse", "width": 40, "height": 2})
+                ]
+            }
+        },
+        {"upsert": {"tokens": [Token.model_validate({"id": "u", "x": 9, "y": 9})]}, "remove": {"regions": ["p"]}},
+        {"remove": {"tokens": ["t"]}},
+    ]
+    for step in steps:
+        state = world.patch("s", upsert=step.get("upsert", {}), remove=step.get("remove", {}), replace={})
+        assert state.state.vertices == _full_count(state.state.scene)
+    grid = Scene.model_validate({"id": "x", "rules": {"ruleset": "infinity-n4"}, "grid": {"size": 400}}).grid
+    world.patch(
+        "s",
+        upsert={
+            "tokens": [Token.model_validate({"id": "t", "x": 0, "y": 0, "shape": "ellipse", "width": 3, "height": 3})]
+        },
+        remove={},
+        replace={},
+    )
+    state = world.patch("s", upsert={}, remove={}, replace={"grid": grid}).state
+    assert state.vertices == _full_count(state.scene)
+
+
+def test_a_round_base_counts_by_the_polygon_it_is_drawn_with() -> None:
+    """A huge round token (4096 vertices) is over a limit of 4000 vertices; a square one (4) is not."""
+    world = _limited_world(vertices=4000)
+    big = {"id": "t", "x": 0, "y": 0, "shape": "ellipse", "width": 1000, "height": 1000}  # radius 200,000 px
+    with pytest.raises(SceneRejected) as refused:
+        world.sync(
+            Scene.model_validate(
+                {"id": "s", "rules": {"ruleset": "infinity-n4"}, "grid": {"size": 400}, "tokens": [big]}
+            )
+        )
+    assert (refused.value.limit, refused.value.value, refused.value.most) == ("vertices", 4096 + 0, 4000)
+    world.sync(
+        Scene.model_validate(
+            {"id": "s", "rules": {"ruleset": "infinity-n4"}, "tokens": [{**big, "shape": "rectangle"}]}
+        )
+    )
+
+
+def test_one_ring_over_the_ring_limit_is_refused_naming_it() -> None:
+    """A resolved ring of 11 vertices over a ring limit of 10: too-large naming the ring's field."""
+    world = _limited_world(ring_vertices=10)
+    ring = [
+        c for i in range(11) for c in (1000 * math.cos(i / 11 * 2 * math.pi), 1000 * math.sin(i / 11 * 2 * math.pi))
+    ]
+    region = {"id": "r", "name": "Fog bank", "polygons": [{"points": [0, 0, 10, 0, 0, 10]}, {"points": ring}]}
+    with pytest.raises(SceneRejected) as refused:
+        world.sync(Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": [region]}))
+    assert refused.value.field == "scene.regions[0].polygons[1]" and "'Fog bank'" in str(refused.value)
+    assert (refused.value.limit, refused.value.value, refused.value.most) == ("ring-vertices", 11, 10)

@@ -1,0 +1,375 @@
+"""Regions with circles and ellipses, judged exactly: touches, points and the parts of a segment inside.
+
+Contract ("Touching counts"): a token whose footprint touches a zone is inside it and a line that grazes
+a zone crosses it — "exactly, circles and ellipses included (a tangent or a corner on the curve counts)".
+The polygons that stand for curves elsewhere (drawing, the engine's fast loops) are inscribed in them, so
+they miss what touches a curve between their vertices; :class:`CurvedArea` holds the region's shapes as
+they are — each circle or ellipse as its equation, each rectangle or polygon as a polygon — and answers
+from them:
+
+- :meth:`CurvedArea.segment_parts` — the closed ``t`` intervals of a segment that lie in the area: the
+  union of the solid shapes' (closed) intervals minus the holes' open ones (the line inside a hole's
+  interior is out; its rim is in, as Foundry's closed regions have it), each conic's from its quadratic;
+- :meth:`CurvedArea.contains_point` and :meth:`CurvedArea.touches` (a token footprint, a segment or a
+  point), the latter first against an inner and an outer polygon (inscribed and circumscribed curves,
+  holes the other way round: inside the one it surely touches, away from the other it surely does not)
+  and only between them from the equations.
+
+Equations are evaluated in floating point, with a relative slack of :data:`TOUCH_EPS` that errs outward
+(a touch within rounding counts; a circle's integer tangents and corners come out exact anyway). Regions
+sent with Foundry's resolved ``polygons`` have no curves: those polygons are what Foundry draws and are
+judged as they are.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import shapely
+from shapely import affinity
+from shapely.geometry import LineString, Point
+
+from .scene import CircleShape, EllipseShape, Region, RegionShape
+
+__all__ = ["TOUCH_EPS", "Conic", "CurvedArea", "Interval", "curved_area"]
+
+#: Relative slack of the conic tests: a discriminant or an equation within it of a touch counts as one.
+TOUCH_EPS = 1e-10
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Conic:
+    """A circle or an ellipse: centre, radii, and its rotation (clockwise on screen) as cosine and sine."""
+
+    cx: float
+    cy: float
+    rx: float
+    ry: float
+    cos: float = 1.0
+    sin: float = 0.0
+
+    @classmethod
+    def of(cls, shape: CircleShape | EllipseShape) -> Conic:
+        if isinstance(shape, CircleShape):
+            return cls(shape.x, shape.y, shape.radius, shape.radius)
+        if shape.rotation % 360 == 0:
+            return cls(shape.x, shape.y, shape.radiusX, shape.radiusY)
+        theta = math.radians(shape.rotation)
+        return cls(shape.x, shape.y, shape.radiusX, shape.radiusY, math.cos(theta), math.sin(theta))
+
+    @property
+    def radius(self) -> float:
+        return max(self.rx, self.ry)
+
+    def _local(self, dx: float, dy: float) -> tuple[float, float]:
+        """A vector in the conic's own axes (exact when it is not rotated)."""
+        if self.sin == 0.0 and self.cos == 1.0:
+            return dx, dy
+        return dx * self.cos + dy * self.sin, -dx * self.sin + dy * self.cos
+
+    def _quadratic(self, ax: float, ay: float, bx: float, by: float) -> tuple[float, float, float]:
+        """``qa t² + qb t + qc``: ≤ 0 where ``a + t (b − a)`` is in the conic (scaled, not normalised,
+        for a circle: integer tangents stay exact)."""
+        ex, ey = self._local(ax - self.cx, ay - self.cy)
+        dx, dy = self._local(bx - ax, by - ay)
+        if self.rx == self.ry:
+            return dx * dx + dy * dy, 2.0 * (ex * dx + ey * dy), ex * ex + ey * ey - self.rx * self.rx
+        rx2, ry2 = self.rx * self.rx, self.ry * self.ry
+        return (
+            dx * dx / rx2 + dy * dy / ry2,
+            2.0 * (ex * dx / rx2 + ey * dy / ry2),
+            ex * ex / rx2 + ey * ey / ry2 - 1.0,
+        )
+
+    def interval(self, ax: float, ay: float, bx: float, by: float, *, interior: bool = False) -> Interval | None:
+        """The ``t`` (unclipped) where the line ``a → b`` is in the closed conic — touching counts, within
+        :data:`TOUCH_EPS` — or, with ``interior``, strictly inside it (a tangent gives ``None``)."""
+        qa, qb, qc = self._quadratic(ax, ay, bx, by)
+        if qa == 0.0:  # a point
+            return None if interior else ((-math.inf, math.inf) if self._inside(ax, ay, interior=False) else None)
+        disc = qb * qb - 4.0 * qa * qc
+        slack = TOUCH_EPS * (qb * qb + 4.0 * abs(qa * qc))
+        if interior:
+            if disc <= slack:
+                return None
+        elif disc < -slack:
+            return None
+        root = math.sqrt(max(disc, 0.0))
+        # The stable pair of roots (no cancellation between -qb and the root).
+        q = -0.5 * (qb + math.copysign(root, qb)) if qb != 0.0 else -0.5 * root
+        if q == 0.0:
+            return (0.0, 0.0)
+        t0, t1 = q / qa, qc / q
+        return (min(t0, t1), max(t0, t1))
+
+    def _inside(self, x: float, y: float, *, interior: bool) -> bool:
+        ex, ey = self._local(x - self.cx, y - self.cy)
+        if self.rx == self.ry:
+            value, scale = ex * ex + ey * ey, self.rx * self.rx
+        else:
+            value, scale = ex * ex / (self.rx * self.rx) + ey * ey / (self.ry * self.ry), 1.0
+        if interior:
+            return value < scale * (1.0 - TOUCH_EPS)
+        return value <= scale * (1.0 + TOUCH_EPS)
+
+    def contains(self, x: float, y: float) -> bool:
+        """Whether ``(x, y)`` is in the closed conic (on the curve counts)."""
+        return self._inside(x, y, interior=False)
+
+    def contains_interior(self, x: float, y: float) -> bool:
+        """Whether ``(x, y)`` is strictly inside the conic (on the curve does not count)."""
+        return self._inside(x, y, interior=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One shape of a curved region: a conic, or a polygon (a rectangle or a polygon shape)."""
+
+    conic: Conic | None
+    polygon: Any  # shapely Polygon (prepared) when not a conic
+    boundary: Any  # its boundary (for the open intervals of a hole)
+
+
+class CurvedArea:
+    """A region with circles or ellipses among its shapes, judged from the shapes themselves."""
+
+    def __init__(
+        self, solids: Sequence[_Part], holes: Sequence[_Part], inner: Any, outer: Any, slack: float, rims: Any
+    ) -> None:
+        self._solids = tuple(solids)
+        self._holes = tuple(holes)
+        #: Polygons within and around the true area (the inscribed and circumscribed curves, holes swapped).
+        self.inner, self.outer = inner, outer
+        #: The most the true boundary lies from the inscribed polygons the region is drawn with (pixels).
+        self.slack = slack
+        self._rims = rims  # points on the solid curves (their polygons' vertices), for a footprint's inside
+        shapely.prepare(inner)
+        shapely.prepare(outer)
+
+    def contains_point(self, x: float, y: float) -> bool:
+        """Whether ``(x, y)`` is in the area: in a solid shape (closed) and in no hole's interior."""
+        point: Any = None
+        inside = False
+        for part in self._solids:
+            if part.conic is not None:
+                inside = part.conic.contains(x, y)
+            else:
+                point = point or Point(x, y)
+                inside = bool(part.polygon.intersects(point))
+            if inside:
+                break
+        if not inside:
+            return False
+        for part in self._holes:
+            if part.conic is not None:
+                if part.conic.contains_interior(x, y):
+                    return False
+            else:
+                point = point or Point(x, y)
+                if part.polygon.contains_properly(point):
+                    return False
+        return True
+
+    def segment_parts(self, ax: float, ay: float, bx: float, by: float) -> list[Interval]:
+        """The closed ``t`` intervals (within [0, 1], ascending, disjoint) where ``a + t (b − a)`` is in the area."""
+        if ax == bx and ay == by:
+            return [(0.0, 1.0)] if self.contains_point(ax, ay) else []
+        segment: Any = None
+        found: list[Interval] = []
+        for part in self._solids:
+            if part.conic is not None:
+                span = part.conic.interval(ax, ay, bx, by)
+                if span is not None and span[1] >= 0.0 and span[0] <= 1.0:
+                    found.append((max(span[0], 0.0), min(span[1], 1.0)))
+            else:
+                segment = segment or LineString([(ax, ay), (bx, by)])
+                found += _polygon_parts(part.polygon, segment, ax, ay, bx, by)
+        kept = _merged(found)
+        for part in self._holes:
+            if not kept:
+                break
+            if part.conic is not None:
+                span = part.conic.interval(ax, ay, bx, by, interior=True)
+                holes = [] if span is None else [span]
+            else:
+                segment = segment or LineString([(ax, ay), (bx, by)])
+                holes = _interior_parts(part, segment, ax, ay, bx, by)
+            for low, high in holes:
+                kept = _without(kept, low, high)
+        return kept
+
+    def touches(self, probe: Any) -> bool:
+        """Whether a footprint (a polygon), a segment or a point touches the area."""
+        if self.inner.intersects(probe):
+            return True
+        if not self.outer.intersects(probe):
+            return False
+        kind = probe.geom_type
+        if kind == "Point":
+            return self.contains_point(probe.x, probe.y)
+        rings = [probe] if kind == "LineString" else [probe.exterior, *probe.interiors]
+        for ring in rings:
+            coords = shapely.get_coordinates(ring)
+            for (ax, ay), (bx, by) in itertools.pairwise(coords):
+                if self.segment_parts(float(ax), float(ay), float(bx), float(by)):
+                    return True
+        if kind == "LineString":
+            return False
+        # Nothing on the footprint's rim: the area touches it only if a piece of it lies wholly within.
+        inside = shapely.contains_xy(probe, self._rims[:, 0], self._rims[:, 1]) if len(self._rims) else []
+        return any(self.contains_point(float(x), float(y)) for x, y in self._rims[np.flatnonzero(inside)])
+
+
+def _parameters(coords: Any, ax: float, ay: float, bx: float, by: float) -> Any:
+    dx, dy = bx - ax, by - ay
+    return ((coords[:, 0] - ax) * dx + (coords[:, 1] - ay) * dy) / (dx * dx + dy * dy)
+
+
+def _polygon_parts(polygon: Any, segment: Any, ax: float, ay: float, bx: float, by: float) -> list[Interval]:
+    """The closed ``t`` intervals of the segment in a polygon (GEOS; its rim counts)."""
+    meeting = shapely.intersection(segment, polygon)
+    if meeting.is_empty:
+        if not polygon.intersects(segment):
+            return []
+        # GEOS said they touch but rounding lost the contact: the nearest point.
+        meeting = shapely.get_point(shapely.shortest_line(segment, polygon), 0)
+    found: list[Interval] = []
+    for piece in shapely.get_parts(meeting):
+        coords = shapely.get_coordinates(piece)
+        if coords.size:
+            ts = np.clip(_parameters(coords, ax, ay, bx, by), 0.0, 1.0)
+            found.append((float(ts.min()), float(ts.max())))
+    return found
+
+
+def _interior_parts(part: _Part, segment: Any, ax: float, ay: float, bx: float, by: float) -> list[Interval]:
+    """The open ``t`` intervals of the segment strictly inside a polygon hole (runs along its rim excluded)."""
+    inside = [(low, high) for low, high in sorted(_polygon_parts(part.polygon, segment, ax, ay, bx, by)) if high > low]
+    if not inside:
+        return []
+    # A segment end strictly inside the hole: the open interval runs on past it (the end is out too).
+    if inside[0][0] <= 0.0 and part.polygon.contains_properly(Point(ax, ay)):
+        inside[0] = (-math.inf, inside[0][1])
+    if inside[-1][1] >= 1.0 and part.polygon.contains_properly(Point(bx, by)):
+        inside[-1] = (inside[-1][0], math.inf)
+    along = shapely.intersection(segment, part.boundary)
+    rims = [
+        (float(ts.min()), float(ts.max()))
+        for piece in shapely.get_parts(along)
+        if piece.geom_type == "LineString" and piece.length > 0
+        for ts in [_parameters(shapely.get_coordinates(piece), ax, ay, bx, by)]
+    ]
+    for low, high in rims:  # a run along the rim splits an open interval (its ends stay closed, out)
+        split: list[Interval] = []
+        for a, b in inside:
+            if high <= a or low >= b:
+                split.append((a, b))
+                continue
+            if a < low:
+                split.append((a, low))
+            if high < b:
+                split.append((high, b))
+        inside = split
+    return inside
+
+
+def _merged(intervals: list[Interval]) -> list[Interval]:
+    """Closed intervals merged into disjoint ones, ascending."""
+    merged: list[Interval] = []
+    for low, high in sorted(intervals):
+        if merged and low <= merged[-1][1]:
+            if high > merged[-1][1]:
+                merged[-1] = (merged[-1][0], high)
+        else:
+            merged.append((low, high))
+    return merged
+
+
+def _without(closed: list[Interval], low: float, high: float) -> list[Interval]:
+    """Closed intervals minus the open interval ``(low, high)``."""
+    kept: list[Interval] = []
+    for a, b in closed:
+        if b <= low or a >= high:
+            kept.append((a, b))
+            continue
+        if a <= low:
+            kept.append((a, low))
+        if high <= b:
+            kept.append((high, b))
+    return kept
+
+
+def _widened(polygon: Any, conic: Conic, factor: float) -> Any:
+    """The polygon scaled about the conic's centre (an inscribed curve made circumscribed)."""
+    return affinity.scale(polygon, factor, factor, origin=(conic.cx, conic.cy))
+
+
+def curved_area(region: Region, draw: Any, combine: Any) -> CurvedArea | None:
+    """The region judged from its shapes, or ``None`` when it has no circle or ellipse to judge so
+    (``polygons`` given, or only straight shapes). ``draw`` turns one shape into its (inscribed) polygon
+    and ``combine`` unites solids minus holes, as the region's drawn area is made."""
+    if region.polygons or not any(
+        isinstance(shape, (CircleShape, EllipseShape)) and _has_area(shape) for shape in region.shapes
+    ):
+        return None
+    solids: list[_Part] = []
+    holes: list[_Part] = []
+    inner_solids: list[Any] = []
+    outer_solids: list[Any] = []
+    inner_holes: list[Any] = []
+    outer_holes: list[Any] = []
+    rims: list[Any] = []
+    slack = 0.0
+    for shape in region.shapes:
+        drawn = draw(shape)
+        if drawn.is_empty:
+            continue
+        part: _Part
+        if isinstance(shape, (CircleShape, EllipseShape)):
+            conic = Conic.of(shape)
+            n = len(drawn.exterior.coords) - 1
+            half = math.pi / n
+            # Chords of n equal angular steps lie within R (1 − cos(π/n)) of the curve; scaled by
+            # 1 / cos(π/n) about the centre, the inscribed polygon circumscribes it.
+            slack = max(slack, conic.radius * (1.0 - math.cos(half)) * (1.0 + 1e-9) + 1e-9 * conic.radius)
+            widened = _widened(drawn, conic, (1.0 + 1e-12) / math.cos(half))
+            part = _Part(conic, None, None)
+            small, big = drawn, widened
+            if not shape.hole:
+                rims.append(shapely.get_coordinates(drawn.exterior))
+        else:
+            shapely.prepare(drawn)
+            part = _Part(None, drawn, drawn.boundary)
+            small = big = drawn
+        if shape.hole:
+            holes.append(part)
+            inner_holes.append(big)
+            outer_holes.append(small)
+        else:
+            solids.append(part)
+            inner_solids.append(small)
+            outer_solids.append(big)
+    if not solids:
+        return None
+    if len(inner_solids) == 1 and not inner_holes:  # one shape (a plain circle or ellipse): nothing to combine
+        inner, outer = inner_solids[0], outer_solids[0]
+    else:
+        inner = combine(inner_solids, inner_holes)
+        outer = combine(outer_solids, outer_holes)
+    points = np.concatenate(rims) if rims else np.empty((0, 2))
+    return CurvedArea(solids, holes, inner, outer, slack, points)
+
+
+def _has_area(shape: RegionShape) -> bool:
+    if isinstance(shape, CircleShape):
+        return shape.radius > 0
+    if isinstance(shape, EllipseShape):
+        return shape.radiusX > 0 and shape.radiusY > 0
+    return False
