@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shapely.geometry import Polygon
+import shapely
 
 from bridge.core.rules import RULESETS
 from bridge.core.scene import Scene
@@ -105,9 +105,11 @@ def _zone(rng: random.Random, region_id: str) -> dict[str, Any]:
         for angle in angles:
             r = size / 2 * rng.uniform(0.5, 1.0)
             points += [cx + r * math.cos(angle), cy + r * math.sin(angle)]
-        ring = Polygon(list(zip(points[::2], points[1::2], strict=True)))
-        if not ring.is_valid:  # an angular gap over 180° crosses the ring, which the bridge refuses: its hull
-            points = [c for xy in ring.convex_hull.exterior.coords[:-1] for c in xy]
+        ring = shapely.Polygon(list(zip(points[::2], points[1::2], strict=True)))
+        if not ring.is_valid:
+            # Angles more than half a turn apart can make the ring cross itself, which the bridge refuses
+            # (Foundry never sends one): its hull instead, the random draws unchanged for what follows.
+            points = [float(v) for xy in ring.convex_hull.exterior.coords[:-1] for v in xy]
         shapes = [{"type": "polygon", "points": points}]
     if rng.random() < 0.15:  # a hole in the middle
         shapes.append({"type": "circle", "x": cx, "y": cy, "radius": size / 6, "hole": True})

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .config import BridgeConfig, data_dir_from, ensure_secret, load_or_create_secret
+from .arguments import at_least, host, port
+from .config import BridgeConfig, StartupError, data_dir_from, ensure_secret, ensure_writable, load_or_create_secret
 from .log.cli import add_log_parser, run_log_command
 
 __all__ = ["main"]
@@ -23,8 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the bridge (WebSocket /ws and HTTP on one port)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    serve.add_argument("--host", type=host, default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=port, default=8765, help="port (default 8765; 0 picks a free one)")
     _storage_options(serve)
     serve.add_argument("--secret", help="the secret Foundry must send (env SIGHTLINE_SECRET; default: generated)")
     serve.add_argument(
@@ -60,88 +61,119 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--session-idle",
-        type=float,
+        type=at_least(0, exclusive=True, unit="minutes"),
         default=BridgeConfig().session_idle_minutes,
         metavar="MINUTES",
         help="a game session with no logged ruling for this long closes; the next ruling opens a new one",
     )
     limits = serve.add_argument_group("limits")
     defaults = BridgeConfig()
-    limits.add_argument("--max-frame-bytes", type=int, default=defaults.max_frame_bytes)
-    limits.add_argument("--messages-per-second", type=float, default=defaults.messages_per_second)
-    limits.add_argument("--message-burst", type=int, default=defaults.message_burst)
+    limits.add_argument("--max-frame-bytes", type=at_least(1, integer=True), default=defaults.max_frame_bytes)
+    limits.add_argument("--messages-per-second", type=at_least(0, exclusive=True), default=defaults.messages_per_second)
+    limits.add_argument("--message-burst", type=at_least(1, integer=True), default=defaults.message_burst)
     limits.add_argument(
-        "--max-nesting", type=int, default=defaults.max_nesting, help="how deep a message's JSON may nest"
+        "--max-nesting",
+        type=at_least(1, integer=True),
+        default=defaults.max_nesting,
+        help="how deep a message's JSON may nest",
     )
-    limits.add_argument("--max-connections-per-world", type=int, default=defaults.max_connections_per_world)
-    limits.add_argument("--hello-timeout", type=float, default=defaults.hello_timeout, help="seconds")
-    limits.add_argument("--send-queue", type=int, default=defaults.send_queue, help="answers queued per client")
     limits.add_argument(
-        "--send-queue-bytes", type=int, default=defaults.send_queue_bytes, help="bytes of answers queued per client"
+        "--max-connections-per-world", type=at_least(1, integer=True), default=defaults.max_connections_per_world
+    )
+    limits.add_argument(
+        "--hello-timeout",
+        type=at_least(0, exclusive=True, unit="seconds"),
+        default=defaults.hello_timeout,
+        help="seconds",
+    )
+    limits.add_argument(
+        "--send-queue", type=at_least(1, integer=True), default=defaults.send_queue, help="answers queued per client"
+    )
+    limits.add_argument(
+        "--send-queue-bytes",
+        type=at_least(1, integer=True),
+        default=defaults.send_queue_bytes,
+        help="bytes of answers queued per client",
     )
     limits.add_argument(
         "--header-timeout",
-        type=float,
+        type=at_least(0, exclusive=True, unit="seconds"),
         default=defaults.header_timeout,
         help="seconds a new connection has to send its HTTP request line and headers (and TLS handshake)",
     )
     limits.add_argument(
         "--max-connections",
-        type=int,
+        type=at_least(0, integer=True),
         default=defaults.max_connections,
         help="open connections in all (default 0: the descriptor limit less 64); more are answered 503",
     )
     limits.add_argument(
         "--drain-timeout",
-        type=float,
+        type=at_least(0, unit="seconds"),
         default=defaults.drain_timeout,
         help="seconds from SIGTERM/SIGINT to exit, whatever is still running",
     )
     limits.add_argument(
         "--world-linger",
-        type=float,
+        type=at_least(0, unit="seconds"),
         default=defaults.world_linger,
         help="seconds a world's scenes are kept after its last client left (then dropped, memory given back)",
     )
-    limits.add_argument("--heartbeat", type=float, default=defaults.heartbeat, help="seconds; 0 turns it off")
+    limits.add_argument(
+        "--heartbeat", type=at_least(0, unit="seconds"), default=defaults.heartbeat, help="seconds; 0 turns it off"
+    )
     limits.add_argument(
         "--auth-free-failures",
-        type=int,
+        type=at_least(0, integer=True),
         default=defaults.auth_free_failures,
         help="wrong secrets per client address before each further attempt waits",
     )
     limits.add_argument(
         "--auth-max-delay",
-        type=float,
+        type=at_least(0, unit="seconds"),
         default=defaults.auth_max_delay,
         help="seconds: the longest wait between attempts of an address that keeps sending wrong secrets",
     )
     for kind in ("regions", "tokens", "walls", "lights"):
-        limits.add_argument(f"--max-{kind}", type=int, default=getattr(defaults, f"max_{kind}"), help=f"{kind} a scene")
+        limits.add_argument(
+            f"--max-{kind}",
+            type=at_least(1, integer=True),
+            default=getattr(defaults, f"max_{kind}"),
+            help=f"{kind} a scene",
+        )
     limits.add_argument(
         "--max-vertices",
-        type=int,
+        type=at_least(1, integer=True),
         default=defaults.max_vertices,
         help="vertices a scene is drawn with (polygons; curves by the polygon standing for them)",
     )
     limits.add_argument(
-        "--max-ring-vertices", type=int, default=defaults.max_ring_vertices, help="vertices of one polygon or ring"
+        "--max-ring-vertices",
+        type=at_least(1, integer=True),
+        default=defaults.max_ring_vertices,
+        help="vertices of one polygon or ring",
     )
     limits.add_argument(
         "--max-scenes-per-world",
-        type=int,
+        type=at_least(1, integer=True),
         default=defaults.max_scenes_per_world,
         help="scenes a world holds (the least recently used unwatched one is forgotten for a new one)",
     )
     limits.add_argument(
-        "--max-watches-per-connection", type=int, default=defaults.max_watches_per_connection, help="open watches"
+        "--max-watches-per-connection",
+        type=at_least(1, integer=True),
+        default=defaults.max_watches_per_connection,
+        help="open watches",
     )
     limits.add_argument(
-        "--max-watch-pairs", type=int, default=defaults.max_watch_pairs, help="(actor, target) pairs of one watch"
+        "--max-watch-pairs",
+        type=at_least(1, integer=True),
+        default=defaults.max_watch_pairs,
+        help="(actor, target) pairs of one watch",
     )
     limits.add_argument(
         "--max-best-line-tests",
-        type=int,
+        type=at_least(1, integer=True),
         default=defaults.max_best_line_tests,
         help="rules.lines 'best': sampled lines × pairs × (zones + walls) of one message",
     )
@@ -164,7 +196,7 @@ def _parser() -> argparse.ArgumentParser:
 
     traveller = commands.add_parser("traveller", help="Traveller tools").add_subparsers(dest="tool", required=True)
     encounter = traveller.add_parser("encounter-range", help="encounter range after night and weather (seed 000)")
-    encounter.add_argument("base", type=float, help="the terrain's encounter range, in metres")
+    encounter.add_argument("base", type=at_least(0, unit="metres"), help="the terrain's encounter range, in metres")
     encounter.add_argument("--light", default="day", choices=["day", "1", "2", "3"], help="background light level")
     encounter.add_argument("--weather", default="good", choices=["good", "poor", "very-poor"])
     encounter.add_argument("--woods", action="store_true", help="in woods: unaffected by night and weather")
@@ -193,7 +225,28 @@ def _storage_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every failure a person can fix ends in one line on standard error and a non-zero
+    exit status, never a traceback (2: cannot start or bad input; 141: standard output closed early)."""
     args = _parser().parse_args(argv)
+    name = " ".join(["sightline", args.command, *([args.log_command] if args.command == "log" else [])])
+    try:
+        return _run(args)
+    except StartupError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # `sightline log export … | head`: the reader left. Point standard output at /dev/null so that the
+        # interpreter's last flush does not fail again, and say once that the output is incomplete.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        print(f"{name}: standard output closed before the end (broken pipe); the output is incomplete", file=sys.stderr)
+        return 141
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
         return _serve(args)
     if args.command == "replay":
@@ -215,9 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from .access import load_world_secrets
-    from .server import serve
 
     data_dir = data_dir_from(args.data_dir)
+    ensure_writable(data_dir)
     world_secrets = load_world_secrets(data_dir)
     for pair in args.world_secret:
         world, sep, value = pair.partition("=")
@@ -275,6 +328,8 @@ def _serve(args: argparse.Namespace) -> int:
     def announce(line: str) -> None:
         print(line, flush=True)
 
+    from .server import serve  # after the checks above: importing the engine takes a moment
+
     asyncio.run(serve(config, announce=announce))
     if any(thread.name.startswith("sightline-world:") for thread in threading.enumerate()):
         # A world's worker is still inside a computation: it holds nothing that needs saving (the log
@@ -319,10 +374,10 @@ def _replay(args: argparse.Namespace) -> int:
     from .replay import run_replay
 
     if args.file == "-":
-        return run_replay(sys.stdin, sys.stdout)
+        return run_replay(sys.stdin.buffer, sys.stdout, sys.stderr, name="standard input")
     try:
-        with open(args.file, encoding="utf-8") as source:
-            return run_replay(source, sys.stdout)
+        with open(args.file, "rb") as source:
+            return run_replay(source, sys.stdout, sys.stderr, name=args.file)
     except OSError as exc:
         print(f"sightline replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,8 +17,10 @@ import platformdirs
 
 __all__ = [
     "BridgeConfig",
+    "StartupError",
     "data_dir_from",
     "ensure_secret",
+    "ensure_writable",
     "load_or_create_secret",
     "new_secret",
     "owner_only",
@@ -25,6 +28,11 @@ __all__ = [
 ]
 
 SECRET_FILE = "secret"
+
+
+class StartupError(Exception):
+    """A command cannot start for a reason the person starting it can fix; the message (one line) says
+    what and how. The command line prints it after the command's name and exits 2, with no traceback."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +91,27 @@ def data_dir_from(option: str | None) -> Path:
     """``--data-dir``, else ``SIGHTLINE_DATA_DIR``, else the platform's user data directory."""
     chosen = option or os.environ.get("SIGHTLINE_DATA_DIR") or platformdirs.user_data_dir("sightline", "sightline")
     path = Path(chosen).expanduser()
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data directory is its owner's alone
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data directory is its owner's alone
+    except OSError as exc:
+        raise StartupError(f"cannot make the data directory {path}: {_reason(exc)}") from exc
     return path
+
+
+def ensure_writable(data_dir: Path) -> None:
+    """:class:`StartupError` unless a file can be written in ``data_dir`` (tried, not guessed from modes:
+    root passes every mode check, a read-only mount fails them all)."""
+    try:
+        with tempfile.TemporaryFile(dir=data_dir):
+            pass
+    except OSError as exc:
+        raise StartupError(
+            f"cannot write in the data directory {data_dir}: {_reason(exc)} (choose another with --data-dir)"
+        ) from exc
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 def owner_only(path: Path) -> None:
@@ -127,9 +154,12 @@ def ensure_secret(data_dir: Path, option: str | None = None) -> tuple[str, bool]
         if stored:
             return stored, False
     secret = new_secret()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(secret + "\n")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(secret + "\n")
+    except OSError as exc:
+        raise StartupError(f"cannot store the secret in {path}: {_reason(exc)}") from exc
     owner_only(path)  # an empty file left by someone else keeps its mode through O_CREAT
     return secret, True
 

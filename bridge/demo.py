@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import math
 import sys
 import tempfile
 import textwrap
@@ -29,6 +30,7 @@ from . import __version__
 from .config import BridgeConfig, new_secret
 from .core.rules import RULESETS
 from .core.rules.infinity import InfinityRuleset
+from .core.rules.labels import label
 from .core.scene import Scene
 from .protocol import PROTOCOL
 from .server import run_bridge
@@ -280,8 +282,9 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
         "smoke": "Smoke",
         "noise": "White Noise",
         "header": "Sightline demo: bridge {version} on {url} — {ruleset} ({edition}), locale {locale}",
+        "current": "current rules",
         "synced": "scene.sync: {scene} — {regions} zones, {tokens} troopers, {walls} wall",
-        "patched": "    {token} moved to ({x}, {y}); the bridge answered scene.patched",
+        "patched": "    {token} moved {distance} inches; the bridge answered scene.patched",
         "col_number": "#",
         "col_who": "Actor → Target",
         "col_action": "Action",
@@ -320,8 +323,9 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
         "smoke": "Humo",
         "noise": "Ruido Blanco",
         "header": "Demo de Sightline: puente {version} en {url} — {ruleset} ({edition}), idioma {locale}",
+        "current": "reglamento vigente",
         "synced": "scene.sync: {scene} — {regions} zonas, {tokens} tropas, {walls} muro",
-        "patched": "    {token} se mueve a ({x}, {y}); el puente respondió scene.patched",
+        "patched": "    {token} se mueve {distance} pulgadas; el puente respondió scene.patched",
         "col_number": "#",
         "col_who": "Actor → Objetivo",
         "col_action": "Acción",
@@ -545,8 +549,8 @@ def report(played: Played, locale: str) -> str:
         t["header"].format(
             version=played.welcome.get("bridge", {}).get("version", "?"),
             url=played.url,
-            ruleset=rules["ruleset"],
-            edition=rules["edition"],
+            ruleset=label(rules["ruleset"], "ruleset", rules["ruleset"], locale),
+            edition=t["current"] if rules["edition"] == "current" else rules["edition"],
             locale=locale,
         ),
         t["synced"].format(
@@ -564,7 +568,14 @@ def report(played: Played, locale: str) -> str:
     for step in SCRIPT:
         if step.move is not None:
             token_id, x, y = step.move
-            lines += ["", f">> {step.title[locale]}", t["patched"].format(token=names[token_id], x=x, y=y)]
+            before = played.moved_from.get(token_id)
+            grid = played.scene["grid"]
+            distance = 0.0
+            if before is not None:  # centre to centre, in the scene's own units (Infinity measures in inches)
+                dx, dy = x - (before["x"] + 50), y - (before["y"] + 50)
+                distance = math.hypot(dx, dy) / grid["size"] * grid["distance"]
+            shown = f"{distance:.1f}".replace(".", ",") if locale == "es" else f"{distance:.1f}"
+            lines += ["", f">> {step.title[locale]}", t["patched"].format(token=names[token_id], distance=shown)]
             continue
         number += 1
         _, ruling = next(rulings)

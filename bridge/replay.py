@@ -4,37 +4,73 @@ Reads client messages, one JSON object per line, and writes the bridge's answers
 same :class:`~bridge.session.Session` as the server, in offline mode (no ``hello`` needed; one given is
 answered with ``welcome``). Nothing is written to the log: logged rulings answer ``logged: false`` and
 log operations answer ``log-unavailable``. Blank lines are skipped.
+
+Every ``error`` answer carries the input line it answers as ``details.line`` (1 for the first line), and
+is repeated on standard error as ``sightline replay: FILE line N: code: message``, so a long bug report
+points at its bad line. Input must be UTF-8 (a byte-order mark is skipped): a line that is not stops the
+replay with one line naming it and exit status 2, after the answers to the lines before it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TextIO
+from collections.abc import Callable, Iterable, Iterator
+from typing import BinaryIO, TextIO
 
 from .log.effects import unlogged_answer
-from .protocol import encode
+from .protocol import ErrorMessage, encode
 from .session import Close, Send, Session, StoreThenSend, Worlds
 
-__all__ = ["replay_lines", "run_replay"]
+__all__ = ["ReplayInputError", "replay_lines", "run_replay"]
 
 
-def replay_lines(lines: Iterable[str]) -> Iterator[str]:
-    """Answer each message line with the bridge's answer lines."""
+class ReplayInputError(Exception):
+    """A line of the input that is not text (UTF-8); the message names the line and the byte."""
+
+
+def replay_lines(lines: Iterable[str], *, on_error: Callable[[int, ErrorMessage], None] | None = None) -> Iterator[str]:
+    """Answer each message line with the bridge's answer lines; errors carry ``details.line``."""
     session = Session(Worlds(), offline=True)
-    for line in lines:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         for effect in session.receive(line):
             if isinstance(effect, Send):
-                yield encode(effect.message)
+                message = effect.message
+                if isinstance(message, ErrorMessage):
+                    message = message.model_copy(update={"details": {**message.details, "line": number}})
+                    if on_error is not None:
+                        on_error(number, message)
+                yield encode(message)
             elif isinstance(effect, StoreThenSend):
                 yield encode(unlogged_answer(effect))
             elif isinstance(effect, Close):
                 return
 
 
-def run_replay(source: TextIO, sink: TextIO) -> int:
-    for answer in replay_lines(source):
-        sink.write(answer + "\n")
-        sink.flush()
+def decoded_lines(source: Iterable[bytes], name: str) -> Iterator[str]:
+    """The lines of ``source`` as text; :class:`ReplayInputError` at the first line that is not UTF-8."""
+    for number, raw in enumerate(source, start=1):
+        try:
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise ReplayInputError(
+                f"{name} line {number} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1});"
+                " save the file as UTF-8"
+            ) from None
+
+
+def run_replay(source: BinaryIO, sink: TextIO, errors: TextIO, *, name: str) -> int:
+    """Replay ``source`` to ``sink``; the exit status (0, or 2 when the input is not text)."""
+
+    def report(line: int, message: ErrorMessage) -> None:
+        errors.write(f"sightline replay: {name} line {line}: {message.code}: {message.message}\n")
+        errors.flush()
+
+    try:
+        for answer in replay_lines(decoded_lines(source, name), on_error=report):
+            sink.write(answer + "\n")
+            sink.flush()
+    except ReplayInputError as exc:
+        errors.write(f"sightline replay: {exc}\n")
+        return 2
     return 0

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import faulthandler
 import functools
 import logging
 import signal
+import socket
 import ssl
 import threading
 import weakref
@@ -37,13 +39,13 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from . import __version__
 from .access import Access
 from .collector import IdleCollector
-from .config import BridgeConfig
+from .config import BridgeConfig, StartupError
 from .core.world import SceneLimits
 from .errors import InvalidMessage, TooManyConnections
 from .gate import AcceptErrorLog, Gate, connection_cap
 from .log.effects import perform
 from .log.http import setup_log
-from .log.store import LogStore, open_store
+from .log.store import LogOpenError, LogStore, describe_database, open_store
 from .protocol import encode, encode_frames
 from .session import (
     Close,
@@ -448,19 +450,48 @@ async def _close_sockets(app: web.Application) -> None:
 
 
 def _describe_database(config: BridgeConfig) -> str:
-    if config.database and "://" in config.database and "@" in config.database:
-        scheme, rest = config.database.split("://", 1)
-        return f"{scheme}://…@{rest.split('@', 1)[1]}"  # never print a password
-    return config.database or str(config.data_dir / "sightline.db")
+    return describe_database(config.database, config.data_dir)  # never prints a password
 
 
 def ssl_context(config: BridgeConfig) -> ssl.SSLContext | None:
-    """TLS from ``--certfile``/``--keyfile`` (so the module can use ``wss://``), or ``None``."""
+    """TLS from ``--certfile``/``--keyfile`` (so the module can use ``wss://``), or ``None``;
+    :class:`StartupError` naming the file when it is missing or not a certificate and key."""
     if config.certfile is None:
         return None
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(str(config.certfile), str(config.keyfile) if config.keyfile else None)
+    for option, path in (("--certfile", config.certfile), ("--keyfile", config.keyfile)):
+        if path is not None and not path.is_file():
+            raise StartupError(f"{option} {path}: no such file")
+    try:
+        context.load_cert_chain(str(config.certfile), str(config.keyfile) if config.keyfile else None)
+    except (ssl.SSLError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+        given = f"{config.certfile}" + (f" and {config.keyfile}" if config.keyfile else "")
+        raise StartupError(
+            f"cannot use the TLS certificate {given}: {reason} (PEM certificate and key expected)"
+        ) from exc
     return context
+
+
+def _listen_error(config: BridgeConfig, exc: OSError) -> StartupError:
+    """What a person can do about a port that cannot be opened."""
+    where = f"{config.host}:{config.port}"
+    if isinstance(exc, socket.gaierror):
+        return StartupError(
+            f"cannot listen on --host {config.host!r}: {exc.strerror or exc} (give an address of this machine)"
+        )
+    if exc.errno == errno.EADDRINUSE:
+        return StartupError(
+            f"port {config.port} on {config.host} is already in use (another bridge running?);"
+            " stop it or choose another --port"
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return StartupError(f"cannot listen on {config.host}: not an address of this machine")
+    if exc.errno == errno.EACCES:
+        return StartupError(
+            f"not allowed to listen on {where} (ports below 1024 need privileges); choose another --port"
+        )
+    return StartupError(f"cannot listen on {where}: {exc.strerror or exc}")
 
 
 @contextlib.asynccontextmanager
@@ -479,7 +510,10 @@ async def run_bridge(
     own_store = store is None and config.log
     if own_store:
         idle = timedelta(minutes=config.session_idle_minutes)
-        store = await open_store(config.database, config.data_dir, idle_timeout=idle)
+        try:
+            store = await open_store(config.database, config.data_dir, idle_timeout=idle)
+        except LogOpenError as exc:
+            raise StartupError(str(exc)) from exc
     try:
         async with _listening(config, store, extend, collector) as address:
             yield address
@@ -504,10 +538,17 @@ async def _listening(
     loop = asyncio.get_running_loop()
     accept_errors = AcceptErrorLog()
     accept_errors.install(loop)
-    server = await loop.create_server(
-        gate, config.host, config.port, ssl=ssl_context(config),
-        ssl_handshake_timeout=config.header_timeout if config.certfile else None,
-    )  # fmt: skip
+    try:
+        server = await loop.create_server(
+            gate, config.host, config.port, ssl=ssl_context(config),
+            ssl_handshake_timeout=config.header_timeout if config.certfile else None,
+        )  # fmt: skip
+    except BaseException as exc:
+        await runner.cleanup()
+        accept_errors.uninstall(loop)
+        if isinstance(exc, OSError):
+            raise _listen_error(config, exc) from exc
+        raise
     sockets: list[Any] = list(server.sockets or ())
     host, port = sockets[0].getsockname()[:2] if sockets else (config.host, config.port)
     try:

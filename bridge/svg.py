@@ -18,8 +18,7 @@ from shapely.geometry import LineString, box
 from shapely.geometry.base import BaseGeometry
 
 from .core.geometry import SceneGeometry
-from .core.rules import RULESETS
-from .core.rules.infinity import InfinityRuleset
+from .core.rules.labels import label
 from .core.scene import Scene, Wall
 
 __all__ = ["RESULT_COLOURS", "Result", "result_of", "scene_svg"]
@@ -441,18 +440,12 @@ def _zone_fill(zone_type: str) -> str:
 
 
 def _zone_label(scene: Scene, zone_type: str, locale: str) -> str:
-    """The ruleset's own name for a zone type, in ``locale``; the type itself when it has none."""
-    ruleset = RULESETS.get(scene.rules.ruleset)
-    if isinstance(ruleset, InfinityRuleset) and zone_type in ruleset.data.zones:
-        return ruleset.data.zones[zone_type].label.get(locale)
-    return zone_type
+    """The ruleset's own name for a zone type, in ``locale``; the type itself when no ruleset has one."""
+    return label(scene.rules.ruleset, "zone", zone_type, locale)
 
 
 def _trait_label(scene: Scene, trait: str, locale: str) -> str:
-    ruleset = RULESETS.get(scene.rules.ruleset)
-    if isinstance(ruleset, InfinityRuleset) and trait in ruleset.data.traits:
-        return ruleset.data.traits[trait].label.get(locale)
-    return trait
+    return label(scene.rules.ruleset, "trait", trait, locale)
 
 
 def _path(geometry: BaseGeometry | None) -> str:

@@ -31,7 +31,7 @@ def test_encounter_range_command(args: list[str], expected: float) -> None:
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert answer["range"] == pytest.approx(expected)
-    assert answer["citations"][0].startswith("000_3f2752d40c93425c.txt")
+    assert answer["citations"][0].startswith("Traveller tactical visibility rules (2011-03-17) — Encounter Ranges: ")
 
 
 def test_encounter_range_message_keeps_fractions() -> None:

@@ -44,10 +44,11 @@ def test_replay_reads_standard_input_and_survives_bad_lines() -> None:
 
 def test_every_error_on_the_wire_carries_a_details_object() -> None:
     """Contract: an error is `{type, id, code, message, details: {…}}` — `details` is there even when it
-    has nothing to add (an unknown scene), so a client may read `details.field` without a guard."""
+    has nothing to add (an unknown scene), so a client may read `details.field` without a guard; replay adds
+    only the input line."""
     ask = {"type": "scene.patch", "id": "p", "scene": "nowhere"}
     (answer,) = replay(["-"], stdin=json.dumps(ask) + "\n")
-    assert answer["code"] == "unknown-scene" and answer["details"] == {}
+    assert answer["code"] == "unknown-scene" and answer["details"] == {"line": 1}
 
 
 def test_replay_of_a_missing_file_says_so() -> None:

@@ -13,8 +13,9 @@ Zones with circles or ellipses are walked on the chords they are drawn with; the
 within the zone's ``slack`` of those chords (:class:`~bridge.core.curves.CurvedArea`). A chord crossed
 clearly stands for one crossing of the curve, its ``t`` off by at most ``slack / sin(angle)`` (added to the
 error bound); a chord whose end lies within 4 × slack of the line, or a line end within 4 × slack of a
-chord, may hide a tangent or a graze of the curve the chord misses: the directed line is then doubtful
-and goes to the exact path, which judges the curves from their equations.
+chord, may hide a tangent or a graze of the curve the chord misses: that (line, zone) is then returned
+with an error of −1 in both directions, for the caller to judge from the curves' equations (the exact
+function the per-pair path uses), rather than the whole line going to the exact path.
 
 The arithmetic is plain IEEE double (no fast-math: numba, like NumPy, neither reassociates nor fuses),
 which is what the error bounds in ``bridge.core.visibility`` assume.
@@ -222,6 +223,24 @@ def _meetings(
         # inside does not meet the zone (a touch of its boundary would have raised a doubt).
         if (s_in != (n % 2 == 1)) != e_in:
             doubt = True
+        if doubt and slack > 0.0:
+            # A zone with curves: this (line, zone) alone is judged from the curves' equations, by the
+            # caller (a row with error -1 in each direction), rather than the whole line by the exact path.
+            for d in range(2):
+                if found == capacity:
+                    capacity *= 2
+                    out_dp = _grown(out_dp, capacity)
+                    out_z = _grown(out_z, capacity)
+                    out_key = _grown(out_key, capacity)
+                    out_err = _grown(out_err, capacity)
+                    out_exact = _grown(out_exact, capacity)
+                out_dp[found] = 2 * line_ids[line] + d
+                out_z[found] = z
+                out_key[found] = np.nan
+                out_err[found] = -1.0
+                out_exact[found] = False
+                found += 1
+            continue
         for d in range(2):
             if d == 0:
                 lo, hi, valid = _span(za[line], zb[line], bottom[z], top[z])
@@ -269,6 +288,8 @@ def zone_meetings(**arrays: Any) -> tuple[Any, Any, Any, Any, Any]:
 
     Returns the directed pair, zone, key (first ``t``), its error bound and whether it is exact, for
     every (directed line, zone) that meets; flags doubtful directed lines in ``arrays["ambiguous"]``.
+    A zone with curves (``zone_slack`` > 0) whose meeting the loop cannot tell comes back as a row with
+    error −1 (key NaN) in each direction: the caller judges that pair exactly.
     """
     return _meetings(  # type: ignore[no-any-return]
         arrays["li"],

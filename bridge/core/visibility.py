@@ -627,7 +627,7 @@ class SceneVisibility:
             u = lines[li[split]]
             ambiguous[2 * u] = True
             ambiguous[2 * u + 1] = True
-        return zone_meetings(
+        met = zone_meetings(
             li=li,
             zi=zi,
             line_ids=lines,
@@ -659,6 +659,33 @@ class SceneVisibility:
             max_edges=self._max_edges,
             ambiguous=ambiguous,
         )
+        return self._curve_keys(idx, met)
+
+    def _curve_keys(self, idx: IntArray, met: _Met) -> _Met:
+        """The rows the compiled loop left to the curves' equations (error −1): each (directed line, zone)
+        judged by ``_first_entry``, the per-pair path's own function — kept (exact) when the line meets
+        the zone, dropped when it does not."""
+        dp, zi, key, err, exact = met
+        todo = np.flatnonzero(err < 0)
+        if not todo.size:
+            return met
+        t = self._tokens
+        keep = np.ones(dp.size, dtype=bool)
+        key, err, exact = key.copy(), err.copy(), exact.copy()
+        for row in todo.tolist():
+            u, d = divmod(int(dp[row]), 2)
+            s, e = (idx[u, 0], idx[u, 1]) if d == 0 else (idx[u, 1], idx[u, 0])
+            a = Point3(float(t.cx[s]), float(t.cy[s]), float(t.cz[s]))
+            b = Point3(float(t.cx[e]), float(t.cy[e]), float(t.cz[e]))
+            zone = self._zones[int(zi[row])]
+            dx, dy = b.x - a.x, b.y - a.y
+            segment = LineString([(a.x, a.y), (b.x, b.y)])
+            first = _first_entry(segment, zone.area, zone.spans, a, b, False, dx, dy, dx * dx + dy * dy, zone.curved)
+            if first is None:
+                keep[row] = False
+            else:
+                key[row], err[row], exact[row] = first, 0.0, True
+        return dp[keep], zi[keep], key[keep], err[keep], exact[keep]
 
     def _box_candidates(
         self, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray

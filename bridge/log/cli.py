@@ -27,7 +27,7 @@ from .export import FORMATS
 from .records import RulingRecord
 from .rejudge import Rejudge, RejudgeError
 from .rejudge_output import REJUDGE_FORMATS
-from .store import LoggedSession, LogStore, open_store
+from .store import LoggedSession, LogOpenError, LogStore, open_store
 
 __all__ = ["add_log_parser", "default_data_dir", "run_log_command", "run_log_command_async"]
 
@@ -61,6 +61,9 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     export.add_argument("--world", help="the session's world (checked when given)")
     export.add_argument("--format", choices=sorted(FORMATS), default="jsonl", help="output format (default jsonl)")
     export.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
+    export.add_argument(
+        "--locale", choices=["en", "es"], default="en", help="language of the Markdown export's words (default en)"
+    )
     _storage_options(export)
     rejudge = commands.add_parser(
         "rejudge",
@@ -99,8 +102,8 @@ async def run_log_command_async(
     data_dir = getattr(args, "data_dir", None) or default_data_dir()
     try:
         store = await open_store(database, Path(data_dir))
-    except (ValueError, OSError) as exc:
-        print(f"sightline log: cannot open the log: {exc}", file=err)
+    except LogOpenError as exc:
+        print(f"sightline log: {exc}", file=err)
         return 2
     try:
         if args.log_command == "sessions":
@@ -212,7 +215,7 @@ async def _export(store: LogStore, args: argparse.Namespace, out: TextIO, err: T
         return 1
     writer, _ = FORMATS[args.format]
     progress = _Progress(err, session.rulings)
-    chunks = writer(progress.counted(store.export(session.world, session.id)))
+    chunks = writer(progress.counted(store.export(session.world, session.id)), args.locale)
     await _write_chunks(chunks, args.output, out)
     progress.done()
     return 0

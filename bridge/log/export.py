@@ -23,6 +23,7 @@ import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any, Final, Literal
 
+from ..core.rules.labels import label, readable_citation
 from .records import Party, RulingRecord
 
 __all__ = [
@@ -40,8 +41,9 @@ __all__ = [
 ExportFormat = Literal["jsonl", "csv", "md"]
 
 
-async def jsonl_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]:
-    """One JSON object per line: the whole record, snapshot included (enough to redraw it)."""
+async def jsonl_chunks(records: AsyncIterable[RulingRecord], locale: str = "en") -> AsyncIterator[str]:
+    """One JSON object per line: the whole record, snapshot included (enough to redraw it); data with its
+    ids, whatever ``locale``."""
     async for record in records:
         yield record.model_dump_json() + "\n"
 
@@ -147,15 +149,16 @@ def _csv_row(record: RulingRecord) -> list[str]:
         _crossings(record),
         _modifiers(record),
         "; ".join(record.notes),
-        "; ".join(record.citations),
+        "; ".join(readable_citation(c) for c in record.citations),
         record.reason or "",
         *(_point(line, end, axis) for end in ("start", "end") for axis in ("x", "y", "z")),
         record.snapshot.key if record.snapshot else "",
     ]
 
 
-async def csv_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]:
-    """RFC 4180 CSV with a header row (``CSV_COLUMNS``)."""
+async def csv_chunks(records: AsyncIterable[RulingRecord], locale: str = "en") -> AsyncIterator[str]:
+    """RFC 4180 CSV with a header row (``CSV_COLUMNS``): data with its ids (names beside them), whatever
+    ``locale``, for spreadsheets and scripts; the Markdown export is the one written for people."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
 
@@ -181,29 +184,66 @@ def markdown_cell(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
 
 
-async def markdown_chunks(records: AsyncIterable[RulingRecord]) -> AsyncIterator[str]:
-    """A Markdown table, one row per record, for pasting into a campaign journal."""
-    yield "| Time | Actor | Target | Action | Allowed | MOD | Crossings | Notes |\n"
-    yield "|---|---|---|---|---|---|---|---|\n"
+_MD_HEADER: Final[dict[str, tuple[str, ...]]] = {
+    "en": ("Time (UTC)", "Actor", "Target", "Action", "Allowed", "MOD", "Crossings", "Notes"),
+    "es": ("Hora (UTC)", "Actor", "Objetivo", "Acción", "Permitida", "MOD", "Zonas cruzadas", "Notas"),
+}
+_MD_WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "yes": "yes",
+        "no": "no",
+        "override": "GM override: {reason}",
+        "reaction": "reaction",
+    },
+    "es": {
+        "yes": "sí",
+        "no": "no",
+        "override": "corrección del DJ: {reason}",
+        "reaction": "reacción",
+    },
+}
+
+
+def _crossing_words(record: RulingRecord, locale: str) -> str:
+    names = {r.get("id"): r.get("name") for r in (record.snapshot.regions if record.snapshot else [])}
+    parts = []
+    for c in record.crossings:
+        kind = label(record.ruleset, "kind", str(c.get("kind", "")), locale)
+        zone = label(record.ruleset, "zone", str(c.get("zone", "")), locale)
+        name = names.get(c.get("region")) or ""
+        parts.append(f"{kind} {zone}" + (f" ({name})" if name and name != zone else ""))
+    return "; ".join(parts)
+
+
+async def markdown_chunks(records: AsyncIterable[RulingRecord], locale: str = "en") -> AsyncIterator[str]:
+    """A Markdown table, one row per record, for pasting into a campaign journal: in ``locale`` (en, es),
+    tokens by name and actions, zones and crossing kinds by their labels — never ids."""
+    words = _MD_WORDS.get(locale, _MD_WORDS["en"])
+    header = _MD_HEADER.get(locale, _MD_HEADER["en"])
+    yield "| " + " | ".join(header) + " |\n"
+    yield "|" + "---|" * len(header) + "\n"
     async for r in records:
-        allowed = "yes" if r.allowed else "no"
+        allowed = words["yes"] if r.allowed else words["no"]
         if r.kind == "override":
-            allowed += f" (override of {r.overrides}: {r.reason or ''})"
+            allowed += " (" + words["override"].format(reason=r.reason or "") + ")"
+        action = label(r.ruleset, "action", r.action, locale)
+        if r.reaction:
+            action += f" ({words['reaction']})"
         cells = [
-            r.time,
+            r.time.replace("T", " ")[:19],
             r.actor.name or r.actor.id,
             (r.target.name or r.target.id) if r.target else "",
-            r.action,
+            action,
             allowed,
             "" if r.modifier is None else f"{r.modifier:+d}",
-            _crossings(r),
+            _crossing_words(r, locale),
             "; ".join(r.notes),
         ]
         yield "| " + " | ".join(markdown_cell(c) for c in cells) + " |\n"
 
 
 #: Writer and media type of each export format.
-FORMATS: Final[dict[str, tuple[Callable[[AsyncIterable[RulingRecord]], AsyncIterator[str]], str]]] = {
+FORMATS: Final[dict[str, tuple[Callable[[AsyncIterable[RulingRecord], str], AsyncIterator[str]], str]]] = {
     "jsonl": (jsonl_chunks, "application/x-ndjson"),
     "csv": (csv_chunks, "text/csv"),
     "md": (markdown_chunks, "text/markdown"),

@@ -11,8 +11,8 @@ JSON API
   ``GET /api/worlds/{world}/sessions`` → ``{"sessions": [...]}``
   ``GET /api/worlds/{world}/sessions/{session}/rulings``
   (query: ``actor target action allowed from to limit cursor``)
-  → ``{"rulings": [...], "snapshots": {key: snapshot}, "next": cursor-or-null}`` (each ruling's
-  ``snapshot`` is the key of its entry in ``snapshots``)
+  → ``{"rulings": [...], "next": cursor-or-null}``, streamed (each ruling's ``snapshot`` is a key)
+  ``GET /api/worlds/{world}/snapshots/{key}`` → one scene snapshot (of a ruling of that world)
   ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed.
   ``GET /api/worlds/{world}/sessions/{session}/rejudge`` (query: ``ruleset edition all`` and the
   rulings' filters, ``limit``, ``cursor``) → one page judged again (``sightline log rejudge``).
@@ -22,6 +22,7 @@ Pages: ``/log/`` (sessions), ``/log/{world}/{session}`` (rulings, filters, map),
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import secrets
 from collections import OrderedDict
@@ -411,7 +412,7 @@ async def api_sessions(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/worlds/{world}/sessions/{session}/rulings")
-async def api_rulings(request: web.Request) -> web.Response:
+async def api_rulings(request: web.Request) -> web.StreamResponse:
     """One page of a session's rulings, filtered; ``next`` is the cursor of the following page."""
     world, session_id = request.match_info["world"], request.match_info["session"]
     if not await _may_read(request, world):
@@ -420,12 +421,61 @@ async def api_rulings(request: web.Request) -> web.Response:
     try:
         filters, limit = parse_filters(request.query), _limit(request.query)
         page = await request.app[LOG_STORE].query(
-            world, session_id, filters=filters, limit=limit, cursor=request.query.get("cursor") or None
+            world,
+            session_id,
+            filters=filters,
+            limit=limit,
+            cursor=request.query.get("cursor") or None,
+            snapshots=False,
         )
     except ValueError as exc:
         raise _bad_request(str(exc)) from exc
-    snapshots = {r.snapshot.key: r.snapshot.model_dump(mode="json") for r in page.records if r.snapshot}
-    return _json({"rulings": [_ruling_json(r) for r in page.records], "snapshots": snapshots, "next": page.next_cursor})
+    response = web.StreamResponse(
+        headers={"Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store"}
+    )
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    pending = ['{"rulings":[']
+    size = 0
+
+    def encoded() -> list[str]:
+        texts = []
+        for record in page.records:
+            data = _ruling_json(record)
+            data["snapshot"] = page.snapshot_keys.get(record.id or "")
+            texts.append(json.dumps(data, separators=(",", ":")))
+        return texts
+
+    # Encoded in a thread (a page of 1,000 takes a while), written as it goes.
+    for index, text in enumerate(await asyncio.to_thread(encoded)):
+        text = ("," if index else "") + text
+        pending.append(text)
+        size += len(text)
+        if size >= _EXPORT_FLUSH:  # written as it is made: a big page never sits whole in memory
+            await response.write("".join(pending).encode())
+            pending, size = [], 0
+    pending.append(f'],"next":{json.dumps(page.next_cursor)}}}')
+    await response.write("".join(pending).encode())
+    await response.write_eof()
+    return response
+
+
+@routes.get("/api/worlds/{world}/snapshots/{key}")
+async def api_snapshot(request: web.Request) -> web.Response:
+    """One scene snapshot (zones, walls, grid, setting), by the key a ruling of this world carries."""
+    world, key = request.match_info["world"], request.match_info["key"]
+    if not await _may_read(request, world):
+        raise _unauthorized(request)
+    snapshot = await request.app[LOG_STORE].get_snapshot(world, key)
+    if snapshot is None:
+        raise web.HTTPNotFound(
+            text='{"error": "not-found", "message": "no such snapshot in this world"}', content_type="application/json"
+        )
+    return web.Response(
+        text=snapshot.model_dump_json(),
+        content_type="application/json",
+        headers={"Cache-Control": "private, max-age=86400, immutable"},  # a key names its content
+    )
 
 
 def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -448,7 +498,7 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
         await response.prepare(request)
         pending: list[str] = []
         size = 0
-        async for chunk in writer(request.app[LOG_STORE].export(world, session_id)):
+        async for chunk in writer(request.app[LOG_STORE].export(world, session_id), _language(request)):
             pending.append(chunk)
             size += len(chunk)
             if size >= _EXPORT_FLUSH:
@@ -615,6 +665,7 @@ async def session_view(request: web.Request) -> web.Response:
     error = None
     records: list[RulingRecord] = []
     next_cursor = None
+    snapshot_keys: dict[str, str] = {}
     rejudged: dict[str, dict[str, Any]] | None = None
     try:
         judge = _rejudge_choice(shown["rejudge"])
@@ -624,13 +675,15 @@ async def session_view(request: web.Request) -> web.Response:
             filters=parse_filters(request.query),
             limit=_limit(request.query),
             cursor=shown["cursor"] or None,
+            snapshots=judge is not None,  # the map fetches the one it draws
         )
-        records, next_cursor = page.records, page.next_cursor
+        records, next_cursor, snapshot_keys = page.records, page.next_cursor, page.snapshot_keys
         if judge is not None:
             rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True)}
     except ValueError as exc:
         error = str(exc)
-    html = session_page(
+    html = await asyncio.to_thread(  # a page of 1,000 rows is built off the event loop
+        session_page,
         lang,
         session,
         records,
@@ -639,5 +692,6 @@ async def session_view(request: web.Request) -> web.Response:
         error=error,
         rejudge=shown["rejudge"] if rejudged is not None else "",
         rejudged=rejudged,
+        snapshot_keys=snapshot_keys,
     )
     return _html(html, status=400 if error else 200)

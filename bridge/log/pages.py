@@ -15,6 +15,7 @@ from urllib.parse import quote, urlencode
 
 from ..core.rules import RULESETS
 from ..core.rules.data_files import vocabulary
+from ..core.rules.labels import label
 from .i18n import TEXTS
 from .records import RulingRecord
 from .store import LoggedSession
@@ -87,6 +88,14 @@ def _short_time(text: str | None) -> str:
     return text.replace("T", " ")[:19]
 
 
+def _time(text: str | None) -> str:
+    """A UTC time as a ``<time>`` element: UTC in the markup (marked so), the reader's local time once
+    ``log.js`` has run (it rewrites every ``time[datetime]`` with the browser's time zone)."""
+    if not text:
+        return ""
+    return f'<time datetime="{escape(text)}">{escape(_short_time(text))} UTC</time>'
+
+
 def sessions_page(lang: str, sessions: Sequence[LoggedSession]) -> str:
     """Every session the secret can see, newest first, each linking to its page."""
     t = TEXTS[lang]
@@ -96,11 +105,11 @@ def sessions_page(lang: str, sessions: Sequence[LoggedSession]) -> str:
     rows = []
     for s in sessions:
         href = f"/log/{_path(s.world)}/{_path(s.id)}?lang={lang}"
-        name = s.name or _short_time(s.started)
-        ended = _short_time(s.ended) if s.ended else f'<span class="muted">{escape(t["open"])}</span>'
+        name = escape(s.name) if s.name else _time(s.started)
+        ended = _time(s.ended) if s.ended else f'<span class="muted">{escape(t["open"])}</span>'
         rows.append(
-            f'<tr><td>{escape(s.world)}</td><td><a href="{escape(href)}">{escape(name)}</a></td>'
-            f"<td>{escape(_short_time(s.started))}</td><td>{ended}</td><td>{s.rulings}</td></tr>"
+            f'<tr><td>{escape(s.world)}</td><td><a href="{escape(href)}">{name}</a></td>'
+            f"<td>{_time(s.started)}</td><td>{ended}</td><td>{s.rulings}</td></tr>"
         )
     body = (
         f'<h2>{escape(t["sessions"])}</h2><table id="sessions"><thead><tr>'
@@ -108,7 +117,16 @@ def sessions_page(lang: str, sessions: Sequence[LoggedSession]) -> str:
         f"<th>{escape(t['ended'])}</th><th>{escape(t['rulings'])}</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
-    return _document(lang, t["sessions"], body, header=_logout(lang))
+    return _document(lang, t["sessions"], body, header=_logout(lang)) + _LOCAL_TIMES
+
+
+#: Every ``time[datetime]`` shown in the reader's own time zone and language (the session page's log.js
+#: does the same); without script the UTC text stays, marked "UTC".
+_LOCAL_TIMES = (
+    "<script>for(const n of document.querySelectorAll('time[datetime]')){const d=new Date(n.dateTime);"
+    "if(!isNaN(d))n.textContent=d.toLocaleString(document.documentElement.lang||undefined,"
+    "{dateStyle:'medium',timeStyle:'medium'})}</script>"
+)
 
 
 def _path(segment: str) -> str:
@@ -119,11 +137,22 @@ def _party(record: RulingRecord, which: str) -> str:
     party = record.actor if which == "actor" else record.target
     if party is None:
         return ""
-    return f'{escape(party.name or party.id)} <span class="muted">{escape(party.id)}</span>'
+    return escape(party.name or party.id)  # tokens by name; a token without one keeps its id
 
 
-def _crossings(record: RulingRecord) -> str:
-    return ", ".join(escape(f"{c.get('zone', '')} ({c.get('kind', '')})") for c in record.crossings)
+def crossing_text(record: RulingRecord, crossing: Mapping[str, Any], lang: str) -> str:
+    """How the line met a zone, in words: "through Low Visibility Zone (Harbour haze)" — the kind and the
+    zone type by their labels, the region by the name the GM gave it (from the ruling's snapshot)."""
+    kind = label(record.ruleset, "kind", str(crossing.get("kind", "")), lang)
+    zone = label(record.ruleset, "zone", str(crossing.get("zone", "")), lang)
+    region_id = crossing.get("region")
+    names = {r.get("id"): r.get("name") for r in (record.snapshot.regions if record.snapshot else [])}
+    name = names.get(region_id) or ""
+    return f"{kind} {zone}" + (f" ({name})" if name and name != zone else "")
+
+
+def _crossings(record: RulingRecord, lang: str) -> str:
+    return "<br>".join(escape(crossing_text(record, c, lang)) for c in record.crossings)
 
 
 def _json_for_script(data: Any) -> str:
@@ -192,12 +221,17 @@ def session_page(
     error: str | None = None,
     rejudge: str = "",
     rejudged: Mapping[str, Mapping[str, Any]] | None = None,
+    snapshot_keys: Mapping[str, str] | None = None,
 ) -> str:
     """A session's rulings (one page), the filter form, export links and the map.
 
     With ``rejudged`` (record id → :func:`~bridge.log.rejudge_output.outcome_wire`, for ``rejudge``,
     a ``ruleset:edition`` choice) each row shows its re-judged verdict beside the original, changed rows
     are highlighted, and the map draws the re-judged line beside the original.
+
+    The page carries each row's snapshot *key* (``snapshot_keys``, record id → key, or the record's own
+    snapshot), never the snapshot: the map script fetches one when it draws it, so a page's size is
+    bounded by its rows however big and however many the scene versions are (issue 12).
     """
     t = TEXTS[lang]
     base = f"/log/{_path(session.world)}/{_path(session.id)}"
@@ -227,13 +261,25 @@ def session_page(
     )
     rows = []
     lines: dict[str, Any] = {}
-    snapshots: dict[str, Any] = {}
+    zone_labels: dict[str, str] = {}
+    labelled: set[str] = set()
     for r in records:
         rid = r.id or ""
-        key = r.snapshot.key if r.snapshot else None
-        if r.snapshot is not None and key not in snapshots:
-            snapshots[r.snapshot.key] = r.snapshot.model_dump(mode="json")
-        lines[rid] = {"line": r.line, "snapshot": key, "allowed": r.allowed, "modifier": r.modifier}
+        key = (snapshot_keys or {}).get(rid) or (r.snapshot.key if r.snapshot else None)
+        lines[rid] = {
+            "line": r.line,
+            "snapshot": key,
+            "allowed": r.allowed,
+            "modifier": r.modifier,
+            "actor": r.actor.name or r.actor.id,
+            "target": (r.target.name or r.target.id) if r.target else "",
+            "action": label(r.ruleset, "action", r.action, lang),
+        }
+        if r.ruleset not in labelled:  # the snapshot is fetched later: label every zone type of its ruleset
+            labelled.add(r.ruleset)
+            row = vocabulary().rulesets.get(r.ruleset)
+            for zone in row.zones if row is not None else ():
+                zone_labels.setdefault(zone, label(r.ruleset, "zone", zone, lang))
         outcome = rejudged.get(rid) if rejudged is not None else None
         rejudged_cell, changed = _rejudged_cell(t, outcome)
         if outcome is not None and outcome["status"] == "changed":
@@ -247,12 +293,14 @@ def session_page(
                 r.reason or ""
             )
         kind = " override" if r.kind == "override" else ""
+        reaction = f' <span class="muted">({escape(t["reaction"])})</span>' if r.reaction else ""
         extra = f"<td>{rejudged_cell}</td>" if rejudged is not None else ""
         rows.append(
             f'<tr class="ruling{kind}{changed}" data-record="{escape(rid)}" tabindex="0" aria-selected="false">'
-            f"<td>{escape(_short_time(r.time))}</td>"
+            f"<td>{_time(r.time)}</td>"
             f"<td>{_party(r, 'actor')}</td><td>{_party(r, 'target')}</td>"
-            f"<td>{escape(r.action)}</td><td>{allowed}</td><td>{escape(mod)}</td><td>{_crossings(r)}</td>"
+            f"<td>{escape(label(r.ruleset, 'action', r.action, lang))}{reaction}</td><td>{allowed}</td>"
+            f"<td>{escape(mod)}</td><td>{_crossings(r, lang)}</td>"
             f"<td>{notes}</td>{extra}</tr>"
         )
     columns = ["time", "actor", "target", "action", "allowed", "mod", "crossings", "notes"]
@@ -276,16 +324,24 @@ def session_page(
     if next_cursor:
         nxt = {**query, "cursor": next_cursor, "lang": lang}
         paging.append(f'<a rel="next" href="{escape(base + "?" + urlencode(nxt))}">{escape(t["next_page"])}</a>')
-    exports = " · ".join(f'<a href="{escape(api)}/export.{ext}" download>{ext.upper()}</a>' for ext in ("jsonl", "csv"))
+    exports = " · ".join(
+        f'<a href="{escape(api)}/export.{ext}?lang={lang}" download>{name}</a>'
+        for ext, name in (("md", "Markdown"), ("csv", "CSV"), ("jsonl", "JSONL"))
+    )
     title = session.name or _short_time(session.started)
     error_html = f'<p class="error" role="alert">{escape(t["bad_filter"])}: {escape(error)}</p>' if error else ""
     texts = {"from": t["line_from"], "to": t["line_to"], "rejudged": t["rejudged"]}
-    data = {"rulings": lines, "snapshots": snapshots, "texts": texts}
+    data = {
+        "rulings": lines,
+        "snapshotUrl": f"/api/worlds/{_path(session.world)}/snapshots/",
+        "texts": texts,
+        "zones": zone_labels,
+    }
     body = (
         f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'
         f'<h2>{escape(title)} <span class="muted">{escape(session.world)}</span></h2>'
-        f"<p>{escape(t['started'])}: {escape(_short_time(session.started))} · {escape(t['ended'])}: "
-        f"{escape(_short_time(session.ended) or t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
+        f"<p>{escape(t['started'])}: {_time(session.started)} · {escape(t['ended'])}: "
+        f"{_time(session.ended) or escape(t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
         f"{escape(t['export'])}: {exports}</p>{error_html}{form}"
         + _rejudge_form(t, lang, base, filters, rejudge, summary)
         + '<div class="layout"><div><table id="rulings"><thead><tr>'

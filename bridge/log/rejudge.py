@@ -26,6 +26,7 @@ import orjson
 
 from ..core.rules import RULESETS
 from ..core.rules.data_files import vocabulary
+from ..core.rules.labels import readable_citation
 from ..session import Send, Session, StoreThenSend, Worlds
 from .records import RulingRecord
 
@@ -159,14 +160,16 @@ class Rejudge:
             return Outcome(record, "untranslatable", why=str(answer.get("message", "the bridge refused the ruling")))
         if answer["allowed"] == record.allowed and answer["modifier"] == record.modifier:
             return Outcome(record, "same", after=answer)
-        before, after = set(record.citations), list(answer.get("citations", []))
+        # Records logged before sources were named by title cite seed file names: compare like with like.
+        logged = [readable_citation(c) for c in record.citations]
+        before, after = set(logged), list(answer.get("citations", []))
         return Outcome(
             record,
             "changed",
             after=answer,
             direction=_direction(record, ruleset, answer),
             added=tuple(c for c in after if c not in before),
-            dropped=tuple(c for c in record.citations if c not in set(after)),
+            dropped=tuple(c for c in logged if c not in set(after)),
         )
 
     def judge_all(self, records: Iterable[RulingRecord]) -> Iterable[Outcome]:

@@ -11,6 +11,8 @@ file; PostgreSQL: a transaction-scoped advisory lock per world). The partial uni
 from __future__ import annotations
 
 import abc
+import asyncio
+import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -22,6 +24,7 @@ from typing import Any, ClassVar, Protocol
 from .group_commit import GroupCommit
 from .ids import new_id
 from .records import Party, RulingRecord, SceneSnapshot
+from .snapshot_delta import Replayer, delta
 from .store import (
     LoggedSession,
     LogStore,
@@ -43,8 +46,24 @@ _RULING_COLUMNS = (
     " action, allowed, modifier, snapshot, body"
 )
 _INSERT_RULING = f"INSERT INTO rulings ({_RULING_COLUMNS}) VALUES ({', '.join('?' * 16)})"
-_INSERT_SNAPSHOT = "INSERT INTO snapshots (key, scene, body) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING"
+_INSERT_SNAPSHOT = (
+    "INSERT INTO snapshots (key, scene, body, base, depth, chain) VALUES (?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (key) DO NOTHING"
+)
+#: A snapshot and, recursively, the ones its delta is based on (down to a whole one).
+_SNAPSHOT_CHAIN = (
+    "WITH RECURSIVE chain (key, base, body) AS ("
+    " SELECT key, base, body FROM snapshots WHERE key IN ({keys})"
+    " UNION SELECT s.key, s.base, s.body FROM snapshots s JOIN chain c ON s.key = c.base"
+    ") SELECT key, base, body FROM chain"
+)
 _SNAPSHOT_CACHE_SIZE = 256
+#: The most deltas between a stored snapshot and a whole one (a read applies at most this many).
+MAX_SNAPSHOT_DEPTH = 500
+#: The most bytes of deltas between a stored snapshot and a whole one, in whole snapshots: reading one
+#: reads at most this much more; storing costs about 1 + 1/this times the deltas.
+MAX_CHAIN_WHOLES = 4
+_KNOWN_SNAPSHOTS = 4096
 _MIGRATION_LOCK = "sightline:migrations"
 
 
@@ -155,6 +174,10 @@ class SqlLogStore(LogStore):
         self.idle_timeout = idle_timeout
         self._snapshots: OrderedDict[str, SceneSnapshot] = OrderedDict()
         self._group: GroupCommit[RulingRecord] | None = None
+        #: Per (world, scene): the last snapshot stored or found stored, the base of the next delta.
+        self._latest: dict[tuple[str, str], SceneSnapshot] = {}
+        #: Snapshots known to be stored: key → (depth, bytes of the deltas down to a whole one).
+        self._stored: OrderedDict[str, tuple[int, int]] = OrderedDict()
 
     async def drain(self) -> None:
         """Let appends under way commit (before the connections close)."""
@@ -219,7 +242,7 @@ class SqlLogStore(LogStore):
         stored: list[RulingRecord] = []
         async with self._write(worlds) as db:
             sessions = _SessionTracker(db, self.idle_timeout)
-            snapshots: dict[str, SceneSnapshot] = {}
+            snapshots: dict[str, tuple[str, SceneSnapshot]] = {}
             for record in records:
                 at = parse_time(record.time)
                 session = None
@@ -230,18 +253,62 @@ class SqlLogStore(LogStore):
                 else:
                     await db.execute("UPDATE sessions SET rulings = rulings + 1 WHERE id = ?", session)
                 if record.snapshot is not None:
-                    snapshots[record.snapshot.key] = record.snapshot
+                    snapshots.setdefault(record.snapshot.key, (record.world, record.snapshot))
                 stored.append(record.model_copy(update={"id": new_id(), "session": session, "time": format_time(at)}))
             await sessions.flush()
-            if snapshots:
-                await db.executemany(
-                    _INSERT_SNAPSHOT,
-                    [(s.key, s.scene, s.model_dump_json()) for s in snapshots.values()],
-                )
+            latest, found = await self._store_snapshots(db, list(snapshots.values()))
             await db.executemany(_INSERT_RULING, [_ruling_row(record) for record in stored])
-        for snapshot in snapshots.values():
+        # Only once committed: the base of a later delta is always a stored snapshot.
+        self._latest.update(latest)
+        for key, depth, chain in found:
+            self._know(key, depth, chain)
+        for _, snapshot in snapshots.values():
             self._remember(snapshot)
         return stored
+
+    async def _store_snapshots(
+        self, db: Executor, snapshots: list[tuple[str, SceneSnapshot]]
+    ) -> tuple[dict[tuple[str, str], SceneSnapshot], list[tuple[str, int, int]]]:
+        """Store each snapshot not stored yet: as a delta from its scene's previous one when the chain
+        allows it (at most :data:`MAX_SNAPSHOT_DEPTH` deltas, together no bigger than
+        :data:`MAX_CHAIN_WHOLES` times the snapshot whole), else whole.
+
+        Returns each scene's new latest snapshot, and ``(key, depth, chain)`` of what is now stored
+        (for the caller to remember once the transaction has committed)."""
+        latest: dict[tuple[str, str], SceneSnapshot] = {}
+        known: dict[str, tuple[int, int]] = {}
+        rows: list[tuple[object, ...]] = []
+        for world, snapshot in snapshots:
+            scene = (world, snapshot.scene)
+            previous = latest.get(scene) or self._latest.get(scene)
+            latest[scene] = snapshot
+            if snapshot.key in self._stored or snapshot.key in known:
+                continue
+            body, base, depth, chain = snapshot.model_dump_json(), None, 0, 0
+            before = None if previous is None else known.get(previous.key) or self._stored.get(previous.key)
+            if previous is not None and before is not None and before[0] < MAX_SNAPSHOT_DEPTH:
+                change = delta(previous, snapshot)
+                if change is not None:
+                    text = json.dumps(change, separators=(",", ":"), ensure_ascii=False)
+                    if before[1] + len(text) <= MAX_CHAIN_WHOLES * len(body):
+                        body, base, depth, chain = text, previous.key, before[0] + 1, before[1] + len(text)
+            known[snapshot.key] = (depth, chain)
+            rows.append((snapshot.key, snapshot.scene, body, base, depth, chain))
+        if not rows:
+            return latest, []
+        await db.executemany(_INSERT_SNAPSHOT, rows)
+        # Another process may have stored some first (ON CONFLICT): learn what is really there.
+        keys = [str(row[0]) for row in rows]
+        found = await db.fetch(
+            f"SELECT key, depth, chain FROM snapshots WHERE key IN ({', '.join('?' * len(keys))})", *keys
+        )
+        return latest, [(str(key), int(depth), int(chain)) for key, depth, chain in found]
+
+    def _know(self, key: str, depth: int, chain: int) -> None:
+        self._stored[key] = (depth, chain)
+        self._stored.move_to_end(key)
+        while len(self._stored) > _KNOWN_SNAPSHOTS:
+            self._stored.popitem(last=False)
 
     async def _existing_session(self, db: Executor, world: str, session: str) -> str | None:
         rows = await db.fetch("SELECT id FROM sessions WHERE id = ? AND world = ?", session, world)
@@ -351,6 +418,7 @@ class SqlLogStore(LogStore):
         filters: RulingFilter | None = None,
         limit: int = 100,
         cursor: str | None = None,
+        snapshots: bool = True,
     ) -> RulingPage:
         if limit < 1:
             raise ValueError("limit must be at least 1")
@@ -360,10 +428,11 @@ class SqlLogStore(LogStore):
         params.append(limit + 1)
         async with self._read() as db:
             rows = await db.fetch(sql, *params)
-            records = await self._records(db, rows[:limit])
+            records = await self._records(db, rows[:limit], snapshots=snapshots)
         more = len(rows) > limit
         next_cursor = encode_cursor(str(records[-1].id)) if more and records else None
-        return RulingPage(records, next_cursor)
+        keys = {str(row[0]): str(row[2]) for row in rows[:limit] if row[2] is not None}
+        return RulingPage(records, next_cursor, keys)
 
     async def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
         cursor: str | None = None
@@ -375,26 +444,87 @@ class SqlLogStore(LogStore):
                 return
             cursor = page.next_cursor
 
-    async def _records(self, db: Executor, rows: Sequence[Row]) -> list[RulingRecord]:
-        missing = sorted({row[2] for row in rows if row[2] is not None and row[2] not in self._snapshots})
-        if missing:
-            found = await db.fetch(
-                f"SELECT body FROM snapshots WHERE key IN ({', '.join('?' * len(missing))})", *missing
-            )
-            for (body,) in found:
-                self._remember(SceneSnapshot.model_validate_json(body))
-        records = []
-        for record_id, body, key in rows:
-            record = RulingRecord.model_validate_json(body)
-            snapshot = self._snapshots.get(key) if key is not None else None
-            records.append(record.model_copy(update={"id": record_id, "snapshot": snapshot}))
-        return records
+    async def _records(self, db: Executor, rows: Sequence[Row], *, snapshots: bool = True) -> list[RulingRecord]:
+        """The records of ``rows`` (``id, body, snapshot``), with their snapshots unless ``snapshots`` is
+        false (then only the keys, in the page's ``snapshot_keys``).
+
+        Decoding (up to a page of records, and the snapshots they need) runs in a thread, so a big page
+        never holds the event loop that serves every other world."""
+        found = await self._load_snapshots(db, {row[2] for row in rows if row[2] is not None}) if snapshots else {}
+        return await asyncio.to_thread(_parse_records, rows, found)
+
+    async def _load_snapshots(self, db: Executor, keys: set[str]) -> dict[str, SceneSnapshot]:
+        """The snapshots of ``keys`` (those stored): from the cache, else read with the chains of deltas
+        they are stored as — one query — and rebuilt in a thread, each delta applied once."""
+        found = {key: self._snapshots[key] for key in keys if key in self._snapshots}
+        missing = sorted(keys - set(found))
+        if not missing:
+            return found
+        rows = await db.fetch(_SNAPSHOT_CHAIN.format(keys=", ".join("?" * len(missing))), *missing)
+        stored = {str(key): (None if base is None else str(base), str(body)) for key, base, body in rows}
+        cached = {key: self._snapshots[key] for key in stored if key in self._snapshots}
+        built = await asyncio.to_thread(_rebuild, stored, missing, cached)
+        for key, snapshot in built.items():
+            found[key] = snapshot
+            self._remember(snapshot)
+        return found
+
+    async def get_snapshot(self, world: str, key: str) -> SceneSnapshot | None:
+        """The snapshot ``key`` if a record of ``world`` refers to it (snapshots are shared by content)."""
+        async with self._read() as db:
+            rows = await db.fetch("SELECT 1 FROM rulings WHERE world = ? AND snapshot = ? LIMIT 1", world, key)
+            if not rows:
+                return None
+            return (await self._load_snapshots(db, {key})).get(key)
 
     def _remember(self, snapshot: SceneSnapshot) -> None:
         self._snapshots[snapshot.key] = snapshot
         self._snapshots.move_to_end(snapshot.key)
         while len(self._snapshots) > _SNAPSHOT_CACHE_SIZE:
             self._snapshots.popitem(last=False)
+
+
+def _parse_records(rows: Sequence[Row], snapshots: dict[str, SceneSnapshot]) -> list[RulingRecord]:
+    records = []
+    for record_id, body, key in rows:
+        record = RulingRecord.model_validate_json(body)
+        records.append(record.model_copy(update={"id": record_id, "snapshot": snapshots.get(key)}))
+    return records
+
+
+def _rebuild(
+    stored: dict[str, tuple[str | None, str]], wanted: list[str], cached: dict[str, SceneSnapshot]
+) -> dict[str, SceneSnapshot]:
+    """The ``wanted`` snapshots from their stored rows (key → ``(base, body)``: whole when ``base`` is
+    ``None``, else a delta of ``base``) and the ``cached`` ones; nearest the whole first, so a run of
+    versions applies each delta once."""
+    depths: dict[str, int] = {}
+
+    def depth(key: str) -> int:
+        trail = []
+        while key not in depths and key not in cached and stored[key][0] is not None:
+            trail.append(key)
+            key = str(stored[key][0])
+        known = depths.setdefault(key, 0)
+        for n, step in enumerate(reversed(trail), start=1):
+            depths[step] = known + n
+        return depths[trail[0]] if trail else known
+
+    built: dict[str, SceneSnapshot] = {}
+    for key in sorted((k for k in wanted if k in stored), key=depth):
+        path, at = [], key
+        while at not in built and at not in cached and stored[at][0] is not None:
+            path.append(at)
+            at = str(stored[at][0])
+        start = built.get(at) or cached.get(at) or SceneSnapshot.model_validate_json(stored[at][1])
+        if not path:
+            built[key] = start
+            continue
+        replayer = Replayer(start)
+        for step in reversed(path):
+            replayer.apply(json.loads(stored[step][1]))
+        built[key] = replayer.snapshot()
+    return built
 
 
 def _ruling_row(record: RulingRecord) -> tuple[object, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -62,7 +63,8 @@ def _owner_only_files(path: Path) -> None:
 
 
 class SqliteLogStore(SqlLogStore):
-    """The log in the SQLite file at ``path`` (created, with its directory, when missing)."""
+    """The log in the SQLite file at ``path`` (created when missing; its directory must exist — a typo in
+    ``--database`` is refused rather than silently growing a new directory tree)."""
 
     def __init__(self, path: Path, *, idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT) -> None:
         super().__init__(idle_timeout=idle_timeout)
@@ -72,7 +74,8 @@ class SqliteLogStore(SqlLogStore):
         self._write_lock = asyncio.Lock()
 
     async def connect(self) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not self.path.parent.is_dir():
+            raise FileNotFoundError(errno.ENOENT, f"no directory {self.path.parent} (make it first, or fix the path)")
         _owner_only_files(self.path)
         self._writer = await aiosqlite.connect(self.path, isolation_level=None)
         for pragma in _PRAGMAS:

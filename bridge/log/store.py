@@ -15,8 +15,9 @@ from __future__ import annotations
 import abc
 import base64
 import binascii
+import contextlib
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,15 +25,17 @@ from pydantic import BaseModel, ConfigDict
 
 from ..protocol import GameSession
 from .ids import ID_PATTERN
-from .records import Party, RulingRecord
+from .records import Party, RulingRecord, SceneSnapshot
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
+    "LogOpenError",
     "LogStore",
     "LoggedSession",
     "RulingFilter",
     "RulingPage",
     "decode_cursor",
+    "describe_database",
     "encode_cursor",
     "format_time",
     "open_store",
@@ -81,10 +84,14 @@ class RulingFilter:
 
 @dataclass(frozen=True)
 class RulingPage:
-    """One page of a query, oldest first; pass ``next_cursor`` back to get the next (``None``: last)."""
+    """One page of a query, oldest first; pass ``next_cursor`` back to get the next (``None``: last).
+
+    ``snapshot_keys``: each record's snapshot key by record id (also when the snapshots were not read).
+    """
 
     records: list[RulingRecord]
     next_cursor: str | None
+    snapshot_keys: dict[str, str] = field(default_factory=dict)
 
 
 # --- Times and cursors ----------------------------------------------------------------------------
@@ -202,12 +209,20 @@ class LogStore(abc.ABC):
         filters: RulingFilter | None = None,
         limit: int = 100,
         cursor: str | None = None,
+        snapshots: bool = True,
     ) -> RulingPage:
         """One page of ``world``'s records (of ``session``, or all its sessions), oldest first.
+
+        ``snapshots=False`` leaves each record's ``snapshot`` out (``None``; the keys are in
+        ``snapshot_keys``): what a page of the log shows, fetching a snapshot when it is drawn.
 
         Keyset pagination on the record id: a page never repeats or skips a record however many are
         appended meanwhile. :class:`ValueError` for a cursor this store did not make.
         """
+
+    @abc.abstractmethod
+    async def get_snapshot(self, world: str, key: str) -> SceneSnapshot | None:
+        """The snapshot ``key``, when a record of ``world`` refers to it; ``None`` otherwise."""
 
     @abc.abstractmethod
     def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
@@ -218,6 +233,30 @@ class LogStore(abc.ABC):
         """Release connections; the store is unusable afterwards."""
 
 
+class LogOpenError(Exception):
+    """The log cannot be opened: a bad ``--database`` value, a database that refuses or cannot be reached, a
+    directory that is missing or not writable. The message is one line naming the database (never its
+    password) and the reason."""
+
+
+def describe_database(database: str | None, data_dir: Path) -> str:
+    """The ``--database`` value as it may be shown: a PostgreSQL password is replaced by ``…``."""
+    if database and "://" in database and "@" in database:
+        scheme, rest = database.split("://", 1)
+        return f"{scheme}://…@{rest.rsplit('@', 1)[1]}"
+    return database or str(data_dir / "sightline.db")
+
+
+def _reason(exc: BaseException, database: str | None) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror + (f": {exc.filename}" if exc.filename else "")
+    else:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if database and database in text:
+        text = text.replace(database, describe_database(database, Path(".")))
+    return text
+
+
 async def open_store(
     database: str | None,
     data_dir: Path,
@@ -226,22 +265,41 @@ async def open_store(
 ) -> LogStore:
     """The store a ``--database`` value names (see the module docstring), connected and migrated.
 
-    The caller owns it: ``await store.close()`` when done. :class:`ValueError` for an unknown scheme.
+    The caller owns it: ``await store.close()`` when done. :class:`LogOpenError` (one line) when it cannot
+    be opened, whatever the reason: an unknown scheme, a missing directory, a database that refuses.
     """
+    try:
+        return await _open_store(database, data_dir, idle_timeout=idle_timeout)
+    except LogOpenError:
+        raise
+    except Exception as exc:
+        where = describe_database(database, data_dir)
+        raise LogOpenError(f"cannot open the log at {where}: {_reason(exc, database)}") from exc
+
+
+async def _open_store(database: str | None, data_dir: Path, *, idle_timeout: timedelta) -> LogStore:
     from .postgres import PostgresLogStore
     from .sqlite import SqliteLogStore
 
     store: SqliteLogStore | PostgresLogStore
     if database is None or database == "":
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # the bridge's own, unlike one named in a URL
         store = SqliteLogStore(data_dir / "sightline.db", idle_timeout=idle_timeout)
     elif database.startswith(("postgresql://", "postgres://")):
         store = PostgresLogStore(database, idle_timeout=idle_timeout)
     elif database.startswith("sqlite://"):
         path = database.removeprefix("sqlite://")
         if not path or path == "/":
-            raise ValueError(f"no file in {database!r}; write sqlite:///path/to/file.db")
+            raise LogOpenError(f"no file in --database {database!r}; write sqlite:///path/to/file.db")
         store = SqliteLogStore(Path(path), idle_timeout=idle_timeout)
     else:
-        raise ValueError(f"unsupported database {database!r}: use sqlite:///path or postgresql://…")
-    await store.connect()
+        raise LogOpenError(
+            f"unsupported --database {describe_database(database, data_dir)!r}: use sqlite:///path or postgresql://…"
+        )
+    try:
+        await store.connect()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await store.close()
+        raise
     return store

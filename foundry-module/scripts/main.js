@@ -11,6 +11,8 @@ import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
 import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
 import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
 import { rulesOf } from "./serialize.js";
+import { addTestConnectionButton } from "./adapters/settings.js";
+import { registerQuenchBatches } from "./quench.js";
 
 /** @type {Sightline} */
 let sightline;
@@ -78,9 +80,26 @@ Hooks.once("init", () => {
   }
 });
 
+// Checks in a real Foundry: Quench fires `quenchReady` only when it is active, so without it nothing
+// is registered (scripts/quench.js, docs/foundry.md "Checks in a real Foundry").
+Hooks.once(/** @type {any} */ ("quenchReady"), (quench) => {
+  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline });
+});
+
 Hooks.once("ready", () => {
+  // The relay and the holder beacon first; a GM holding a live connection answers within a moment,
+  // so a GM joining (with or without the secret) does not dial a second connection.
   sightline.startRelay();
-  sightline.refreshHolder();
+  setTimeout(() => sightline.refreshHolder(), 1000);
+});
+
+// "Test connection" next to the bridge settings: dials the URL and secret typed in the form.
+Hooks.on("renderSettingsConfig", (_app, element) => {
+  if (!game.user.isGM) return;
+  addTestConnectionButton(element, {
+    localize: (k, data) => game.i18n.format(k, data),
+    run: (url, secret) => sightline.testConnection({ url, secret }),
+  });
 });
 
 Hooks.on("userConnected", () => sightline.refreshHolder());

@@ -58,10 +58,31 @@ test("the chat card shows modifier, zones and how, each candidate and why, citat
   );
   assert.match(html, /Fusilier/);
   assert.match(html, /\u22126/);
-  assert.match(html, /Fog \(poor\): SIGHTLINE\.Kind\.into/);
+  assert.match(html, /Fog \(poor\): into/);  // a localize that knows no label: the ids, never a bare key
   assert.match(html, /SIGHTLINE\.Card\.NotApplied\) — MODs &lt;never&gt; stack/);
   assert.match(html, /<cite>002\.txt/);
   assert.doesNotMatch(html, /data-sightline-apply/);
+});
+
+test("the chat card shows actions, zones and crossing kinds by their labels, in the reader's language", () => {
+  const words = { "SIGHTLINE.Action.bs-attack": "Ataque CD", "SIGHTLINE.Zone.poor": "Mala Visibilidad", "SIGHTLINE.Kind.into": "hacia" };
+  const html = rulingCardHtml(
+    { actor: "t1", target: "t2", action: "bs-attack", allowed: true, modifier: -6, crossings: [{ region: "r1", zone: "poor", kind: "into" }] },
+    { localize: (k) => words[k] ?? k, names: { tokens: { t1: "Fusilero", t2: "Objetivo" }, regions: { r1: "Niebla" } } },
+  );
+  assert.match(html, /sightline-action">Ataque CD</);
+  assert.match(html, /Niebla \(Mala Visibilidad\): hacia/);
+  assert.doesNotMatch(html, /bs-attack<|\(poor\)|t1<|t2</);
+  const unknown = rulingCardHtml({ actor: "t1", action: "new-action", allowed: true, modifier: 0 }, { localize: (k) => k });
+  assert.match(unknown, /sightline-action">new-action</);  // no label yet: the id, not a key
+});
+
+test("every action of the vocabulary has its label in English and Spanish", () => {
+  const en = JSON.parse(readFileSync(new URL("../lang/en.json", import.meta.url), "utf8")).SIGHTLINE.Action;
+  const es = JSON.parse(readFileSync(new URL("../lang/es.json", import.meta.url), "utf8")).SIGHTLINE.Action;
+  for (const action of ["bs-attack", "dodge", "speculative-attack", "discover", "hacking", "combat-jump", "attack", "parry", "block", "observation", "sensors"]) {
+    assert.ok(en[action] && es[action], action);
+  }
 });
 
 test("a refused action reads as no line of fire", () => {

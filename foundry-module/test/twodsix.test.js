@@ -37,7 +37,9 @@ function dialogStub(difficulties, { other = "0", kind = "throw" } = {}) {
   const element = { dataset: {}, ownerDocument: { createElement: () => ({}) }, querySelector: (sel) => bySelector[sel] ?? null };
   return { element, select, input, notes };
 }
-const localize = (k, data) => `${k} ${JSON.stringify(data ?? {})}`;
+const WORDS = { "SIGHTLINE.Trait.image-intensifier": "Image intensifier" };
+// Foundry's localize/format: a known key gives its text; an unknown one comes back as the key itself.
+const localize = (k, data) => (data ? `${k} ${JSON.stringify(data)}` : WORDS[k] ?? k);
 const ruling = (over = {}) => ({ ruleset: "traveller", allowed: true, modifier: 2, difficulty: "formidable", asset: 2, device: "image-intensifier", ...over });
 
 describe("twodsix difficulty by DM", () => {
@@ -85,7 +87,7 @@ describe("twodsix throw dialog", () => {
     assert.deepEqual(prefillThrowDialog({ element: d.element, difficulties: DIFFICULTIES.AC, ruling: ruling(), localize }), { difficulty: "VeryDifficult", dm: 2 });
     assert.equal(d.select.value, "VeryDifficult", "AC's Formidable is DM −8: by name the task would be two DMs harder");
     assert.equal(d.input.value, "3", "the player's own +1 stays, the asset +2 is added");
-    assert.match(d.notes[0], /SIGHTLINE\.Twodsix\.Prefilled .*"difficulty":"VeryDifficult \(\u22126\)".*"dm":"\+2".*"device":"image-intensifier"/);
+    assert.match(d.notes[0], /SIGHTLINE\.Twodsix\.Prefilled .*"difficulty":"VeryDifficult \(\u22126\)".*"dm":"\+2".*"device":"Image intensifier"/);
   });
 
   test("only twodsix's throw dialog is touched: the request-roll dialog and other DialogV2s are not", () => {

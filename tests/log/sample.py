@@ -84,7 +84,7 @@ def ruling(
             }
         ],
         notes=[f"ruling {n}"],
-        citations=["002_38ee4d299a054ffc.txt: Visibility Zone MODs never stack"],
+        citations=["Infinity N4 Core Rules, original text — Visibility Conditions: Visibility Zone MODs never stack"],
         line={"start": {"x": 250, "y": 850, "z": 0}, "end": {"x": 1850 - n % 7 * 100, "y": 450, "z": 1}},
         snapshot=snapshot,
         **extra,

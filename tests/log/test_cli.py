@@ -66,7 +66,11 @@ async def test_export_formats_to_stdout_and_file_with_progress(
     args = parse("log", "export", "--session", session, "--format", "md", "--database", store_url)
     md = io.StringIO()
     assert await run_log_command_async(args, stdout=md) == 0
-    assert md.getvalue().count("| bs-attack |") == 30
+    assert md.getvalue().count("| BS Attack |") == 30
+    args = parse("log", "export", "--session", session, "--format", "md", "--locale", "es", "--database", store_url)
+    md_es = io.StringIO()
+    assert await run_log_command_async(args, stdout=md_es) == 0
+    assert md_es.getvalue().count("| Ataque CD |") == 30 and md_es.getvalue().startswith("| Hora (UTC) |")
 
 
 async def test_export_of_unknown_session_fails(store: SqlLogStore, store_url: str) -> None:

@@ -39,6 +39,22 @@ def test_language_from_query_then_accept_language() -> None:
     assert pick_language(None, None) == "en"
 
 
+async def test_markdown_export_speaks_the_readers_words() -> None:
+    """The Markdown export is for people: tokens by name, the action and the crossings by their labels, in
+    English or Spanish — the ids stay in JSONL and CSV."""
+    record = ruling(0).model_copy(
+        update={"crossings": [{"region": "r-fog", "zone": "low", "kind": "through"}], "reaction": True}
+    )
+    english = "".join([c async for c in markdown_chunks(_records(record))])
+    assert "| Fusilier | Target t-tgt | BS Attack (reaction) |" in english
+    assert "through Low Visibility Zone" in english and "bs-attack" not in english and "t-fus" not in english
+    spanish = "".join([c async for c in markdown_chunks(_records(record), "es")])
+    assert spanish.startswith("| Hora (UTC) | Actor | Objetivo | Acción |")
+    assert "Ataque CD (reacción)" in spanish and "a través de Zona de Baja Visibilidad" in spanish
+    rows = list(csv.reader(io.StringIO("".join([c async for c in csv_chunks(_records(record))]))))
+    assert rows[1][rows[0].index("action")] == "bs-attack"
+
+
 async def test_csv_cells_that_would_start_a_formula_are_neutralised_and_numbers_stay_numbers() -> None:
     """OWASP: a cell beginning with = + - @ tab or CR gets a leading ' (a token named
     =HYPERLINK(…), a user, an override reason); a -3 modifier and negative coordinates stay numbers."""

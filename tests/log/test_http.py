@@ -16,7 +16,7 @@ from bridge.log.http import COOKIE_NAME, create_log_app
 from bridge.log.records import RulingRecord
 from bridge.log.sql import SqlLogStore
 
-from .sample import ruling
+from .sample import DOCKS, ruling
 
 BRIDGE = {"Authorization": "Bearer bridge-secret"}
 ASHES = {"Authorization": "Bearer ashes-secret"}
@@ -99,12 +99,13 @@ async def test_worlds_and_sessions_by_secret(
 async def test_rulings_filters_and_pagination(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
-    """The rulings endpoint filters by actor and allowed, pages with cursors and carries snapshots by key."""
+    """The rulings endpoint filters by actor and allowed, pages with cursors and carries snapshots by key
+    only (the page stays small whatever the scene)."""
     url = _rulings_url(logged[0]) + "/rulings"
     body = await (await client.get(url, headers=ASHES, params={"actor": "Sniper"})).json()
     assert [r["id"] for r in body["rulings"]] == [r.id for r in logged if r.actor.id == "t-sniper"]
     assert body["next"] is None
-    assert set(body["snapshots"]) == {"snap-docks-1"} and body["rulings"][0]["snapshot"] == "snap-docks-1"
+    assert set(body) == {"rulings", "next"} and body["rulings"][0]["snapshot"] == "snap-docks-1"
     denied = await (await client.get(url, headers=ASHES, params={"allowed": "false"})).json()
     assert [r["id"] for r in denied["rulings"]] == [r.id for r in logged if not r.allowed]
     ids: list[str] = []
@@ -120,6 +121,19 @@ async def test_rulings_filters_and_pagination(
         await client.get(url, headers=ASHES, params={"from": "2025-03-01T19:02:00Z", "to": "2025-03-01T19:04:00Z"})
     ).json()
     assert len(timed["rulings"]) == 3
+
+
+async def test_a_snapshot_by_key_for_the_worlds_that_refer_to_it(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """/api/worlds/{world}/snapshots/{key} gives the snapshot a ruling of that world carries; a key no
+    ruling of the world refers to is 404, another world's secret 401."""
+    url = f"/api/worlds/{logged[0].world}/snapshots/snap-docks-1"
+    response = await client.get(url, headers=ASHES)
+    assert response.status == 200 and await response.json() == DOCKS.model_dump(mode="json")
+    assert (await client.get(url + "x", headers=ASHES)).status == 404
+    assert (await client.get("/api/worlds/w-none/snapshots/snap-docks-1", headers=BRIDGE)).status == 404
+    assert (await client.get(url, headers=OTHER)).status == 401
 
 
 async def test_bad_queries_and_unknown_sessions(
@@ -148,7 +162,7 @@ async def test_exports_stream_jsonl_and_csv(
     assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == 13
     assert rows[1][CSV_COLUMNS.index("actor_name")] == "Sniper"
     md = await (await client.get(url + "/export.md", headers=ASHES)).text()
-    assert md.startswith("| Time |") and md.count("\n") == 14
+    assert md.startswith("| Time (UTC) |") and md.count("\n") == 14 and "| BS Attack |" in md
 
 
 async def test_login_sets_httponly_cookie_and_pages_render(
@@ -166,10 +180,11 @@ async def test_login_sets_httponly_cookie_and_pages_render(
     listing = await client.get("/log/")
     assert listing.status == 200 and str(logged[0].session) in await listing.text()
     page = await (await client.get(session_path)).text()
-    assert page.count('class="ruling') == 12 and "Time (UTC)" in page
+    assert page.count('class="ruling') == 12 and "<th>Time</th>" in page and "BS Attack" in page
+    assert '<time datetime="' in page and " UTC</time>" in page  # UTC until log.js shows local time
     spanish = await (await client.get(session_path, headers={"Accept-Language": "es-ES,es;q=0.9,en;q=0.5"})).text()
-    assert 'lang="es"' in spanish and "Hora (UTC)" in spanish
-    assert "Hora (UTC)" in await (await client.get(session_path + "?lang=es")).text()
+    assert 'lang="es"' in spanish and "<th>Hora</th>" in spanish and "Ataque CD" in spanish
+    assert "<th>Hora</th>" in await (await client.get(session_path + "?lang=es")).text()
     filtered = await (await client.get(session_path, params={"actor": "Sniper"})).text()
     assert filtered.count('class="ruling') == 4
     assert (await client.get("/log/w-other/" + str(logged[0].session), allow_redirects=False)).status == 303

@@ -82,7 +82,10 @@ async def test_session_page_filters_and_draws_the_selected_line(
         await page.click("button[type=submit]")
         await page.wait_for_selector("#rulings tbody tr.ruling")
         assert await page.locator("#rulings tbody tr.ruling").count() == 9
+        await page.wait_for_selector("#map g.zone")  # the snapshot is fetched by key, not in the page
         assert await page.locator("#map g.zone").count() == 2
+        carried = await page.text_content("#log-data") or ""
+        assert "snapshotUrl" in carried and "Docks" not in carried and "r-smoke" not in carried
 
         await page.fill("input[name=actor]", "Sniper")
         await page.click("#apply")
@@ -98,12 +101,17 @@ async def test_session_page_filters_and_draws_the_selected_line(
         assert float(await sight.get_attribute("x1") or "nan") == chosen.line["start"]["x"]
         assert float(await sight.get_attribute("x2") or "nan") == chosen.line["end"]["x"]
         assert await page.get_attribute(f'tr[data-record="{chosen.id}"]', "aria-selected") == "true"
-        assert "Line from (250, 850, 0)" in await page.inner_text("#map-caption")
+        caption = await page.inner_text("#map-caption")
+        assert caption.startswith("Sniper → Target t-tgt · BS Attack") and "(250, 850" not in caption
+        first_time = page.locator("#rulings tbody tr.ruling time").first  # the reader's local time, not UTC
+        assert "UTC" not in await first_time.inner_text()
+        assert (await first_time.get_attribute("title") or "") in {r.time for r in records}  # UTC kept as a tooltip
+        assert "BS Attack" in await page.inner_text("#rulings") and "bs-attack" not in await page.inner_text("#rulings")
         assert errors == []
 
         await page.goto(str(server.make_url(f"/log/{records[0].world}/{records[0].session}?lang=es")))
         await page.click("#rulings tbody tr.ruling >> nth=4")
-        assert "Línea desde" in await page.inner_text("#map-caption")
+        assert "Ataque CD" in await page.inner_text("#map-caption")
         assert await page.locator("#map line.sight").get_attribute("stroke") == "#c0392b"  # denied: red
         if backend == "sqlite":
             await page.goto(str(server.make_url(f"/log/{records[0].world}/{records[0].session}?lang=en")))

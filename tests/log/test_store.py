@@ -11,7 +11,7 @@ import pytest
 
 from bridge.log.records import Party
 from bridge.log.sql import SqlLogStore, load_migrations
-from bridge.log.store import RulingFilter, open_store
+from bridge.log.store import LogOpenError, RulingFilter, open_store
 
 from .conftest import make_store
 from .sample import DOCKS, T0, ruling
@@ -204,7 +204,8 @@ async def test_concurrent_writers_open_one_session(store_url: str) -> None:
 
 
 async def test_open_store_picks_the_backend_from_the_url(tmp_path: Path) -> None:
-    """No database means sightline.db in the data directory; sqlite:/// names a file; others are refused."""
+    """No database means sightline.db in the data directory (made if new); sqlite:/// names a file in a
+    directory that must exist (a typo is refused, not grown into a new tree); others are refused."""
     store = await open_store(None, tmp_path / "data")
     try:
         await store.append(ruling(0))
@@ -216,7 +217,10 @@ async def test_open_store_picks_the_backend_from_the_url(tmp_path: Path) -> None
     named = await open_store(f"sqlite://{tmp_path / 'other.db'}", tmp_path)
     await named.close()
     assert (tmp_path / "other.db").exists()
-    with pytest.raises(ValueError):
+    with pytest.raises(LogOpenError, match="no directory"):
+        await open_store(f"sqlite://{tmp_path / 'typo' / 'x.db'}", tmp_path)
+    assert not (tmp_path / "typo").exists()
+    with pytest.raises(LogOpenError, match="unsupported"):
         await open_store("mysql://x", tmp_path)
 
 

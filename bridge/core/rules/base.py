@@ -99,11 +99,20 @@ class ModifierEntry:
 
 def wall_entries(walls: Iterable[str], text: Callable[..., str], locale: str) -> list[ModifierEntry]:
     """One applied entry per wall that blocks the line, as every ruleset lists them: ``text(key, locale)``
-    must know ``wall`` (the label, followed by the wall's id) and ``wall_blocks`` (the reason)."""
+    must know ``wall`` (the label) and ``wall_blocks`` (the reason). Foundry's walls have no names, so people
+    read "Wall" (numbered when several block); the wall's id stays in ``region`` for the overlay."""
     label, reason = text("wall", locale), text("wall_blocks", locale)
+    ids = list(walls)
     return [
-        ModifierEntry(source="wall", value=None, applied=True, label=f"{label} {wall}", reason=reason, region=wall)
-        for wall in walls
+        ModifierEntry(
+            source="wall",
+            value=None,
+            applied=True,
+            label=label if len(ids) == 1 else f"{label} {number}",
+            reason=reason,
+            region=wall,
+        )
+        for number, wall in enumerate(ids, start=1)
     ]
 
 

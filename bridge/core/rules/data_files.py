@@ -70,18 +70,35 @@ class Text(DataModel):
         return self.local().get(locale, **values)
 
 
+_SEED_FILE = re.compile(r"\d{3}_[0-9a-f]{16}\.txt|rules-notes\.md")
+
+
 class Passage(DataModel):
-    """A quoted piece of a seed (or of an outside source named in rules-notes) a rule stands on."""
+    """A quoted piece of a seed (or of an outside source named in rules-notes) a rule stands on.
+
+    ``source`` is provenance — the seed's file name, ``rules-notes.md`` or the page's URL — and is never
+    shown; people read ``title``, the source as its readers know it (rules-notes, "How sources are
+    named"). A URL is shown beside its title so the page can be found.
+    """
 
     source: str
+    title: str
     quote: str
     editions: tuple[str, ...]
     lang: Literal["en", "es"] = "en"
     #: The key of the passage this one translates (004 is 001 in Spanish): cited instead of it.
     translates: str | None = None
 
+    @model_validator(mode="after")
+    def _title_names_no_file(self) -> Passage:
+        if _SEED_FILE.search(self.title) or not self.title.strip():
+            raise ValueError(f"a passage's title is what people read, not a file name: {self.title!r}")
+        return self
+
     def citation(self) -> str:
-        return f"{self.source}: {self.quote}"
+        """``Title: quote``, or ``Title (URL): quote`` for a page on the web."""
+        where = f" ({self.source})" if self.source.startswith(("http://", "https://")) else ""
+        return f"{self.title}{where}: {self.quote}"
 
 
 class VocabularyRow(DataModel):

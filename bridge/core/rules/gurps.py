@@ -36,7 +36,7 @@ from .data_files import (
     cite,
     load_toml,
 )
-from .notes import foreign_vocabulary_notes
+from .notes import foreign_vocabulary_notes, region_name
 
 __all__ = ["GurpsData", "GurpsRuleset", "load_gurps"]
 
@@ -351,7 +351,7 @@ class GurpsRuleset(DataRuleset[GurpsData]):
         reasons: list[str] = []
         cite_keys = list(self.data.darkness.cite)
         if darkness.region is not None:
-            reasons.append(self._text("zone_overrides", locale, region=darkness.region))
+            reasons.append(self._text("zone_overrides", locale, region=region_name(s.scene, darkness.region)))
 
         vision = self._vision(viewer, locale)
         warm = bool(s.options.get("warm", True))
@@ -369,7 +369,7 @@ class GurpsRuleset(DataRuleset[GurpsData]):
         for lamp in self._lights_on(s, target.id, viewer.id, light_entries, lights_help, value):
             if value < floor:
                 reasons.append(
-                    self._text("light_reduces", locale, light=self._lamp_label(lamp, locale), value=value, floor=floor)
+                    self._text("light_reduces", locale, light=self._lamp_label(s, lamp), value=value, floor=floor)
                 )
                 value = floor
                 cite_keys.append("torch-003")
@@ -445,7 +445,8 @@ class GurpsRuleset(DataRuleset[GurpsData]):
                 continue
             defender_zones.add(zone.type)
             if zone.type == "smoke":
-                causes.append((self._text("defence_cause_smoke", locale, region=region_id), region_id, "smoke"))
+                cause = self._text("defence_cause_smoke", locale, region=region_name(s.scene, region_id))
+                causes.append((cause, region_id, "smoke"))
         light_entries: list[ModifierEntry] = []
         darkness = self._darkness_at(s, defender.id)
         if darkness.value <= self.data.darkness.total:
@@ -546,7 +547,7 @@ class GurpsRuleset(DataRuleset[GurpsData]):
         for lamp in geometry.lights_reaching(lit_id):
             if lamp.kind != "white":
                 continue
-            label = self._lamp_label(lamp, locale)
+            label = self._lamp_label(s, lamp)
             seen = not geometry.wall_blocked(viewer_center, Point3(lamp.x, lamp.y, viewer_center.z))
             if not lights_help:
                 reason, applied = self._text("light_unnatural", locale), False
@@ -564,8 +565,12 @@ class GurpsRuleset(DataRuleset[GurpsData]):
                 usable.append(lamp)
         return usable[:1]
 
-    def _lamp_label(self, lamp: LightSource, locale: str) -> str:
-        return self._text("light_label", locale, id=lamp.id)
+    def _lamp_label(self, s: Situation, lamp: LightSource) -> str:
+        """A token's light by its bearer's name ("Light carried by Ana"); a scene light has no name to show."""
+        bearer = next((token for token in s.scene.tokens if token.id == lamp.id), None)
+        if bearer is not None and bearer.name:
+            return self._text("light_carried", s.locale, name=bearer.name)
+        return self._text("light_label", s.locale)
 
     def _vision(self, token: Token, locale: str) -> _Vision:
         night_vision, nv_label = 0, ""

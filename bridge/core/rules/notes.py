@@ -9,8 +9,9 @@ from typing import Any
 from ..sight import Crossing
 from .base import Situation
 from .data_files import vocabulary
+from .labels import label
 
-__all__ = ["foreign_vocabulary_notes"]
+__all__ = ["foreign_vocabulary_notes", "region_name"]
 
 TextLookup = Callable[..., str]
 
@@ -32,12 +33,29 @@ def foreign_vocabulary_notes(
     for crossing in chain((c for evidence in situation.lines for c in evidence.crossings), crossings):
         if crossing.zone not in row.zones and crossing.region not in seen_regions:
             seen_regions.add(crossing.region)
-            notes[text("foreign_zone", locale, region=crossing.region, zone=crossing.zone, ruleset=ruleset)] = None
+            values: dict[str, Any] = {
+                "region": region_name(situation.scene, crossing.region),
+                "zone": label(None, "zone", crossing.zone, locale),
+                "ruleset": label(ruleset, "ruleset", ruleset, locale),
+            }
+            notes[text("foreign_zone", locale, **values)] = None
     for token in (situation.actor, situation.target):
         if token is None:
             continue
         for trait in token.traits:
             if not row.knows_trait(trait):
-                values: dict[str, Any] = {"token": token.name or token.id, "trait": trait, "ruleset": ruleset}
+                values = {
+                    "token": token.name or token.id,
+                    "trait": label(None, "trait", trait, locale),
+                    "ruleset": label(ruleset, "ruleset", ruleset, locale),
+                }
                 notes[text("foreign_trait", locale, **values)] = None
     return tuple(notes)
+
+
+def region_name(scene: Any, region_id: str) -> str:
+    """A region as the GM named it in Foundry; its id only when it has no name."""
+    for region in scene.regions:
+        if region.id == region_id:
+            return str(region.name) or region_id
+    return region_id

@@ -15,6 +15,7 @@ Sign: ``+`` is one level harder. ``modifier`` is the raw sum, never clamped; ``d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -220,6 +221,8 @@ def explain_encounter_range(
     _check_light(light, rules)
     if weather not in rules.weather:
         raise ValueError(f"weather must be one of {', '.join(rules.weather)}, not {weather!r}")
+    if not math.isfinite(base):
+        raise ValueError(f"the base encounter range must be a finite number of metres, not {base}")
     if base < 0:
         raise ValueError("the base encounter range cannot be negative")
     value = Fraction(base)

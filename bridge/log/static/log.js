@@ -1,6 +1,8 @@
 // Sightline log, session page: draws the scene's zones and walls (from the ruling's snapshot) and the
 // selected ruling's sight line into the page's SVG map. Reads the JSON block #log-data that the server
-// renders; no network requests, no dependencies.
+// renders (each ruling's line and snapshot key) and fetches a snapshot from the log's API the first time
+// it is drawn (the page never carries them: it stays small however many scene versions it shows).
+// No dependencies.
 "use strict";
 
 (function () {
@@ -50,10 +52,26 @@
     return pairs;
   }
 
-  function draw(recordId) {
+  const snapshots = new Map();  // key -> Promise of the snapshot (or null when it cannot be read)
+  function snapshotFor(key) {
+    if (!key) return Promise.resolve(null);
+    if (!snapshots.has(key)) {
+      const url = data.snapshotUrl + encodeURIComponent(key);
+      snapshots.set(key, fetch(url, { credentials: "same-origin" })
+        .then((response) => (response.ok ? response.json() : null))
+        .catch(() => null));
+    }
+    return snapshots.get(key);
+  }
+
+  let drawing = 0;  // a later selection wins over a fetch still under way
+  async function draw(recordId) {
     const ruling = recordId ? data.rulings[recordId] : null;
-    const snapshotKey = ruling ? ruling.snapshot : Object.keys(data.snapshots)[0];
-    const snapshot = snapshotKey ? data.snapshots[snapshotKey] : null;
+    const first = Object.values(data.rulings).find((r) => r.snapshot);
+    const snapshotKey = ruling ? ruling.snapshot : first && first.snapshot;
+    const turn = ++drawing;
+    const snapshot = await snapshotFor(snapshotKey);
+    if (turn !== drawing) return;
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     const zones = el("g", { class: "zones" }, svg);
     const bounds = [];
@@ -61,7 +79,8 @@
       const zone = (region.zone && region.zone.type) || "";
       const colour = ZONE_COLOURS[zone] || "#3498db";
       const group = el("g", { class: "zone", "data-region": region.id, "data-zone": zone }, zones);
-      el("title", {}, group).textContent = `${region.name || region.id} (${zone})`;
+      const zoneLabel = (data.zones && data.zones[zone]) || zone;
+      el("title", {}, group).textContent = region.name ? `${region.name} (${zoneLabel})` : zoneLabel;
       const fill = { fill: colour, "fill-opacity": 0.35, stroke: colour, "stroke-width": 3 };
       const hole = { fill: "#ffffff", "fill-opacity": 1, stroke: colour, "stroke-dasharray": "6 4" };
       const outlines = region.polygons && region.polygons.length
@@ -75,7 +94,7 @@
         const cy = own.reduce((sum, p) => sum + p[1], 0) / own.length;
         const label = el("text", { x: cx, y: cy, "text-anchor": "middle", "font-size": 36, fill: "#1d232a",
           "font-family": "system-ui, sans-serif" }, group);
-        label.textContent = region.name || region.id;
+        label.textContent = region.name || (data.zones && data.zones[(region.zone || {}).type]) || "";
         bounds.push(...own);
       }
     }
@@ -107,9 +126,10 @@
           transform: "translate(10 10)" }, svg);
       }
       if (caption) {
-        const p = (pt) => `(${pt.x}, ${pt.y}, ${pt.z})`;
+        // People read names, not pixels: "Sol → Ana · BS Attack · MOD -6".
         const mod = ruling.modifier === null || ruling.modifier === undefined ? "" : ` · MOD ${ruling.modifier}`;
-        let text = `${data.texts.from} ${p(line.start)} ${data.texts.to} ${p(line.end)}${mod}`;
+        const who = ruling.target ? `${ruling.actor} → ${ruling.target}` : ruling.actor;
+        let text = `${who} · ${ruling.action}${mod}`;
         if (after) {
           const again = after.modifier === null || after.modifier === undefined ? "—" : `MOD ${after.modifier}`;
           text += ` · ${data.texts.rejudged}: ${again}`;
@@ -141,6 +161,15 @@
         select(row);
       }
     });
+  }
+  // Times arrive in UTC (marked so); show them in the reader's own time zone and language.
+  for (const node of document.querySelectorAll("time[datetime]")) {
+    const when = new Date(node.dateTime);
+    if (!isNaN(when)) {
+      node.textContent = when.toLocaleString(document.documentElement.lang || undefined,
+        { dateStyle: "medium", timeStyle: "medium" });
+      node.title = node.dateTime;
+    }
   }
   draw(null);
 })();

@@ -20,10 +20,16 @@ export function escapeHtml(value) {
 export function rulingCardHtml(ruling, { localize, names = {}, confirm = false }) {
   const tokenName = (id) => escapeHtml(names.tokens?.[id] ?? id ?? "");
   const regionName = (id) => escapeHtml(names.regions?.[id] ?? id ?? "");
+  // An id a person reads is shown by its label (lang/*.json); an id we have no label for stays as it is.
+  const labelOf = (prefix, id) => {
+    const key = `SIGHTLINE.${prefix}.${id}`;
+    const text = localize(key);
+    return text && text !== key ? text : String(id ?? "");
+  };
   const verdict = verdictOf(ruling);
   const lines = [];
   lines.push(`<div class="sightline-card sightline-${verdict}" data-actor="${escapeHtml(ruling.actor)}" data-target="${escapeHtml(ruling.target ?? "")}">`);
-  lines.push(`<header><strong>${tokenName(ruling.actor)}</strong> → <strong>${tokenName(ruling.target)}</strong> <span class="sightline-action">${escapeHtml(ruling.action)}</span></header>`);
+  lines.push(`<header><strong>${tokenName(ruling.actor)}</strong> → <strong>${tokenName(ruling.target)}</strong> <span class="sightline-action">${escapeHtml(labelOf("Action", ruling.action))}</span></header>`);
   if (ruling.allowed === false) {
     lines.push(`<p class="sightline-modifier">${escapeHtml(localize("SIGHTLINE.Card.NotAllowed"))}</p>`);
   } else {
@@ -33,7 +39,7 @@ export function rulingCardHtml(ruling, { localize, names = {}, confirm = false }
   if (crossings.length) {
     lines.push(`<h4>${escapeHtml(localize("SIGHTLINE.Card.Zones"))}</h4><ul class="sightline-crossings">`);
     for (const c of crossings) {
-      lines.push(`<li>${regionName(c.region)} (${escapeHtml(c.zone)}): ${escapeHtml(localize(`SIGHTLINE.Kind.${c.kind}`))}</li>`);
+      lines.push(`<li>${regionName(c.region)} (${escapeHtml(labelOf("Zone", c.zone))}): ${escapeHtml(labelOf("Kind", c.kind))}</li>`);
     }
     lines.push("</ul>");
   } else {
@@ -43,7 +49,7 @@ export function rulingCardHtml(ruling, { localize, names = {}, confirm = false }
   if (mods.length) {
     lines.push(`<h4>${escapeHtml(localize("SIGHTLINE.Card.Candidates"))}</h4><ul class="sightline-candidates">`);
     for (const m of mods) {
-      const label = m.label ?? (m.zone ? `${m.source}: ${m.zone}` : m.source);
+      const label = m.label ?? (m.zone ? labelOf("Zone", m.zone) : m.source);
       const state = m.applied ? localize("SIGHTLINE.Card.Applied") : localize("SIGHTLINE.Card.NotApplied");
       const reason = m.reason ? ` — ${escapeHtml(m.reason)}` : "";
       lines.push(`<li class="${m.applied ? "applied" : "not-applied"}">${escapeHtml(label)} ${formatModifier(m.value)} (${escapeHtml(state)})${reason}</li>`);

@@ -143,8 +143,16 @@ export function prefillThrowDialog({ element, difficulties, ruling, localize }) 
     localize("SIGHTLINE.Twodsix.Prefilled", {
       difficulty: adj.difficulty ? `${adj.difficulty.key} (${dmText(adj.difficulty.mod)})` : "—",
       dm: dmText(adj.dm),
-      device: adj.device,
+      device: deviceLabel(localize, adj.device),
     }),
   );
   return done;
+}
+
+/** A vision device by its label (`SIGHTLINE.Trait.<id>`), its id only when it has none. */
+function deviceLabel(localize, device) {
+  if (!device) return "—";
+  const key = `SIGHTLINE.Trait.${device}`;
+  const text = localize(key);
+  return text && text !== key ? text : device;
 }

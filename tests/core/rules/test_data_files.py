@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from bridge.core.rules import RULESETS
-from bridge.core.rules.data_files import load_toml, vocabulary
+from bridge.core.rules.data_files import Passage, load_toml, vocabulary
 from bridge.core.rules.infinity import InfinityData
 
 
@@ -76,3 +76,46 @@ def test_rules_data_is_read_only() -> None:
     data = RULESETS["infinity-n4"].data  # type: ignore[attr-defined]
     with pytest.raises(ValidationError):
         data.zones["low"].mod = 0
+
+
+def test_every_citation_names_its_source_as_people_know_it() -> None:
+    """rules-notes "How sources are named": each passage keeps its seed file as provenance, and its citation
+    starts with the source's title — never a seed file name or rules-notes.md; a web page shows its URL."""
+    for name in ("infinity-n4", "gurps-4e", "traveller"):
+        for key, raw in load_toml(name)["passages"].items():
+            citation = Passage.model_validate(raw).citation()
+            assert citation.startswith(raw["title"] + (f" ({raw['source']})" if "://" in raw["source"] else "") + ": ")
+            assert ".txt" not in citation.split(": ", 1)[0] and "rules-notes.md" not in citation, (name, key)
+    quoted = {raw["title"] for raw in load_toml("infinity-n4")["passages"].values()}
+    assert {
+        "Infinity N4 Core Rules — Visibility Conditions",
+        "Infinity N4 Reglamento — Condiciones de Visibilidad",
+    } <= quoted
+
+
+def test_a_passage_titled_with_a_seed_file_name_is_refused() -> None:
+    """A title that is a seed's file name is provenance leaking to people: refused at load."""
+    raw = infinity_raw()
+    raw["passages"]["low-001"]["title"] = "001_a0e8dce3ac9e4c22.txt"
+    with pytest.raises(ValidationError, match="not a file name"):
+        InfinityData.model_validate(raw)
+
+
+def test_a_citation_logged_with_a_seed_file_name_reads_as_its_title_now() -> None:
+    """Records logged before sources were named by title cite `001_….txt: quote` (and 002's dated texts with
+    their date before the quote); they read as today's citation, so a re-judged ruling does not differ only
+    in how its source is named. Anything else is left as it is."""
+    from bridge.core.rules.labels import readable_citation
+
+    old = "001_a0e8dce3ac9e4c22.txt: Low Visibility Zones apply a MOD of -3."
+    assert (
+        readable_citation(old)
+        == "Infinity N4 Core Rules — Visibility Conditions: Low Visibility Zones apply a MOD of -3."
+    )
+    zero_12 = load_toml("infinity-n4")["passages"]["zero-002-u12"]
+    logged = f"002_38ee4d299a054ffc.txt: Update 1.2, Jan 2022: {zero_12['quote']}"
+    assert (
+        readable_citation(logged)
+        == f"Infinity N4 rules update 1.2 (Jan 2022) — Visibility Conditions: {zero_12['quote']}"
+    )
+    assert readable_citation("a note of someone else") == "a note of someone else"

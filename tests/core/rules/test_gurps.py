@@ -432,6 +432,22 @@ def test_spanish_scene_gets_spanish_notes() -> None:
 
 
 def test_other_rulesets_trait_gets_a_note() -> None:
-    """Contract: a trait of another ruleset is ignored with a note — never a silent zero."""
+    """Contract: a trait of another ruleset is ignored with a note — never a silent zero; the note names the
+    trait by its label ("Binoculars") and the ruleset by its title, never by their ids."""
     ruling = fight(attacker=("binoculars",))
-    assert ruling.modifier == 0 and has_note(ruling, "binoculars")
+    assert ruling.modifier == 0 and has_note(ruling, "Binoculars") and has_note(ruling, "GURPS 4e")
+    assert not has_note(ruling, "binoculars") and not has_note(ruling, "gurps-4e")
+
+
+@pytest.mark.parametrize(("radius", "modifier"), [(250, -10), (249, 0)])
+def test_a_foe_whose_corner_lies_on_a_round_pool_of_darkness_stands_in_it(radius: float, modifier: int) -> None:
+    """Contract ('a token whose footprint touches a zone is inside it … exactly, circles and ellipses included (a
+    tangent or a corner on the curve counts)') with rules-notes ('a `darkness` zone containing the target
+    overrides the scene's `darkness`'): the foe's corner (475, −25) lies at (150, 200) from the centre of a
+    radius-250 pool of total darkness — between the vertices it is drawn with — so it stands in it."""
+    pool = {
+        "id": "r-dark",
+        "shapes": [{"type": "circle", "x": 325, "y": -225, "radius": radius}],
+        "zone": {"type": "darkness", "total": True},
+    }
+    assert fight(regions=[pool]).modifier == modifier

@@ -31,24 +31,29 @@ def with_traits(base: dict[str, object], *traits: str) -> dict[str, object]:
 #: Every edition of infinity-n4, oldest first (rules-notes "Editions").
 EDITIONS = ["original", "1.2", "1.3", "2.1", "current"]
 
-SEED_001 = "001_a0e8dce3ac9e4c22.txt: "
-SEED_002 = "002_38ee4d299a054ffc.txt: "
+#: How each source is named to people (rules-notes "How sources are named"); seed file names never show.
+SEED_001 = "Infinity N4 Core Rules — Visibility Conditions: "
+SEED_004 = "Infinity N4 Reglamento — Condiciones de Visibilidad: "
+SEED_002_ORIGINAL = "Infinity N4 Core Rules, original text — Visibility Conditions: "
+SEED_002_U12 = "Infinity N4 rules update 1.2 (Jan 2022) — Visibility Conditions: "
+SEED_002_U21 = "Infinity N4 rules, PDF 2.1 (July 2023) — Visibility Conditions: "
+NOTES = "Sightline rules notes — "
 
 #: The Zero Visibility passage each edition's ruling stands on.
 ZERO_TEXT = {
-    "original": SEED_002 + "Original: Troopers cannot draw LoF through a Zero Visibility Zone.",
-    "1.2": SEED_002 + "Update 1.2, Jan 2022: Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.",
-    "1.3": SEED_002 + "Update 1.2, Jan 2022: Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.",
-    "2.1": SEED_002 + "Update 1.2, Jan 2022: Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.",
+    "original": SEED_002_ORIGINAL + "Troopers cannot draw LoF through a Zero Visibility Zone.",
+    "1.2": SEED_002_U12 + "Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.",
+    "1.3": SEED_002_U12 + "Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.",
+    "2.1": SEED_002_U12 + "Troopers cannot draw LoF into, through, or out of a Zero Visibility Zone.",
     "current": SEED_001 + "LoF cannot be drawn into, through, or out of a Zero Visibility Zone.",
 }
 
 #: The non-stacking passage each edition's ruling stands on (002's Original text until 2.1 replaced it).
 NOT_STACKING_TEXT = {
-    "original": SEED_002 + "Original: Visibility Zone MODs never stack with other Visibility Zone MODs.",
-    "1.2": SEED_002 + "Original: Visibility Zone MODs never stack with other Visibility Zone MODs.",
-    "1.3": SEED_002 + "Original: Visibility Zone MODs never stack with other Visibility Zone MODs.",
-    "2.1": SEED_002 + "Update PDF 2.1, July 2023: Visibility Zone MODs never stack with other Visibility Zone MODs.",
+    "original": SEED_002_ORIGINAL + "Visibility Zone MODs never stack with other Visibility Zone MODs.",
+    "1.2": SEED_002_ORIGINAL + "Visibility Zone MODs never stack with other Visibility Zone MODs.",
+    "1.3": SEED_002_ORIGINAL + "Visibility Zone MODs never stack with other Visibility Zone MODs.",
+    "2.1": SEED_002_U21 + "Visibility Zone MODs never stack with other Visibility Zone MODs.",
     "current": SEED_001 + "Visibility Zone MODs never stack with other Visibility Zone MODs.",
 }
 
@@ -182,7 +187,7 @@ def test_two_poor_zones_give_a_single_minus_6() -> None:
     assert answer["modifier"] == -6
     assert len(applied(answer)) == 1
     assert by_region(answer, "r-p2")["label"] == "Zona de Mala Visibilidad"
-    assert any(c.startswith("004_acbdbfc06fa3cda7.txt: Los MOD de Zona de Visibilidad") for c in answer["citations"])
+    assert any(c.startswith(SEED_004 + "Los MOD de Zona de Visibilidad") for c in answer["citations"])
 
 
 def test_zero_beats_any_mod_when_zones_combine() -> None:
@@ -491,7 +496,7 @@ def test_combat_jump_is_forbidden_by_low_poor_or_zero_in_every_edition(
         assert entry["reason"] == "White Noise does not forbid a Combat Jump."
         assert any("Combat Jump is allowed" in note for note in answer["notes"])
     assert any(c.startswith(SEED_001 + "You cannot use Combat Jump inside of") for c in answer["citations"])
-    from_notes = any(c.startswith("rules-notes.md: Combat Jump (001, 004)") for c in answer["citations"])
+    from_notes = any(c.startswith(NOTES + "Combat Jump: Combat Jump (001, 004)") for c in answer["citations"])
     assert from_notes is (edition != "current")  # 002's editions stand on the decision; current on 001 itself
 
 
@@ -508,7 +513,7 @@ def test_combat_jump_next_to_white_noise_and_low_is_still_forbidden_in_every_edi
     assert answer["modifier"] is None
     assert [m["region"] for m in applied(answer)] == ["r-low"]
     assert by_region(answer, "r-wn")["applied"] is False
-    seed_004 = "004_acbdbfc06fa3cda7.txt: No se permite efectuar un Salto de Combate en el interior o en contacto"
+    seed_004 = SEED_004 + "No se permite efectuar un Salto de Combate en el interior o en contacto"
     assert any(c.startswith(seed_004) for c in answer["citations"])
 
 
@@ -520,16 +525,19 @@ def test_each_edition_cites_its_own_text() -> None:
     base = {"regions": [on_line("r", "zero")], "tokens": [A, T]}
     original = rule(scene(**base, edition="original"), "a", "t")  # type: ignore[arg-type]
     update = rule(scene(**base, edition="1.2"), "a", "t")  # type: ignore[arg-type]
-    assert any("Original: Troopers cannot draw LoF through" in c for c in original["citations"])
-    assert any("Update 1.2, Jan 2022: Troopers cannot draw LoF" in c for c in update["citations"])
-    assert all(c.startswith("002_") or c.startswith("http") or c.startswith("rules-notes") for c in update["citations"])
+    assert any(c.startswith(SEED_002_ORIGINAL + "Troopers cannot draw LoF through") for c in original["citations"])
+    assert any(c.startswith(SEED_002_U12 + "Troopers cannot draw LoF") for c in update["citations"])
+    assert not any(c.startswith(SEED_001) for c in update["citations"])
+    assert not any(
+        ".txt" in c.split(":", 1)[0] or "rules-notes.md" in c for c in original["citations"] + update["citations"]
+    )
 
 
 def test_spanish_scene_speaks_spanish() -> None:
     """004's wording: a Spanish scene labels 'Zona de Baja Visibilidad' and cites 004."""
     answer = rule(scene(regions=[on_line("r", "low")], tokens=[A, T], locale="es"), "a", "t")
     assert by_region(answer, "r")["label"] == "Zona de Baja Visibilidad"
-    assert any(c.startswith("004_acbdbfc06fa3cda7.txt: Zona de Baja Visibilidad aplicará") for c in answer["citations"])
+    assert any(c.startswith(SEED_004 + "Zona de Baja Visibilidad aplicará") for c in answer["citations"])
 
 
 def test_codeone_does_not_use_the_rule() -> None:
@@ -553,8 +561,9 @@ def test_zone_and_trait_of_another_ruleset_are_ignored_with_a_note() -> None:
     darkness = on_line("r-dark", "darkness", total=True)
     answer = rule(scene(regions=[darkness], tokens=[with_traits(A, "infravision"), T]), "a", "t")
     assert answer["modifier"] == 0
-    assert any("r-dark" in note and "darkness" in note for note in answer["notes"])
-    assert any("infravision" in note for note in answer["notes"])
+    assert any("r-dark" in note and "(Darkness)" in note for note in answer["notes"])
+    assert any("(Infravision)" in note for note in answer["notes"])
+    assert not any("infravision" in note or "infinity-n4" in note for note in answer["notes"])
 
 
 def test_a_zone_of_another_ruleset_around_a_jumper_is_ignored_with_a_note() -> None:
@@ -563,7 +572,7 @@ def test_a_zone_of_another_ruleset_around_a_jumper_is_ignored_with_a_note() -> N
     darkness = rect_region("r-dark", "darkness", -50, 350, 200, 200, total=True)  # holds A
     answer = rule(scene(regions=[darkness], tokens=[A, T]), "a", None, "combat-jump")
     assert answer["allowed"] is True and answer["crossings"] == []
-    assert any("r-dark" in note and "darkness" in note for note in answer["notes"])
+    assert any("r-dark" in note and "(Darkness)" in note for note in answer["notes"])
 
 
 # --- The original text's limits inside Zero, and what a Spanish ruling cites -------------------------
@@ -583,11 +592,11 @@ def test_the_original_zero_rule_cites_the_decision_that_reads_into_and_out_of() 
     """002's Original text says only 'through'; blocking LoF out of Zero in `original` stands on the
     rules-notes decision ('LoF into or out of Zero is blocked as well as through it'), which is cited."""
     answer = rule(scene(regions=[around("r", "zero", 0)], tokens=[A, T], edition="original"), "a", "t")
-    assert any(c.startswith("rules-notes.md: `original`: LoF into or out of Zero") for c in answer["citations"])
     assert any(
-        c.startswith("002_38ee4d299a054ffc.txt: Original: Troopers cannot draw LoF through")
+        c.startswith(NOTES + "Zero Visibility in the original text: `original`: LoF into or out of Zero")
         for c in answer["citations"]
     )
+    assert any(c.startswith(SEED_002_ORIGINAL + "Troopers cannot draw LoF through") for c in answer["citations"])
 
 
 def test_a_spanish_ruling_cites_004_instead_of_001_and_keeps_untranslated_sources() -> None:
@@ -597,5 +606,5 @@ def test_a_spanish_ruling_cites_004_instead_of_001_and_keeps_untranslated_source
         scene(regions=[around("r", "low", 0)], tokens=[A, T], edition="1.2", locale="es"), "a", None, "combat-jump"
     )
     sources = [c.split(":", 1)[0] for c in answer["citations"]]
-    assert "004_acbdbfc06fa3cda7.txt" in sources and "rules-notes.md" in sources
-    assert "001_a0e8dce3ac9e4c22.txt" not in sources
+    assert SEED_004[:-2] in sources and NOTES + "Combat Jump" in sources
+    assert SEED_001[:-2] not in sources

@@ -623,7 +623,9 @@ def test_encounter_range_keeps_fractions_and_explains() -> None:
     explained = explain_encounter_range(100, light=3, weather="poor", woods=False, locale="es")
     assert explained.range == 100 / 18
     assert explained.steps[-1] == "Distancia de encuentro: 5.56 m."
-    assert explained.citations and explained.citations[0].startswith("000_3f2752d40c93425c.txt")
+    assert explained.citations and explained.citations[0].startswith(
+        "Traveller tactical visibility rules (2011-03-17) — "
+    )
 
 
 def test_encounter_range_rejects_bad_input() -> None:

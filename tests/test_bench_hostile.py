@@ -1,0 +1,40 @@
+"""Issue 12's benchmarks run end to end (smoke runs: their figures are reported, never asserted as times)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_fuzz_bench_counts_no_escape_and_replays_to_the_same_state() -> None:
+    """``python -m bench.fuzz_bench`` on 400 messages: every mutation class met, 0 escapes, replay equal."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.fuzz_bench", "--messages", "400", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        cwd=ROOT,
+    )
+    result = json.loads(done.stdout)
+    assert result["escapes"] == 0 and result["replay_equal"] is True
+    assert all(sum(counts.values()) > 0 for counts in result["by_class"].values())
+
+
+def test_the_snapshot_bench_measures_what_a_patch_storm_stores() -> None:
+    """``python -m bench.snapshot_bench`` on 12 patches: the snapshots stored stay near the patches' size."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.snapshot_bench", "--patches", "12", "--tokens", "20", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        cwd=ROOT,
+    )
+    result = json.loads(done.stdout)
+    assert result["patches"] == 12 and result["rulings_bytes"] > 0
+    assert result["snapshots_bytes"] < 4 * result["patch_bytes"]

@@ -1,0 +1,83 @@
+"""V14 Scene Levels through the session, as the module sends them: rulings by floor, unknown level ids
+refused by name with the scene kept, and the log keeping which floor a ruling happened on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bridge.session import StoreThenSend
+from tests.test_session import one, online, send
+
+
+def _house(wall_levels: list[str]) -> dict[str, Any]:
+    """A scene.sync of a two-storey house: two tokens on each floor, a wall between them on ``wall_levels``."""
+    return {
+        "type": "scene.sync",
+        "id": "q1",
+        "scene": {
+            "id": "s-house",
+            "grid": {"size": 100, "distance": 1},
+            "rules": {"ruleset": "infinity-n4"},
+            "levels": [
+                {"id": "l-ground", "name": "Downstairs", "bottom": 0, "top": 10},
+                {"id": "l-upper", "name": "Upstairs", "bottom": 10, "top": 20},
+            ],
+            "tokens": [
+                {"id": "a", "x": 0, "y": 0, "level": "l-ground"},
+                {"id": "b", "x": 800, "y": 0, "level": "l-ground"},
+                {"id": "c", "x": 0, "y": 0, "elevation": 10, "level": "l-upper"},
+                {"id": "d", "x": 800, "y": 0, "elevation": 10, "level": "l-upper"},
+            ],
+            "walls": [{"id": "w-up", "c": [450, -500, 450, 500], "levels": wall_levels}],
+        },
+    }
+
+
+def _adjudicate(actor: str, target: str, *, log: bool = False) -> dict[str, Any]:
+    return {
+        "type": "adjudicate",
+        "id": f"{actor}{target}",
+        "scene": "s-house",
+        "actor": actor,
+        "target": target,
+        "action": "bs-attack",
+        "log": log,
+    }
+
+
+def test_an_upstairs_wall_blocks_upstairs_only() -> None:
+    """Synced as the module sends a V14 scene: the ground-floor pair sees past the upstairs wall."""
+    session = online()
+    assert one(session, _house(["l-upper"]))["type"] == "scene.synced"
+    assert one(session, _adjudicate("a", "b"))["allowed"] is True
+    assert one(session, _adjudicate("c", "d"))["allowed"] is False
+
+
+def test_an_unknown_level_is_an_error_naming_it_and_the_scene_stays() -> None:
+    """A wall on a level the scene lacks: invalid-message naming the field; the held scene still rules."""
+    session = online()
+    one(session, _house(["l-upper"]))
+    error = one(session, _house(["l-attic"]))
+    assert error["code"] == "invalid-message"
+    assert error["details"]["field"] == "scene.walls[0].levels"
+    assert "l-attic" in error["message"]
+    patch = {
+        "type": "scene.patch",
+        "id": "q2",
+        "scene": "s-house",
+        "upsert": {"tokens": [{"id": "a", "x": 100, "y": 0, "level": "l-cellar"}]},
+    }
+    error = one(session, patch)
+    assert error["code"] == "invalid-message" and error["details"]["field"] == "upsert.tokens[0].level"
+    assert one(session, _adjudicate("c", "d"))["allowed"] is False
+
+
+def test_the_log_keeps_the_floor_of_a_ruling() -> None:
+    """The logged record holds the tokens' levels and the scene's levels (rejudge reads them back)."""
+    session = online()
+    one(session, _house(["l-upper"]))
+    (store,) = [e for e in send(session, _adjudicate("c", "d", log=True)) if isinstance(e, StoreThenSend)]
+    assert store.record is not None and store.record.situation is not None and store.record.snapshot is not None
+    assert [t["level"] for t in store.record.situation["tokens"]] == ["l-upper", "l-upper"]
+    assert [level["id"] for level in store.record.snapshot.setting["levels"]] == ["l-ground", "l-upper"]
+    assert store.record.snapshot.walls[0]["levels"] == ["l-upper"]
