@@ -11,7 +11,7 @@ import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
 import { BridgeConnection, testConnection } from "../connection.js";
 import { PatchBatcher } from "../batcher.js";
 import { BridgeError, adjudicate as adjudicateMessage, sceneSync, scenePatch } from "../protocol.js";
-import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, serializeRegion, serializeScene } from "../serialize.js";
+import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, serializeRegion, serializeScene, tokenIdsOnViewedLevel } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
 import { choosePairs } from "../overlay-draw.js";
@@ -509,7 +509,7 @@ export class Sightline {
   overlayPairs(canvas, scene) {
     const actors = (canvas?.tokens?.controlled ?? []).map((t) => t.document?.id ?? t.id);
     const targets = [...(this.game.user?.targets ?? [])].map((t) => t.document?.id ?? t.id);
-    const tokenIds = [...(scene.tokens ?? [])].map((t) => t.id);
+    const tokenIds = tokenIdsOnViewedLevel(scene); // V14: the viewed floor's tokens only
     const allTokens = Boolean(this.setting(SETTINGS.OVERLAY_ALL_TOKENS));
     if (this.watching) {
       const annotated = this.watcher.annotations();
