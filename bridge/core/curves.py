@@ -358,8 +358,11 @@ def curved_area(region: Region, draw: Any, combine: Any) -> CurvedArea | None:
             outer_solids.append(big)
     if not solids:
         return None
-    inner = combine(inner_solids, inner_holes)
-    outer = combine(outer_solids, outer_holes)
+    if len(inner_solids) == 1 and not inner_holes:  # one shape (a plain circle or ellipse): nothing to combine
+        inner, outer = inner_solids[0], outer_solids[0]
+    else:
+        inner = combine(inner_solids, inner_holes)
+        outer = combine(outer_solids, outer_holes)
     points = np.concatenate(rims) if rims else np.empty((0, 2))
     return CurvedArea(solids, holes, inner, outer, slack, points)
 

@@ -50,6 +50,89 @@ export function checkUrl(url, pageProtocol = "http:") {
 }
 
 /**
+ * The address space of a host, as Chrome's Local Network Access sorts them: `loopback` (this
+ * machine: localhost, 127.0.0.0/8, ::1), `private` (the local network: 10/8, 172.16/12,
+ * 192.168/16, 169.254/16, fc00::/7, fe80::/10, `*.local`) or `public` (anything else).
+ * @param {string} hostname
+ * @returns {"loopback" | "private" | "public"}
+ */
+export function addressSpace(hostname) {
+  const h = String(hostname ?? "").toLowerCase().replace(/^\[|\]$/g, "");
+  if (h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h)) return "loopback";
+  const v4 = h.match(/^(\d+)\.(\d+)\.\d+\.\d+$/);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254)) return "private";
+    return "public";
+  }
+  if (/^f[cd][0-9a-f]{2}:/.test(h) || /^fe[89ab][0-9a-f]:/.test(h) || h.endsWith(".local")) return "private";
+  return "public";
+}
+
+const SPACE_RANK = Object.freeze({ loopback: 0, private: 1, public: 2 });
+
+/**
+ * Whether Chrome's Local Network Access stands between the page and the bridge (Chrome 147+ also
+ * for WebSockets): a page of a more public address space reaching a more private one — a Foundry
+ * on a public host (The Forge, a rented server) dialling `ws://localhost` or a LAN address. Chrome
+ * then asks the user for permission; a page that is not a secure context (plain http on a public
+ * address) cannot ask and fails silently.
+ * @param {{hostname?: string, protocol?: string} | null | undefined} page the Foundry page's location
+ * @param {string} url the bridge URL
+ * @returns {null | {page: string, bridge: string, secure: boolean}}
+ */
+export function localNetworkAccess(page, url) {
+  if (!page?.hostname) return null;
+  let target;
+  try {
+    target = new URL(url).hostname;
+  } catch {
+    return null;
+  }
+  const from = addressSpace(page.hostname);
+  const to = addressSpace(target);
+  if (SPACE_RANK[to] >= SPACE_RANK[from]) return null;
+  // localhost pages are secure contexts on plain http too.
+  return { page: from, bridge: to, secure: page.protocol === "https:" || from === "loopback" };
+}
+
+/**
+ * What a failure to connect means, for the notice: the bridge is not running (`unreachable`), or
+ * the browser's local-network permission stands in the way (`local-network`, `local-network-insecure`
+ * when the page cannot ask for it, `local-network-denied` when the user refused it).
+ * @param {{page?: {hostname?: string, protocol?: string} | null, url: string, permission?: string | null}} ctx
+ * @returns {"unreachable" | "local-network" | "local-network-insecure" | "local-network-denied"}
+ */
+export function diagnoseUnreachable({ page, url, permission = null }) {
+  const lna = localNetworkAccess(page, url);
+  if (!lna) return "unreachable";
+  if (!lna.secure) return "local-network-insecure";
+  if (permission === "denied") return "local-network-denied";
+  return "local-network";
+}
+
+/**
+ * The state of Chrome's local-network permission for this page (`granted`, `prompt`, `denied`), or
+ * null where the browser does not know the permission (every browser without Local Network Access).
+ * Chrome has named it `local-network-access`, then `local-network` and `loopback-network`.
+ * @param {{query: (d: {name: any}) => Promise<{state: string}>} | undefined} permissions `navigator.permissions`
+ */
+export async function localNetworkPermission(permissions = globalThis.navigator?.permissions) {
+  if (!permissions?.query) return null;
+  let seen = null;
+  for (const name of ["local-network-access", "local-network", "loopback-network"]) {
+    try {
+      const { state } = await permissions.query({ name });
+      if (state === "denied") return "denied";
+      seen ??= state;
+    } catch {
+      /* not a permission this browser knows */
+    }
+  }
+  return seen;
+}
+
+/**
  * What a close means and whether to try again.
  * @param {{code?: number, reason?: string}} closeEvent
  * @param {{handshakeDone: boolean, opened: boolean, lastError?: {code?: string} | null}} context
@@ -93,7 +176,7 @@ export class BridgeConnection extends Emitter {
    * @param {{
    *   url: string, secret: string,
    *   identity: () => {world: string, foundry?: string, system?: string, user: {id: string, name: string, gm: boolean}},
-   *   WebSocket?: any, pageProtocol?: string,
+   *   WebSocket?: any, pageProtocol?: string, page?: {hostname?: string, protocol?: string} | null,
    *   onReady?: (connection: BridgeConnection, welcome: any) => (void | Promise<void>),
    *   requestTimeoutMs?: number, handshakeTimeoutMs?: number,
    *   backoff?: {next(): number, reset(): void},
@@ -106,6 +189,7 @@ export class BridgeConnection extends Emitter {
     identity,
     WebSocket = globalThis.WebSocket,
     pageProtocol = globalThis.location?.protocol ?? "http:",
+    page = globalThis.location ?? null,
     onReady = () => {},
     requestTimeoutMs = 10_000,
     handshakeTimeoutMs = 10_000,
@@ -119,6 +203,7 @@ export class BridgeConnection extends Emitter {
     this._identity = identity;
     this._WebSocket = WebSocket;
     this._pageProtocol = pageProtocol;
+    this._page = page;
     this._onReady = onReady;
     this._handshakeTimeoutMs = handshakeTimeoutMs;
     this._backoff = backoff;
@@ -262,6 +347,8 @@ export class BridgeConnection extends Emitter {
     this.socket = null;
     this._pending.rejectAll(new BridgeError("disconnected", "connection to the bridge lost"));
     const verdict = classifyClose(event, context);
+    // Never reached the bridge: not running, or the browser's local-network permission.
+    if (verdict.code === "unreachable" && !context.opened) verdict.code = /** @type {any} */ (diagnoseUnreachable({ page: this._page, url: this.url }));
     if (!verdict.retry) {
       this._setState("error", { code: verdict.code, message: context.lastError?.message ?? verdict.code });
       return;
@@ -291,4 +378,77 @@ export class BridgeConnection extends Emitter {
     else if (state === "ready" || state === "closed") this.error = null;
     this.emit("status", { state, error: this.error, ...extra });
   }
+}
+
+/**
+ * "Test connection": dial the bridge once with this URL and secret, say hello and report what
+ * happened in one word, closing the socket in every case. Nothing is retried.
+ * @param {{url: string, secret: string, identity: () => any, WebSocket?: any,
+ *          page?: {hostname?: string, protocol?: string} | null, permissions?: any,
+ *          timeoutMs?: number, setTimeout?: typeof globalThis.setTimeout, clearTimeout?: typeof globalThis.clearTimeout}} opts
+ * @returns {Promise<{ok: boolean, code: string, message?: string, bridge?: any}>} `code`: `ok`,
+ *   `invalid-url`, `mixed-content`, `no-secret`, `unauthorized`, `unsupported-protocol`, `timeout`,
+ *   `unreachable`, `local-network`, `local-network-insecure`, `local-network-denied`
+ */
+export async function testConnection({
+  url,
+  secret,
+  identity,
+  WebSocket = globalThis.WebSocket,
+  page = globalThis.location ?? null,
+  permissions = globalThis.navigator?.permissions,
+  timeoutMs = 5000,
+  setTimeout = globalThis.setTimeout,
+  clearTimeout = globalThis.clearTimeout,
+}) {
+  const check = checkUrl(url, page?.protocol ?? "http:");
+  if (check.ok === false) return { ok: false, code: check.code, message: check.message };
+  if (!secret) return { ok: false, code: "no-secret" };
+  const permission = localNetworkAccess(page, check.url) ? await localNetworkPermission(permissions) : null;
+  if (permission === "denied") return { ok: false, code: "local-network-denied" };
+  return new Promise((resolve) => {
+    let socket;
+    let opened = false;
+    let done = false;
+    /** @type {any} */
+    let timer = null;
+    const finish = (result) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      try {
+        socket?.close(1000, "test done");
+      } catch {
+        /* closed already */
+      }
+      resolve(result);
+    };
+    const unreachable = () => ({ ok: false, code: diagnoseUnreachable({ page, url: check.url, permission }) });
+    try {
+      socket = new WebSocket(check.url);
+    } catch (err) {
+      finish({ ...unreachable(), message: String(err) });
+      return;
+    }
+    timer = setTimeout(() => finish(opened ? { ok: false, code: "timeout" } : unreachable()), timeoutMs);
+    socket.onopen = () => {
+      opened = true;
+      socket.send(JSON.stringify(hello({ ...identity(), secret })));
+    };
+    socket.onmessage = (event) => {
+      let msg;
+      try {
+        msg = parseMessage(typeof event.data === "string" ? event.data : String(event.data));
+      } catch {
+        return;
+      }
+      if (msg.type === "welcome") finish({ ok: true, code: "ok", bridge: msg.bridge });
+      else if (msg.type === "error" && (msg.code === "unauthorized" || msg.code === "unsupported-protocol")) finish({ ok: false, code: msg.code, message: msg.message });
+    };
+    socket.onerror = () => {};
+    socket.onclose = (event) => {
+      if (event?.code === CLOSE_UNAUTHORIZED) finish({ ok: false, code: "unauthorized" });
+      else finish(opened ? { ok: false, code: "lost" } : unreachable());
+    };
+  });
 }

@@ -11,6 +11,7 @@ import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
 import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
 import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
 import { rulesOf } from "./serialize.js";
+import { addTestConnectionButton } from "./adapters/settings.js";
 import { registerQuenchBatches } from "./quench.js";
 
 /** @type {Sightline} */
@@ -86,8 +87,19 @@ Hooks.once(/** @type {any} */ ("quenchReady"), (quench) => {
 });
 
 Hooks.once("ready", () => {
+  // The relay and the holder beacon first; a GM holding a live connection answers within a moment,
+  // so a GM joining (with or without the secret) does not dial a second connection.
   sightline.startRelay();
-  sightline.refreshHolder();
+  setTimeout(() => sightline.refreshHolder(), 1000);
+});
+
+// "Test connection" next to the bridge settings: dials the URL and secret typed in the form.
+Hooks.on("renderSettingsConfig", (_app, element) => {
+  if (!game.user.isGM) return;
+  addTestConnectionButton(element, {
+    localize: (k, data) => game.i18n.format(k, data),
+    run: (url, secret) => sightline.testConnection({ url, secret }),
+  });
 });
 
 Hooks.on("userConnected", () => sightline.refreshHolder());

@@ -150,6 +150,20 @@ export function serializeLevel(doc) {
   };
 }
 
+/**
+ * The ids of the scene's tokens on the level the user views (V14: the Level whose `isView` is true),
+ * tokens on no level included; every token when the scene has no levels (V13) or none is viewed. The
+ * overlay's "all tokens" mode draws the pairs of these only, so another floor's tokens stay out of it.
+ * @param {any} scene
+ * @returns {string[]}
+ */
+export function tokenIdsOnViewedLevel(scene) {
+  const viewed = listOf(scene?.levels).find((level) => level?.isView === true);
+  const tokens = listOf(scene?.tokens);
+  const on = viewed ? tokens.filter((t) => typeof t.level !== "string" || !t.level || t.level === idOf(viewed)) : tokens;
+  return on.map((t) => idOf(t));
+}
+
 /** `out.levels` from the document's levels, when it names any. */
 function withLevels(out, doc) {
   const levels = levelIdsOf(doc);

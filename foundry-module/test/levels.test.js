@@ -61,3 +61,15 @@ describe("V14 Scene Levels", () => {
     assertConforms(sceneSync("q1", S.serializeScene(twoLevelScene(), { ruleset: "infinity-n4" })));
   });
 });
+
+describe("the overlay on a V14 scene", () => {
+  test("'all tokens' keeps to the floor the user views; V13 and an unviewed scene keep every token", () => {
+    const scene = twoLevelScene();
+    assert.deepEqual(S.tokenIdsOnViewedLevel(scene), ["t-fus", "t-up"], "no level viewed");
+    scene.levels.contents[1].isView = true;
+    assert.deepEqual(S.tokenIdsOnViewedLevel(scene), ["t-up"]);
+    scene.tokens = F.collection([...scene.tokens.contents, F.token({ id: "t-nolevel" })]);
+    assert.deepEqual(S.tokenIdsOnViewedLevel(scene), ["t-up", "t-nolevel"], "a token on no level is on every floor");
+    assert.deepEqual(S.tokenIdsOnViewedLevel(F.scene()), ["t-fus", "t-tgt"]);
+  });
+});

@@ -302,6 +302,64 @@ describe("Sightline service", () => {
     assert.equal(select.value, "Simple", "AC's DM 0 is Simple; its Average is DM −2");
   });
 
+  test("a GM joining without the secret never takes over the working connection", async () => {
+    const w = world();
+    // gm1 (with the secret) holds the connection; gm0 sorts first, so joining makes it the active GM.
+    const gm0 = { id: "gm0", name: "Late GM", isGM: true, active: false };
+    w.users.push(gm0);
+    const holder = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    holder.s.startRelay();
+    holder.s.refreshHolder();
+    await settle();
+    assert.equal(holder.s.connection.state, "ready");
+    gm0.active = true;
+    const late = client(w, gm0, { bus, WebSocket: bridge.AutoSocket });
+    late.game.settings.values.secret = "";
+    late.s.startRelay();
+    await settle();
+    holder.s.refreshHolder();
+    late.s.refreshHolder();
+    await settle();
+    assert.equal(holder.s.connection?.state, "ready", "the working connection stays");
+    assert.equal(late.s.connection, null);
+    assert.deepEqual(late.log, [], "no 'set the secret' error for a GM who does not need it");
+    assert.equal(bridge.received.filter((m) => m.type === "hello").length, 1);
+    // A player's request goes to the GM who holds the connection, not to the active GM.
+    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket });
+    pl.s.startRelay();
+    await settle();
+    assert.equal(pl.s.holderId(), "gm1");
+    // The holder leaves: the GM without the secret is told to set it.
+    w.gm.active = false;
+    holder.s.connection.close();
+    await settle();
+    late.s.refreshHolder();
+    await settle();
+    assert.match(late.log.at(-1)?.[1] ?? "", /SIGHTLINE\.Error\.no-secret/);
+  });
+
+  test("a roll with three targets while the bridge is down gives one notice, not three", async () => {
+    const w = world({ system: "dnd5e" });
+    const third = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
+    const fourth = F.token({ id: "t-4", name: "Spotter", x: 2400, y: 600, flags: {} });
+    w.scene.tokens = F.collection([...w.scene.tokens.contents, third, fourth]);
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    for (const t of [tgt, third, fourth]) target(gm, t, true);
+    const roll = { id: "m1", author: { id: "gm1" }, rolls: [{}], speaker: {}, flags: {} };
+    assert.deepEqual(await gm.s.onChatMessage(roll), []);
+    assert.deepEqual(await gm.s.onChatMessage({ ...roll, id: "m2" }), []);
+    assert.deepEqual(gm.log, [["warn", "SIGHTLINE.Error.down"]]);
+    // Back up: the next outage is told again.
+    gm.s.refreshHolder();
+    await settle();
+    gm.log.length = 0;
+    gm.s.connection.socket.drop(1006);
+    await settle();
+    assert.equal(gm.log.filter(([, m]) => /SIGHTLINE\.Error\.(lost|unreachable)/.test(m)).length, 1);
+  });
+
   test("with no GM online a player is told so", async () => {
     const w = world({ gmActive: false });
     const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket });

@@ -60,3 +60,49 @@ export function getSetting(game, key) {
 export function setSetting(game, key, value) {
   return game.settings.set(MODULE_ID, key, value);
 }
+
+/**
+ * The "Test connection" button under the bridge settings (SettingsConfig's form): dials the URL and
+ * secret typed in the form (saved or not) and says in one line what happened and what to do.
+ * @param {any} element the SettingsConfig root element
+ * @param {{localize: (key: string, data?: Record<string, string>) => string,
+ *          run: (url: string, secret: string) => Promise<{ok: boolean, code: string, bridge?: {version?: string}}>,
+ *          page?: string}} opts
+ * @returns {HTMLButtonElement | null} the button, or null when the form has no bridge settings
+ */
+export function addTestConnectionButton(element, { localize, run, page = globalThis.location?.host ?? "" }) {
+  const secretInput = element?.querySelector?.(`[name="${MODULE_ID}.${SETTINGS.SECRET}"]`);
+  const urlInput = element?.querySelector?.(`[name="${MODULE_ID}.${SETTINGS.URL}"]`);
+  const group = secretInput?.closest?.(".form-group");
+  if (!group || !urlInput || element.querySelector("[data-sightline-test]")) return null;
+  const doc = element.ownerDocument;
+  const row = doc.createElement("div");
+  row.className = "form-group sightline-test";
+  const button = doc.createElement("button");
+  button.type = "button";
+  button.dataset.sightlineTest = "1";
+  button.textContent = localize("SIGHTLINE.Test.Button");
+  const out = doc.createElement("p");
+  out.className = "hint sightline-test-result";
+  out.setAttribute("role", "status");
+  row.append(button, out);
+  group.after(row);
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    out.textContent = localize("SIGHTLINE.Test.Running");
+    try {
+      const result = await run(String(urlInput.value ?? "").trim(), String(secretInput.value ?? ""));
+      out.dataset.code = result.code;
+      out.textContent = testResultText(result, { localize, url: String(urlInput.value ?? ""), page });
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+/** The line a test result reads as: the success with the bridge's version, or the error's advice. */
+export function testResultText(result, { localize, url, page = "" }) {
+  if (result.ok) return localize("SIGHTLINE.Test.ok", { version: String(result.bridge?.version ?? "?") });
+  return localize(`SIGHTLINE.Error.${result.code}`, { url, page });
+}

@@ -8,10 +8,10 @@
  */
 
 import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
-import { BridgeConnection } from "../connection.js";
+import { BridgeConnection, testConnection } from "../connection.js";
 import { PatchBatcher } from "../batcher.js";
 import { BridgeError, adjudicate as adjudicateMessage, sceneSync, scenePatch } from "../protocol.js";
-import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, serializeRegion, serializeScene } from "../serialize.js";
+import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, serializeRegion, serializeScene, tokenIdsOnViewedLevel } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
 import { choosePairs } from "../overlay-draw.js";
@@ -20,6 +20,9 @@ import { postRulingCard } from "./chat.js";
 import { announce, feedModifier } from "../systems/generic.js";
 import { SYSTEM_ID as GURPS_ID, GurpsBucketFeed, gurpsRollAction } from "../systems/gurps.js";
 import { SYSTEM_ID as TWODSIX_ID, difficultiesInUse, prefillThrowDialog } from "../systems/twodsix.js";
+
+/** Error codes meaning the bridge is out of reach (not a problem of one request). */
+const DOWN_CODES = new Set(["not-connected", "disconnected", "no-gm", "timeout"]);
 
 /** Documents whose create/update/delete hooks feed scene patches. Never `refreshToken`. */
 export const WATCHED_DOCUMENTS = Object.freeze(["Token", "Region", "RegionBehavior", "Wall", "AmbientLight"]);
@@ -32,7 +35,8 @@ export function documentHookNames() {
 export class Sightline {
   /**
    * @param {{game: any, Hooks: any, ui: any, ChatMessage?: any, getCanvas: () => any,
-   *          WebSocket?: any, location?: {protocol: string}, globals?: any, CONFIG?: any,
+   *          WebSocket?: any, location?: {protocol: string, hostname?: string, host?: string}, globals?: any, CONFIG?: any,
+   *          permissions?: any,
    *          batchDelayMs?: number, setTimeout?: any, clearTimeout?: any}} env
    */
   constructor(env) {
@@ -62,6 +66,10 @@ export class Sightline {
       clearTimeout: env.clearTimeout ?? globalThis.clearTimeout,
     });
     this.relay = null;
+    /** Another GM client that announced a live connection (`holder` beacon). */
+    this._holderId = null;
+    /** Whether the user was told the bridge is down (reset when it is back). */
+    this._downNotified = false;
     this.onRulingsChanged = () => {};
     /** The overlay's live subscription (`watch`); null until a connection exists. */
     this.watcher = null;
@@ -82,10 +90,69 @@ export class Sightline {
 
   // Who holds the connection.
 
-  /** Exactly one client per world: the active GM's. */
+  /**
+   * One GM client per world holds the connection. The active GM's by default; but a GM whose
+   * connection works keeps it when another GM becomes the active one (a GM joining without the
+   * secret in their browser never takes a working connection over), and a GM that knows another
+   * GM holds a live connection (its `holder` beacon on the module socket) stays off. Two live
+   * connections (both dialled before hearing of each other): the lower user id keeps its own.
+   */
   isHolder() {
     const { user, users } = this.game;
-    return Boolean(user?.isGM && users?.activeGM && users.activeGM.id === user.id);
+    if (!user?.isGM || (users?.get?.(user.id) ?? user).active === false) return false;
+    const other = this.otherHolder();
+    if (other) return Boolean(this.connection?.ready) && user.id < other;
+    if (this.holdsConnection()) return true;
+    return users?.activeGM?.id === user.id;
+  }
+
+  /** Whether this client has a connection that is up or on its way (not failed for good, not closed). */
+  holdsConnection() {
+    return Boolean(this.connection) && this.connection.state !== "error" && this.connection.state !== "closed";
+  }
+
+  /** Another GM client known (by its beacon) to hold a live connection, still online; else null. */
+  otherHolder() {
+    const id = this._holderId;
+    if (!id || id === this.game.user?.id) return null;
+    const u = this.game.users?.get?.(id);
+    return u?.isGM && u?.active !== false ? id : null;
+  }
+
+  /** The GM whose client talks to the bridge: players' requests go there, confirmed modifiers come from there. */
+  holderId() {
+    if (this.isHolder()) return this.game.user.id;
+    return this.otherHolder() ?? this.game.users?.activeGM?.id ?? null;
+  }
+
+  /**
+   * The holder beacon, next to the relay on the module socket: `{kind: "holder", to: "*", ready}`
+   * when this client's connection comes up or goes down, and `{kind: "holder?", to: "*"}` asking
+   * the holder to say so (sent at start). Only GM senders (Foundry's sender id) count.
+   */
+  _startBeacon() {
+    const socket = this.game.socket;
+    if (!socket?.on) return;
+    socket.on(SOCKET_NAME, (data, senderId) => this._onBeacon(data, senderId));
+    socket.emit(SOCKET_NAME, { kind: "holder?", to: "*" });
+  }
+
+  _beacon(ready) {
+    if (this.game.user?.isGM) this.game.socket?.emit?.(SOCKET_NAME, { kind: "holder", to: "*", ready });
+  }
+
+  _onBeacon(data, senderId) {
+    if (!data || typeof data !== "object" || data.to !== "*" || typeof senderId !== "string" || senderId === this.game.user?.id) return;
+    if (data.kind === "holder?") {
+      if (this.connection?.ready) this._beacon(true);
+      return;
+    }
+    // Only a GM may claim the connection (Foundry's sender id, not the payload, says who sent it).
+    if (data.kind !== "holder" || !this.game.users?.get?.(senderId)?.isGM) return;
+    if (data.ready === true) this._holderId = senderId;
+    else if (this._holderId === senderId) this._holderId = null;
+    else return;
+    this.refreshHolder();
   }
 
   /** Start the socket relay (at `ready`). */
@@ -94,7 +161,7 @@ export class Sightline {
       socket: this.game.socket,
       channel: SOCKET_NAME,
       userId: this.game.user.id,
-      activeGMId: () => this.game.users.activeGM?.id ?? null,
+      activeGMId: () => this.holderId(),
       isHolder: () => this.isHolder() && Boolean(this.connection?.ready),
       forward: (message) => this.request(message),
       vet: (senderId, message, context) => this.vetRelayed(senderId, message, context),
@@ -103,10 +170,12 @@ export class Sightline {
       clearTimeout: this.env.clearTimeout,
     });
     this.relay.start();
+    this._startBeacon();
   }
 
   /** Open or drop the connection after a user (dis)connects or the settings change. */
   refreshHolder({ force = false } = {}) {
+    if (this._holderId && !this.otherHolder()) this._holderId = null;
     if (!this.isHolder()) {
       if (this.connection) {
         this.connection.close();
@@ -129,6 +198,7 @@ export class Sightline {
       secret,
       WebSocket: this.env.WebSocket,
       pageProtocol: this.env.location?.protocol ?? "http:",
+      page: this.env.location ?? null,
       setTimeout: this.env.setTimeout,
       clearTimeout: this.env.clearTimeout,
       identity: () => ({
@@ -158,13 +228,56 @@ export class Sightline {
     const before = this.status;
     this.status = status;
     this.env.Hooks.callAll("sightline.status", status);
-    if (status.state === "error" || (status.state === "reconnecting" && before.state === "ready") || (status.state === "reconnecting" && status.error?.code === "unreachable" && before.state !== "reconnecting")) {
+    if (status.state === "ready" && before.state !== "ready") {
+      this._downNotified = false;
+      this._beacon(true);
+    } else if (before.state === "ready" && status.state !== "ready") {
+      this._beacon(false);
+    }
+    // One notice per outage: the first failure says why; the retries that follow are silent.
+    if (status.state === "error" || (status.state === "reconnecting" && before.state !== "reconnecting")) {
+      this._downNotified = true;
       const code = status.error?.code ?? "error";
       const notify = status.state === "error" ? "error" : "warn";
-      this.env.ui?.notifications?.[notify](this.game.i18n.format(`SIGHTLINE.Error.${code}`, { url: this.setting(SETTINGS.URL) }), { permanent: status.state === "error" });
+      this.env.ui?.notifications?.[notify](this.game.i18n.format(`SIGHTLINE.Error.${code}`, { url: this.setting(SETTINGS.URL), page: this.env.location?.host ?? "" }), { permanent: status.state === "error" });
     } else if (status.state === "ready" && before.state !== "ready") {
       this.env.ui?.notifications?.info(this.game.i18n.localize("SIGHTLINE.Status.Connected"));
     }
+  }
+
+  /**
+   * "Test connection" (settings): one hello to `url` with `secret`, outside the live connection.
+   * @param {{url: string, secret: string}} opts
+   */
+  testConnection({ url, secret }) {
+    const game = this.game;
+    return testConnection({
+      url,
+      secret,
+      WebSocket: this.env.WebSocket,
+      page: this.env.location ?? null,
+      permissions: this.env.permissions ?? globalThis.navigator?.permissions,
+      setTimeout: this.env.setTimeout ?? globalThis.setTimeout,
+      clearTimeout: this.env.clearTimeout ?? globalThis.clearTimeout,
+      identity: () => ({
+        world: game.world?.id ?? "world",
+        foundry: String(game.version ?? game.release?.version ?? ""),
+        system: game.system?.id,
+        user: { id: game.user.id, name: game.user.name, gm: Boolean(game.user.isGM) },
+      }),
+    });
+  }
+
+  /**
+   * The bridge cannot be reached from this client (not connected, lost, no GM to relay through):
+   * one notice until the connection is back, whatever number of rolls and targets fail meanwhile.
+   * @param {{code?: string}} err
+   */
+  notifyDown(err) {
+    if (this._downNotified) return;
+    this._downNotified = true;
+    const key = err?.code === "no-gm" ? "SIGHTLINE.Error.no-gm" : "SIGHTLINE.Error.down";
+    this.env.ui?.notifications?.warn(this.game.i18n.localize(key));
   }
 
   // Scene sync.
@@ -308,7 +421,7 @@ export class Sightline {
     try {
       return await this.relay.request(message, context);
     } catch (err) {
-      if (err?.code === "no-gm") this.env.ui?.notifications?.warn(this.game.i18n.localize("SIGHTLINE.Error.no-gm"));
+      if (err?.code === "no-gm") this.notifyDown(err);
       throw err;
     }
   }
@@ -396,7 +509,7 @@ export class Sightline {
   overlayPairs(canvas, scene) {
     const actors = (canvas?.tokens?.controlled ?? []).map((t) => t.document?.id ?? t.id);
     const targets = [...(this.game.user?.targets ?? [])].map((t) => t.document?.id ?? t.id);
-    const tokenIds = [...(scene.tokens ?? [])].map((t) => t.id);
+    const tokenIds = tokenIdsOnViewedLevel(scene); // V14: the viewed floor's tokens only
     const allTokens = Boolean(this.setting(SETTINGS.OVERLAY_ALL_TOKENS));
     if (this.watching) {
       const annotated = this.watcher.annotations();
@@ -573,7 +686,12 @@ export class Sightline {
         rulings.push(ruling);
       } catch (err) {
         console.warn(`${MODULE_ID} | adjudication failed`, err);
-        if (err?.code !== "no-gm") this.env.ui?.notifications?.warn(`${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${err.message ?? err}`);
+        // The bridge (or every GM) is gone: one notice for the whole roll, not one per target.
+        if (DOWN_CODES.has(err?.code)) {
+          this.notifyDown(err);
+          break;
+        }
+        this.env.ui?.notifications?.warn(`${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${err.message ?? err}`);
       }
     }
     return rulings;
@@ -609,11 +727,11 @@ export class Sightline {
     return prefillThrowDialog({ element, difficulties, ruling, localize: (k, data) => this.game.i18n.format(k, data) });
   }
 
-  /** The active GM pressed Apply on a card: the roller's client feeds the modifier. */
+  /** The holding GM pressed Apply on a card: the roller's client feeds the modifier. */
   confirmFromMessage(message) {
     const data = message.flags?.[MODULE_ID];
-    // Players accept `apply` from the active GM only; another GM's click would be dropped on arrival.
-    if (!data?.ruling || !this.game.user.isGM || this.game.users?.activeGM?.id !== this.game.user.id) return;
+    // Players accept `apply` from the holder only (the relay's `activeGMId` is `holderId()`); another GM's click would be dropped on arrival.
+    if (!data?.ruling || !this.game.user.isGM || this.holderId() !== this.game.user.id) return;
     this.relay?.sendApply(data.rollerId, data.ruling);
   }
 }

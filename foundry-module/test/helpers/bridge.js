@@ -22,7 +22,12 @@ export async function startRealBridge(secret) {
   const child = spawn(SIGHTLINE_BIN, ["serve", "--host", "127.0.0.1", "--port", "0", `--secret=${secret}`, "--data-dir", dataDir], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const url = await new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ws:// URL printed within 20 s:\n${output}`)), 20_000);
+    const timer = setTimeout(() => {
+      // Never leave a bridge behind: it would keep the test process alive.
+      child.kill("SIGTERM");
+      rmSync(dataDir, { recursive: true, force: true });
+      reject(new Error(`no ws:// URL printed within 60 s:\n${output}`));
+    }, 60_000);
     const onData = (chunk) => {
       output += chunk;
       const m = output.match(/wss?:\/\/[^\s"'<>]+/);

@@ -27,7 +27,9 @@ export function polygonTree(nodes) {
   return { isHole: true, children: nodes.map(mk) };
 }
 
+/** @param {Record<string, unknown>} [overrides] */
 export function smokeRegion(overrides = {}) {
+  /** @type {StubOf<foundry.documents.RegionDocument> & Record<string, any>} */
   const region = {
     id: "r-smoke",
     _id: "r-smoke",
@@ -40,12 +42,13 @@ export function smokeRegion(overrides = {}) {
     ...overrides,
   };
   region.behaviors ??= collection([
-    { id: "b1", type: "sightline-bridge.visibilityZone", disabled: false, system: { zoneType: "zero", penalty: null, total: false, density: null, by: "" }, parent: region },
+    /** @type {StubOf<foundry.documents.RegionBehavior>} */ ({ id: "b1", type: "sightline-bridge.visibilityZone", disabled: false, system: { zoneType: "zero", penalty: null, total: false, density: null, by: "" }, parent: region }),
   ]);
   return region;
 }
 
 export function poorRegion() {
+  /** @type {StubOf<foundry.documents.RegionDocument> & Record<string, any>} */
   const region = {
     id: "r-poor",
     name: "Fog bank",
@@ -70,12 +73,18 @@ export function poorRegion() {
   return region;
 }
 
+/** @returns {StubOf<foundry.documents.RegionDocument>} */
 export function plainRegion() {
   return { id: "r-plain", name: "Stairs", elevation: { bottom: null, top: null }, shapes: [], polygons: [], behaviors: collection([]), flags: {} };
 }
 
+/**
+ * @param {Record<string, unknown>} [overrides]
+ * @returns {StubOf<foundry.documents.TokenDocument> & Record<string, any>}
+ */
 export function token(overrides = {}) {
-  return {
+  /** @type {StubOf<foundry.documents.TokenDocument>} */
+  const doc = {
     id: "t-fus",
     name: "Fusilier",
     x: 200,
@@ -86,16 +95,29 @@ export function token(overrides = {}) {
     shape: 4,
     light: { dim: 0, bright: 0 },
     flags: { "sightline-bridge": { traits: ["multispectral-visor-1"] } },
-    ...overrides,
   };
+  return { ...doc, ...overrides };
 }
 
+/** @param {Record<string, unknown>} [overrides] */
 export function wall(overrides = {}) {
-  return { id: "w1", c: [1000, 0, 1000, 600], sight: 20, door: 0, ds: 0, dir: 0, threshold: { light: null, sight: null, sound: null, attenuation: false }, flags: {}, ...overrides };
+  /** @type {StubOf<foundry.documents.WallDocument>} */
+  const doc = { id: "w1", c: [1000, 0, 1000, 600], sight: 20, door: 0, ds: 0, dir: 0, threshold: { light: null, sight: null, sound: null, attenuation: false }, flags: {} };
+  return { ...doc, ...overrides };
 }
 
+/** @returns {StubOf<foundry.documents.AmbientLightDocument>} */
+function light() {
+  return { id: "l1", x: 50, y: 60, config: { dim: 6, bright: 3 }, hidden: false, flags: {} };
+}
+
+/**
+ * @param {Record<string, unknown>} [overrides]
+ * @returns {StubOf<foundry.documents.Scene> & Record<string, any>}
+ */
 export function scene(overrides = {}) {
-  return {
+  /** @type {StubOf<foundry.documents.Scene>} */
+  const doc = {
     id: "s-docks",
     name: "Docks",
     grid: { size: 100, distance: 1, units: "in", type: 1 },
@@ -103,7 +125,7 @@ export function scene(overrides = {}) {
     regions: collection([smokeRegion(), poorRegion(), plainRegion()]),
     tokens: collection([token(), token({ id: "t-tgt", name: "Target", x: 2000, y: 800, shape: 0, flags: {} })]),
     walls: collection([wall(), wall({ id: "w2", c: [0, 0, 100, 0], sight: 10, door: 1, ds: 1, dir: 2, threshold: { sight: 30, attenuation: true } })]),
-    lights: collection([{ id: "l1", x: 50, y: 60, config: { dim: 6, bright: 3 }, hidden: false, flags: {} }]),
-    ...overrides,
+    lights: collection([light()]),
   };
+  return { ...doc, ...overrides };
 }

@@ -8,8 +8,8 @@ import { MODULE_ID } from "../../scripts/const.js";
 export function hooksStub() {
   const handlers = new Map();
   const called = [];
-  return {
-    called,
+  /** @type {StubOf<typeof foundry.helpers.Hooks>} */
+  const hooks = {
     on(name, fn) {
       (handlers.get(name) ?? handlers.set(name, []).get(name)).push(fn);
     },
@@ -18,8 +18,8 @@ export function hooksStub() {
       for (const fn of handlers.get(name) ?? []) fn(...args);
       return true;
     },
-    names: () => [...handlers.keys()],
   };
+  return { ...hooks, called, names: () => [...handlers.keys()] };
 }
 
 /**
@@ -70,7 +70,9 @@ export function withOwnership(doc, ownership = { default: OWNERSHIP.NONE }) {
 
 export function notificationsStub() {
   const log = [];
-  return { log, notifications: { info: (m) => log.push(["info", m]), warn: (m) => log.push(["warn", m]), error: (m) => log.push(["error", m]) } };
+  /** @type {StubOf<foundry.applications.ui.Notifications>} */
+  const notifications = { info: (m) => log.push(["info", m]), warn: (m) => log.push(["warn", m]), error: (m) => log.push(["error", m]) };
+  return { log, notifications };
 }
 
 export function gameStub({ user, users = [user], settings = {}, scenes = [], socket, system = "gurps", messages = [] }) {
@@ -87,30 +89,35 @@ export function gameStub({ user, users = [user], settings = {}, scenes = [], soc
     ...settings,
   };
   const sceneMap = new Map(scenes.map((s) => [s.id, s]));
-  return {
+  /** @type {StubOf<foundry.documents.User>} */
+  const me = { targets: new Set(), ...user };
+  /** @type {StubOf<foundry.helpers.ClientSettings>} */
+  const clientSettings = {
+    get: (module, key) => {
+      if (module !== MODULE_ID) throw new Error(`unknown module ${module}`);
+      return values[key];
+    },
+    set: (module, key, value) => (values[key] = value),
+    register: () => {},
+  };
+  /** @type {StubOf<foundry.Game>} */
+  const game = {
     world: { id: "w-ashes" },
     version: "13.345",
     system: { id: system },
-    user: { targets: new Set(), ...user },
-    users: {
+    user: me,
+    users: /** @type {StubOf<foundry.documents.collections.Users>} */ ({
       contents: users,
       get: (id) => users.find((u) => u.id === id),
       get activeGM() {
         return users.filter((u) => u.isGM && u.active).sort((a, b) => (a.id < b.id ? -1 : 1))[0] ?? null;
       },
-    },
-    settings: {
-      get: (module, key) => {
-        if (module !== MODULE_ID) throw new Error(`unknown module ${module}`);
-        return values[key];
-      },
-      set: (module, key, value) => (values[key] = value),
-      register: () => {},
-      values,
-    },
-    i18n: { lang: "en", localize: (k) => k, format: (k, data) => `${k} ${JSON.stringify(data)}` },
-    scenes: { get: (id) => sceneMap.get(id), active: scenes[0] ?? null },
-    messages: { contents: messages, get: (id) => messages.find((m) => m.id === id) },
+    }),
+    settings: { ...clientSettings, values },
+    i18n: /** @type {StubOf<foundry.helpers.Localization>} */ ({ lang: "en", localize: (k) => k, format: (k, data) => `${k} ${JSON.stringify(data)}` }),
+    scenes: /** @type {StubOf<foundry.documents.collections.Scenes>} */ ({ get: (id) => sceneMap.get(id), active: scenes[0] ?? null }),
+    messages: /** @type {StubOf<foundry.documents.collections.ChatMessages>} */ ({ contents: messages, get: (id) => messages.find((m) => m.id === id) }),
     socket,
   };
+  return /** @type {any} */ (game);
 }

@@ -1,0 +1,111 @@
+/**
+ * Connection diagnosis: bridge not running, wrong secret, mixed content and Chrome's Local Network
+ * Access (a page of a public address reaching a loopback or private one) told apart, by address
+ * space and by "Test connection" against a real `sightline serve` and a port nobody listens on.
+ */
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import WebSocket from "ws";
+import { BridgeConnection, addressSpace, diagnoseUnreachable, localNetworkAccess, localNetworkPermission, testConnection } from "../scripts/connection.js";
+import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
+import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
+
+const identity = () => ({ world: "w-test", foundry: "13.346", system: "gurps", user: { id: "gm1", name: "GM", gm: true } });
+const PUBLIC_HTTPS = { hostname: "ashes.forge-vtt.com", host: "ashes.forge-vtt.com", protocol: "https:" };
+const PUBLIC_HTTP = { hostname: "203.0.113.7", host: "203.0.113.7:30000", protocol: "http:" };
+const LOCAL_PAGE = { hostname: "localhost", host: "localhost:30000", protocol: "http:" };
+const LAN_PAGE = { hostname: "192.168.1.10", host: "192.168.1.10:30000", protocol: "http:" };
+
+/** A port on 127.0.0.1 that nothing listens on (bound, read, released). */
+async function closedPort() {
+  const server = createServer();
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe("address spaces", () => {
+  test("loopback, private and public hosts as Chrome sorts them", () => {
+    for (const h of ["localhost", "app.localhost", "127.0.0.1", "127.3.2.1", "[::1]"]) assert.equal(addressSpace(h), "loopback", h);
+    for (const h of ["10.1.2.3", "172.16.0.1", "172.31.255.1", "192.168.1.20", "169.254.1.1", "[fd00::1]", "nas.local"]) assert.equal(addressSpace(h), "private", h);
+    for (const h of ["172.32.0.1", "8.8.8.8", "ashes.forge-vtt.com", "bridge.example.com"]) assert.equal(addressSpace(h), "public", h);
+  });
+
+  test("local network access applies from a more public page to a more private bridge only", () => {
+    assert.deepEqual(localNetworkAccess(PUBLIC_HTTPS, "ws://localhost:8765/ws"), { page: "public", bridge: "loopback", secure: true });
+    assert.deepEqual(localNetworkAccess(PUBLIC_HTTP, "ws://192.168.1.5:8765/ws"), { page: "public", bridge: "private", secure: false });
+    assert.deepEqual(localNetworkAccess(LAN_PAGE, "ws://127.0.0.1:8765/ws"), { page: "private", bridge: "loopback", secure: false });
+    assert.equal(localNetworkAccess(LOCAL_PAGE, "ws://localhost:8765/ws"), null);
+    assert.equal(localNetworkAccess(LAN_PAGE, "ws://192.168.1.5:8765/ws"), null);
+    assert.equal(localNetworkAccess(PUBLIC_HTTPS, "wss://bridge.example.com/ws"), null);
+  });
+
+  test("a failure is named by where the page and the bridge are, and by the permission", () => {
+    assert.equal(diagnoseUnreachable({ page: LOCAL_PAGE, url: "ws://localhost:8765/ws" }), "unreachable");
+    assert.equal(diagnoseUnreachable({ page: PUBLIC_HTTPS, url: "ws://localhost:8765/ws" }), "local-network");
+    assert.equal(diagnoseUnreachable({ page: PUBLIC_HTTPS, url: "ws://localhost:8765/ws", permission: "denied" }), "local-network-denied");
+    assert.equal(diagnoseUnreachable({ page: PUBLIC_HTTP, url: "ws://192.168.1.5:8765/ws" }), "local-network-insecure");
+  });
+
+  test("the permission is read under each name Chrome has used; unknown names are skipped", async () => {
+    const asked = [];
+    const permissions = {
+      query: async ({ name }) => {
+        asked.push(name);
+        if (name === "local-network-access") throw new TypeError("not a valid enum value");
+        return { state: name === "loopback-network" ? "denied" : "prompt" };
+      },
+    };
+    assert.equal(await localNetworkPermission(permissions), "denied");
+    assert.deepEqual(asked, ["local-network-access", "local-network", "loopback-network"]);
+    assert.equal(await localNetworkPermission(undefined), null);
+  });
+
+  test("the live connection reports local-network (not 'is serve running?') when a public page's dial fails", () => {
+    const { FakeWebSocket, sockets } = fakeWebSocketClass();
+    const statuses = [];
+    const conn = new BridgeConnection({ url: "ws://localhost:8765/ws", secret: "s", identity, WebSocket: FakeWebSocket, pageProtocol: "https:", page: PUBLIC_HTTPS, setTimeout: () => 0, clearTimeout: () => {} });
+    conn.on("status", (s) => statuses.push(s));
+    conn.connect();
+    sockets[0].drop(1006);
+    assert.equal(statuses.at(-1).state, "reconnecting");
+    assert.equal(statuses.at(-1).error.code, "local-network");
+  });
+});
+
+describe("Test connection", { skip: bridgeSkipReason() }, () => {
+  let bridge;
+  before(async () => {
+    bridge = await startRealBridge("right-secret");
+  });
+  after(async () => bridge?.close());
+
+  test("the right secret: ok, with the bridge's version", async () => {
+    const r = await testConnection({ url: bridge.url, secret: "right-secret", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined });
+    assert.equal(r.ok, true);
+    assert.equal(r.code, "ok");
+    assert.equal(typeof r.bridge.version, "string");
+  });
+
+  test("a wrong secret: unauthorized", async () => {
+    const r = await testConnection({ url: bridge.url, secret: "wrong", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined });
+    assert.deepEqual([r.ok, r.code], [false, "unauthorized"]);
+  });
+
+  test("nothing listening: 'unreachable' from a local page, 'local-network' from a public https page, 'local-network-insecure' from public http", async () => {
+    const url = `ws://127.0.0.1:${await closedPort()}/ws`;
+    assert.equal((await testConnection({ url, secret: "x", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined })).code, "unreachable");
+    assert.equal((await testConnection({ url, secret: "x", identity, WebSocket, page: PUBLIC_HTTPS, permissions: undefined })).code, "local-network");
+    assert.equal((await testConnection({ url, secret: "x", identity, WebSocket, page: PUBLIC_HTTP, permissions: undefined })).code, "local-network-insecure");
+  });
+
+  test("a blocked permission, mixed content, a bad URL and no secret are told before dialling", async () => {
+    const denied = { query: async () => ({ state: "denied" }) };
+    assert.equal((await testConnection({ url: bridge.url, secret: "right-secret", identity, WebSocket, page: PUBLIC_HTTPS, permissions: denied })).code, "local-network-denied");
+    assert.equal((await testConnection({ url: "ws://bridge.example.com/ws", secret: "x", identity, WebSocket, page: PUBLIC_HTTPS })).code, "mixed-content");
+    assert.equal((await testConnection({ url: "bridge.example.com", secret: "x", identity, WebSocket, page: PUBLIC_HTTPS })).code, "invalid-url");
+    assert.equal((await testConnection({ url: bridge.url, secret: "", identity, WebSocket, page: LOCAL_PAGE })).code, "no-secret");
+  });
+});
