@@ -41,7 +41,7 @@ from .access import Access
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
 from .core.world import SceneLimits
-from .errors import InvalidMessage
+from .errors import InvalidMessage, TooManyConnections
 from .gate import AcceptErrorLog, Gate, connection_cap
 from .log.effects import perform
 from .log.http import setup_log
@@ -89,13 +89,18 @@ class BridgeState:
     lingering: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     throttle: FailureThrottle = field(default_factory=FailureThrottle)
 
-    def admit(self, world: str) -> str | None:
+    def admit(self, world: str) -> TooManyConnections | None:
         """``None`` if one more connection of ``world`` is welcome (it is counted now, and the world's
         worker started if need be), else why not. Called by the session during ``hello``."""
         limit = self.config.max_connections_per_world
         with self.lock:
             if self.connections[world] >= limit:
-                return f"world {world!r} already has {limit} connections, the most this bridge allows"
+                return TooManyConnections(
+                    f"world {world!r} already has {limit} connections, the most this bridge allows",
+                    limit="connections-per-world",
+                    value=self.connections[world] + 1,
+                    max=limit,
+                )
             self.connections[world] += 1
             if world not in self.workers:
                 self.workers[world] = WorldWorker(world)

@@ -314,7 +314,7 @@ class Session:
     """One client's conversation. Not thread-safe; one per connection.
 
     ``authenticate(world, secret)`` decides a ``hello`` and ``admit(world)`` may still refuse it (too many
-    connections: it returns the reason); ``offline=True`` (replay) needs no hello and
+    connections: it returns the reason, or the error naming the limit); ``offline=True`` (replay) needs no hello and
     works in the world ``"offline"``.
     """
 
@@ -323,7 +323,7 @@ class Session:
         worlds: Worlds,
         *,
         authenticate: Authenticator | None = None,
-        admit: Callable[[str], str | None] | None = None,
+        admit: Callable[[str], str | TooManyConnections | None] | None = None,
         offline: bool = False,
         limits: Limits | None = None,
         clock: Clock = _utc_now,
@@ -449,7 +449,7 @@ class Session:
                 raise Unauthorized(f"wrong or missing secret for world {message.world!r}")
             refusal = self._admit(message.world)
             if refusal is not None:
-                raise TooManyConnections(refusal)
+                raise refusal if isinstance(refusal, TooManyConnections) else TooManyConnections(refusal)
             self.world = self._worlds.get(message.world)
         self.user = message.user
         self.state = "ready"

@@ -106,6 +106,7 @@ async def test_connections_per_world_are_capped(start: BridgeFactory) -> None:
             async with connect(f"ws://{addr}/ws") as c:
                 answer = await hello(c, "w", "bridge-secret")
                 assert answer["code"] == "rate-limited" and "connections" in answer["message"]
+                assert answer["details"] == {"limit": "connections-per-world", "value": 3, "max": 2}
                 assert await close_code(c) == 4429
             async with connect(f"ws://{addr}/ws") as other:
                 assert (await hello(other, "w-other", "bridge-secret"))["type"] == "welcome"

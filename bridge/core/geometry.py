@@ -224,6 +224,13 @@ def _ring(points: Sequence[float]) -> Any:
     return polygon if polygon.area > 0 else Polygon()
 
 
+def _valid(geometry: Any) -> bool:
+    """GEOS's validity check through shapely's vectorised function, which releases the GIL (the
+    ``is_valid`` property does not: on a ring of 10,000 vertices it held it for 150 ms, and every other
+    world's answers waited; docs/architecture.md, "Isolation between worlds")."""
+    return bool(shapely.is_valid(geometry))
+
+
 def ring_polygon(points: Sequence[float]) -> Any:
     """The area a flat ``[x0, y0, x1, y1, …]`` ring encloses, at a cost bounded in its vertex count.
 
@@ -238,7 +245,7 @@ def ring_polygon(points: Sequence[float]) -> Any:
         return Polygon()
     coords = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     polygon = Polygon(coords)
-    if polygon.is_valid:
+    if _valid(polygon):
         return polygon
     reason = shapely.is_valid_reason(polygon)
     if reason.startswith("Too few points") or _collinear(coords):
@@ -297,14 +304,14 @@ def _touching_loops(coords: npt.NDArray[np.float64]) -> Any:
         loops.append(stack)
     pieces = [Polygon(loop) for loop in loops]
     pieces = [piece for piece in pieces if piece.area > 0]
-    if not pieces or not all(piece.is_valid for piece in pieces):
+    if not pieces or not all(_valid(piece) for piece in pieces):
         return None
     signs = [shapely.is_ccw(piece.exterior) for piece in pieces]
     main = signs[max(range(len(pieces)), key=lambda i: pieces[i].area)]
     solid = [piece for piece, ccw in zip(pieces, signs, strict=True) if ccw == main]
     turned = [piece for piece, ccw in zip(pieces, signs, strict=True) if ccw != main]
     shells = shapely.MultiPolygon(solid)
-    if not shells.is_valid:
+    if not _valid(shells):
         return None
     if not turned:
         return _polygonal(shapely.union_all(solid))
@@ -313,7 +320,7 @@ def _touching_loops(coords: npt.NDArray[np.float64]) -> Any:
     shapely.prepare(shells)
     inside = shapely.contains(shells, shapely.point_on_surface(turned))
     together = shapely.MultiPolygon([*solid, *turned])
-    if not holes.is_valid or not (together.is_valid or shapely.is_valid_reason(together).startswith("Nested shells")):
+    if not _valid(holes) or not (_valid(together) or shapely.is_valid_reason(together).startswith("Nested shells")):
         return None
     cut = [piece for piece, hole in zip(turned, inside, strict=True) if hole]
     kept = [*solid, *(piece for piece, hole in zip(turned, inside, strict=True) if not hole)]

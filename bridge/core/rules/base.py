@@ -100,19 +100,12 @@ class ModifierEntry:
 def wall_entries(walls: Iterable[str], text: Callable[..., str], locale: str) -> list[ModifierEntry]:
     """One applied entry per wall that blocks the line, as every ruleset lists them: ``text(key, locale)``
     must know ``wall`` (the label) and ``wall_blocks`` (the reason). Foundry's walls have no names, so people
-    read "Wall" (numbered when several block); the wall's id stays in ``region`` for the overlay."""
+    read "Wall"; the wall's id stays in ``region`` for the overlay. (Each entry is the same whatever the
+    other walls: the whole-scene engine builds them one wall at a time.)"""
     label, reason = text("wall", locale), text("wall_blocks", locale)
-    ids = list(walls)
     return [
-        ModifierEntry(
-            source="wall",
-            value=None,
-            applied=True,
-            label=label if len(ids) == 1 else f"{label} {number}",
-            reason=reason,
-            region=wall,
-        )
-        for number, wall in enumerate(ids, start=1)
+        ModifierEntry(source="wall", value=None, applied=True, label=label, reason=reason, region=wall)
+        for wall in walls
     ]
 
 

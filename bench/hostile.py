@@ -1,0 +1,430 @@
+"""A hostile world against a real bridge: what its costliest messages cost, and what another world waits.
+
+``python -m bench.hostile [--seconds 5] [--only NAME]``
+
+A real ``sightline serve`` child process runs with its default limits. For each kind of message, the
+hostile world (holding a valid secret) builds the costliest one those limits let through — frames at
+the frame limit, polygons at the vertex limits, curves of radius 10⁸, a watch of the most pairs, a
+``"best"`` scene at the most line tests — and sends it again and again, one after another, for the
+given time (a new scene version each time where the bridge would otherwise answer from its cache).
+Meanwhile another process, holding another world, pings the bridge every 20 ms.
+
+Printed per kind: the bridge process's CPU time per hostile message (from ``/proc``), the answer it
+got (``ok`` or the error code), and the quiet world's ping round trip p50 / p99 / max over the run.
+The first row is the quiet world alone. Loopback only; the client and the bridge share the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+from bench.visibility_bench import make_scene
+from bridge.config import BridgeConfig
+
+SIGHTLINE = str(Path(sys.executable).parent / "sightline")
+DEFAULTS = BridgeConfig()
+FRAME = DEFAULTS.max_frame_bytes
+PING_EVERY = 0.02
+#: Zones and walls of the watched scene. The watch limit counts pairs, not the zones each pair is tested
+#: against: with a frame's worth of zones (thousands) one watch of 9,900 pairs runs for minutes.
+WATCH_ZONES = 400
+
+
+# --- The bridge and the quiet world ---------------------------------------------------------------
+
+
+class Bridge:
+    """``sightline serve`` with its defaults on a free loopback port, in a temporary data directory."""
+
+    def __init__(self) -> None:
+        self.secret = secrets.token_urlsafe(12)
+        self.tmp = tempfile.TemporaryDirectory()
+        env = {**os.environ, "SIGHTLINE_DATA_DIR": self.tmp.name}
+        self.process = subprocess.Popen(
+            [SIGHTLINE, "serve", "--port", "0", f"--secret={self.secret}"], stdout=subprocess.PIPE, text=True, env=env
+        )
+        assert self.process.stdout is not None
+        line = ""
+        while "ws://" not in line:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("the bridge did not start")
+        self.url = line.split()[-1]
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.tmp.cleanup()
+
+
+async def hello(ws: ClientConnection, world: str, secret: str) -> None:
+    await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": secret}))
+    answer = json.loads(await ws.recv())
+    if answer["type"] != "welcome":
+        raise RuntimeError(f"hello refused: {answer}")
+
+
+async def ping_for(url: str, secret: str, seconds: float) -> list[float]:
+    """The quiet world: one ping every 20 ms for ``seconds``; round trips in seconds."""
+    rtts: list[float] = []
+    async with connect(url) as ws:
+        await hello(ws, "w-quiet", secret)
+        end = time.perf_counter() + seconds
+        n = 0
+        while time.perf_counter() < end:
+            n += 1
+            sent = time.perf_counter()
+            await ws.send(json.dumps({"type": "ping", "id": f"p{n}"}))
+            await ws.recv()
+            rtts.append(time.perf_counter() - sent)
+            await asyncio.sleep(max(0.0, PING_EVERY - (time.perf_counter() - sent)))
+    return rtts
+
+
+def start_pinger(bridge: Bridge, seconds: float) -> subprocess.Popen[str]:
+    """The quiet world in a process of its own: its timing never waits for this script's parsing."""
+    command = [sys.executable, "-m", "bench.hostile", "--pinger", bridge.url, bridge.secret, str(seconds)]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+
+
+# --- The hostile messages ---------------------------------------------------------------------------
+
+
+def base_scene(scene_id: str, **extra: Any) -> dict[str, Any]:
+    scene: dict[str, Any] = {
+        "id": scene_id,
+        "grid": {"size": 100, "distance": 1},
+        "rules": {"ruleset": "infinity-n4", "edition": "current", "locale": "en"},
+        "regions": [],
+        "tokens": [
+            {"id": "a", "x": 0, "y": 5000, "width": 1, "height": 1},
+            {"id": "t", "x": 9900, "y": 5000, "width": 1, "height": 1},
+        ],
+        "walls": [],
+    }
+    scene.update(extra)
+    return scene
+
+
+def fill_frame(make: Callable[[int], dict[str, Any]], most: int, room: int = FRAME - 64 * 1024) -> int:
+    """The largest ``n`` ≤ ``most`` whose message ``make(n)`` fits in ``room`` bytes."""
+    low, high = 1, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(json.dumps(make(middle))) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def star(cx: float, cy: float, vertices: int, radius: float) -> list[float]:
+    """A simple (never self-crossing) polygon of ``vertices`` points: radii alternating 1 and 0.8."""
+    points: list[float] = []
+    for k in range(vertices):
+        angle = 2 * math.pi * k / vertices
+        r = radius * (1.0 if k % 2 == 0 else 0.8)
+        points += [round(cx + r * math.cos(angle), 1), round(cy + r * math.sin(angle), 1)]
+    return points
+
+
+def zigzag(cx: float, cy: float, vertices: int, size: float) -> list[float]:
+    """A polygon whose edges cross each other (the issue's attack): points alternate across a line."""
+    points: list[float] = []
+    for k in range(vertices):
+        points += [round(cx - size + 2 * size * k / vertices, 1), round(cy + (size if k % 2 else -size), 1)]
+    return points
+
+
+def zone(region_id: str, shape: dict[str, Any], kind: str = "poor") -> dict[str, Any]:
+    return {"id": region_id, "shapes": [{**shape, "hole": False}], "zone": {"type": kind}}
+
+
+@dataclass
+class Attack:
+    name: str
+    limits: str
+    setup: list[dict[str, Any]]
+    step: Callable[[int], list[dict[str, Any]]]  # the messages of the n-th repetition
+
+
+def attacks() -> list[Attack]:
+    ring = DEFAULTS.max_ring_vertices
+
+    def polygons(n: int, version: int = 0) -> dict[str, Any]:
+        regions = [
+            zone(f"z{i}", {"type": "polygon", "points": star(200 + 9600 * i / n, 5050, ring, 150.0)}) for i in range(n)
+        ]
+        return base_scene("polygons", regions=regions, name=f"v{version}")
+
+    n_polygons = fill_frame(polygons, DEFAULTS.max_vertices // ring)
+
+    def crossing(n: int) -> dict[str, Any]:
+        regions = [
+            zone(f"z{i}", {"type": "polygon", "points": zigzag(200 + 9600 * i / n, 5050, ring, 150.0)})
+            for i in range(n)
+        ]
+        return base_scene("crossing", regions=regions)
+
+    n_crossing = fill_frame(crossing, DEFAULTS.max_regions)
+
+    def circles(n: int) -> dict[str, Any]:
+        regions = [zone(f"c{i}", {"type": "circle", "x": 5000 + i, "y": 5050, "radius": 1e8}) for i in range(n)]
+        return base_scene("circles", regions=regions)
+
+    n_circles = DEFAULTS.max_vertices // 4096  # curves are drawn with at most 4,096 vertices
+
+    def walls_and_tokens(n: int) -> dict[str, Any]:
+        tokens = [
+            {"id": f"t{i}", "x": (i * 37) % 9900, "y": (i * 91) % 9900, "width": 1, "height": 1}
+            for i in range(min(n, DEFAULTS.max_tokens))
+        ]
+        walls = [
+            {"id": f"w{i}", "c": [(i * 13) % 9900, (i * 29) % 9900, (i * 13) % 9900 + 150, (i * 29) % 9900 + 90]}
+            for i in range(n)
+        ]
+        return base_scene("flat", tokens=tokens, walls=walls)
+
+    n_flat = fill_frame(walls_and_tokens, DEFAULTS.max_walls)
+
+    # A watch of the most pairs: √(max pairs) tokens, and as many zones and walls as fit in a frame.
+    watch_tokens = int((1 + math.sqrt(1 + 4 * DEFAULTS.max_watch_pairs)) / 2)
+
+    def watched(n: int) -> dict[str, Any]:
+        data = make_scene(watch_tokens, n, walls=n).model_dump(mode="json", exclude_none=True)
+        data["id"] = "watched"
+        return data
+
+    n_watched = WATCH_ZONES  # see the module's docstring: the pair limit does not weigh zones
+    watched_scene = watched(n_watched)
+
+    # "best" lines: one pair, 81 sampled lines, as many zones and walls as the line tests allow.
+    against = DEFAULTS.max_best_line_tests // 81
+    best_regions = [
+        zone(f"z{i}", {"type": "polygon", "points": star(200 + 9600 * i / against, 5050, 64, 40.0)})
+        for i in range(against // 2)
+    ]
+    best_walls = [
+        {"id": f"w{i}", "c": [200 + i * 7, 4000, 200 + i * 7, 4400], "sight": 10} for i in range(against - against // 2)
+    ]
+    best = base_scene("best", regions=best_regions, walls=best_walls)
+    best["rules"] = {**best["rules"], "lines": "best"}
+
+    def move(scene: str, n: int, token: str = "a") -> dict[str, Any]:
+        return {
+            "type": "scene.patch",
+            "id": f"m{n}",
+            "scene": scene,
+            "upsert": {"tokens": [{"id": token, "x": n % 50, "y": 5000, "width": 1, "height": 1}]},
+        }
+
+    def adjudicate(scene: str, n: int) -> dict[str, Any]:
+        return {
+            "type": "adjudicate",
+            "id": f"a{n}",
+            "scene": scene,
+            "actor": "a",
+            "target": "t",
+            "action": "bs-attack",
+            "log": False,
+        }
+
+    return [
+        Attack(
+            "polygon zones at the vertex limits",
+            f"{n_polygons} zones × {ring:,} vertices (a frame of {FRAME >> 20} MiB), sync + adjudicate",
+            [],
+            lambda n: [
+                {"type": "scene.sync", "id": f"s{n}", "scene": polygons(n_polygons, n)},
+                adjudicate("polygons", n),
+            ],
+        ),
+        Attack(
+            "self-crossing polygons",
+            f"{n_crossing} zigzag zones × {ring:,} vertices, sync",
+            [],
+            lambda n: [{"type": "scene.sync", "id": f"s{n}", "scene": crossing(n_crossing)}],
+        ),
+        Attack(
+            "circles of radius 10⁸",
+            f"{n_circles} circles (4,096 vertices each, {DEFAULTS.max_vertices:,} in all), sync + adjudicate",
+            [],
+            lambda n: [{"type": "scene.sync", "id": f"s{n}", "scene": circles(n_circles)}, adjudicate("circles", n)],
+        ),
+        Attack(
+            "scene.sync at the frame limit",
+            f"{min(n_flat, DEFAULTS.max_tokens):,} tokens + {n_flat:,} walls in one frame",
+            [],
+            lambda n: [{"type": "scene.sync", "id": f"s{n}", "scene": walls_and_tokens(n_flat)}],
+        ),
+        Attack(
+            "watch of the most pairs",
+            f"{watch_tokens} tokens ({watch_tokens * (watch_tokens - 1):,} pairs), {n_watched} zones, "
+            f"{n_watched} walls; watch + unwatch",
+            [{"type": "scene.sync", "id": "setup", "scene": watched_scene}],
+            lambda n: [
+                {"type": "watch", "id": f"w{n}", "scene": "watched", "action": "bs-attack"},
+                {"type": "unwatch", "id": f"u{n}", "watch": f"w{n}"},
+            ],
+        ),
+        Attack(
+            "token moves under 8 full watches",
+            f"the scene above, {DEFAULTS.max_watches_per_connection} watches open; one token moved per patch",
+            [{"type": "scene.sync", "id": "setup", "scene": watched_scene}]
+            + [
+                {"type": "watch", "id": f"w{k}", "scene": "watched", "action": "bs-attack"}
+                for k in range(DEFAULTS.max_watches_per_connection)
+            ],
+            lambda n: [move("watched", n, token=f"t{n % watch_tokens}")],
+        ),
+        Attack(
+            '"best" lines at the most line tests',
+            f"1 pair × 81 lines × ({against // 2} zones + {against - against // 2} walls); move + adjudicate",
+            [{"type": "scene.sync", "id": "setup", "scene": best}],
+            lambda n: [move("best", n), adjudicate("best", n)],
+        ),
+    ]
+
+
+# --- Running ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    name: str
+    limits: str
+    messages: int
+    cpu_ms: float
+    answers: str
+    p50: float
+    p99: float
+    worst: float
+
+
+async def drain_until_pong(ws: ClientConnection, pong_id: str, answers: dict[str, int]) -> None:
+    while True:
+        frame = json.loads(await ws.recv())
+        if frame.get("type") == "pong" and frame.get("id") == pong_id:
+            return
+        kind = frame.get("code", "ok") if frame.get("type") == "error" else "ok"
+        if frame.get("type") != "annotations" or not frame.get("more"):
+            answers[kind] = answers.get(kind, 0) + 1
+
+
+async def run_attack(bridge: Bridge, attack: Attack | None, seconds: float) -> Row:
+    answers: dict[str, int] = {}
+    messages = 0
+    async with connect(bridge.url, max_size=None) as ws:
+        await hello(ws, "w-hostile", bridge.secret)
+        for message in attack.setup if attack else []:
+            await ws.send(json.dumps(message))
+        await ws.send(json.dumps({"type": "ping", "id": "setup"}))
+        await drain_until_pong(ws, "setup", {})
+        pinger = start_pinger(bridge, seconds)
+        await asyncio.sleep(0.3)  # the pinger is connected
+        cpu = bridge.cpu_seconds()
+        end = time.perf_counter() + seconds - 0.5
+        n = 0
+        while attack is not None and time.perf_counter() < end:
+            step = attack.step(n)
+            for message in step:
+                await ws.send(json.dumps(message))
+            messages += len(step)
+            await ws.send(json.dumps({"type": "ping", "id": f"done{n}"}))
+            await drain_until_pong(ws, f"done{n}", answers)
+            n += 1
+        used = bridge.cpu_seconds() - cpu
+        out, _ = await asyncio.to_thread(pinger.communicate)
+    rtts = sorted(json.loads(out))
+    answered = ", ".join(f"{k} {v}" for k, v in sorted(answers.items())) or "—"
+    return Row(
+        attack.name if attack else "(the quiet world alone)",
+        attack.limits if attack else "",
+        messages,
+        1000 * used / messages if messages else 0.0,
+        answered,
+        1000 * statistics.median(rtts),
+        1000 * rtts[min(len(rtts) - 1, int(len(rtts) * 0.99))],
+        1000 * rtts[-1],
+    )
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| hostile message (default limits) | what it holds | messages | bridge CPU per message | answers "
+        "| other world's ping p50 / p99 / max |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cpu = f"{r.cpu_ms:,.0f} ms" if r.messages else "—"
+        pings = f"{r.p50:.1f} / {r.p99:.1f} / {r.worst:.1f} ms"
+        lines.append(f"| {r.name} | {r.limits} | {r.messages} | {cpu} | {r.answers} | {pings} |")
+    return "\n".join(lines)
+
+
+async def main_async(seconds: float, only: str | None) -> list[Row]:
+    bridge = Bridge()
+    rows = []
+    try:
+        rows.append(await run_attack(bridge, None, seconds))
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
+        for attack in attacks():
+            if only and only not in attack.name:
+                continue
+            rows.append(await run_attack(bridge, attack, seconds))
+            print(table(rows[-1:]).splitlines()[-1], f"(bridge RSS {bridge.rss_mib():.0f} MiB)", flush=True)
+    finally:
+        bridge.stop()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.hostile", description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="how long each kind of message is sent")
+    parser.add_argument("--only", help="run only the kinds whose name contains this")
+    parser.add_argument("--pinger", nargs=3, metavar=("URL", "SECRET", "SECONDS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.pinger:
+        url, secret, seconds = args.pinger
+        print(json.dumps(asyncio.run(ping_for(url, secret, float(seconds)))))
+        return 0
+    rows = asyncio.run(main_async(args.seconds, args.only))
+    print()
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
