@@ -378,11 +378,11 @@ def test_curves_are_judged_exactly_by_the_engine_as_by_the_plain_path() -> None:
     assert kinds("e2", "far")[0] == ("smoke", CrossingKind.FROM)  # its corner (850, 800) is on the circle
 
 
-def test_several_blocking_walls_are_numbered_as_adjudicate_numbers_them() -> None:
-    """Walls have no names: a line blocked by two reads 'Wall 1' and 'Wall 2' — the engine's composed ruling equals
-    the plain path's (it used to label both 'Wall')."""
+def test_several_blocking_walls_read_as_adjudicate_lists_them() -> None:
+    """Walls have no names: a line blocked by two lists each as 'Wall' — the engine's composed ruling equals the
+    plain path's (they once differed, 'Wall' against 'Wall 1', 'Wall 2')."""
     state = _state([POOR], ROW, [wall("w1", 300, 0, 300, 900), wall("w2", 700, 0, 700, 900)])
     engine = SceneVisibility(state, action="bs-attack")
     assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
     labels = [e.label for e in engine.rulings()[("a", "b")].modifiers if e.source == "wall"]
-    assert labels == ["Wall 1", "Wall 2"]
+    assert labels == ["Wall", "Wall"]

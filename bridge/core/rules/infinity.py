@@ -598,7 +598,7 @@ class LineComposer:
         self._stacked = 0  # stacked entries held by the pieces
         self._cite_groups: dict[tuple[str, ...], int] = {}
         self._plain: dict[Crossing, ModifierEntry] = {}
-        self._walls: dict[tuple[str, ...], tuple[ModifierEntry, ...]] = {}
+        self._walls: dict[str, ModifierEntry] = {}
         self._citations: dict[tuple[Any, ...], tuple[str, ...]] = {}
         self._own: dict[bool, ModifierEntry] = {}
 
@@ -694,7 +694,7 @@ class LineComposer:
         if action.own_mod:
             entries.append(self._own_entry(not blocked))
         if walls:
-            entries += self._walls.get(walls) or self._wall_entries(walls)
+            entries += [self._walls.get(w) or self._wall_entry(w) for w in walls]
         modifier = None if blocked else zone_value + action.own_mod
         return _ruling(not blocked, modifier, kept, entries, notes, citations, line)
 
@@ -783,10 +783,10 @@ class LineComposer:
             )
         return entry
 
-    def _wall_entries(self, walls: tuple[str, ...]) -> tuple[ModifierEntry, ...]:
-        """The walls' entries as ``adjudicate`` lists them (numbered when several block), kept per set."""
-        entries = self._walls[walls] = tuple(wall_entries(walls, self._ruleset._text, self._locale))
-        return entries
+    def _wall_entry(self, wall: str) -> ModifierEntry:
+        (entry,) = wall_entries((wall,), self._ruleset._text, self._locale)
+        self._walls[wall] = entry
+        return entry
 
     def _no_lof(self, crossings: tuple[Crossing, ...], notes: tuple[str, ...], line: SightLine) -> Ruling:
         """An action that needs no LoF: every zone listed, none applied, walls ignored."""
