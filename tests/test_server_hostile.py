@@ -171,3 +171,17 @@ def test_a_watch_that_cannot_follow_a_change_ends_and_the_change_stands(monkeypa
     answers = [json.loads(encode(e.message)) for e in effects if isinstance(e, Send)]
     assert [a["type"] for a in answers] == ["scene.patched", "unwatched"]
     assert session.world is not None and session.world.scenes["s1"].token("a").x == 120
+
+
+def test_a_vanishing_ellipse_radius_is_refused_naming_the_field() -> None:
+    """``radiusY: 1e-300`` (found by bench/fuzz_bench.py: its square is 0 and the curve equations divided
+    by it) is refused at sync, naming the field; a radius of exactly 0 stays a valid, empty shape."""
+    session = Session(Worlds(), offline=True)
+    scene = on_line_scene()
+    ellipse = {"type": "ellipse", "x": 150, "y": 50, "radiusX": 100, "radiusY": 1e-300}
+    scene["regions"] = [{"id": "thin", "shapes": [ellipse], "zone": {"type": "low"}}]
+    (effect,) = session.receive(json.dumps({"type": "scene.sync", "id": "q", "scene": scene}))
+    assert isinstance(effect, Send)
+    answer = json.loads(encode(effect.message))
+    assert answer["code"] == "invalid-message"
+    assert answer["details"]["field"] == "scene.regions[0].shapes[0].radiusY"

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, WithJsonSchema, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "COORD_LIMIT",
@@ -40,7 +50,18 @@ __all__ = [
 COORD_LIMIT = 1e8
 
 Coord = Annotated[float, Field(ge=-COORD_LIMIT, le=COORD_LIMIT)]
-Length = Annotated[float, Field(ge=0, le=COORD_LIMIT)]
+#: The smallest non-zero length accepted: a smaller one (1e-300) squares to zero in the curve equations
+#: and divides by it (found by bench/fuzz_bench.py, issue 12). Zero itself stays a valid, empty length.
+MIN_LENGTH = 1e-6
+
+
+def _no_vanishing_length(value: float) -> float:
+    if 0 < value < MIN_LENGTH:
+        raise ValueError(f"a length must be 0 or at least {MIN_LENGTH:g}")
+    return value
+
+
+Length = Annotated[float, Field(ge=0, le=COORD_LIMIT), AfterValidator(_no_vanishing_length)]
 Identifier = Annotated[str, Field(min_length=1, max_length=256)]
 #: Foundry V14's ``levels`` set of a region, wall or light: the ids of the scene's levels it stands on
 #: (empty = every level). A scene holds at most :data:`LEVEL_LIMIT` levels: real buildings have a few.
