@@ -13,8 +13,8 @@ import time
 from typing import Any
 
 from bridge.config import BridgeConfig
-from bridge.core.world import SceneLimits
 from bridge.protocol import encode
+from bridge.server import scene_limits
 from bridge.session import BEST_LINES, Limits, Send, Session, Worlds
 from tests.scenes import rect_region, scene, token, wall
 
@@ -23,17 +23,7 @@ __all__ = ["main", "measure"]
 
 def _session() -> Session:
     config = BridgeConfig()
-    worlds = Worlds(
-        scene_limits=SceneLimits(
-            regions=config.max_regions,
-            tokens=config.max_tokens,
-            walls=config.max_walls,
-            lights=config.max_lights,
-            vertices=config.max_vertices,
-            ring_vertices=config.max_ring_vertices,
-            scenes=config.max_scenes_per_world,
-        )
-    )
+    worlds = Worlds(scene_limits=scene_limits(config))
     limits = Limits(
         max_frame_bytes=config.max_frame_bytes * 4,  # the figures are about work, not about frame bytes
         messages_per_second=float("inf"),

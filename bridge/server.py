@@ -62,7 +62,7 @@ from .session import (
 from .throttle import FailureThrottle, ThrottlePolicy, client_address
 from .workers import WorldWorker, give_back_memory
 
-__all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "serve", "ssl_context"]
+__all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "scene_limits", "serve", "ssl_context"]
 
 _log = logging.getLogger(__name__)
 
@@ -384,6 +384,19 @@ async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) 
 # --- Application ----------------------------------------------------------------------------------
 
 
+def scene_limits(config: BridgeConfig) -> SceneLimits:
+    """The scene limits ``config`` sets (what one scene may hold, scenes per world)."""
+    return SceneLimits(
+        regions=config.max_regions,
+        tokens=config.max_tokens,
+        walls=config.max_walls,
+        lights=config.max_lights,
+        vertices=config.max_vertices,
+        ring_vertices=config.max_ring_vertices,
+        scenes=config.max_scenes_per_world,
+    )
+
+
 def create_app(
     config: BridgeConfig,
     *,
@@ -400,17 +413,7 @@ def create_app(
     state = BridgeState(
         config=config,
         access=Access(config.secret, dict(config.world_secrets)),
-        worlds=Worlds(
-            scene_limits=SceneLimits(
-                regions=config.max_regions,
-                tokens=config.max_tokens,
-                walls=config.max_walls,
-                lights=config.max_lights,
-                vertices=config.max_vertices,
-                ring_vertices=config.max_ring_vertices,
-                scenes=config.max_scenes_per_world,
-            )
-        ),
+        worlds=Worlds(scene_limits=scene_limits(config)),
         store=store,
         collector=collector,
         throttle=FailureThrottle(
