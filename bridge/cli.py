@@ -93,7 +93,13 @@ def _parser() -> argparse.ArgumentParser:
         "--send-queue-bytes",
         type=at_least(1, integer=True),
         default=defaults.send_queue_bytes,
-        help="bytes of answers queued per client",
+        help="bytes of answers queued per client (a larger answer waits for the client to read)",
+    )
+    limits.add_argument(
+        "--send-timeout",
+        type=at_least(0, exclusive=True, unit="seconds"),
+        default=defaults.send_timeout,
+        help="seconds a client's full send queue may wait for it to read one frame before it is closed (1013)",
     )
     limits.add_argument(
         "--header-timeout",
@@ -307,6 +313,7 @@ def _serve(args: argparse.Namespace) -> int:
         hello_timeout=args.hello_timeout,
         send_queue=args.send_queue,
         send_queue_bytes=args.send_queue_bytes,
+        send_timeout=args.send_timeout,
         header_timeout=args.header_timeout,
         max_connections=args.max_connections,
         drain_timeout=args.drain_timeout,

@@ -60,6 +60,8 @@ class BridgeConfig:
     hello_timeout: float = 10.0
     send_queue: int = 256
     send_queue_bytes: int = 32 * 1024 * 1024
+    #: Seconds a client's full send queue may wait on one frame it does not read before it is closed (1013).
+    send_timeout: float = 30.0
     header_timeout: float = 10.0
     drain_timeout: float = 10.0
     world_linger: float = 30.0

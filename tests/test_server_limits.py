@@ -17,6 +17,7 @@ import trustme
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
 
+from bench.visibility_bench import make_scene
 from bridge.config import BridgeConfig
 from bridge.server import run_bridge
 from tests.scenes import on_line_scene
@@ -125,18 +126,21 @@ async def test_hello_deadline_closes_a_silent_client(start: BridgeFactory) -> No
 
 
 async def test_a_client_that_stops_reading_is_closed_not_buffered(start: BridgeFactory) -> None:
-    """The send queue is bounded: a client flooding requests without reading is closed with 1013."""
-    async with start(send_queue=4, messages_per_second=1e9, message_burst=10**9) as addr:
-        async with connect(f"ws://{addr}/ws", max_queue=1, write_limit=2**22) as ws:
+    """The send queue is bounded in frames: a client flooding watches (pushes of many 64 KiB parts) without
+    reading is not read from any more, and once its full queue has waited --send-timeout it is closed
+    with 1013; the bridge itself goes on."""
+    limits = {"send_queue": 4, "send_timeout": 0.5, "max_frame_bytes": 64 * 1024}
+    async with start(**limits, messages_per_second=1e9, message_burst=10**9) as addr:
+        async with connect(f"ws://{addr}/ws", max_queue=1, max_size=None, write_limit=2**22) as ws:
             await hello(ws, "w", "bridge-secret")
-            await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
-            request = json.dumps(
-                {"type": "adjudicate", "id": "a", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
-            )
+            scene = make_scene(40, 50).model_dump(mode="json", exclude_none=True)
+            await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene}))
             code = None
             try:
-                for _ in range(20_000):
-                    await ws.send(request)
+                for n in range(200):  # each watch's push is about 1.4 MB
+                    await ws.send(json.dumps({"type": "watch", "id": "w", "scene": scene["id"], "action": "bs-attack"}))
+                    await ws.send(json.dumps({"type": "unwatch", "id": f"u{n}", "watch": "w"}))
+                await asyncio.sleep(3)  # not reading
                 code = await close_code(ws)
             except websockets.ConnectionClosed as closed:
                 code = closed.rcvd.code if closed.rcvd else None
