@@ -178,6 +178,12 @@ def _parser() -> argparse.ArgumentParser:
         help="(actor, target) pairs of one watch",
     )
     limits.add_argument(
+        "--max-watch-tests",
+        type=at_least(1, integer=True),
+        default=defaults.max_watch_tests,
+        help="pairs × (the scene's vertices + walls) of one watch",
+    )
+    limits.add_argument(
         "--max-best-line-tests",
         type=at_least(1, integer=True),
         default=defaults.max_best_line_tests,
@@ -329,6 +335,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_scenes_per_world=args.max_scenes_per_world,
         max_watches_per_connection=args.max_watches_per_connection,
         max_watch_pairs=args.max_watch_pairs,
+        max_watch_tests=args.max_watch_tests,
         max_best_line_tests=args.max_best_line_tests,
     )
 

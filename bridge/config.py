@@ -76,6 +76,7 @@ class BridgeConfig:
     max_scenes_per_world: int = 8
     max_watches_per_connection: int = 8
     max_watch_pairs: int = 10_000
+    max_watch_tests: int = 300_000_000
     max_best_line_tests: int = 50_000
     compress: bool = False
     #: The address browsers and the module reach the bridge at, e.g. ``https://sightline.example.org`` behind

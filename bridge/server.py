@@ -192,6 +192,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             burst=config.message_burst,
             watches=config.max_watches_per_connection,
             watch_pairs=config.max_watch_pairs,
+            watch_tests=config.max_watch_tests,
             best_line_tests=config.max_best_line_tests,
             max_depth=config.max_nesting,
         ),

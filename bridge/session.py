@@ -226,6 +226,9 @@ class Limits:
     watches: int = 8
     #: (actor, target) pairs one watch covers.
     watch_pairs: int = 10_000
+    #: What one watch computes: its pairs × the segments each pair's sight line may be tested against (the
+    #: vertices the scene is drawn with — zones, curves by their polygons, token bases — plus its walls).
+    watch_tests: int = 300_000_000
     #: In a ``rules.lines: "best"`` scene, the line tests one message asks for: sampled lines (at most
     #: :data:`BEST_LINES` a pair) × pairs × (zones + walls), each line being tested against each of them.
     best_line_tests: int = 50_000
@@ -612,7 +615,8 @@ class Session:
             )
 
     def _check_watch_size(self, state: SceneState, tokens: frozenset[str] | None) -> None:
-        """Refuse a watch covering more pairs (or, in a ``"best"`` scene, line tests) than the limits."""
+        """Refuse a watch covering more pairs, or costing more segment tests (in a ``"best"`` scene, line
+        tests), than the limits."""
         pairs = watch_pairs(state, tokens)
         most = self._limits.watch_pairs
         if pairs > most:
@@ -622,6 +626,18 @@ class Session:
                 limit="watch-pairs",
                 value=pairs,
                 max=most,
+            )
+        segments = state.vertices + len(state.scene.walls)
+        tests = pairs * segments
+        if tests > self._limits.watch_tests:
+            raise TooLarge(
+                f"watch: {pairs} pair(s) × {segments} segments (the scene's {state.vertices} vertices and "
+                f"{len(state.scene.walls)} walls) = {tests} segment tests, over the limit of "
+                f"{self._limits.watch_tests}; watch the pairs of some tokens only (tokens), or draw the zones "
+                "with fewer vertices",
+                limit="watch-tests",
+                value=tests,
+                max=self._limits.watch_tests,
             )
         self._check_best_lines(state, pairs, "watch")
 

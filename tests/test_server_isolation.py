@@ -110,7 +110,10 @@ async def test_another_worlds_pings_are_answered_while_one_world_computes(tmp_pa
 async def test_sigterm_stops_the_bridge_in_the_middle_of_a_long_computation(tmp_path: Path) -> None:
     """SIGTERM while a world's worker is deep in a watch of 250 tokens: the process exits (0) within its
     drain timeout, without waiting for the computation; the client is told 1001."""
-    with serve(tmp_path, "--drain-timeout", "3", "--max-watch-pairs", "70000") as (process, url):
+    with serve(tmp_path, "--drain-timeout", "3", "--max-watch-pairs", "70000", "--max-watch-tests", "10000000000") as (
+        process,
+        url,
+    ):
         async with connect(url, max_size=None) as ws:
             await hello(ws, "w-heavy")
             await ask(ws, {"type": "scene.sync", "id": "s", "scene": big_scene(250, 300)})

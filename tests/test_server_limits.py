@@ -149,6 +149,21 @@ async def test_a_client_that_stops_reading_is_closed_not_buffered(start: BridgeF
             assert (await hello(healthy, "w", "bridge-secret"))["type"] == "welcome"
 
 
+async def test_the_watch_cost_limit_comes_from_the_configuration(start: BridgeFactory) -> None:
+    """--max-watch-tests (config max_watch_tests) bounds what one watch computes: over it, too-large naming
+    watch-tests with the request id; the connection stays."""
+    async with start(max_watch_tests=10) as addr, connect(f"ws://{addr}/ws") as ws:
+        await hello(ws, "w", "bridge-secret")
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
+        assert json.loads(await ws.recv())["type"] == "scene.synced"
+        await ws.send(json.dumps({"type": "watch", "id": "w1", "scene": "s1", "action": "bs-attack"}))
+        answer = json.loads(await ws.recv())
+        assert (answer["id"], answer["code"], answer["details"]["limit"]) == ("w1", "too-large", "watch-tests")
+        assert answer["details"]["value"] > answer["details"]["max"] == 10
+        await ws.send(json.dumps({"type": "ping", "id": "p"}))
+        assert json.loads(await ws.recv()) == {"type": "pong", "id": "p"}
+
+
 async def test_scene_size_limits_come_from_the_configuration(start: BridgeFactory) -> None:
     """--max-tokens (config max_tokens) bounds a scene: over it, too-large; the connection stays."""
     async with start(max_tokens=1) as addr, connect(f"ws://{addr}/ws") as ws:

@@ -11,7 +11,7 @@ import pytest
 from bridge.core.world import SceneLimits
 from bridge.protocol import encode
 from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds, peek_id
-from tests.scenes import OfflineClient, on_line_scene, rect_region, scene, token
+from tests.scenes import OfflineClient, on_line_scene, rect_region, scene, token, wall
 
 SECRET = "s3cret"
 
@@ -452,6 +452,29 @@ def test_a_watch_is_limited_by_the_pairs_it_covers() -> None:
     patched, ended = answers(send(session, grown))
     assert patched["type"] == "scene.patched" and ended["type"] == "unwatched" and ended["watch"] == "w1"
     assert "watch-pairs" not in ended["reason"] and "12 (actor, target) pairs" in ended["reason"]
+
+
+def test_a_watch_is_limited_by_the_segment_tests_it_costs() -> None:
+    """A watch costs its pairs × (the scene's vertices + walls): three 1×1 tokens (4 vertices each), a
+    rectangle zone (4) and a wall make 6 pairs × 17 = 102 tests, over a limit of 100, refused naming
+    watch-tests; one token's pairs (4 × 17 = 68) fit; a patch adding a wall (4 × 18 = 72) still fits, one
+    adding a token (6 pairs × 22 = 132) ends it with the reason."""
+    session = online(limits=Limits(watch_tests=100))
+    tokens = [token(f"t{i}", i * 200, 0) for i in range(3)]
+    walled = scene(
+        tokens=tokens, regions=[rect_region("z", "poor", 0, 300, 100, 100)], walls=[wall("w", 0, 500, 9, 500)]
+    )
+    one(session, {"type": "scene.sync", "id": "q", "scene": walled})
+    watch = {"type": "watch", "id": "w1", "scene": "s1", "action": "bs-attack"}
+    _limit(one(session, watch), "too-large", "watch-tests", 102, 100, "w1")
+    (watching, _) = answers(send(session, {**watch, "tokens": ["t0"]}))
+    assert watching["type"] == "watching"
+    one_wall = {"type": "scene.patch", "id": "p1", "scene": "s1", "upsert": {"walls": [wall("w2", 0, 600, 9, 600)]}}
+    assert answers(send(session, one_wall))[0]["type"] == "scene.patched"
+    more = {"type": "scene.patch", "id": "p2", "scene": "s1", "upsert": {"tokens": [token("t9", 0, 900)]}}
+    patched, ended = answers(send(session, more))
+    assert patched["type"] == "scene.patched" and ended["type"] == "unwatched" and ended["watch"] == "w1"
+    assert "segment tests, over the limit of 100" in ended["reason"]
 
 
 def test_a_watch_on_a_best_scene_counts_its_line_tests() -> None:
