@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from . import __version__
@@ -214,6 +215,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                         deadline.cancel()
                         world = session.world.id
                         worker = state.workers[world]
+                elif _is_ping(msg.data):  # on the loop: answered even while the world's worker is busy
+                    prepared = _prepare(session.receive(msg.data), frame_limit)
                 else:
                     prepared = await worker.submit(functools.partial(_receive, session, msg.data, frame_limit))
             elif msg.type == WSMsgType.BINARY:
@@ -251,6 +254,27 @@ class _Push:
 
 
 Prepared = str | _Push | StoreThenSend | Close
+
+
+#: A frame longer than this is never taken for a ping (a ping is ``{"type": "ping", "id": …}``).
+PING_BYTES = 256
+
+
+def _is_ping(data: str) -> bool:
+    """Whether a frame is a ping, which the loop answers itself.
+
+    A ping changes nothing and reads no scene, and the connection's earlier messages are done (its frames
+    are handled one at a time), so its ``pong`` still means "your earlier messages are done" — without
+    waiting behind other connections' work on the world's worker, or for that thread to get the
+    interpreter while the machine is busy.
+    """
+    if len(data) > PING_BYTES:
+        return False
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and value.get("type") == "ping"
 
 
 def _receive(session: Session, data: str, frame_limit: int) -> list[Prepared]:
