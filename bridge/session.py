@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from . import __version__
+from .core.ignored import Ignored
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
 from .core.rules.traveller import explain_encounter_range
@@ -65,6 +66,8 @@ from .protocol import (
     EncounterRangeResult,
     ErrorMessage,
     Hello,
+    IgnoredEntry,
+    IgnoredRef,
     Ping,
     Pong,
     Prebuilt,
@@ -487,7 +490,12 @@ class Session:
         self._worlds.forget_gone(world)
         scene = state.scene
         answer = SceneSynced(
-            id=message.id, scene=scene.id, regions=len(scene.regions), tokens=len(scene.tokens), walls=len(scene.walls)
+            id=message.id,
+            scene=scene.id,
+            regions=len(scene.regions),
+            tokens=len(scene.tokens),
+            walls=len(scene.walls),
+            ignored=[_ignored_entry(entry) for entry in state.ignored.values()] or None,
         )
         return [Send(answer), *self._notify_watchers(world, state)]
 
@@ -509,7 +517,12 @@ class Session:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first") from exc
         except SceneRejected as exc:
             raise _rejected(exc) from exc
-        answer = ScenePatched(id=message.id, scene=message.scene, ignored=result.ignored or None)
+        answer = ScenePatched(
+            id=message.id,
+            scene=message.scene,
+            ignored=[_ignored_entry(entry) for entry in result.ignored] or None,
+            used=[IgnoredRef.model_validate({kind: item_id}) for kind, item_id in result.used] or None,
+        )
         return [Send(answer), *self._notify_watchers(world, result.state)]
 
     def _adjudicate(self, message: Adjudicate) -> list[Effect]:
@@ -791,6 +804,11 @@ def welcome() -> Welcome:
         bridge=BridgeInfo(version=__version__),
         rulesets=[RulesetInfo(id=r.id, editions=list(r.editions)) for r in RULESETS.values()],
     )
+
+
+def _ignored_entry(entry: Ignored) -> IgnoredEntry:
+    """The wire form of one thing held but not used: ``{"<kind>": id, "reason": …, "cause": …}``."""
+    return IgnoredEntry.model_validate({entry.kind: entry.id, "reason": entry.reason, "cause": entry.cause})
 
 
 def _ruling_fields(ruling: Ruling) -> dict[str, Any]:
