@@ -13,6 +13,16 @@ import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-set
 import { rulesOf } from "./serialize.js";
 import { addTestConnectionButton } from "./adapters/settings.js";
 import { registerQuenchBatches } from "./quench.js";
+import { usePalette } from "./geometry.js";
+
+// The one palette (palette.json, beside module.json): the overlay's colours, as the log and demo draw them.
+fetch(new URL("../palette.json", import.meta.url))
+  .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`HTTP ${response.status}`))))
+  .then((palette) => {
+    usePalette(palette);
+    refreshOverlay();
+  })
+  .catch((error) => console.warn(`${MODULE_ID} | palette.json could not be read; the overlay draws in grey`, error));
 
 /** @type {Sightline} */
 let sightline;
