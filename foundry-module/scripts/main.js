@@ -109,7 +109,7 @@ Hooks.once("init", () => {
 // Checks in a real Foundry: Quench fires `quenchReady` only when it is active, so without it nothing
 // is registered (scripts/quench.js, docs/foundry.md "Checks in a real Foundry").
 Hooks.once(/** @type {any} */ ("quenchReady"), (quench) => {
-  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline });
+  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline, ChatMessage, document });
 });
 
 Hooks.once("ready", () => {
