@@ -119,11 +119,13 @@ def session_controls(lang: str, worlds: Sequence[str], open_sessions: Mapping[st
     for world in worlds:
         base = f"/log/{_path(world)}/session"
         current = open_sessions.get(world)
-        now = (
-            f'<span class="muted">{escape(w["open_now"])}: {escape(current.name or current.started)}</span>'
-            if current
-            else f'<span class="muted">{escape(w["no_open"])}</span>'
-        )
+        if current is None:
+            now = f'<span class="muted">{escape(w["no_open"])}</span>'
+        else:  # by its name, else its start (shown in the reader's time by the page's script)
+            shown = (
+                escape(current.name) or f'<time datetime="{escape(current.started)}">{escape(current.started)}</time>'
+            )
+            now = f'<span class="muted">{escape(w["open_now"])}: {shown}</span>'
         end = (
             f'<form method="post" action="{escape(base)}/end?lang={lang}">'
             f'<button type="submit" class="session-end">{escape(w["end"])}</button></form>'

@@ -16,6 +16,16 @@ import { registerQuenchBatches } from "./quench.js";
 import { showIgnoredNotice } from "./adapters/region-notice.js";
 import { addSessionControl, defineLogMenu, logUrlOf, openSessionDialog, overrideFromCard, registerLogMenu, wireOverrideButton } from "./adapters/gm-controls.js";
 import { PrerollPrompt } from "./adapters/prompt.js";
+import { usePalette } from "./geometry.js";
+
+// The one palette (palette.json, beside module.json): the overlay's colours, as the log and demo draw them.
+fetch(new URL("../palette.json", import.meta.url))
+  .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`HTTP ${response.status}`))))
+  .then((palette) => {
+    usePalette(palette);
+    refreshOverlay();
+  })
+  .catch((error) => console.warn(`${MODULE_ID} | palette.json could not be read; the overlay draws in grey`, error));
 
 /** @type {Sightline} */
 let sightline;
@@ -100,7 +110,7 @@ Hooks.once("init", () => {
 // Checks in a real Foundry: Quench fires `quenchReady` only when it is active, so without it nothing
 // is registered (scripts/quench.js, docs/foundry.md "Checks in a real Foundry").
 Hooks.once(/** @type {any} */ ("quenchReady"), (quench) => {
-  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline });
+  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline, ChatMessage, document });
 });
 
 Hooks.once("ready", () => {

@@ -66,7 +66,7 @@ async def test_a_signed_in_gm_starts_a_named_session_and_ends_it(
     new, old = sessions[0], next(s for s in sessions if s.id == logged[0].session)
     assert (new.name, new.ended) == ("Docks, night 2", None) and old.ended is not None
     assert started.headers["Location"] == f"/log/w-ashes/{new.id}?lang=en"
-    assert "Docks, night 2" in await (await client.get("/log/")).text()
+    assert "Open now: Docks, night 2" in await (await client.get("/log/")).text()
 
     ended = await client.post("/log/w-ashes/session/end", headers=SAME_ORIGIN, allow_redirects=False)
     assert (ended.status, ended.headers["Location"]) == (303, "/log/?lang=en")
