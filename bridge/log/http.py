@@ -10,8 +10,10 @@ JSON API
   ``GET /api/worlds`` → ``{"worlds": [...]}``
   ``GET /api/worlds/{world}/sessions`` → ``{"sessions": [...]}``
   ``GET /api/worlds/{world}/sessions/{session}/rulings``
-  (query: ``actor target action allowed from to limit cursor``)
-  → ``{"rulings": [...], "next": cursor-or-null}``, streamed (each ruling's ``snapshot`` is a key)
+  (query: ``actor target action allowed from to limit cursor before``; ``actor``, ``target`` and
+  ``action`` match any part of a name or label, whatever its case)
+  → ``{"rulings": [...], "next": cursor-or-null, "previous": cursor-or-null}``, streamed (each
+  ruling's ``snapshot`` is a key; ``before=previous`` gives the page before)
   ``GET /api/worlds/{world}/snapshots/{key}`` → one scene snapshot (of a ruling of that world)
   ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed.
   ``GET /api/worlds/{world}/sessions/{session}/rejudge`` (query: ``ruleset edition all`` and the
@@ -428,6 +430,7 @@ async def api_rulings(request: web.Request) -> web.StreamResponse:
             filters=filters,
             limit=limit,
             cursor=request.query.get("cursor") or None,
+            before=request.query.get("before") or None,
             snapshots=False,
         )
     except ValueError as exc:
@@ -456,7 +459,7 @@ async def api_rulings(request: web.Request) -> web.StreamResponse:
         if size >= _EXPORT_FLUSH:  # written as it is made: a big page never sits whole in memory
             await response.write("".join(pending).encode())
             pending, size = [], 0
-    pending.append(f'],"next":{json.dumps(page.next_cursor)}}}')
+    pending.append(f'],"next":{json.dumps(page.next_cursor)},"previous":{json.dumps(page.previous_cursor)}}}')
     await response.write("".join(pending).encode())
     await response.write_eof()
     return response
@@ -674,11 +677,12 @@ async def session_view(request: web.Request) -> web.Response:
     session = await store.get_session(session_id, world=world)
     if session is None:
         return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "rejudge")
+    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "before", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
-    next_cursor = None
+    next_cursor = previous_cursor = None
+    choices = await store.choices(world, session_id)
     snapshot_keys: dict[str, str] = {}
     rejudged: dict[str, dict[str, Any]] | None = None
     try:
@@ -689,9 +693,11 @@ async def session_view(request: web.Request) -> web.Response:
             filters=parse_filters(request.query),
             limit=_limit(request.query),
             cursor=shown["cursor"] or None,
+            before=shown["before"] or None,
             snapshots=judge is not None,  # the map fetches the one it draws
         )
         records, next_cursor, snapshot_keys = page.records, page.next_cursor, page.snapshot_keys
+        previous_cursor = page.previous_cursor
         if judge is not None:
             rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True)}
     except ValueError as exc:
@@ -703,6 +709,8 @@ async def session_view(request: web.Request) -> web.Response:
         records,
         filters=shown,
         next_cursor=next_cursor,
+        previous_cursor=previous_cursor,
+        choices=choices,
         error=error,
         rejudge=shown["rejudge"] if rejudged is not None else "",
         rejudged=rejudged,

@@ -13,8 +13,19 @@ import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-set
 import { rulesOf } from "./serialize.js";
 import { addTestConnectionButton } from "./adapters/settings.js";
 import { registerQuenchBatches } from "./quench.js";
+import { showIgnoredNotice } from "./adapters/region-notice.js";
 import { addSessionControl, defineLogMenu, logUrlOf, openSessionDialog, overrideFromCard, registerLogMenu, wireOverrideButton } from "./adapters/gm-controls.js";
 import { PrerollPrompt } from "./adapters/prompt.js";
+import { usePalette } from "./geometry.js";
+
+// The one palette (palette.json, beside module.json): the overlay's colours, as the log and demo draw them.
+fetch(new URL("../palette.json", import.meta.url))
+  .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`HTTP ${response.status}`))))
+  .then((palette) => {
+    usePalette(palette);
+    refreshOverlay();
+  })
+  .catch((error) => console.warn(`${MODULE_ID} | palette.json could not be read; the overlay draws in grey`, error));
 
 /** @type {Sightline} */
 let sightline;
@@ -177,6 +188,15 @@ Hooks.on("getSceneControlButtons", (controls) => {
   addOverlayControl(controls, { isGM: game.user.isGM, active: setting(SETTINGS.OVERLAY_ENABLED), onToggle: (on) => toggleOverlay(on) });
   addSceneSettingsControl(controls, { isGM: game.user.isGM, onClick: () => openSceneSettings() });
   addSessionControl(controls, { isGM: game.user.isGM, onClick: () => openSessionDialog({ DialogV2: foundry.applications.api.DialogV2, game, ui, sightline }) });
+});
+
+// A region the bridge does not use (a zone of another ruleset, a parameter missing…): the reason on its
+// sheet. RegionConfig is an ApplicationV2 in V13 and V14: `element` is its HTMLElement.
+Hooks.on("renderRegionConfig", (app, element) => {
+  if (!game.user.isGM) return;
+  const region = app.document;
+  const entry = sightline.ignored.region(region?.parent?.id, region?.id);
+  showIgnoredNotice(element, entry, { title: game.i18n.localize("SIGHTLINE.Ignored.RegionTitle") });
 });
 
 Hooks.on("renderTokenHUD", (hud, html) => {
