@@ -677,7 +677,7 @@ async def session_view(request: web.Request) -> web.Response:
     session = await store.get_session(session_id, world=world)
     if session is None:
         return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "before", "rejudge")
+    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "before", "limit", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
