@@ -122,6 +122,8 @@ LOG_SITE: Final = web.AppKey[tuple[str | None, frozenset[str]]]("sightline_log_s
 COOKIE_NAME: Final = "sightline_log"
 _MAX_LIMIT: Final = 1000
 _EXPORT_FLUSH: Final = 64 * 1024
+#: Chunks shorter than this are encoded on the event loop (well under a millisecond), longer ones in a thread.
+_ENCODE_IN_LOOP: Final = 1024 * 1024
 _SECURITY_HEADERS: Final = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
@@ -483,6 +485,11 @@ async def api_snapshot(request: web.Request) -> web.Response:
     )
 
 
+async def _encoded(text: str) -> bytes:
+    """A big chunk (one record with a huge snapshot) encoded in a worker thread."""
+    return await asyncio.to_thread(text.encode)
+
+
 def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     writer, media_type = FORMATS[fmt]
 
@@ -501,20 +508,14 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
         )
         response.enable_chunked_encoding()
         await response.prepare(request)
-        pending: list[str] = []
-        size = 0
+        # Rows are made in a worker thread, a bounded chunk at a time (``bridge.log.export``): the event
+        # loop hands records over and writes, so other worlds' messages never wait for a big session.
         async for chunk in writer(request.app[LOG_STORE].export(world, session_id), _language(request)):
-            pending.append(chunk)
-            size += len(chunk)
-            if size >= _EXPORT_FLUSH:
-                await response.write("".join(pending).encode())
-                pending, size = [], 0
-        if pending:
-            await response.write("".join(pending).encode())
+            await response.write(chunk.encode() if len(chunk) < _ENCODE_IN_LOOP else await _encoded(chunk))
         await response.write_eof()
         return response
 
-    export.__doc__ = f"The whole session as {fmt}, streamed as it is read."
+    export.__doc__ = f"The whole session as {fmt}, streamed in bounded chunks made off the event loop."
     return export
 
 
@@ -656,6 +657,16 @@ async def script(request: web.Request) -> web.Response:
     return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
 
+@routes.get("/log/static/controls.js")
+async def controls_script(request: web.Request) -> web.Response:
+    """The session page's GM-controls script (a chosen row fills the override form); signed-in readers only."""
+    secret = await _secret_of(request)
+    if not secret or await _visible_worlds(request, secret) is None:
+        raise _unauthorized(request)
+    text = resources.files("bridge.log").joinpath("static", "controls.js").read_text(encoding="utf-8")
+    return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+
 @routes.get("/log/{world}/{session}")
 async def session_view(request: web.Request) -> web.Response:
     """A session's rulings page: filters, table, paging, export links and the map."""
@@ -667,7 +678,7 @@ async def session_view(request: web.Request) -> web.Response:
     session = await store.get_session(session_id, world=world)
     if session is None:
         return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "before", "rejudge")
+    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "before", "limit", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
@@ -706,7 +717,7 @@ async def session_view(request: web.Request) -> web.Response:
         rejudged=rejudged,
         snapshot_keys=snapshot_keys,
     )
-    html = with_controls(html, override_controls(lang, session, records))
+    html = with_controls(html, override_controls(lang, session, records), before='<form class="filters"')
     return _html(html, status=400 if error else 200)
 
 

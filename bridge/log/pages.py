@@ -31,7 +31,7 @@ header button{background:none;color:#fff;border:1px solid #9fb3c8;border-radius:
 padding:.2rem .6rem;cursor:pointer}
 main{padding:1rem;max-width:1800px;margin:auto}
 table{border-collapse:collapse;width:100%;background:#fff}
-th,td{border-bottom:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{border-bottom:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#eef1f4;font-weight:600}
 tbody tr.ruling{cursor:pointer}tbody tr.ruling:hover{background:#f0f6ff}
 tbody tr.ruling.changed{background:#fff1c2;box-shadow:inset 4px 0 #d68910}
@@ -43,20 +43,23 @@ tr.override td:first-child{border-left:4px solid #c0392b}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.5rem 0 1rem}
 form.filters label{display:flex;flex-direction:column;font-size:.85rem}
 form.filters .hint{flex-basis:100%;margin:0;font-size:.8rem}
-.layout{display:grid;grid-template-columns:minmax(0,1fr) minmax(300px,32%);gap:1rem;align-items:start}
+.layout{display:grid;grid-template-columns:minmax(0,1fr) minmax(280px,29%);gap:1rem;align-items:start}
 .rows{min-width:0;overflow-x:auto}
-#rulings td.time{min-width:6.5rem}#rulings td.notes{min-width:11rem}#rulings td.crossings{min-width:8rem}
+#rulings td.notes{min-width:8rem}#rulings td.crossings{min-width:6.5rem}
+#rulings th,#rulings td{padding:.3rem .4rem}
 #rulings td.mod,#rulings td.allowed{white-space:nowrap}
 .map-pane{position:sticky;top:.5rem;min-width:0}
-#map{display:block;width:100%;height:min(calc(100vh - 6rem),62vw);background:#fff;border:1px solid #dde1e6}
+#map{display:block;width:100%;height:auto;max-height:calc(100vh - 6rem);background:#fff;border:1px solid #dde1e6}
 #map-caption{margin:.4rem 0}
+#map :is(line,circle,rect,ellipse,polygon){vector-effect:non-scaling-stroke}
 nav.paging{margin:.8rem 0;display:flex;gap:1rem}
 @media (max-width:900px){
 main{padding:.5rem}
 .layout{grid-template-columns:minmax(0,1fr);gap:.5rem}
 .map-pane{order:-1;position:static}
-#map{height:34vh}
-.rows{max-height:52vh;overflow:auto;border:1px solid #dde1e6}
+#map{max-height:32vh}
+.rows{max-height:56vh;overflow:auto;border:1px solid #dde1e6}
+#rulings td.notes{min-width:18rem}#rulings td.crossings{min-width:11rem}
 #rulings thead th{position:sticky;top:0;z-index:1}
 }
 .error{background:#fdecea;color:#8a1f11;padding:.5rem;border-radius:4px}
@@ -227,6 +230,13 @@ def _rejudge_form(
     )
 
 
+def _signed(value: int | None) -> str:
+    """A modifier as players read it: +3, −6, 0; "" for none."""
+    if value is None:
+        return ""
+    return f"+{value}" if value > 0 else f"\u2212{-value}" if value < 0 else "0"
+
+
 def _scene_name(record: RulingRecord, scenes: Mapping[str, str]) -> str:
     """A ruling's scene by its name (its snapshot's, else the session's latest for that scene)."""
     if record.snapshot is not None and record.snapshot.name:
@@ -318,6 +328,7 @@ def session_page(
         f'<form class="filters" method="get" action="{escape(base)}" aria-label="{escape(t["filters"])}">'
         f'<input type="hidden" name="lang" value="{lang}">'
         + (f'<input type="hidden" name="rejudge" value="{escape(rejudge)}">' if rejudge else "")
+        + (f'<input type="hidden" name="limit" value="{escape(filters["limit"])}">' if filters.get("limit") else "")
         + field("actor", "actor", listed=True)
         + field("target", "target", listed=True)
         + field("action", "action", listed=True)
@@ -363,7 +374,7 @@ def session_page(
         if outcome is not None and outcome["status"] == "changed":
             after = outcome["after"]
             lines[rid]["after"] = {"line": after["line"], "allowed": after["allowed"], "modifier": after["modifier"]}
-        mod = "" if r.modifier is None else f"{r.modifier:+d}"
+        mod = _signed(r.modifier)
         allowed = escape(t["yes"]) if r.allowed else f'<span class="denied">{escape(t["no"])}</span>'
         notes = "<br>".join(escape(n) for n in r.notes)
         if r.kind == "override":
@@ -437,7 +448,8 @@ def session_page(
     }
     body = (
         f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'
-        f'<h2>{escape(title)} <span class="muted">{escape(session.world)}</span></h2>'
+        f"<h2>{escape(session.name) if session.name else _time(session.started)} "
+        f'<span class="muted">{escape(session.world)}</span></h2>'
         f'<p class="session-facts">{escape(t["started"])}: {_time(session.started)} · {escape(t["ended"])}: '
         f"{_time(session.ended) or escape(t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
         f"{escape(t['export'])}: {exports}</p>{error_html}{form}"

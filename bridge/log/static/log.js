@@ -114,7 +114,7 @@
         const cx = own.reduce((sum, p) => sum + p[0], 0) / own.length;
         const cy = own.reduce((sum, p) => sum + p[1], 0) / own.length;
         const label = el("text", { x: cx, y: cy, "text-anchor": "middle", "dominant-baseline": "central",
-          "font-size": 32, "font-style": "italic", fill: "#1d232a", stroke: "#ffffff", "stroke-width": 5,
+          "font-size": 32, "data-size": 11, "font-style": "italic", fill: "#1d232a", stroke: "#ffffff", "stroke-width": "0.2em",
           "paint-order": "stroke", "font-family": "system-ui, sans-serif", class: "zone-name" }, group);
         label.textContent = region.name || (data.zones && data.zones[(region.zone || {}).type]) || "";
         bounds.push(...own);
@@ -142,7 +142,8 @@
       el("circle", { cx, cy, r, fill: "#ffffff", "fill-opacity": 0.85, stroke: ring,
         "stroke-width": token.role === "other" ? 3 : 6 }, group);
       el("text", { x: cx, y: cy - r - 14, "text-anchor": "middle", "dominant-baseline": "central", "font-size": 28,
-        "font-weight": 700, fill: "#111111", stroke: "#ffffff", "stroke-width": 5, "paint-order": "stroke",
+        "data-size": 12, "data-above": cy - r,
+        "font-weight": 700, fill: "#111111", stroke: "#ffffff", "stroke-width": "0.2em", "paint-order": "stroke",
         "font-family": "system-ui, sans-serif" }, group).textContent = token.name;
       bounds.push([cx - w / 2, cy - h / 2 - 40], [cx + w / 2, cy + h / 2]);
     }
@@ -167,8 +168,14 @@
     if (bounds.length) {
       const xs = bounds.map((b) => b[0]), ys = bounds.map((b) => b[1]);
       const minX = Math.min(...xs), maxX = Math.max(...xs), minY = Math.min(...ys), maxY = Math.max(...ys);
-      const pad = Math.max(maxX - minX, maxY - minY, 100) * 0.06;
+      const pad = Math.max(maxX - minX, maxY - minY, 100) * 0.08;
       svg.setAttribute("viewBox", `${minX - pad} ${minY - pad} ${maxX - minX + 2 * pad} ${maxY - minY + 2 * pad}`);
+      // Labels keep one size on screen whatever the scene's size: a share of the drawing's width.
+      const unit = (maxX - minX + 2 * pad) / 440;
+      for (const text of svg.querySelectorAll("text[data-size]")) {
+        text.setAttribute("font-size", Number(text.dataset.size) * unit);
+        if (text.dataset.above) text.setAttribute("y", Number(text.dataset.above) - Number(text.dataset.size) * unit);
+      }
     }
   }
 
@@ -195,8 +202,10 @@
   for (const node of document.querySelectorAll("time[datetime]")) {
     const when = new Date(node.dateTime);
     if (!isNaN(when)) {
+      // In the table, short dates (the table is narrow); elsewhere, medium ones.
+      const dateStyle = node.closest("#rulings") ? "short" : "medium";
       node.textContent = when.toLocaleString(document.documentElement.lang || undefined,
-        { dateStyle: "medium", timeStyle: "medium" });
+        { dateStyle, timeStyle: "medium" });
       node.title = node.dateTime;
     }
   }
