@@ -153,6 +153,18 @@ class CurvedArea:
         shapely.prepare(inner)
         shapely.prepare(outer)
 
+    def conics(self) -> tuple[tuple[Conic, ...], tuple[Conic, ...]] | None:
+        """The solid and hole conics, when every shape of the area is a circle or an ellipse (then
+        :meth:`segment_parts` reads nothing else, and a compiled loop can repeat its arithmetic);
+        ``None`` when a rectangle or a polygon takes part."""
+        parts = (*self._solids, *self._holes)
+        if any(part.conic is None for part in parts):
+            return None
+        return (
+            tuple(part.conic for part in self._solids if part.conic is not None),
+            tuple(part.conic for part in self._holes if part.conic is not None),
+        )
+
     def contains_point(self, x: float, y: float) -> bool:
         """Whether ``(x, y)`` is in the area: in a solid shape (closed) and in no hole's interior."""
         point: Any = None

@@ -76,7 +76,7 @@ from .geometry import (
     touches_zone,
     wall_sides,
 )
-from .meetings import FROM, INTO, THROUGH, WITHIN, crossing_order, zone_meetings
+from .meetings import FROM, INTO, THROUGH, WITHIN, conic_entries, crossing_order, zone_meetings
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
 from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
@@ -343,6 +343,7 @@ class SceneVisibility:
             self._ex0, self._ey0 = edges[:, 0].copy(), edges[:, 1].copy()
             self._ex1, self._ey1 = edges[:, 2].copy(), edges[:, 3].copy()
             self._compile_runs(counts)
+            self._compile_conics(zones)
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
         self._token_cache: dict[str, _TokenShape]
         self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}), old_tokens)
@@ -394,6 +395,27 @@ class SceneVisibility:
                     self._whos[k] = composer.who(tokens[k])
             else:
                 self._whos = [composer.who(token) for token in tokens]
+
+    def _compile_conics(self, zones: Sequence[_Zone]) -> None:
+        """The circles and ellipses of each zone drawn with nothing else and of one elevation span, as
+        columns (CSR by zone) for :func:`~bridge.core.meetings.conic_entries`; other zones get none."""
+        counts: list[int] = []
+        parts: list[tuple[float, float, float, float, float, float, bool]] = []
+        for zone in zones:
+            conics = None if zone.curved is None or zone.split else zone.curved.conics()
+            if conics is None:
+                counts.append(0)
+                continue
+            solids, holes = conics
+            counts.append(len(solids) + len(holes))
+            parts += [(c.cx, c.cy, c.rx, c.ry, c.cos, c.sin, False) for c in solids]
+            parts += [(c.cx, c.cy, c.rx, c.ry, c.cos, c.sin, True) for c in holes]
+        count = np.array(counts, dtype=np.intp)
+        self._conic_count = count
+        self._conic_start = (np.cumsum(count) - count).astype(np.intp)
+        columns = np.array([p[:6] for p in parts], dtype=np.float64).reshape(-1, 6)
+        self._conic_parts = tuple(columns[:, k].copy() for k in range(6))
+        self._conic_hole = np.array([p[6] for p in parts], dtype=bool)
 
     def _compile_runs(self, counts: IntArray) -> None:
         """Each zone's edges in runs of up to ``_RUN`` consecutive edges, with the box of each run."""
@@ -672,6 +694,35 @@ class SceneVisibility:
         t = self._tokens
         keep = np.ones(dp.size, dtype=bool)
         key, err, exact = key.copy(), err.copy(), exact.copy()
+        conic = todo[self._conic_count[zi[todo]] > 0]
+        if conic.size:
+            # Zones of circles and ellipses alone: their equations in the compiled loop, the same floats.
+            px, py, prx, pry, pcos, psin = self._conic_parts
+            first, judged = conic_entries(
+                dp=dp[conic],
+                zone=zi[conic],
+                pair_a=np.ascontiguousarray(idx[:, 0]),
+                pair_b=np.ascontiguousarray(idx[:, 1]),
+                cx=t.cx,
+                cy=t.cy,
+                cz=t.cz,
+                bottom=self._bottom,
+                top=self._top,
+                part_start=self._conic_start,
+                part_count=self._conic_count,
+                part_cx=px,
+                part_cy=py,
+                part_rx=prx,
+                part_ry=pry,
+                part_cos=pcos,
+                part_sin=psin,
+                part_hole=self._conic_hole,
+            )
+            rows, first = conic[judged], first[judged]
+            met = ~np.isnan(first)
+            keep[rows[~met]] = False
+            key[rows[met]], err[rows[met]], exact[rows[met]] = first[met], 0.0, True
+            todo = np.concatenate((todo[self._conic_count[zi[todo]] == 0], conic[~judged]))
         for row in todo.tolist():
             u, d = divmod(int(dp[row]), 2)
             s, e = (idx[u, 0], idx[u, 1]) if d == 0 else (idx[u, 1], idx[u, 0])
