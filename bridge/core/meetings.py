@@ -23,17 +23,26 @@ which is what the error bounds in ``bridge.core.visibility`` assume.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
-
-import math
 
 import numpy as np
 from numba import njit, types
 
 from .curves import TOUCH_EPS
 
-__all__ = ["FROM", "INTO", "ORIENT_TOL", "THROUGH", "WITHIN", "conic_entries", "crossing_order", "zone_meetings"]
+__all__ = [
+    "FROM",
+    "INTO",
+    "ORIENT_TOL",
+    "THROUGH",
+    "WITHIN",
+    "box_pairs",
+    "conic_entries",
+    "crossing_order",
+    "zone_meetings",
+]
 
 #: Relative error allowed on one orientation product before its sign counts as uncertain.
 ORIENT_TOL = 1e-13
@@ -665,3 +674,40 @@ def conic_entries(**arrays: Any) -> tuple[Any, Any]:
         arrays["part_sin"],
         arrays["part_hole"],
     )
+
+
+# Candidate (segment, zone) pairs.
+
+_BOX_SIGNATURE = types.Tuple((_I, _I))(*(_F,) * 4, types.float64[:, :])  # type: ignore[no-untyped-call]
+
+
+@_jit(_BOX_SIGNATURE)
+def _box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zone_bounds: Any) -> tuple[Any, Any]:
+    lines, zones = x0.size, zone_bounds.shape[0]
+    count = 0
+    for rep in range(2):  # count, then fill
+        if rep == 1:
+            out_l = np.empty(count, dtype=np.int64)
+            out_z = np.empty(count, dtype=np.int64)
+            count = 0
+        for k in range(lines):
+            lx, hx = min(x0[k], x1[k]), max(x0[k], x1[k])
+            ly, hy = min(y0[k], y1[k]), max(y0[k], y1[k])
+            for z in range(zones):
+                if (
+                    lx <= zone_bounds[z, 2]
+                    and zone_bounds[z, 0] <= hx
+                    and ly <= zone_bounds[z, 3]
+                    and zone_bounds[z, 1] <= hy
+                ):
+                    if rep == 1:
+                        out_l[count] = k
+                        out_z[count] = z
+                    count += 1
+    return out_l, out_z
+
+
+def box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zone_bounds: Any) -> tuple[Any, Any]:
+    """The (segment, zone) pairs whose closed boxes meet, by segment then zone: the pairs a zone tree
+    queried with the segments' boxes gives, in order. ``zone_bounds`` is (zones, 4): x0, y0, x1, y1."""
+    return _box_pairs(x0, y0, x1, y1, zone_bounds)  # type: ignore[no-any-return]
