@@ -27,7 +27,8 @@ import re
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from html import escape
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
@@ -36,10 +37,11 @@ from urllib.parse import quote, urlsplit
 from aiohttp import web
 
 from ..throttle import FailureThrottle, client_address
+from .controls import WORDS, override_controls, parse_override_form, parse_session_name, session_controls, with_controls
 from .export import FORMATS
 from .i18n import TEXTS, pick_language
 from .pages import login_page, session_page, sessions_page
-from .records import RulingRecord
+from .records import Party, RulingRecord
 from .rejudge import Rejudge, RejudgeError
 from .rejudge_output import outcome_wire
 from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store, parse_time
@@ -636,7 +638,9 @@ async def sessions_list(request: web.Request) -> web.Response:
     store = request.app[LOG_STORE]
     sessions = [s for world in worlds for s in await store.list_sessions(world)]
     sessions.sort(key=lambda s: (s.started, s.id), reverse=True)
-    return _html(sessions_page(_language(request), sessions))
+    lang = _language(request)
+    open_sessions = {s.world: s for s in sessions if s.ended is None}
+    return _html(with_controls(sessions_page(lang, sessions), session_controls(lang, worlds, open_sessions)))
 
 
 @routes.get("/log/static/log.js")
@@ -694,4 +698,83 @@ async def session_view(request: web.Request) -> web.Response:
         rejudged=rejudged,
         snapshot_keys=snapshot_keys,
     )
+    html = with_controls(html, override_controls(lang, session, records))
     return _html(html, status=400 if error else 200)
+
+
+# --- GM controls: sessions and overrides from the pages (bridge.log.controls) ----------------------
+
+
+def _control_failed(request: web.Request, message: str, back: str, *, status: int = 400) -> web.Response:
+    """A short page naming what was wrong, with the way back; nothing was changed."""
+    lang = _language(request)
+    w = WORDS[lang]
+    body = (
+        f'<p class="error" role="alert">{escape(w["failed"])}: {escape(message)}</p>'
+        f'<p><a href="{escape(back)}">← {escape(w["back"])}</a></p>'
+    )
+    page = f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"></head><body>{body}</body></html>'
+    return _html(page, status=status)
+
+
+async def _gm_post(request: web.Request, world: str) -> Mapping[str, str]:
+    """The posted form of a GM control: refused when cross-site (403) or not signed in for ``world`` (401)."""
+    _refuse_cross_site(request)
+    if not await _may_read(request, world):
+        raise _unauthorized(request)
+    form = await request.post()
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@routes.post("/log/{world}/session/start")
+async def session_start(request: web.Request) -> web.StreamResponse:
+    """Start a named game session for the world (the open one is closed), then show it."""
+    world = request.match_info["world"]
+    form = await _gm_post(request, world)
+    lang = _language(request)
+    try:
+        name = parse_session_name(form.get("name", ""), lang)
+    except ValueError as exc:
+        return _control_failed(request, str(exc), f"/log/?lang={lang}")
+    session = await request.app[LOG_STORE].start_session(world, name, _now())
+    raise web.HTTPSeeOther(f"/log/{quote(world, safe='')}/{quote(session.id, safe='')}?lang={lang}")
+
+
+@routes.post("/log/{world}/session/end")
+async def session_end(request: web.Request) -> web.StreamResponse:
+    """End the world's open game session (nothing to do when none is open), then back to the list."""
+    world = request.match_info["world"]
+    await _gm_post(request, world)
+    await request.app[LOG_STORE].end_session(world, _now())
+    raise web.HTTPSeeOther(f"/log/?lang={_language(request)}")
+
+
+@routes.post("/log/{world}/{session}/override")
+async def ruling_override(request: web.Request) -> web.StreamResponse:
+    """Record a GM's override of one of the session's rulings, with its reason, then back to the session."""
+    world, session_id = request.match_info["world"], request.match_info["session"]
+    form = await _gm_post(request, world)
+    lang = _language(request)
+    store = request.app[LOG_STORE]
+    back = f"/log/{quote(world, safe='')}/{quote(session_id, safe='')}?lang={lang}"
+    try:
+        posted = parse_override_form(form, lang)
+    except ValueError as exc:
+        return _control_failed(request, str(exc), back)
+    original = await store.get_record(world, posted.record)
+    if original is None or original.session != session_id:
+        return _control_failed(request, WORDS[lang]["bad_record"], back, status=404)
+    await store.override(
+        world,
+        posted.record,
+        modifier=posted.modifier,
+        allowed=posted.allowed,
+        reason=posted.reason,
+        user=Party(id="log-page", name=WORDS[lang]["by"]),
+        at=_now(),
+    )
+    raise web.HTTPSeeOther(back)

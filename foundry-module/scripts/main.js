@@ -13,6 +13,8 @@ import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-set
 import { rulesOf } from "./serialize.js";
 import { addTestConnectionButton } from "./adapters/settings.js";
 import { registerQuenchBatches } from "./quench.js";
+import { addSessionControl, defineLogMenu, logUrlOf, openSessionDialog, overrideFromCard, registerLogMenu, wireOverrideButton } from "./adapters/gm-controls.js";
+import { PrerollPrompt } from "./adapters/prompt.js";
 
 /** @type {Sightline} */
 let sightline;
@@ -46,6 +48,7 @@ Hooks.once("init", () => {
     location: globalThis.location,
     globals: globalThis,
     CONFIG,
+    prerollPrompt: new PrerollPrompt({ DialogV2: foundry.applications.api.DialogV2, localize: (k) => game.i18n.localize(k) }),
   });
   sightline.onRulingsChanged = refreshOverlay;
   registerSettings(game, {
@@ -54,6 +57,16 @@ Hooks.once("init", () => {
     onOverlayChange: overlayChanged,
   });
   registerKeybindings(game, { toggleOverlay: () => toggleOverlay() });
+  // "Open the log" under the module settings: the bridge's log pages, at the address of its WebSocket URL.
+  registerLogMenu(
+    game,
+    defineLogMenu({
+      DialogV2: foundry.applications.api.DialogV2,
+      document,
+      url: () => logUrlOf(setting(SETTINGS.URL)),
+      localize: (k) => game.i18n.localize(k),
+    }),
+  );
   registerZoneBehavior(CONFIG, foundry);
   registerOverlayLayer(
     CONFIG,
@@ -76,6 +89,9 @@ Hooks.once("init", () => {
       editTraits: openTraits,
       editScene: openSceneSettings,
       toggleOverlay,
+      startSession: (name) => sightline.startSession(name),
+      endSession: () => sightline.endSession(),
+      overrideRuling: (record, override) => sightline.overrideRuling(record, override),
     };
   }
 });
@@ -83,7 +99,7 @@ Hooks.once("init", () => {
 // Checks in a real Foundry: Quench fires `quenchReady` only when it is active, so without it nothing
 // is registered (scripts/quench.js, docs/foundry.md "Checks in a real Foundry").
 Hooks.once(/** @type {any} */ ("quenchReady"), (quench) => {
-  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline });
+  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline, ChatMessage, document });
 });
 
 Hooks.once("ready", () => {
@@ -149,9 +165,18 @@ Hooks.on("renderChatMessageHTML", (message, html) => {
   else button.addEventListener("click", () => sightline.confirmFromMessage(message));
 });
 
+// The Override button of a logged ruling's card: GMs only (removed for everyone else).
+Hooks.on("renderChatMessageHTML", (message, html) => {
+  wireOverrideButton(html, {
+    isGM: Boolean(game.user.isGM),
+    onOverride: () => overrideFromCard({ DialogV2: foundry.applications.api.DialogV2, game, ui, message, sightline }),
+  });
+});
+
 Hooks.on("getSceneControlButtons", (controls) => {
   addOverlayControl(controls, { isGM: game.user.isGM, active: setting(SETTINGS.OVERLAY_ENABLED), onToggle: (on) => toggleOverlay(on) });
   addSceneSettingsControl(controls, { isGM: game.user.isGM, onClick: () => openSceneSettings() });
+  addSessionControl(controls, { isGM: game.user.isGM, onClick: () => openSessionDialog({ DialogV2: foundry.applications.api.DialogV2, game, ui, sightline }) });
 });
 
 Hooks.on("renderTokenHUD", (hud, html) => {
