@@ -530,6 +530,7 @@ _CONIC_SIGNATURE = types.Tuple((_F, _B))(  # type: ignore[no-untyped-call]
     *(_I, _I),  # part_start, part_count: each zone's conics (CSR)
     *(_F,) * 6,  # part cx, cy, rx, ry, cos, sin
     _B,  # part_hole
+    *(_I, _F, _F),  # extra_start, extra_low, extra_high: each row's intervals in the solid polygons (CSR)
 )
 
 
@@ -553,6 +554,9 @@ def _conic_entries(
     pcos: Any,
     psin: Any,
     phole: Any,
+    extra_start: Any,
+    extra_low: Any,
+    extra_high: Any,
 ) -> tuple[Any, Any]:
     rows = dp.size
     first = np.full(rows, np.nan)
@@ -560,6 +564,8 @@ def _conic_entries(
     most = 1
     for z in range(part_count.size):
         most = max(most, part_count[z])
+    for k in range(rows):
+        most = max(most, part_count[zone[k]] + extra_start[k + 1] - extra_start[k])
     lows = np.empty(2 * most + 2, dtype=np.float64)
     highs = np.empty(2 * most + 2, dtype=np.float64)
     next_lows = np.empty(2 * most + 2, dtype=np.float64)
@@ -587,20 +593,27 @@ def _conic_entries(
         # CurvedArea.segment_parts: the solids' closed intervals, merged, minus the holes' open ones.
         n = 0
         degenerate = False
-        for p in range(part_start[z], part_start[z] + part_count[z]):
-            if phole[p]:
-                continue
-            low, high, found = _conic_interval(pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, False)
-            if found < 0:
-                degenerate = True
-            elif found == 1 and high >= 0.0 and low <= 1.0:
+        for p in range(part_start[z], part_start[z] + part_count[z] + extra_start[k + 1] - extra_start[k]):
+            if p >= part_start[z] + part_count[z]:  # a solid polygon's interval, clipped already
+                q = extra_start[k] + p - part_start[z] - part_count[z]
+                low, high = extra_low[q], extra_high[q]
+            else:
+                if phole[p]:
+                    continue
+                low, high, found = _conic_interval(
+                    pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, False
+                )
+                if found < 0:
+                    degenerate = True
+                if found != 1 or not (high >= 0.0 and low <= 1.0):
+                    continue
                 low, high = _py_max(low, 0.0), _py_min(high, 1.0)
-                m = n  # sorted (low, high), as `sorted` orders tuples; ties keep their order
-                while m > 0 and (lows[m - 1] > low or (lows[m - 1] == low and highs[m - 1] > high)):
-                    lows[m], highs[m] = lows[m - 1], highs[m - 1]
-                    m -= 1
-                lows[m], highs[m] = low, high
-                n += 1
+            m = n  # sorted (low, high), as `sorted` orders tuples; ties keep their order
+            while m > 0 and (lows[m - 1] > low or (lows[m - 1] == low and highs[m - 1] > high)):
+                lows[m], highs[m] = lows[m - 1], highs[m - 1]
+                m -= 1
+            lows[m], highs[m] = low, high
+            n += 1
         merged = 0
         for c in range(n):
             low, high = lows[c], highs[c]
@@ -649,10 +662,12 @@ def _conic_entries(
 
 
 def conic_entries(**arrays: Any) -> tuple[Any, Any]:
-    """Where each (directed line, zone) row first meets a zone drawn only with circles and ellipses, from
+    """Where each (directed line, zone) row first meets a zone whose holes are circles and ellipses, from
     their equations — :func:`bridge.core.geometry._first_entry` on ``CurvedArea.segment_parts`` for a zone
-    of one elevation span, the same floats. Returns ``(first, judged)``: ``first`` NaN where the line does
-    not meet the zone; ``judged`` false where a line is too short for the equations (left to the caller).
+    of one elevation span, the same floats. The intervals of the line in the zone's solid polygons come
+    in ``extra_*`` (:func:`~bridge.core.curves.polygon_parts_many`). Returns ``(first, judged)``: ``first``
+    NaN where the line does not meet the zone; ``judged`` false where a line is too short for the
+    equations (left to the caller).
     """
     return _conic_entries(  # type: ignore[no-any-return]
         arrays["dp"],
@@ -673,6 +688,9 @@ def conic_entries(**arrays: Any) -> tuple[Any, Any]:
         arrays["part_cos"],
         arrays["part_sin"],
         arrays["part_hole"],
+        arrays["extra_start"],
+        arrays["extra_low"],
+        arrays["extra_high"],
     )
 
 

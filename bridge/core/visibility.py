@@ -41,7 +41,6 @@ import dataclasses
 import gc
 import math
 import operator
-import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -54,7 +53,7 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
-from .curves import CurvedArea
+from .curves import CurvedArea, polygon_parts_many
 from .geometry import (
     _DIR_LEFT,
     _DIR_RIGHT,
@@ -148,6 +147,9 @@ class _Tokens:
 class SceneVisibility:
     """All-pairs rulings of one scene for one action, kept up to date incrementally."""
 
+    _levels: tuple[Any, ...]
+    _level_spans: dict[str, tuple[float, float]]
+
     def __init__(
         self,
         state: SceneState,
@@ -155,12 +157,15 @@ class SceneVisibility:
         action: str,
         reaction: bool = False,
         tokens: Collection[str] | None = None,
+        sharing: SceneVisibility | None = None,
     ) -> None:
         """Compute every ruling of ``state`` for ``action``.
 
         ``tokens=None`` watches all ordered pairs; otherwise the pairs in which one of ``tokens`` takes
-        part (ids the scene does not hold yet are watched once they appear). Raises ``ValueError`` for
-        an action the scene's ruleset does not know.
+        part (ids the scene does not hold yet are watched once they appear). ``sharing``: another engine
+        of the scene (another action, say), whose compiled zones are reused for the regions that are the
+        same objects — the scene's zones compiled once. Raises ``ValueError`` for an action the scene's
+        ruleset does not know.
         """
         if action not in state.ruleset.actions:
             raise ValueError(f"unknown action {action!r} for {state.ruleset.id}")
@@ -170,6 +175,9 @@ class SceneVisibility:
         self._zone_cache: dict[str, _Zone] = {}
         self._regions: tuple[Region, ...] = ()
         self._ruler = _Ruler()
+        if sharing is not None:
+            self._levels, self._level_spans = sharing._levels, sharing._level_spans
+            self._zone_cache = dict(sharing._zone_cache)
         self._type_codes: tuple[EffectTable, tuple[_Zone, ...], IntArray] | None = None
         self._composer: LineComposer | None = None
         self._known_traits: dict[tuple[str, ...], bool] = {}  # per ruleset: emptied with the memo
@@ -327,7 +335,7 @@ class SceneVisibility:
                     continue
                 zone = self._zone_cache.get(region.id)
                 if zone is None or not (zone.region is region or zone.region == region):
-                    zone = _shared_zone(region, self._level_spans)
+                    zone = _compile_zone(region, self._level_spans)
                 if zone is not None:
                     cache[region.id] = zone
                     zones.append(zone)
@@ -409,20 +417,27 @@ class SceneVisibility:
                 self._whos = [composer.who(token) for token in tokens]
 
     def _compile_conics(self, zones: Sequence[_Zone]) -> None:
-        """The circles and ellipses of each zone drawn with nothing else and of one elevation span, as
-        columns (CSR by zone) for :func:`~bridge.core.meetings.conic_entries`; other zones get none."""
+        """The circles and ellipses of each zone with curves, of one elevation span and no polygon hole,
+        as columns (CSR by zone) for :func:`~bridge.core.meetings.conic_entries`, and its solid polygons;
+        other zones are left to the exact path (``_equations`` false)."""
         counts: list[int] = []
         parts: list[tuple[float, float, float, float, float, float, bool]] = []
+        equations: list[bool] = []
+        self._zone_polygons: list[tuple[Any, ...]] = []
         for zone in zones:
-            conics = None if zone.curved is None or zone.split else zone.curved.conics()
+            conics = None if zone.curved is None or zone.split else zone.curved.conic_parts()
+            equations.append(conics is not None)
             if conics is None:
                 counts.append(0)
+                self._zone_polygons.append(())
                 continue
-            solids, holes = conics
+            solids, holes, polygons = conics
+            self._zone_polygons.append(polygons)
             counts.append(len(solids) + len(holes))
             parts += [(c.cx, c.cy, c.rx, c.ry, c.cos, c.sin, False) for c in solids]
             parts += [(c.cx, c.cy, c.rx, c.ry, c.cos, c.sin, True) for c in holes]
         count = np.array(counts, dtype=np.intp)
+        self._equations = np.array(equations, dtype=bool)
         self._conic_count = count
         self._conic_start = (np.cumsum(count) - count).astype(np.intp)
         columns = np.array([p[:6] for p in parts], dtype=np.float64).reshape(-1, 6)
@@ -719,9 +734,11 @@ class SceneVisibility:
         t = self._tokens
         keep = np.ones(dp.size, dtype=bool)
         key, err, exact = key.copy(), err.copy(), exact.copy()
-        conic = todo[self._conic_count[zi[todo]] > 0]
+        conic = todo[self._equations[zi[todo]]]
         if conic.size:
-            # Zones of circles and ellipses alone: their equations in the compiled loop, the same floats.
+            # Zones whose holes are circles and ellipses: their equations in the compiled loop, the intervals
+            # in their solid polygons from GEOS (all rows in one call), the same floats as segment_parts.
+            extra_start, extra_low, extra_high = self._polygon_intervals(idx, dp[conic], zi[conic])
             px, py, prx, pry, pcos, psin = self._conic_parts
             first, judged = conic_entries(
                 dp=dp[conic],
@@ -742,12 +759,15 @@ class SceneVisibility:
                 part_cos=pcos,
                 part_sin=psin,
                 part_hole=self._conic_hole,
+                extra_start=extra_start,
+                extra_low=extra_low,
+                extra_high=extra_high,
             )
             rows, first = conic[judged], first[judged]
             hit = ~np.isnan(first)
             keep[rows[~hit]] = False
             key[rows[hit]], err[rows[hit]], exact[rows[hit]] = first[hit], 0.0, True
-            todo = np.concatenate((todo[self._conic_count[zi[todo]] == 0], conic[~judged]))
+            todo = np.concatenate((todo[~self._equations[zi[todo]]], conic[~judged]))
         for row in todo.tolist():
             u, d = divmod(int(dp[row]), 2)
             s, e = (idx[u, 0], idx[u, 1]) if d == 0 else (idx[u, 1], idx[u, 0])
@@ -762,6 +782,25 @@ class SceneVisibility:
             else:
                 key[row], err[row], exact[row] = first, 0.0, True
         return dp[keep], zi[keep], key[keep], err[keep], exact[keep]
+
+    def _polygon_intervals(self, idx: IntArray, dp: IntArray, zi: IntArray) -> tuple[IntArray, FloatArray, FloatArray]:
+        """For each (directed line, zone) row, the intervals of the line in the zone's solid polygons, as
+        CSR (``start``, ``low``, ``high``): :func:`~bridge.core.curves.polygon_parts_many`."""
+        polygons = self._zone_polygons
+        rows = [k for k, z in enumerate(zi.tolist()) for _ in polygons[z]]
+        start = np.zeros(dp.size + 1, dtype=np.intp)
+        if not rows:
+            return start, np.empty(0), np.empty(0)
+        row = np.array(rows, dtype=np.intp)
+        shapes = np.array([p for z in zi.tolist() for p in polygons[z]], dtype=object)
+        u, d = np.divmod(dp[row], 2)
+        s = np.where(d == 0, idx[u, 0], idx[u, 1])
+        e = np.where(d == 0, idx[u, 1], idx[u, 0])
+        t = self._tokens
+        found, low, high = polygon_parts_many(shapes, t.cx[s], t.cy[s], t.cx[e], t.cy[e])
+        np.cumsum(np.bincount(row[found], minlength=dp.size), out=start[1:])
+        order = np.argsort(row[found], kind="stable")
+        return start, low[order], high[order]
 
     def _box_candidates(
         self, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
@@ -1312,31 +1351,6 @@ def _gc_paused() -> Iterator[None]:
 
 
 # Compilation helpers.
-
-
-#: Zones compiled by any engine, by region object and level spans: engines of one scene (a watch per
-#: action, the one that answers ``adjudicate``) compile each region once. Bounded; oldest out first.
-_SHARED_ZONES: OrderedDict[tuple[int, tuple[tuple[str, tuple[float, float]], ...]], tuple[Region, _Zone | None]]
-_SHARED_ZONES = OrderedDict()
-_SHARED_LIMIT = 2048
-_SHARED_LOCK = threading.Lock()
-
-
-def _shared_zone(region: Region, levels: Mapping[str, tuple[float, float]]) -> _Zone | None:
-    """:func:`_compile_zone`, once per region object and level spans across engines (the entry holds the
-    region, so its ``id`` is not reused while the entry lives)."""
-    key = (id(region), tuple(sorted(levels.items())))
-    with _SHARED_LOCK:
-        found = _SHARED_ZONES.get(key)
-        if found is not None and found[0] is region:
-            _SHARED_ZONES.move_to_end(key)
-            return found[1]
-    zone = _compile_zone(region, levels)
-    with _SHARED_LOCK:
-        _SHARED_ZONES[key] = (region, zone)
-        while len(_SHARED_ZONES) > _SHARED_LIMIT:
-            _SHARED_ZONES.popitem(last=False)
-    return zone
 
 
 def _compile_zone(region: Region, levels: Mapping[str, tuple[float, float]]) -> _Zone | None:
