@@ -4,8 +4,9 @@ Run ``python -m bench.replay_bench [--quick] [--json]``. Two figures:
 
 - **replay**: a long recorded game (made here, seeded: :func:`record_game`) replayed through
   :func:`bridge.replay.replay_lines` as ``sightline replay`` does, once with the engines
-  (``Limits.engine_pairs``, the default) and once on the per-pair path (``engine_pairs=0``: what every
-  ``adjudicate`` cost before), alternately, best of ``--runs``; the answers of both must be equal.
+  (``Limits.engine_pairs``, the default) and once as it ran before: every ``adjudicate`` on the per-pair
+  path (``engine_pairs=0``) and a log record built for each logged one (``records=True``; replay keeps no
+  log, so it no longer builds them), alternately, best of ``--runs``; the answers of both must be equal.
   Two games: ``aro`` (per order, the active model moves, the GM asks every enemy whether it has a line
   for an ARO, the player previews three targets and rolls against one, one enemy rolls its ARO) and
   ``cards`` (per order, a move, then one preview and its roll: the fewest questions a move brings).
@@ -91,7 +92,7 @@ def replay_figures(tokens: int, zones: int, orders: int, *, mix: str, runs: int)
     plain_answers: list[str] = []
     engine_answers: list[str] = []
     for _ in range(runs):
-        elapsed, plain_answers = _timed(lambda: list(replay_lines(game, limits=PER_PAIR)))
+        elapsed, plain_answers = _timed(lambda: list(replay_lines(game, limits=PER_PAIR, records=True)))
         plain_times.append(elapsed)
         elapsed, engine_answers = _timed(lambda: list(replay_lines(game, limits=ENGINE)))
         engine_times.append(elapsed)

@@ -32,12 +32,14 @@ def replay_lines(
     *,
     on_error: Callable[[int, ErrorMessage], None] | None = None,
     limits: Limits | None = None,
+    records: bool = False,
 ) -> Iterator[str]:
     """Answer each message line with the bridge's answer lines; errors carry ``details.line``.
 
     ``limits`` (the offline defaults when ``None``): e.g. ``engine_pairs=0`` answers every ``adjudicate``
-    on the per-pair path, as the benchmark's baseline does."""
-    session = Session(Worlds(), offline=True, limits=limits)
+    on the per-pair path. No store is kept, so a logged ruling answers ``logged: false`` and its log record
+    is not built, unless ``records`` (the same answers; what a replay cost before, for the benchmark)."""
+    session = Session(Worlds(), offline=True, limits=limits, logging=records)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -144,7 +144,8 @@ def test_a_patch_updates_the_engine_at_the_next_question() -> None:
 
 
 def test_engines_are_bounded_and_dropped_when_idle() -> None:
-    """A world keeps at most a few engines (least recently asked dropped first), and none not asked for long."""
+    """A world keeps a few engines holding a bounded number of pairs (least recently asked dropped first), and
+    none not asked for long."""
     now = [0.0]
     worlds = Worlds()
     session = Session(worlds, offline=True, monotonic=lambda: now[0])
@@ -154,6 +155,13 @@ def test_engines_are_bounded_and_dropped_when_idle() -> None:
         session.receive(json.dumps(ask))
     engines = worlds.engines_of("offline")
     assert len(engines) == engines.limit == 4
+    engines.pair_budget = 12  # two engines of this 3-token scene (6 pairs each)
+    session.receive(
+        json.dumps(
+            {"type": "adjudicate", "id": "again", "scene": "s1", "actor": "a", "target": "c"} | {"action": "bs-attack"}
+        )
+    )
+    assert len(engines) == 2
     now[0] = engines.idle_seconds + 1
     session.receive(json.dumps({"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": []}}))
     assert len(engines) == 0

@@ -10,8 +10,10 @@ JSON API
   ``GET /api/worlds`` → ``{"worlds": [...]}``
   ``GET /api/worlds/{world}/sessions`` → ``{"sessions": [...]}``
   ``GET /api/worlds/{world}/sessions/{session}/rulings``
-  (query: ``actor target action allowed from to limit cursor``)
-  → ``{"rulings": [...], "next": cursor-or-null}``, streamed (each ruling's ``snapshot`` is a key)
+  (query: ``actor target action allowed from to limit cursor before``; ``actor``, ``target`` and
+  ``action`` match any part of a name or label, whatever its case)
+  → ``{"rulings": [...], "next": cursor-or-null, "previous": cursor-or-null}``, streamed (each
+  ruling's ``snapshot`` is a key; ``before=previous`` gives the page before)
   ``GET /api/worlds/{world}/snapshots/{key}`` → one scene snapshot (of a ruling of that world)
   ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed.
   ``GET /api/worlds/{world}/sessions/{session}/rejudge`` (query: ``ruleset edition all`` and the
@@ -120,6 +122,8 @@ LOG_SITE: Final = web.AppKey[tuple[str | None, frozenset[str]]]("sightline_log_s
 COOKIE_NAME: Final = "sightline_log"
 _MAX_LIMIT: Final = 1000
 _EXPORT_FLUSH: Final = 64 * 1024
+#: Chunks shorter than this are encoded on the event loop (well under a millisecond), longer ones in a thread.
+_ENCODE_IN_LOOP: Final = 1024 * 1024
 _SECURITY_HEADERS: Final = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
@@ -428,6 +432,7 @@ async def api_rulings(request: web.Request) -> web.StreamResponse:
             filters=filters,
             limit=limit,
             cursor=request.query.get("cursor") or None,
+            before=request.query.get("before") or None,
             snapshots=False,
         )
     except ValueError as exc:
@@ -456,7 +461,7 @@ async def api_rulings(request: web.Request) -> web.StreamResponse:
         if size >= _EXPORT_FLUSH:  # written as it is made: a big page never sits whole in memory
             await response.write("".join(pending).encode())
             pending, size = [], 0
-    pending.append(f'],"next":{json.dumps(page.next_cursor)}}}')
+    pending.append(f'],"next":{json.dumps(page.next_cursor)},"previous":{json.dumps(page.previous_cursor)}}}')
     await response.write("".join(pending).encode())
     await response.write_eof()
     return response
@@ -480,6 +485,11 @@ async def api_snapshot(request: web.Request) -> web.Response:
     )
 
 
+async def _encoded(text: str) -> bytes:
+    """A big chunk (one record with a huge snapshot) encoded in a worker thread."""
+    return await asyncio.to_thread(text.encode)
+
+
 def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     writer, media_type = FORMATS[fmt]
 
@@ -498,20 +508,14 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
         )
         response.enable_chunked_encoding()
         await response.prepare(request)
-        pending: list[str] = []
-        size = 0
+        # Rows are made in a worker thread, a bounded chunk at a time (``bridge.log.export``): the event
+        # loop hands records over and writes, so other worlds' messages never wait for a big session.
         async for chunk in writer(request.app[LOG_STORE].export(world, session_id), _language(request)):
-            pending.append(chunk)
-            size += len(chunk)
-            if size >= _EXPORT_FLUSH:
-                await response.write("".join(pending).encode())
-                pending, size = [], 0
-        if pending:
-            await response.write("".join(pending).encode())
+            await response.write(chunk.encode() if len(chunk) < _ENCODE_IN_LOOP else await _encoded(chunk))
         await response.write_eof()
         return response
 
-    export.__doc__ = f"The whole session as {fmt}, streamed as it is read."
+    export.__doc__ = f"The whole session as {fmt}, streamed in bounded chunks made off the event loop."
     return export
 
 
@@ -653,6 +657,16 @@ async def script(request: web.Request) -> web.Response:
     return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
 
+@routes.get("/log/static/controls.js")
+async def controls_script(request: web.Request) -> web.Response:
+    """The session page's GM-controls script (a chosen row fills the override form); signed-in readers only."""
+    secret = await _secret_of(request)
+    if not secret or await _visible_worlds(request, secret) is None:
+        raise _unauthorized(request)
+    text = resources.files("bridge.log").joinpath("static", "controls.js").read_text(encoding="utf-8")
+    return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+
 @routes.get("/log/{world}/{session}")
 async def session_view(request: web.Request) -> web.Response:
     """A session's rulings page: filters, table, paging, export links and the map."""
@@ -664,11 +678,12 @@ async def session_view(request: web.Request) -> web.Response:
     session = await store.get_session(session_id, world=world)
     if session is None:
         return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "rejudge")
+    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "before", "limit", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
-    next_cursor = None
+    next_cursor = previous_cursor = None
+    choices = await store.choices(world, session_id)
     snapshot_keys: dict[str, str] = {}
     rejudged: dict[str, dict[str, Any]] | None = None
     try:
@@ -679,9 +694,11 @@ async def session_view(request: web.Request) -> web.Response:
             filters=parse_filters(request.query),
             limit=_limit(request.query),
             cursor=shown["cursor"] or None,
+            before=shown["before"] or None,
             snapshots=judge is not None,  # the map fetches the one it draws
         )
         records, next_cursor, snapshot_keys = page.records, page.next_cursor, page.snapshot_keys
+        previous_cursor = page.previous_cursor
         if judge is not None:
             rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True)}
     except ValueError as exc:
@@ -693,12 +710,14 @@ async def session_view(request: web.Request) -> web.Response:
         records,
         filters=shown,
         next_cursor=next_cursor,
+        previous_cursor=previous_cursor,
+        choices=choices,
         error=error,
         rejudge=shown["rejudge"] if rejudged is not None else "",
         rejudged=rejudged,
         snapshot_keys=snapshot_keys,
     )
-    html = with_controls(html, override_controls(lang, session, records))
+    html = with_controls(html, override_controls(lang, session, records), before='<form class="filters"')
     return _html(html, status=400 if error else 200)
 
 

@@ -21,7 +21,10 @@ from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any, ClassVar, Protocol
 
+from ..core.rules.data_files import vocabulary
+from ..core.rules.labels import label
 from .group_commit import GroupCommit
+from .i18n import LANGUAGES
 from .ids import new_id
 from .records import Party, RulingRecord, SceneSnapshot
 from .snapshot_delta import Replayer, delta
@@ -30,6 +33,7 @@ from .store import (
     LogStore,
     RulingFilter,
     RulingPage,
+    SessionChoices,
     decode_cursor,
     encode_cursor,
     format_time,
@@ -419,20 +423,62 @@ class SqlLogStore(LogStore):
         limit: int = 100,
         cursor: str | None = None,
         snapshots: bool = True,
+        before: str | None = None,
     ) -> RulingPage:
         if limit < 1:
             raise ValueError("limit must be at least 1")
+        if cursor and before:
+            raise ValueError("give cursor or before, not both")
         after = decode_cursor(cursor) if cursor else None
-        sql, params = _query_sql(world, session, filters or RulingFilter(), after)
-        sql += " ORDER BY id LIMIT ?"
+        until = decode_cursor(before) if before else None
+        sql, params = _query_sql(world, session, filters or RulingFilter(), after, until)
+        sql += f" ORDER BY id{' DESC' if until is not None else ''} LIMIT ?"
         params.append(limit + 1)
         async with self._read() as db:
             rows = await db.fetch(sql, *params)
-            records = await self._records(db, rows[:limit], snapshots=snapshots)
-        more = len(rows) > limit
-        next_cursor = encode_cursor(str(records[-1].id)) if more and records else None
-        keys = {str(row[0]): str(row[2]) for row in rows[:limit] if row[2] is not None}
-        return RulingPage(records, next_cursor, keys)
+            more = len(rows) > limit
+            rows = rows[:limit] if until is None else rows[:limit][::-1]
+            records = await self._records(db, rows, snapshots=snapshots)
+        if until is None:
+            # A page after a cursor has rulings before it (the cursor came from one of them).
+            next_cursor = encode_cursor(str(records[-1].id)) if more and records else None
+            previous = encode_cursor(str(records[0].id)) if after is not None and records else None
+        else:
+            # A page before a cursor has rulings after it (the one the cursor names, at least).
+            next_cursor = encode_cursor(str(records[-1].id)) if records else None
+            previous = encode_cursor(str(records[0].id)) if more and records else None
+        keys = {str(row[0]): str(row[2]) for row in rows if row[2] is not None}
+        return RulingPage(records, next_cursor, keys, previous)
+
+    async def choices(self, world: str, session: str, *, most: int = 200) -> SessionChoices:
+        found: dict[str, list[str]] = {}
+        async with self._read() as db:
+            for name, column in (("actors", "actor_name"), ("targets", "target_name"), ("actions", "action")):
+                rows = await db.fetch(
+                    f"SELECT DISTINCT {column} FROM rulings WHERE world = ? AND session = ? AND {column} <> ''"
+                    f" ORDER BY {column} LIMIT ?",
+                    world,
+                    session,
+                    most,
+                )
+                found[name] = [str(row[0]) for row in rows if row[0] is not None]
+            # Each scene's name as its latest snapshot in the session has it (a renamed scene: the new name).
+            rows = await db.fetch(
+                "SELECT r.scene, r.snapshot FROM rulings r JOIN ("
+                " SELECT scene, MAX(id) AS last FROM rulings"
+                " WHERE world = ? AND session = ? AND snapshot IS NOT NULL GROUP BY scene"
+                ") latest ON r.id = latest.last LIMIT ?",
+                world,
+                session,
+                most,
+            )
+            snapshots = await self._load_snapshots(db, {str(row[1]) for row in rows})
+        scenes = {}
+        for scene, key in rows:
+            snapshot = snapshots.get(str(key))
+            if snapshot is not None and snapshot.name:
+                scenes[str(scene)] = snapshot.name
+        return SessionChoices(found["actors"], found["targets"], found["actions"], scenes)
 
     async def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
         cursor: str | None = None
@@ -549,21 +595,45 @@ def _ruling_row(record: RulingRecord) -> tuple[object, ...]:
     )
 
 
-def _query_sql(world: str, session: str | None, filters: RulingFilter, after: str | None) -> tuple[str, list[object]]:
+def _contains(text: str) -> str:
+    """A ``LIKE`` pattern (escape ``\\``) matching any lower-cased text that contains ``text``."""
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def matching_actions(text: str) -> list[str]:
+    """Every action id of any ruleset whose id or label (English or Spanish) contains ``text``, in any
+    case: what the action filter finds when a GM types part of the words they read."""
+    wanted = text.strip().lower()
+    found = set()
+    for rid, row in vocabulary().rulesets.items():
+        for action in row.actions:
+            names = [action, *(label(rid, "action", action, lang) for lang in LANGUAGES)]
+            if any(wanted in name.lower() for name in names):
+                found.add(action)
+    return sorted(found)
+
+
+def _query_sql(
+    world: str, session: str | None, filters: RulingFilter, after: str | None, until: str | None = None
+) -> tuple[str, list[object]]:
     clauses = ["world = ?"]
     params: list[object] = [world]
     if session is not None:
         clauses.append("session = ?")
         params.append(session)
+    # Partial and case-insensitive (SQLite's lower() is made Unicode-aware, as PostgreSQL's is).
     if filters.actor is not None:
-        clauses.append("(actor_id = ? OR actor_name = ?)")
-        params += [filters.actor, filters.actor]
+        clauses.append("(lower(actor_id) LIKE ? ESCAPE '\\' OR lower(actor_name) LIKE ? ESCAPE '\\')")
+        params += [_contains(filters.actor)] * 2
     if filters.target is not None:
-        clauses.append("(target_id = ? OR target_name = ?)")
-        params += [filters.target, filters.target]
+        clauses.append("(lower(target_id) LIKE ? ESCAPE '\\' OR lower(target_name) LIKE ? ESCAPE '\\')")
+        params += [_contains(filters.target)] * 2
     if filters.action is not None:
-        clauses.append("action = ?")
-        params.append(filters.action)
+        actions = matching_actions(filters.action)
+        pattern = "lower(action) LIKE ? ESCAPE '\\'"
+        clauses.append(f"(action IN ({', '.join('?' * len(actions))}) OR {pattern})" if actions else f"({pattern})")
+        params += [*actions, _contains(filters.action)]
     if filters.allowed is not None:
         clauses.append("allowed = ?")
         params.append(filters.allowed)
@@ -576,4 +646,7 @@ def _query_sql(world: str, session: str | None, filters: RulingFilter, after: st
     if after is not None:
         clauses.append("id > ?")
         params.append(after)
+    if until is not None:
+        clauses.append("id < ?")
+        params.append(until)
     return "SELECT id, body, snapshot FROM rulings WHERE " + " AND ".join(clauses), params

@@ -14,6 +14,7 @@ import { BridgeError, adjudicate as adjudicateMessage, rulingOverride, sceneSync
 import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, serializeRegion, serializeScene, tokenIdsOnViewedLevel } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
+import { IgnoredRegistry, ignoredNotice } from "../ignored.js";
 import { choosePairs } from "../overlay-draw.js";
 import { SocketRelay } from "./socket.js";
 import { postRulingCard } from "./chat.js";
@@ -89,6 +90,10 @@ export class Sightline {
     this.onRulingsChanged = () => {};
     /** The overlay's live subscription (`watch`); null until a connection exists. */
     this.watcher = null;
+    /** What the bridge holds but does not use, per scene (`scene.synced`/`scene.patched` `ignored`). */
+    this.ignored = new IgnoredRegistry();
+    /** Called after each answer that updates `ignored` (open region sheets follow). */
+    this.onIgnoredChanged = () => {};
   }
 
   get game() {
@@ -318,8 +323,10 @@ export class Sightline {
   async syncScene(scene, { rewatch = true } = {}) {
     if (!this.isHolder() || !this.connection?.ready || !scene) return;
     this.batcher.discard(scene.id);
-    await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, this.ruleDefaults())));
+    const answer = await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, this.ruleDefaults())));
     this.synced.add(scene.id);
+    this.ignored.synced(scene.id, answer);
+    this.tellIgnored(scene.id);
     if (rewatch && this.watcher?.wanted?.scene === scene.id) await this.watcher.rewatch();
   }
 
@@ -356,12 +363,32 @@ export class Sightline {
 
   _sendPatch(sceneId, changes) {
     if (!this.connection?.ready) return;
-    this.connection.request(scenePatch(this.connection.nextId(), sceneId, changes)).catch((err) => {
+    const patched = this.connection.request(scenePatch(this.connection.nextId(), sceneId, changes));
+    patched.then((answer) => {
+      this.ignored.patched(sceneId, answer, changes.remove);
+      this.tellIgnored(sceneId);
+    }, () => {});
+    patched.catch((err) => {
       // The bridge lost the scene (restart without reconnect, or an invalid patch): start over.
       console.warn(`${MODULE_ID} | scene.patch failed (${err.code}); resyncing ${sceneId}`);
       this.synced.delete(sceneId);
       this.ensureSynced(sceneId).catch(() => {});
     });
+  }
+
+  /**
+   * ONE warning to the GM when the bridge does not use something of a scene it did not say before
+   * (the same set, synced again, is not told twice); the reasons come in the scene's locale.
+   */
+  tellIgnored(sceneId) {
+    this.onIgnoredChanged();
+    if (!this.game.user?.isGM) return;
+    const entries = this.ignored.toTell(sceneId);
+    if (!entries) return;
+    const scene = this.game.scenes?.get?.(sceneId);
+    const format = (key, data) => this.game.i18n.format(key, data);
+    const name = scene?.name || this.game.i18n.localize("SIGHTLINE.Ignored.ThisScene");
+    this.env.ui?.notifications?.warn(ignoredNotice(entries, { scene: name, format }));
   }
 
   // Requests.
