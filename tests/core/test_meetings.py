@@ -226,7 +226,8 @@ def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lin
     lines = [line for line in lines if line[:2] != line[3:5]]
     assume(lines)
     n = len(lines)
-    xs = np.array([(x0, y0, z0) for x0, y0, z0, _, _, _ in lines] + [(x1, y1, z1) for *_, x1, y1, z1 in lines])
+    starts = [(x0, y0, z0) for x0, y0, z0, _, _, _ in lines]
+    xs = np.array(starts + [(x1, y1, z1) for *_, x1, y1, z1 in lines], dtype=np.float64)
     conics = [(c, False) for c in solids] + [(c, True) for c in holes]
     dp = np.arange(2 * n, dtype=np.int64)
     pair_a, pair_b = np.arange(n, dtype=np.int64), np.arange(n, 2 * n, dtype=np.int64)
