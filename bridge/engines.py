@@ -1,6 +1,9 @@
 """Whole-scene engines kept for ``adjudicate``: a chat card costs a look-up, not a geometry pass.
 
-One world's :class:`SceneEngines` holds, per (scene, action, reaction), a
+When a ``watch`` of the scene (an overlay's) holds the question's action and reaction and is at the
+scene's current version, the session reads the ruling from the watch's engine instead
+(``Session._watched_ruling``): it was updated by the patch already. Otherwise, one world's
+:class:`SceneEngines` holds, per (scene, action, reaction), a
 :class:`~bridge.core.visibility.SceneVisibility` over every ordered pair of the scene. It is built the
 first time that question is asked, moved to the scene's current version with ``update()`` (incremental:
 only the pairs a change can touch) the next time one is asked after the scene changed, and answers
