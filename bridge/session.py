@@ -22,7 +22,7 @@ import re
 import time
 import typing
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
@@ -866,7 +866,7 @@ def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adj
 
 
 def _annotations(
-    watch_id: str, state: SceneState, changes: dict[tuple[str, str], Ruling | None], *, full: bool, brief: bool
+    watch_id: str, state: SceneState, changes: Mapping[tuple[str, str], Ruling | None], *, full: bool, brief: bool
 ) -> Prebuilt:
     """An ``annotations`` push, built straight into wire form: it carries every changed pair of a scene."""
     changed = []
