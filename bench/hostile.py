@@ -50,7 +50,7 @@ class Bridge:
     """``sightline serve`` with its defaults on a free loopback port, in a temporary data directory."""
 
     def __init__(self) -> None:
-        self.secret = secrets.token_urlsafe(12)
+        self.secret = "s" + secrets.token_urlsafe(12)  # never starting with "-" (an option to argparse)
         self.tmp = tempfile.TemporaryDirectory()
         env = {**os.environ, "SIGHTLINE_DATA_DIR": self.tmp.name}
         self.process = subprocess.Popen(

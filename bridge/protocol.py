@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.config import JsonDict
 
 from .core.scene import Grid, Identifier, Light, Region, Rules, Scene, Token, Wall
 
@@ -31,6 +32,8 @@ __all__ = [
     "EncounterRangeResult",
     "ErrorMessage",
     "Hello",
+    "IgnoredEntry",
+    "IgnoredRef",
     "Ping",
     "Pong",
     "Prebuilt",
@@ -259,22 +262,56 @@ class Welcome(Message):
     rulesets: list[RulesetInfo]
 
 
+_ONE_KIND: JsonDict = {"oneOf": [{"required": [kind]} for kind in ("region", "token", "wall", "light", "environment")]}
+
+
+class IgnoredRef(Message):
+    """One held thing, named by its kind: exactly one of ``region``, ``token``, ``wall`` (contract), ``light``
+    or ``environment`` (an environment key; extensions)."""
+
+    model_config = ConfigDict(json_schema_extra=_ONE_KIND)
+    region: str | None = None
+    token: str | None = None
+    wall: str | None = None
+    light: str | None = None
+    environment: str | None = None
+
+
+class IgnoredEntry(IgnoredRef):
+    """Something the bridge holds but will not use in rulings (contract: ``scene.synced.ignored``), with the
+    ``reason`` in the scene's locale. Extension: ``cause``, a fixed code for programs (``foreign-zone``,
+    ``missing-parameter``, ``no-area``, ``foreign-traits``, ``no-length``, ``foreign-condition``, and in
+    ``scene.patched`` ``not-held``: a removed id the scene did not hold)."""
+
+    reason: str
+    cause: Literal[
+        "foreign-zone", "missing-parameter", "no-area", "foreign-traits", "no-length", "foreign-condition", "not-held"
+    ]
+
+
 class SceneSynced(Message):
+    """``ignored`` (contract): everything the scene holds that the bridge will not use, each once; left out
+    when nothing is."""
+
     type: Literal["scene.synced"] = "scene.synced"
     id: str
     scene: str
     regions: int
     tokens: int
     walls: int
+    ignored: list[IgnoredEntry] | None = None
 
 
 class ScenePatched(Message):
-    """Extension: ``ignored`` lists removed ids the scene did not hold (not an error)."""
+    """``ignored`` (contract): what this patch newly makes ignored — not ignored before it, or for another
+    reason now — and (extension) the removed ids the scene did not hold (``cause: "not-held"``, not an error).
+    Extension ``used``: what was ignored before the patch and is used now. Both left out when empty."""
 
     type: Literal["scene.patched"] = "scene.patched"
     id: str
     scene: str
-    ignored: dict[str, list[str]] | None = None
+    ignored: list[IgnoredEntry] | None = None
+    used: list[IgnoredRef] | None = None
 
 
 class WireCrossing(Message):

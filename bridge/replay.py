@@ -18,7 +18,7 @@ from typing import BinaryIO, TextIO
 
 from .log.effects import unlogged_answer
 from .protocol import ErrorMessage, encode
-from .session import Close, Send, Session, StoreThenSend, Worlds
+from .session import Close, Limits, Send, Session, StoreThenSend, Worlds
 
 __all__ = ["ReplayInputError", "replay_lines", "run_replay"]
 
@@ -27,9 +27,19 @@ class ReplayInputError(Exception):
     """A line of the input that is not text (UTF-8); the message names the line and the byte."""
 
 
-def replay_lines(lines: Iterable[str], *, on_error: Callable[[int, ErrorMessage], None] | None = None) -> Iterator[str]:
-    """Answer each message line with the bridge's answer lines; errors carry ``details.line``."""
-    session = Session(Worlds(), offline=True)
+def replay_lines(
+    lines: Iterable[str],
+    *,
+    on_error: Callable[[int, ErrorMessage], None] | None = None,
+    limits: Limits | None = None,
+    records: bool = False,
+) -> Iterator[str]:
+    """Answer each message line with the bridge's answer lines; errors carry ``details.line``.
+
+    ``limits`` (the offline defaults when ``None``): e.g. ``engine_pairs=0`` answers every ``adjudicate``
+    on the per-pair path. No store is kept, so a logged ruling answers ``logged: false`` and its log record
+    is not built, unless ``records`` (the same answers; what a replay cost before, for the benchmark)."""
+    session = Session(Worlds(), offline=True, limits=limits, logging=records)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

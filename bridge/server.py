@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from . import __version__
+from . import __version__, warmup
 from .access import Access
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
@@ -160,6 +160,7 @@ async def healthz(request: web.Request) -> web.Response:
             "worlds": len(state.worlds.worlds),
             "connections": len(state.sockets),
             "log": state.store is not None,
+            **warmup.status(),
         }
     )
 
@@ -706,6 +707,7 @@ async def _serve(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with run_bridge(config, store=store, extend=extend, collector=collector) as (host, port):
+        warmup.start()  # the engine's compiled loops, now that /healthz answers
         shown = f"[{host}]" if ":" in host else host
         scheme = "wss" if config.certfile else "ws"
         announce(f"Sightline bridge {__version__} listening on {scheme}://{shown}:{port}/ws")

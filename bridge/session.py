@@ -22,21 +22,22 @@ import re
 import time
 import typing
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
 from . import __version__
+from .core.ignored import Ignored
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
 from .core.rules.traveller import explain_encounter_range
 from .core.sight import Crossing, Point3
-from .core.visibility import SceneVisibility
 from .core.world import SceneLimits, SceneRejected, SceneState, World
+from .engines import SceneEngines
 from .errors import (
     BridgeError,
     ConnectionFatal,
@@ -66,6 +67,8 @@ from .protocol import (
     EncounterRangeResult,
     ErrorMessage,
     Hello,
+    IgnoredEntry,
+    IgnoredRef,
     Ping,
     Pong,
     Prebuilt,
@@ -88,6 +91,9 @@ from .protocol import (
     WireModifier,
     WirePoint,
 )
+
+if TYPE_CHECKING:  # imports numba's compiled loops: imported by the first watch or engine (bridge.engines)
+    from .core.visibility import SceneVisibility
 
 __all__ = [
     "ActiveWatch",
@@ -163,6 +169,8 @@ class ActiveWatch:
     scene: str
     visibility: SceneVisibility
     brief: bool = False
+    #: The scene version its engine's rulings are for (``adjudicate`` reads them when it is the current one).
+    state: SceneState | None = None
 
 
 # --- Shared state ----------------------------------------------------------------------------------
@@ -185,6 +193,14 @@ class Worlds:
         return cached[1]
 
     watches: dict[tuple[str, str], list[ActiveWatch]] = field(default_factory=dict)
+    #: Each world's whole-scene engines kept for ``adjudicate`` (:mod:`bridge.engines`).
+    engines: dict[str, SceneEngines] = field(default_factory=dict)
+
+    def engines_of(self, world_id: str) -> SceneEngines:
+        engines = self.engines.get(world_id)
+        if engines is None:
+            engines = self.engines.setdefault(world_id, SceneEngines())
+        return engines
 
     def watchers(self, world: str, scene: str) -> list[ActiveWatch]:
         return self.watches.get((world, scene), [])
@@ -200,12 +216,16 @@ class Worlds:
             taken.append(self._snapshots.pop(snapshot_key, None))
         for watch_key in [k for k in list(self.watches) if k[0] == world_id]:
             taken.append(self.watches.pop(watch_key, None))
+        taken.append(self.engines.pop(world_id, None))
         return taken
 
     def forget_gone(self, world: World) -> None:
         """Drop the log snapshots of scenes the world no longer holds (forgotten to make room)."""
         for key in [key for key in list(self._snapshots) if key[0] == world.id and key[1] not in world.scenes]:
             del self._snapshots[key]
+        engines = self.engines.get(world.id)
+        if engines is not None:
+            engines.tidy(world.scenes, float("-inf"))
 
     def get(self, world_id: str) -> World:
         world = self.worlds.get(world_id)
@@ -233,8 +253,13 @@ class Limits:
     #: In a ``rules.lines: "best"`` scene, the line tests one message asks for: sampled lines (at most
     #: :data:`BEST_LINES` a pair) × pairs × (zones + walls), each line being tested against each of them.
     best_line_tests: int = 50_000
+    #: Ordered pairs of a scene up to which ``adjudicate`` is answered from a whole-scene engine kept for
+    #: the scene (:mod:`bridge.engines`; its first question pays one whole-scene pass); 0: never.
+    engine_pairs: int = 40_000
 
 
+#: The options of a request that sets none: the only ones a whole-scene engine rules with.
+_DEFAULT_OPTIONS = {"aware": True}
 #: Most sight lines of one pair under ``rules.lines: "best"``: 9 sample points of each footprint.
 BEST_LINES = 81
 #: How much of a frame is scanned for its ``id`` when the frame is not parsed (too large, rate-limited).
@@ -471,7 +496,12 @@ class Session:
         self._worlds.forget_gone(world)
         scene = state.scene
         answer = SceneSynced(
-            id=message.id, scene=scene.id, regions=len(scene.regions), tokens=len(scene.tokens), walls=len(scene.walls)
+            id=message.id,
+            scene=scene.id,
+            regions=len(scene.regions),
+            tokens=len(scene.tokens),
+            walls=len(scene.walls),
+            ignored=[_ignored_entry(entry) for entry in state.ignored.values()] or None,
         )
         return [Send(answer), *self._notify_watchers(world, state)]
 
@@ -493,7 +523,12 @@ class Session:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first") from exc
         except SceneRejected as exc:
             raise _rejected(exc) from exc
-        answer = ScenePatched(id=message.id, scene=message.scene, ignored=result.ignored or None)
+        answer = ScenePatched(
+            id=message.id,
+            scene=message.scene,
+            ignored=[_ignored_entry(entry) for entry in result.ignored] or None,
+            used=[IgnoredRef.model_validate({kind: item_id}) for kind, item_id in result.used] or None,
+        )
         return [Send(answer), *self._notify_watchers(world, result.state)]
 
     def _adjudicate(self, message: Adjudicate) -> list[Effect]:
@@ -534,6 +569,15 @@ class Session:
         known = state.rulings.get(key)
         if known is not None:
             return known
+        if target is not None and self._engine_answers(state, options):
+            world_id = self._ready_world().id
+            ruling = self._watched_ruling(world_id, state, actor.id, target.id, message.action, message.reaction)
+            if ruling is None:
+                ruling = self._worlds.engines_of(world_id).ruling(
+                    state, actor.id, target.id, message.action, message.reaction, self._monotonic()
+                )
+            if ruling is not None:
+                return ruling
         if target is not None:
             geometry = state.geometry
             sight_lines = geometry.sight_lines(actor.id, target.id, scene.rules.lines)
@@ -552,6 +596,26 @@ class Session:
             return state.remember(key, ruleset.adjudicate(situation))
         except RulingError as exc:
             raise InvalidMessage(f"{exc.field}: {exc}", field=exc.field) from exc
+
+    def _engine_answers(self, state: SceneState, options: dict[str, Any]) -> bool:
+        """Whether a whole-scene engine may answer this question (:mod:`bridge.engines` says why not, else)."""
+        if options != _DEFAULT_OPTIONS or state.scene.rules.lines != "center":
+            return False
+        n = len(state.scene.tokens)
+        return 0 < n * (n - 1) <= self._limits.engine_pairs
+
+    def _watched_ruling(
+        self, world_id: str, state: SceneState, actor: str, target: str, action: str, reaction: bool
+    ) -> Ruling | None:
+        """The ruling a watch of this scene version already holds for the pair (an overlay's watch and the
+        chat card ask the same question), or ``None``."""
+        for watch in list(self._worlds.watchers(world_id, state.scene.id)):
+            engine = watch.visibility
+            if watch.state is state and engine.action == action and engine.reaction == reaction:
+                ruling = engine.rulings().get((actor, target))
+                if ruling is not None:
+                    return ruling
+        return None
 
     def _record(self, message: Adjudicate, state: SceneState, ruling: Ruling, answer: Adjudication) -> _PendingRecord:
         at = self._clock()
@@ -665,13 +729,15 @@ class Session:
         if any(w.watch_id == message.id for w in mine):
             raise InvalidMessage(f"id: a watch {message.id!r} is already open on this connection", field="id")
         self._check_watch_size(state, None if message.tokens is None else frozenset(message.tokens))
+        from .core.visibility import SceneVisibility
+
         try:
             visibility = SceneVisibility(state, action=message.action, reaction=message.reaction, tokens=message.tokens)
             rulings = visibility.rulings()
         except RulingError as exc:
             raise InvalidMessage(f"{exc.field}: {exc}", field=exc.field) from exc
         self._worlds.watches.setdefault(key, []).append(
-            ActiveWatch(self, message.id, message.scene, visibility, brief=message.detail == "brief")
+            ActiveWatch(self, message.id, message.scene, visibility, brief=message.detail == "brief", state=state)
         )
         everything = _annotations(message.id, state, dict(rulings), full=True, brief=message.detail == "brief")
         return [
@@ -710,11 +776,15 @@ class Session:
     def _notify_watchers(self, world: World, state: SceneState) -> list[Effect]:
         """After a scene changed: each watcher gets only the pairs whose ruling changed."""
         effects: list[Effect] = []
+        engines = self._worlds.engines.get(world.id)
+        if engines is not None:
+            engines.tidy(world.scenes, self._monotonic())
         key = (world.id, state.scene.id)
         for watch in list(self._worlds.watchers(world.id, state.scene.id)):
             try:
                 watch.owner._check_watch_size(state, watch.visibility.watched)
                 changes = watch.visibility.update(state)
+                watch.state = state
             except (RulingError, KeyError, ValueError, TooLarge) as exc:
                 self._worlds.watches[key].remove(watch)
                 ended = Unwatched(watch=watch.watch_id, reason=f"the scene changed so that this watch ends: {exc}")
@@ -772,6 +842,11 @@ def welcome() -> Welcome:
     )
 
 
+def _ignored_entry(entry: Ignored) -> IgnoredEntry:
+    """The wire form of one thing held but not used: ``{"<kind>": id, "reason": …, "cause": …}``."""
+    return IgnoredEntry.model_validate({entry.kind: entry.id, "reason": entry.reason, "cause": entry.cause})
+
+
 def _ruling_fields(ruling: Ruling) -> dict[str, Any]:
     """The wire fields every ruling carries, in an adjudication or an annotation."""
     line = None
@@ -808,7 +883,7 @@ def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adj
 
 
 def _annotations(
-    watch_id: str, state: SceneState, changes: dict[tuple[str, str], Ruling | None], *, full: bool, brief: bool
+    watch_id: str, state: SceneState, changes: Mapping[tuple[str, str], Ruling | None], *, full: bool, brief: bool
 ) -> Prebuilt:
     """An ``annotations`` push, built straight into wire form: it carries every changed pair of a scene."""
     changed = []

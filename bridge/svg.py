@@ -20,28 +20,18 @@ from shapely.geometry.base import BaseGeometry
 from .core.geometry import SceneGeometry
 from .core.rules.labels import label
 from .core.scene import Scene, Wall
+from .palette import VERDICTS, zone_colour
 
 __all__ = ["RESULT_COLOURS", "Result", "result_of", "scene_svg"]
 
 Result = Literal["clear", "penalised", "blocked"]
 
-#: Line colour per result: blocked red, penalised amber, clear green.
-RESULT_COLOURS: Final[Mapping[Result, str]] = {"clear": "#2e9e44", "penalised": "#e69500", "blocked": "#d62728"}
-
-#: Fill per zone type (every ruleset's types; unknown types get :data:`_OTHER_ZONE`).
-_ZONE_FILLS: Final[Mapping[str, str]] = {
-    "low": "#9db8d9",
-    "poor": "#5f7fa8",
-    "zero": "#3a3a3a",
-    "smoke": "#6e6e6e",
-    "eclipse": "#241a33",
-    "white-noise": "#b58fd6",
-    "darkness": "#2f3550",
-    "unnatural-darkness": "#1b1030",
-    "woods": "#5c8a4a",
-    "illuminated": "#f3e27a",
+#: Line colour per result (from the one palette, ``bridge/palette.json``): blocked red, penalised amber, clear green.
+RESULT_COLOURS: Final[Mapping[Result, str]] = {
+    "clear": VERDICTS["clear"],
+    "penalised": VERDICTS["penalised"],
+    "blocked": VERDICTS["blocked"],
 }
-_OTHER_ZONE: Final = "#a0a0a0"
 
 _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
     "en": {
@@ -106,40 +96,34 @@ def scene_svg(scene: Scene, rulings: Sequence[Mapping[str, Any]], *, locale: str
     out: list[str] = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{_n(left)} {_n(top)} {_n(width)} {_n(height)}" '
-        f'width="{_n(width)}" height="{_n(height)}" font-family="sans-serif">',
+        'width="100%" preserveAspectRatio="xMidYMid meet" font-family="sans-serif">',
         _defs(),
         f'<rect class="background" x="{_n(left)}" y="{_n(top)}" width="{_n(width)}" height="{_n(height)}" '
         'fill="#ffffff"/>',
         f'<rect class="board" x="{_n(x0)}" y="{_n(y0)}" width="{_n(x1 - x0)}" height="{_n(y1 - y0)}" '
         'fill="#f4f1ea" stroke="#888888"/>',
         _grid(scene, x0, y0, x1, y1),
-        _title(scene, texts, x0, y0),
+        _title(scene, texts, x0, y0, locale),
     ]
 
     labels = _LabelSpace()
+    for token in scene.tokens:  # no label covers a token
+        footprint = geometry.footprint(token.id)
+        if not footprint.is_empty:
+            labels.taken.append(footprint.bounds)
     out.append('<g id="zones">')
     for region in scene.regions:
         if region.zone is None:
             continue
         zone_type = region.zone.type
         label = _zone_label(scene, zone_type, locale)
-        name = region.name or region.id
+        name = region.name or label
         area = areas[region.id]
         out.append(
             f'<path class="zone zone-{_attr_token(zone_type)}" data-region={_attr(region.id)} '
-            f'data-zone={_attr(zone_type)} d="{_path(area)}" fill="{_zone_fill(zone_type)}" fill-opacity="0.55" '
-            f'fill-rule="evenodd" stroke="{_zone_fill(zone_type)}" stroke-width="2">'
-            f"<title>{_text(f'{name} — {label}')}</title></path>"
-        )
-    for region in scene.regions:
-        area = areas.get(region.id)
-        if region.zone is None or area is None:
-            continue
-        spot = area.representative_point()
-        labels.take(spot.x, spot.y, region.name or region.id, 20)
-        out.append(
-            f'<text class="zone-name" x="{_n(spot.x)}" y="{_n(spot.y)}" text-anchor="middle" font-size="20" '
-            f'font-style="italic" fill="#1f1f1f" {_HALO}>{_text(region.name or region.id)}</text>'
+            f'data-zone={_attr(zone_type)} d="{_path(area)}" fill="{zone_colour(zone_type)}" fill-opacity="0.55" '
+            f'fill-rule="evenodd" stroke="{zone_colour(zone_type)}" stroke-width="2">'
+            f"<title>{_text(f'{name} — {label}' if name != label else label)}</title></path>"
         )
     out.append("</g>")
 
@@ -160,24 +144,40 @@ def scene_svg(scene: Scene, rulings: Sequence[Mapping[str, Any]], *, locale: str
             out.append(
                 f'<path d="{_path(footprint)}" fill="#ffffff" fill-opacity="0.85" stroke="#1f1f1f" stroke-width="3"/>'
             )
-        name_y = centre.y - size / 2 - 10
-        labels.take(centre.x, name_y - 8, token.name or token.id, 22)
-        if not footprint.is_empty:
-            labels.taken.append(footprint.bounds)
+        name = token.name or token.id
+        above, below = centre.y - size / 2 - 18, centre.y + size / 2 + 18
+        nx, ny = labels.place([(centre.x, above), (centre.x, below)], name, 22, bold=True)
         out.append(
-            f'<text class="token-name" x="{_n(centre.x)}" y="{_n(name_y)}" text-anchor="middle" font-size="22" '
-            f'font-weight="bold" fill="#111111" {_HALO}>{_text(token.name or token.id)}</text>'
+            f'<text class="token-name" x="{_n(nx)}" y="{_n(ny)}" text-anchor="middle" dominant-baseline="central" '
+            f'font-size="22" font-weight="bold" fill="#111111" {_HALO}>{_text(name)}</text>'
         )
         if traits:
+            tx, ty = labels.place([(centre.x, below), (centre.x, below + 20), (centre.x, above - 22)], traits, 15)
             out.append(
-                f'<text class="token-traits" x="{_n(centre.x)}" y="{_n(centre.y + size / 2 + 20)}" '
-                f'text-anchor="middle" font-size="15" fill="#333333" {_HALO}>{_text(traits)}</text>'
+                f'<text class="token-traits" x="{_n(tx)}" y="{_n(ty)}" text-anchor="middle" '
+                f'dominant-baseline="central" font-size="15" fill="#333333" {_HALO}>{_text(traits)}</text>'
             )
         out.append("</g>")
     out.append("</g>")
 
     out.append('<g id="rulings">')
     out.extend(_rulings(geometry, rulings, texts, labels))
+    out.append("</g>")
+
+    out.append('<g id="zone-names">')
+    for region in scene.regions:
+        area = areas.get(region.id)
+        if region.zone is None or area is None or area.is_empty:
+            continue
+        name = region.name or _zone_label(scene, region.zone.type, locale)
+        spot = area.representative_point()
+        centre = area.centroid
+        zx, zy = labels.place([(centre.x, centre.y), (spot.x, spot.y)], name, 20)
+        out.append(
+            f'<text class="zone-name" data-region={_attr(region.id)} x="{_n(zx)}" y="{_n(zy)}" text-anchor="middle" '
+            f'dominant-baseline="central" font-size="20" font-style="italic" fill="#1f1f1f" {_HALO}>'
+            f"{_text(name)}</text>"
+        )
     out.append("</g>")
 
     out.append(_legend(scene, texts, locale, x1 + _MARGIN * 1.5, y0))
@@ -199,9 +199,9 @@ def _defs() -> str:
     return f"<defs>{markers}</defs>"
 
 
-def _title(scene: Scene, texts: Mapping[str, str], x0: float, y0: float) -> str:
+def _title(scene: Scene, texts: Mapping[str, str], x0: float, y0: float, locale: str) -> str:
     rules = scene.rules
-    heading = f"{scene.name or scene.id} — {rules.ruleset} ({rules.edition})"
+    heading = f"{scene.name or scene.id} — {label(rules.ruleset, 'ruleset', rules.ruleset, locale)} ({rules.edition})"
     scale = texts["scale"].format(distance=_n(scene.grid.distance), units=scene.grid.units).strip()
     return (
         f'<text class="title" x="{_n(x0)}" y="{_n(y0 - 38)}" font-size="28" font-weight="bold" fill="#111111">'
@@ -267,7 +267,7 @@ def _rulings(
                 f"data-target={_attr(ruling.get('target'))} data-action={_attr(ruling.get('action'))}>"
                 f'<line x1="{_n(ax)}" y1="{_n(ay)}" x2="{_n(bx)}" y2="{_n(by)}" stroke="{colour}" stroke-width="4"'
                 f'{dash} marker-end="url(#arrow-{result})"/>'
-                f'<text x="{_n(lx)}" y="{_n(ly)}" text-anchor="middle" dominant-baseline="middle" font-size="20" '
+                f'<text x="{_n(lx)}" y="{_n(ly)}" text-anchor="middle" dominant-baseline="central" font-size="20" '
                 f'font-weight="bold" fill="{colour}" {_HALO}>{_text(label)}</text></g>'
             )
             continue
@@ -281,55 +281,80 @@ def _rulings(
         radius = max(bx1 - bx0, by1 - by0) / 2 * math.sqrt(2) + 10
         verdict = texts["refused"] if result == "blocked" else texts["allowed"]
         label = f"{number}: {verdict}"
-        labels.take(centre.x, centre.y + radius + 16, label, 18)
+        px, py = labels.place(
+            [(centre.x, centre.y + radius + 16), (centre.x, centre.y - radius - 16)], label, 18, bold=True
+        )
         out.append(
             f'<g class="placement result-{result}" data-ruling="{number}" data-actor={_attr(actor)} '
             f"data-action={_attr(ruling.get('action'))}>"
             f'<circle cx="{_n(centre.x)}" cy="{_n(centre.y)}" r="{_n(radius)}" fill="none" stroke="{colour}" '
             f'stroke-width="4" stroke-dasharray="6 6"/>'
-            f'<text x="{_n(centre.x)}" y="{_n(centre.y + radius + 22)}" text-anchor="middle" font-size="18" '
+            f'<text x="{_n(px)}" y="{_n(py)}" text-anchor="middle" dominant-baseline="central" font-size="18" '
             f'font-weight="bold" fill="{colour}" {_HALO}>{_text(label)}</text></g>'
         )
     return out
 
 
 class _LabelSpace:
-    """Where labels already sit (boxes), so that a sight line's label can move along its line to a free spot."""
+    """Where labels already sit (boxes) and what they must not cover (token footprints, sight lines), so that
+    each new label goes to the first candidate spot that is free — else to the nearest free spot around it.
+
+    Boxes are estimated generously (0.62 em per character, 0.68 em bold, 1.3 em tall), so labels placed
+    apart here stay apart as a browser draws them (``tests/test_svg_browser.py`` measures them).
+    """
 
     #: Fractions of a line tried for its label, middle first.
     SPOTS: Final = (0.5, 0.38, 0.62, 0.27, 0.73, 0.18, 0.82)
-
-    #: What a label crossed by another sight line costs, against overlapping boxes (in px²).
-    CROSSED: Final = 2000.0
+    #: Rings searched around a spot when every candidate is taken (each one ``size`` farther out).
+    RINGS: Final = 12
 
     def __init__(self) -> None:
         self.taken: list[tuple[float, float, float, float]] = []
+        self.labels: list[tuple[float, float, float, float]] = []
         self.lines: list[LineString] = []
 
     @staticmethod
-    def box(x: float, y: float, text: str, size: float) -> tuple[float, float, float, float]:
-        """The rough box of centred text at ``(x, y)`` (average glyph 0.6 em wide)."""
-        half = len(text) * size * 0.3 + 4
-        return (x - half, y - size * 0.6, x + half, y + size * 0.6)
+    def box(x: float, y: float, text: str, size: float, bold: bool = False) -> tuple[float, float, float, float]:
+        """The box of text centred on ``(x, y)`` (``text-anchor="middle"``, ``dominant-baseline="central"``)."""
+        half = len(text) * size * (0.34 if bold else 0.31) + 4
+        return (x - half, y - size * 0.65, x + half, y + size * 0.65)
 
-    def take(self, x: float, y: float, text: str, size: float) -> None:
-        self.taken.append(self.box(x, y, text, size))
+    def free(self, spot: tuple[float, float, float, float], *, lines: bool) -> bool:
+        if any(_overlap(spot, other) > 0 for other in self.taken):
+            return False
+        return not (lines and any(line.intersects(box(*spot)) for line in self.lines))
+
+    def place(
+        self, candidates: Sequence[tuple[float, float]], text: str, size: float, *, bold: bool = False
+    ) -> tuple[float, float]:
+        """The first candidate whose box is free of labels, footprints and sight lines; else the first free of
+        labels and footprints; else the nearest free spot on rings around the first candidate."""
+        boxes = [(x, y, self.box(x, y, text, size, bold)) for x, y in candidates]
+        chosen = next(((x, y) for x, y, b in boxes if self.free(b, lines=True)), None)
+        if chosen is None:
+            chosen = next(((x, y) for x, y, b in boxes if self.free(b, lines=False)), None)
+        if chosen is None:
+            cx, cy = candidates[0]
+            for ring in range(1, self.RINGS + 1):
+                steps = 8 * ring
+                for k in range(steps):
+                    angle = 2 * math.pi * k / steps + math.pi / 2  # below first, then around
+                    x, y = cx + math.cos(angle) * ring * size, cy + math.sin(angle) * ring * size * 0.8
+                    if self.free(self.box(x, y, text, size, bold), lines=False):
+                        chosen = (x, y)
+                        break
+                if chosen is not None:
+                    break
+        x, y = chosen if chosen is not None else candidates[0]
+        placed = self.box(x, y, text, size, bold)
+        self.taken.append(placed)
+        self.labels.append(placed)
+        return x, y
 
     def place_along(self, ax: float, ay: float, bx: float, by: float, text: str, size: float) -> tuple[float, float]:
-        """The spot along ``a→b`` whose label box overlaps placed ones least (the middle among equals)."""
-        best: tuple[float, float, float] | None = None
-        for t in self.SPOTS:
-            x, y = ax + (bx - ax) * t, ay + (by - ay) * t
-            spot = self.box(x, y, text, size)
-            overlap = sum(_overlap(spot, other) for other in self.taken)
-            overlap += self.CROSSED * sum(1 for line in self.lines if line.intersects(box(*spot)))
-            if best is None or overlap < best[0]:
-                best = (overlap, x, y)
-            if overlap == 0:
-                break
-        assert best is not None
-        _, x, y = best
-        self.take(x, y, text, size)
+        """A spot along ``a→b`` for the line's label (the middle if free), then the line is an obstacle."""
+        spots = [(ax + (bx - ax) * t, ay + (by - ay) * t) for t in self.SPOTS]
+        x, y = self.place(spots, text, size, bold=True)
         self.lines.append(LineString([(ax, ay), (bx, by)]))
         return x, y
 
@@ -347,7 +372,7 @@ def _legend(scene: Scene, texts: Mapping[str, str], locale: str, x: float, y: fl
     row += 40
     zone_types = list(dict.fromkeys(region.zone.type for region in scene.regions if region.zone is not None))
     for zone_type in zone_types:
-        fill = _zone_fill(zone_type)
+        fill = zone_colour(zone_type)
         out.append(
             f'<rect class="legend-swatch" y="{_n(row)}" width="36" height="24" fill="{fill}" fill-opacity="0.55" '
             f'stroke="{fill}" stroke-width="2"/>'
@@ -433,10 +458,6 @@ def _mod_text(ruling: Mapping[str, Any], texts: Mapping[str, str]) -> str:
     if not ruling.get("allowed", False) or not isinstance(modifier, int | float):
         return texts["blocked_short"]
     return f"{int(modifier):+d}" if modifier else "0"
-
-
-def _zone_fill(zone_type: str) -> str:
-    return _ZONE_FILLS.get(zone_type, _OTHER_ZONE)
 
 
 def _zone_label(scene: Scene, zone_type: str, locale: str) -> str:

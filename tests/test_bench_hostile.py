@@ -38,3 +38,23 @@ def test_the_snapshot_bench_measures_what_a_patch_storm_stores() -> None:
     result = json.loads(done.stdout)
     assert result["patches"] == 12 and result["rulings_bytes"] > 0
     assert result["snapshots_bytes"] < 4 * result["patch_bytes"]
+
+
+def test_the_export_bench_reads_the_session_every_way_while_another_world_pings() -> None:
+    """``python -m bench.export_bench`` on 12 patches against a real bridge: every reading answered (the
+    JSONL export one line per ruling), and the other world's pings measured throughout."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.export_bench", "--patches", "12", "--tokens", "20", "--seconds", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        cwd=ROOT,
+    )
+    result = json.loads(done.stdout)
+    quiet, *readings = result["rows"]
+    assert quiet["reads"] == 0 and len(readings) == 5
+    assert all(row["reads"] > 0 and row["size"] > 0 for row in readings)
+    assert all(row["worst"] >= row["p99"] >= row["p50"] > 0 for row in result["rows"])
+    jsonl = next(row for row in readings if row["name"].startswith("export.jsonl"))
+    assert jsonl["lines"] == result["rulings"] == 13

@@ -117,7 +117,9 @@ def test_patch_removes_and_reports_unknown_removals() -> None:
     client = OfflineClient()
     client.sync(on_line_scene())
     answer = client.one({"type": "scene.patch", "id": "p", "scene": "s1", "remove": {"regions": ["r-poor", "ghost"]}})
-    assert answer["ignored"] == {"regions": ["ghost"]}
+    assert answer["ignored"] == [
+        {"region": "ghost", "cause": "not-held", "reason": "Not in this scene: there was nothing to remove."}
+    ]
     assert client.adjudicate("a", "t")["modifier"] == -3
 
 

@@ -15,6 +15,10 @@ from them:
   holes the other way round: inside the one it surely touches, away from the other it surely does not)
   and only between them from the equations.
 
+A solid shape wholly within a hole (the very same curve as the hole, or touching its rim from inside)
+leaves no area and contributes nothing, not even the rim or points the hole's open interior would leave
+of it (``_covered``; docs/geometry.md): so a region counts the same whatever other shapes it holds.
+
 Equations are evaluated in floating point, with a relative slack of :data:`TOUCH_EPS` that errs outward
 (a touch within rounding counts; a circle's integer tangents and corners come out exact anyway). Regions
 sent with Foundry's resolved ``polygons`` have no curves: those polygons are what Foundry draws and are
@@ -32,11 +36,11 @@ from typing import Any
 import numpy as np
 import shapely
 from shapely import affinity
-from shapely.geometry import LineString, Point
+from shapely.geometry import LineString, Point, Polygon
 
 from .scene import CircleShape, EllipseShape, Region, RegionShape
 
-__all__ = ["TOUCH_EPS", "Conic", "CurvedArea", "Interval", "curved_area"]
+__all__ = ["TOUCH_EPS", "Conic", "CurvedArea", "Interval", "curved_area", "polygon_parts_many"]
 
 #: Relative slack of the conic tests: a discriminant or an equation within it of a touch counts as one.
 TOUCH_EPS = 1e-10
@@ -153,6 +157,18 @@ class CurvedArea:
         shapely.prepare(inner)
         shapely.prepare(outer)
 
+    def conic_parts(self) -> tuple[tuple[Conic, ...], tuple[Conic, ...], tuple[Any, ...]] | None:
+        """The solid conics, the hole conics and the solid polygons, when every hole is a circle or an
+        ellipse: then :meth:`segment_parts` is the solid polygons' intervals (:func:`polygon_parts_many`)
+        and the conics' equations, which a compiled loop can repeat; ``None`` when a hole is a polygon."""
+        if any(part.conic is None for part in self._holes):
+            return None
+        return (
+            tuple(part.conic for part in self._solids if part.conic is not None),
+            tuple(part.conic for part in self._holes if part.conic is not None),
+            tuple(part.polygon for part in self._solids if part.conic is None),
+        )
+
     def contains_point(self, x: float, y: float) -> bool:
         """Whether ``(x, y)`` is in the area: in a solid shape (closed) and in no hole's interior."""
         point: Any = None
@@ -230,6 +246,39 @@ class CurvedArea:
 def _parameters(coords: Any, ax: float, ay: float, bx: float, by: float) -> Any:
     dx, dy = bx - ax, by - ay
     return ((coords[:, 0] - ax) * dx + (coords[:, 1] - ay) * dy) / (dx * dx + dy * dy)
+
+
+def polygon_parts_many(polygons: Any, ax: Any, ay: Any, bx: Any, by: Any) -> tuple[Any, Any, Any]:
+    """:func:`_polygon_parts` for many (polygon, segment) rows at once — the same GEOS calls one row each,
+    the same parameter arithmetic elementwise: ``(row, low, high)`` of every interval, by row."""
+    segments = shapely.linestrings(np.stack([ax, ay, bx, by], axis=1).reshape(-1, 2, 2))
+    meeting = shapely.intersection(segments, polygons)
+    empty = shapely.is_empty(meeting)
+    rows: list[Any] = []
+    lows: list[Any] = []
+    highs: list[Any] = []
+    for k in np.flatnonzero(empty).tolist():  # rounding lost a contact GEOS reports, or none: one by one
+        for one_low, one_high in _polygon_parts(polygons[k], segments[k], ax[k], ay[k], bx[k], by[k]):
+            rows.append(np.array([k]))
+            lows.append(np.array([one_low]))
+            highs.append(np.array([one_high]))
+    full = np.flatnonzero(~empty)
+    parts, part_row = shapely.get_parts(meeting[full], return_index=True)
+    coords, coord_part = shapely.get_coordinates(parts, return_index=True)
+    if coords.size:
+        r = full[part_row[coord_part]]
+        dx, dy = bx[r] - ax[r], by[r] - ay[r]
+        ts = np.clip(((coords[:, 0] - ax[r]) * dx + (coords[:, 1] - ay[r]) * dy) / (dx * dx + dy * dy), 0.0, 1.0)
+        starts = np.flatnonzero(np.concatenate(([True], coord_part[1:] != coord_part[:-1])))
+        rows.append(r[starts])
+        lows.append(np.minimum.reduceat(ts, starts))
+        highs.append(np.maximum.reduceat(ts, starts))
+    if not rows:
+        none = np.empty(0)
+        return none.astype(np.intp), none, none
+    row, low, high = np.concatenate(rows), np.concatenate(lows), np.concatenate(highs)
+    order = np.argsort(row, kind="stable")
+    return row[order].astype(np.intp), low[order], high[order]
 
 
 def _polygon_parts(polygon: Any, segment: Any, ax: float, ay: float, bx: float, by: float) -> list[Interval]:
@@ -319,13 +368,11 @@ def curved_area(region: Region, draw: Any, combine: Any) -> CurvedArea | None:
         isinstance(shape, (CircleShape, EllipseShape)) and _has_area(shape) for shape in region.shapes
     ):
         return None
-    solids: list[_Part] = []
+    solids: list[tuple[_Part, Any]] = []  # each with its drawn polygon
     holes: list[_Part] = []
-    inner_solids: list[Any] = []
     outer_solids: list[Any] = []
     inner_holes: list[Any] = []
     outer_holes: list[Any] = []
-    rims: list[Any] = []
     slack = 0.0
     for shape in region.shapes:
         drawn = draw(shape)
@@ -342,8 +389,6 @@ def curved_area(region: Region, draw: Any, combine: Any) -> CurvedArea | None:
             widened = _widened(drawn, conic, (1.0 + 1e-12) / math.cos(half))
             part = _Part(conic, None, None)
             small, big = drawn, widened
-            if not shape.hole:
-                rims.append(shapely.get_coordinates(drawn.exterior))
         else:
             shapely.prepare(drawn)
             part = _Part(None, drawn, drawn.boundary)
@@ -353,18 +398,70 @@ def curved_area(region: Region, draw: Any, combine: Any) -> CurvedArea | None:
             inner_holes.append(big)
             outer_holes.append(small)
         else:
-            solids.append(part)
-            inner_solids.append(small)
+            solids.append((part, small))
             outer_solids.append(big)
     if not solids:
         return None
-    if len(inner_solids) == 1 and not inner_holes:  # one shape (a plain circle or ellipse): nothing to combine
-        inner, outer = inner_solids[0], outer_solids[0]
+    # A solid wholly within a hole (its rim included) leaves no area: it contributes nothing, not even
+    # the zero-area rim or points the hole's open interior leaves of it (docs/geometry.md, "Holes").
+    straight_holes = [hole.polygon for hole in holes if hole.conic is None]
+    hole_union = shapely.union_all(straight_holes) if straight_holes else None
+    kept = [(part, small) for part, small in solids if not _covered(part, small, holes, hole_union)]
+    inner_solids = [small for _, small in kept]
+    if not inner_solids:
+        inner = Polygon()
+    elif len(inner_solids) == 1 and not inner_holes:  # one shape (a plain circle or ellipse): nothing to combine
+        inner = inner_solids[0]
     else:
         inner = combine(inner_solids, inner_holes)
-        outer = combine(outer_solids, outer_holes)
+    # The outer polygon only has to hold the area: the dropped solids may stay in it.
+    outer = outer_solids[0] if len(outer_solids) == 1 and not outer_holes else combine(outer_solids, outer_holes)
+    rims = [shapely.get_coordinates(small.exterior) for part, small in kept if part.conic is not None]
     points = np.concatenate(rims) if rims else np.empty((0, 2))
-    return CurvedArea(solids, holes, inner, outer, slack, points)
+    return CurvedArea([part for part, _ in kept], holes, inner, outer, slack, points)
+
+
+def _covered(solid: _Part, drawn: Any, holes: Sequence[_Part], hole_union: Any) -> bool:
+    """Whether one hole, or the straight holes together, hold the whole closed solid (``drawn`` its
+    polygon: inscribed in a curve). Judged exactly for polygons in polygons (GEOS), polygons in a conic
+    (their vertices), conics in the straight holes (no edge enters the curve's interior) and circles in
+    circles; an ellipse is covered by a conic hole when it is the very same curve or shares its centre and
+    axes within its radii."""
+    conic = solid.conic
+    if conic is None:
+        if hole_union is not None and hole_union.covers(drawn):
+            return True
+        coords = shapely.get_coordinates(drawn.exterior)
+        return any(
+            hole.conic is not None and all(hole.conic.contains(float(x), float(y)) for x, y in coords) for hole in holes
+        )
+    if any(hole.conic is not None and _conic_within(conic, hole.conic) for hole in holes):
+        return True
+    if hole_union is None or not hole_union.covers(drawn):
+        return False
+    # The inscribed polygon is covered; the curve is too unless a hole edge enters its interior.
+    if not hole_union.covers(Point(conic.cx, conic.cy)):
+        return False
+    for ring in shapely.get_rings(shapely.get_parts(hole_union)):
+        for (ax, ay), (bx, by) in itertools.pairwise(shapely.get_coordinates(ring)):
+            span = conic.interval(float(ax), float(ay), float(bx), float(by), interior=True)
+            if span is not None and span[1] > 0.0 and span[0] < 1.0:
+                return False
+    return True
+
+
+def _conic_within(solid: Conic, hole: Conic) -> bool:
+    """Whether the closed conic ``solid`` lies within the closed conic ``hole`` (see :func:`_covered`)."""
+    if solid == hole:
+        return True
+    dx, dy = solid.cx - hole.cx, solid.cy - hole.cy
+    if solid.rx == solid.ry and hole.rx == hole.ry:  # circles: |c_s − c_h| + r_s ≤ r_h, in exact squares
+        return hole.rx >= solid.rx and (hole.rx - solid.rx) ** 2 >= dx * dx + dy * dy
+    if dx != 0.0 or dy != 0.0:
+        return False
+    if solid.rx == solid.ry:  # a circle about an ellipse's centre
+        return solid.rx <= min(hole.rx, hole.ry)
+    return (solid.cos, solid.sin) == (hole.cos, hole.sin) and solid.rx <= hole.rx and solid.ry <= hole.ry
 
 
 def _has_area(shape: RegionShape) -> bool:

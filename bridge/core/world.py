@@ -12,7 +12,9 @@ from functools import cached_property
 from typing import Any
 
 from .geometry import CrossingRing, SceneGeometry, curve_vertex_count, ring_polygon, shape_vertices
+from .ignored import Ignored, IgnoredKey, Kind, diff_ignored, ignored_after_patch, ignored_in, not_held, ruled_scene
 from .rules import RULESETS, Ruleset, Ruling
+from .rules.base import MissingParameter
 from .rules.data_files import vocabulary
 from .scene import Grid, PolygonShape, Region, Rules, Scene, Token
 
@@ -185,8 +187,10 @@ def check_scene(
     """Validate what the models cannot: size, ruleset, edition, zone types, traits, environment.
 
     Returns the scene's ruleset and vertex count. A zone type or trait that no ruleset knows is rejected;
-    one of another ruleset is kept (the rulings it touches carry a note). An environment key that no
-    ruleset reads is rejected; one of another ruleset is checked by that ruleset and ignored.
+    one of another ruleset is kept (the rulings it touches carry a note). A zone of the scene's ruleset that
+    only lacks a parameter is kept too: :mod:`bridge.core.ignored` lists it and takes it out of the rulings.
+    An environment key that no ruleset reads is rejected; one of another ruleset is checked by that ruleset
+    and ignored.
     ``checked`` holds the ``id()`` of regions and tokens already checked under the same rules (a
     patch's unchanged objects).
     """
@@ -218,6 +222,8 @@ def check_scene(
         if zone_type in ruleset.zone_types:
             try:
                 ruleset.validate_zone(region.zone)
+            except MissingParameter:
+                pass  # held and listed as ignored (bridge.core.ignored), never a reason to refuse the scene
             except ValueError as exc:
                 raise SceneRejected(f"{where}: {exc}", field=where) from exc
         elif not vocab.owner_of_zone(zone_type):
@@ -255,12 +261,19 @@ RULING_MEMORY = 20_000
 
 @dataclass
 class SceneState:
-    """One held scene, with its geometry computed once per version."""
+    """One held scene, with its geometry computed once per version.
+
+    ``scene`` is what the rulings see; ``held`` the scene as the client sent it when the two differ (a zone
+    missing a parameter is held but taken out of the rulings); ``ignored`` what the bridge holds but does not
+    use, and why (:mod:`bridge.core.ignored`), by (kind, id).
+    """
 
     scene: Scene
     ruleset: Ruleset
     version: int = 0
     vertices: int = 0
+    held: Scene | None = field(default=None, repr=False)
+    ignored: Mapping[IgnoredKey, Ignored] = field(default_factory=dict, repr=False)
     #: Rulings already made on this version, by request (actor, target, action, reaction, options): a
     #: preview and the roll that follows ask the same question. A new version starts empty.
     rulings: dict[Hashable, Ruling] = field(default_factory=dict, repr=False)
@@ -273,6 +286,11 @@ class SceneState:
         geometry = SceneGeometry(self.scene, previous=self.seed)
         self.seed = None
         return geometry
+
+    @property
+    def held_scene(self) -> Scene:
+        """The scene as the client sent it (patches apply to this one)."""
+        return self.held if self.held is not None else self.scene
 
     def handed_on(self) -> SceneGeometry | None:
         """What a state replacing this one may take over: its geometry if built, else its own seed."""
@@ -295,8 +313,31 @@ class SceneState:
 
 @dataclass(frozen=True, slots=True)
 class PatchResult:
+    """A patched scene; ``ignored``: what the patch newly makes ignored (and removals of ids the scene did
+    not hold), in order; ``used``: what was ignored before the patch and is used now (still held)."""
+
     state: SceneState
-    ignored: dict[str, list[str]]
+    ignored: list[Ignored]
+    used: list[IgnoredKey] = field(default_factory=list)
+
+
+_SINGULAR: dict[str, Kind] = {"regions": "region", "tokens": "token", "walls": "wall", "lights": "light"}
+
+
+def _state(
+    scene: Scene,
+    ruleset: Ruleset,
+    ignored: Mapping[IgnoredKey, Ignored],
+    *,
+    version: int,
+    vertices: int,
+    seed: SceneGeometry | None = None,
+    previous: SceneState | None = None,
+) -> SceneState:
+    before = (previous.held_scene, previous.scene) if previous is not None else None
+    ruled = ruled_scene(scene, ignored, before)
+    held = scene if ruled is not scene else None
+    return SceneState(ruled, ruleset, version=version, vertices=vertices, seed=seed, held=held, ignored=ignored)
 
 
 @dataclass
@@ -329,7 +370,8 @@ class World:
                 )
             for scene_id in unwatched[: len(self.scenes) - self.limits.scenes + 1]:
                 del self.scenes[scene_id]
-        state = SceneState(scene, ruleset, version=previous.version + 1 if previous else 0, vertices=vertices)
+        ignored = ignored_in(scene, ruleset)
+        state = _state(scene, ruleset, ignored, version=previous.version + 1 if previous else 0, vertices=vertices)
         self.scenes.pop(scene.id, None)
         self.scenes[scene.id] = state  # the most recently used last
         return state
@@ -352,11 +394,12 @@ class World:
         """Apply upserts (whole objects), removals (ids) and scene-level replacements, atomically.
 
         Removing an id the scene does not hold is not an error — a create and delete that Foundry made
-        between two patches arrive as a bare removal — but it is reported in ``ignored``.
+        between two patches arrive as a bare removal — but it is reported in ``ignored`` (cause
+        ``not-held``), beside what the patch newly makes ignored.
         Raises ``KeyError`` for an unknown scene and :class:`SceneRejected` for an invalid result.
         """
         state = self.scenes[scene_id]
-        scene = state.scene
+        scene = state.held_scene
         held: dict[str, list[Any]] = {
             "regions": scene.regions,
             "tokens": scene.tokens,
@@ -374,12 +417,12 @@ class World:
             return token_vertices(token, size)
 
         counted: dict[str, Callable[[Any], int]] = {"regions": region_vertices, "tokens": token_cost}
-        ignored: dict[str, list[str]] = {}
+        unheld: list[tuple[Kind, str]] = []
         for kind, ids in remove.items():
             for item_id in ids:
                 gone = collections[kind].pop(item_id, None)
                 if gone is None:
-                    ignored.setdefault(kind, []).append(item_id)
+                    unheld.append((_SINGULAR[kind], item_id))
                 elif kind in counted and vertices is not None:
                     vertices -= counted[kind](gone)
         for kind, items in upsert.items():
@@ -409,9 +452,37 @@ class World:
         ruleset, counted_vertices = check_scene(new_scene, self.limits, checked=checked, vertices=vertices)
         # The scene's levels come only with scene.sync: only the new objects can name an unknown one.
         check_levels(new_scene, {kind: items for kind, items in upsert.items() if items}, where="upsert")
-        new_state = SceneState(
-            new_scene, ruleset, version=state.version + 1, vertices=counted_vertices, seed=state.handed_on()
+        if same_rules:
+            ignored = ignored_after_patch(state.ignored, new_scene, ruleset, upsert=upsert, remove=remove)
+        else:
+            ignored = ignored_in(new_scene, ruleset)
+        new_state = _state(
+            new_scene,
+            ruleset,
+            ignored,
+            version=state.version + 1,
+            vertices=counted_vertices,
+            seed=state.handed_on(),
+            previous=state,
         )
         self.scenes.pop(scene_id, None)
         self.scenes[scene_id] = new_state
-        return PatchResult(new_state, ignored)
+        newly, used = diff_ignored(state.ignored, ignored, _held_keys(new_scene, state.ignored, ignored))
+        locale = new_scene.rules.locale
+        return PatchResult(new_state, [*(not_held(k, i, locale) for k, i in unheld), *newly], used)
+
+
+def _held_keys(
+    scene: Scene, before: Mapping[IgnoredKey, Ignored], after: Mapping[IgnoredKey, Ignored]
+) -> set[IgnoredKey]:
+    """Of the keys ignored before and not after, those whose object the scene still holds."""
+    gone = [key for key in before if key not in after]
+    if not gone:
+        return set()
+    held: dict[str, set[str]] = {
+        "region": {r.id for r in scene.regions},
+        "token": {t.id for t in scene.tokens},
+        "wall": {w.id for w in scene.walls},
+        "environment": set(scene.environment),
+    }
+    return {key for key in gone if key[1] in held.get(key[0], set())}

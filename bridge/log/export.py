@@ -1,7 +1,13 @@
 """Export writers: JSONL, CSV and Markdown, each a stream of text chunks over ``LogStore.export``.
 
-Each writer takes an async iterable of records and yields text — one chunk per record (plus a header)
-— so the HTTP handlers and the command line write as they read and never hold the log in memory.
+Each writer takes an async iterable of records and yields text — the header, then chunks of whole rows
+that stop at the row reaching :data:`CHUNK_CHARS` characters — so the HTTP
+handlers and the command line write as they read and never hold the log in memory. Rows are made in a
+worker thread, one chunk per hop (issue 12: serialising a session's records, whole snapshots included,
+on the event loop held every other world's messages up to 343 ms): the event loop only hands records
+over and writes what comes back, and the thread's work per hop is bounded by the chunk. The JSONL
+writer serialises each distinct snapshot once (records of one scene version share it) and splices it
+into its records' lines, byte for byte what ``record.model_dump_json()`` gives.
 
 Exports are safe to open (issue 12; ``docs/log.md``, "Exports are safe to open"):
 
@@ -16,10 +22,12 @@ Exports are safe to open (issue 12; ``docs/log.md``, "Exports are safe to open")
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
 import re
+from collections import OrderedDict
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any, Final, Literal
 
@@ -27,6 +35,7 @@ from ..core.rules.labels import label, readable_citation
 from .records import Party, RulingRecord
 
 __all__ = [
+    "CHUNK_CHARS",
     "CSV_COLUMNS",
     "FORMATS",
     "ExportFormat",
@@ -41,11 +50,77 @@ __all__ = [
 ExportFormat = Literal["jsonl", "csv", "md"]
 
 
+#: A chunk of rows ends with the row that brings it to this many characters.
+CHUNK_CHARS: Final = 256 * 1024
+#: The most records handed to the worker thread at once.
+_BATCH: Final = 256
+#: Distinct snapshots whose JSON the JSONL writer keeps (a session's records come in scene order).
+_SNAPSHOT_JSON_CACHE: Final = 16
+
+
+async def _rows(
+    records: AsyncIterable[RulingRecord], row: Callable[[RulingRecord], str], header: str = ""
+) -> AsyncIterator[str]:
+    """``header``, then ``row(record)`` for every record, made in a worker thread into chunks of whole rows
+    (each ends with the row that brings it to :data:`CHUNK_CHARS` characters)."""
+    if header:
+        yield header
+
+    def make(batch: list[RulingRecord], start: int) -> tuple[str, int]:
+        parts: list[str] = []
+        size = 0
+        index = start
+        while index < len(batch) and size < CHUNK_CHARS:
+            text = row(batch[index])
+            parts.append(text)
+            size += len(text)
+            index += 1
+        return "".join(parts), index
+
+    async def flush(batch: list[RulingRecord]) -> AsyncIterator[str]:
+        index = 0
+        while index < len(batch):
+            text, index = await asyncio.to_thread(make, batch, index)
+            yield text
+
+    batch: list[RulingRecord] = []
+    async for record in records:
+        batch.append(record)
+        if len(batch) >= _BATCH:
+            async for text in flush(batch):
+                yield text
+            batch = []
+    async for text in flush(batch):
+        yield text
+
+
+class _JsonLines:
+    """One record a line, its snapshot's JSON made once per distinct snapshot (a few kept, by key)."""
+
+    def __init__(self) -> None:
+        self._snapshots: OrderedDict[str, str] = OrderedDict()
+
+    def __call__(self, record: RulingRecord) -> str:
+        snapshot = record.snapshot
+        if snapshot is None:
+            return record.model_dump_json() + "\n"
+        text = self._snapshots.get(snapshot.key)
+        if text is None:
+            text = snapshot.model_dump_json()
+            self._snapshots[snapshot.key] = text
+            if len(self._snapshots) > _SNAPSHOT_JSON_CACHE:
+                self._snapshots.popitem(last=False)
+        else:
+            self._snapshots.move_to_end(snapshot.key)
+        # ``snapshot`` is the record's last field: the same bytes as ``record.model_dump_json()``.
+        return record.model_dump_json(exclude={"snapshot"})[:-1] + ',"snapshot":' + text + "}\n"
+
+
 async def jsonl_chunks(records: AsyncIterable[RulingRecord], locale: str = "en") -> AsyncIterator[str]:
     """One JSON object per line: the whole record, snapshot included (enough to redraw it); data with its
     ids, whatever ``locale``."""
-    async for record in records:
-        yield record.model_dump_json() + "\n"
+    async for text in _rows(records, _JsonLines()):
+        yield text
 
 
 def _party(party: Party | None) -> tuple[str, str]:
@@ -156,22 +231,22 @@ def _csv_row(record: RulingRecord) -> list[str]:
     ]
 
 
+def _csv_line(cells: list[str] | tuple[str, ...]) -> str:
+    """One CSV line (RFC 4180 quoting, CRLF)."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n").writerow(cells)
+    return buffer.getvalue()
+
+
 async def csv_chunks(records: AsyncIterable[RulingRecord], locale: str = "en") -> AsyncIterator[str]:
     """RFC 4180 CSV with a header row (``CSV_COLUMNS``): data with its ids (names beside them), whatever
     ``locale``, for spreadsheets and scripts; the Markdown export is the one written for people."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
 
-    def take(row: list[str] | tuple[str, ...]) -> str:
-        writer.writerow(row)
-        text = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-        return text
+    def row(record: RulingRecord) -> str:
+        return _csv_line([csv_safe(cell) for cell in _csv_row(record)])
 
-    yield take(CSV_COLUMNS)
-    async for record in records:
-        yield take([csv_safe(cell) for cell in _csv_row(record)])
+    async for text in _rows(records, row, _csv_line(CSV_COLUMNS)):
+        yield text
 
 
 #: Markdown's inline syntax (CommonMark backslash escapes), pipes for the table.
@@ -215,31 +290,34 @@ def _crossing_words(record: RulingRecord, locale: str) -> str:
     return "; ".join(parts)
 
 
+def _markdown_row(r: RulingRecord, locale: str) -> str:
+    words = _MD_WORDS.get(locale, _MD_WORDS["en"])
+    allowed = words["yes"] if r.allowed else words["no"]
+    if r.kind == "override":
+        allowed += " (" + words["override"].format(reason=r.reason or "") + ")"
+    action = label(r.ruleset, "action", r.action, locale)
+    if r.reaction:
+        action += f" ({words['reaction']})"
+    cells = [
+        r.time.replace("T", " ")[:19],
+        r.actor.name or r.actor.id,
+        (r.target.name or r.target.id) if r.target else "",
+        action,
+        allowed,
+        "" if r.modifier is None else f"{r.modifier:+d}",
+        _crossing_words(r, locale),
+        "; ".join(r.notes),
+    ]
+    return "| " + " | ".join(markdown_cell(c) for c in cells) + " |\n"
+
+
 async def markdown_chunks(records: AsyncIterable[RulingRecord], locale: str = "en") -> AsyncIterator[str]:
     """A Markdown table, one row per record, for pasting into a campaign journal: in ``locale`` (en, es),
     tokens by name and actions, zones and crossing kinds by their labels — never ids."""
-    words = _MD_WORDS.get(locale, _MD_WORDS["en"])
     header = _MD_HEADER.get(locale, _MD_HEADER["en"])
-    yield "| " + " | ".join(header) + " |\n"
-    yield "|" + "---|" * len(header) + "\n"
-    async for r in records:
-        allowed = words["yes"] if r.allowed else words["no"]
-        if r.kind == "override":
-            allowed += " (" + words["override"].format(reason=r.reason or "") + ")"
-        action = label(r.ruleset, "action", r.action, locale)
-        if r.reaction:
-            action += f" ({words['reaction']})"
-        cells = [
-            r.time.replace("T", " ")[:19],
-            r.actor.name or r.actor.id,
-            (r.target.name or r.target.id) if r.target else "",
-            action,
-            allowed,
-            "" if r.modifier is None else f"{r.modifier:+d}",
-            _crossing_words(r, locale),
-            "; ".join(r.notes),
-        ]
-        yield "| " + " | ".join(markdown_cell(c) for c in cells) + " |\n"
+    head = "| " + " | ".join(header) + " |\n" + "|" + "---|" * len(header) + "\n"
+    async for text in _rows(records, lambda record: _markdown_row(record, locale), head):
+        yield text
 
 
 #: Writer and media type of each export format.

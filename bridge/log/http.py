@@ -10,8 +10,10 @@ JSON API
   ``GET /api/worlds`` → ``{"worlds": [...]}``
   ``GET /api/worlds/{world}/sessions`` → ``{"sessions": [...]}``
   ``GET /api/worlds/{world}/sessions/{session}/rulings``
-  (query: ``actor target action allowed from to limit cursor``)
-  → ``{"rulings": [...], "next": cursor-or-null}``, streamed (each ruling's ``snapshot`` is a key)
+  (query: ``actor target action allowed from to limit cursor before``; ``actor``, ``target`` and
+  ``action`` match any part of a name or label, whatever its case)
+  → ``{"rulings": [...], "next": cursor-or-null, "previous": cursor-or-null}``, streamed (each
+  ruling's ``snapshot`` is a key; ``before=previous`` gives the page before)
   ``GET /api/worlds/{world}/snapshots/{key}`` → one scene snapshot (of a ruling of that world)
   ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed.
   ``GET /api/worlds/{world}/sessions/{session}/rejudge`` (query: ``ruleset edition all`` and the
@@ -27,7 +29,8 @@ import re
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from html import escape
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
@@ -36,10 +39,11 @@ from urllib.parse import quote, urlsplit
 from aiohttp import web
 
 from ..throttle import FailureThrottle, client_address
+from .controls import WORDS, override_controls, parse_override_form, parse_session_name, session_controls, with_controls
 from .export import FORMATS
 from .i18n import TEXTS, pick_language
 from .pages import login_page, session_page, sessions_page
-from .records import RulingRecord
+from .records import Party, RulingRecord
 from .rejudge import Rejudge, RejudgeError
 from .rejudge_output import outcome_wire
 from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store, parse_time
@@ -118,6 +122,8 @@ LOG_SITE: Final = web.AppKey[tuple[str | None, frozenset[str]]]("sightline_log_s
 COOKIE_NAME: Final = "sightline_log"
 _MAX_LIMIT: Final = 1000
 _EXPORT_FLUSH: Final = 64 * 1024
+#: Chunks shorter than this are encoded on the event loop (well under a millisecond), longer ones in a thread.
+_ENCODE_IN_LOOP: Final = 1024 * 1024
 _SECURITY_HEADERS: Final = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
@@ -426,6 +432,7 @@ async def api_rulings(request: web.Request) -> web.StreamResponse:
             filters=filters,
             limit=limit,
             cursor=request.query.get("cursor") or None,
+            before=request.query.get("before") or None,
             snapshots=False,
         )
     except ValueError as exc:
@@ -454,7 +461,7 @@ async def api_rulings(request: web.Request) -> web.StreamResponse:
         if size >= _EXPORT_FLUSH:  # written as it is made: a big page never sits whole in memory
             await response.write("".join(pending).encode())
             pending, size = [], 0
-    pending.append(f'],"next":{json.dumps(page.next_cursor)}}}')
+    pending.append(f'],"next":{json.dumps(page.next_cursor)},"previous":{json.dumps(page.previous_cursor)}}}')
     await response.write("".join(pending).encode())
     await response.write_eof()
     return response
@@ -478,6 +485,11 @@ async def api_snapshot(request: web.Request) -> web.Response:
     )
 
 
+async def _encoded(text: str) -> bytes:
+    """A big chunk (one record with a huge snapshot) encoded in a worker thread."""
+    return await asyncio.to_thread(text.encode)
+
+
 def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     writer, media_type = FORMATS[fmt]
 
@@ -496,20 +508,14 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
         )
         response.enable_chunked_encoding()
         await response.prepare(request)
-        pending: list[str] = []
-        size = 0
+        # Rows are made in a worker thread, a bounded chunk at a time (``bridge.log.export``): the event
+        # loop hands records over and writes, so other worlds' messages never wait for a big session.
         async for chunk in writer(request.app[LOG_STORE].export(world, session_id), _language(request)):
-            pending.append(chunk)
-            size += len(chunk)
-            if size >= _EXPORT_FLUSH:
-                await response.write("".join(pending).encode())
-                pending, size = [], 0
-        if pending:
-            await response.write("".join(pending).encode())
+            await response.write(chunk.encode() if len(chunk) < _ENCODE_IN_LOOP else await _encoded(chunk))
         await response.write_eof()
         return response
 
-    export.__doc__ = f"The whole session as {fmt}, streamed as it is read."
+    export.__doc__ = f"The whole session as {fmt}, streamed in bounded chunks made off the event loop."
     return export
 
 
@@ -636,7 +642,9 @@ async def sessions_list(request: web.Request) -> web.Response:
     store = request.app[LOG_STORE]
     sessions = [s for world in worlds for s in await store.list_sessions(world)]
     sessions.sort(key=lambda s: (s.started, s.id), reverse=True)
-    return _html(sessions_page(_language(request), sessions))
+    lang = _language(request)
+    open_sessions = {s.world: s for s in sessions if s.ended is None}
+    return _html(with_controls(sessions_page(lang, sessions), session_controls(lang, worlds, open_sessions)))
 
 
 @routes.get("/log/static/log.js")
@@ -646,6 +654,16 @@ async def script(request: web.Request) -> web.Response:
     if not secret or await _visible_worlds(request, secret) is None:
         raise _unauthorized(request)
     text = resources.files("bridge.log").joinpath("static", "log.js").read_text(encoding="utf-8")
+    return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+
+@routes.get("/log/static/controls.js")
+async def controls_script(request: web.Request) -> web.Response:
+    """The session page's GM-controls script (a chosen row fills the override form); signed-in readers only."""
+    secret = await _secret_of(request)
+    if not secret or await _visible_worlds(request, secret) is None:
+        raise _unauthorized(request)
+    text = resources.files("bridge.log").joinpath("static", "controls.js").read_text(encoding="utf-8")
     return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
 
@@ -660,11 +678,12 @@ async def session_view(request: web.Request) -> web.Response:
     session = await store.get_session(session_id, world=world)
     if session is None:
         return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "rejudge")
+    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "before", "limit", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
-    next_cursor = None
+    next_cursor = previous_cursor = None
+    choices = await store.choices(world, session_id)
     snapshot_keys: dict[str, str] = {}
     rejudged: dict[str, dict[str, Any]] | None = None
     try:
@@ -675,9 +694,11 @@ async def session_view(request: web.Request) -> web.Response:
             filters=parse_filters(request.query),
             limit=_limit(request.query),
             cursor=shown["cursor"] or None,
+            before=shown["before"] or None,
             snapshots=judge is not None,  # the map fetches the one it draws
         )
         records, next_cursor, snapshot_keys = page.records, page.next_cursor, page.snapshot_keys
+        previous_cursor = page.previous_cursor
         if judge is not None:
             rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True)}
     except ValueError as exc:
@@ -689,9 +710,90 @@ async def session_view(request: web.Request) -> web.Response:
         records,
         filters=shown,
         next_cursor=next_cursor,
+        previous_cursor=previous_cursor,
+        choices=choices,
         error=error,
         rejudge=shown["rejudge"] if rejudged is not None else "",
         rejudged=rejudged,
         snapshot_keys=snapshot_keys,
     )
+    html = with_controls(html, override_controls(lang, session, records), before='<form class="filters"')
     return _html(html, status=400 if error else 200)
+
+
+# --- GM controls: sessions and overrides from the pages (bridge.log.controls) ----------------------
+
+
+def _control_failed(request: web.Request, message: str, back: str, *, status: int = 400) -> web.Response:
+    """A short page naming what was wrong, with the way back; nothing was changed."""
+    lang = _language(request)
+    w = WORDS[lang]
+    body = (
+        f'<p class="error" role="alert">{escape(w["failed"])}: {escape(message)}</p>'
+        f'<p><a href="{escape(back)}">← {escape(w["back"])}</a></p>'
+    )
+    page = f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"></head><body>{body}</body></html>'
+    return _html(page, status=status)
+
+
+async def _gm_post(request: web.Request, world: str) -> Mapping[str, str]:
+    """The posted form of a GM control: refused when cross-site (403) or not signed in for ``world`` (401)."""
+    _refuse_cross_site(request)
+    if not await _may_read(request, world):
+        raise _unauthorized(request)
+    form = await request.post()
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@routes.post("/log/{world}/session/start")
+async def session_start(request: web.Request) -> web.StreamResponse:
+    """Start a named game session for the world (the open one is closed), then show it."""
+    world = request.match_info["world"]
+    form = await _gm_post(request, world)
+    lang = _language(request)
+    try:
+        name = parse_session_name(form.get("name", ""), lang)
+    except ValueError as exc:
+        return _control_failed(request, str(exc), f"/log/?lang={lang}")
+    session = await request.app[LOG_STORE].start_session(world, name, _now())
+    raise web.HTTPSeeOther(f"/log/{quote(world, safe='')}/{quote(session.id, safe='')}?lang={lang}")
+
+
+@routes.post("/log/{world}/session/end")
+async def session_end(request: web.Request) -> web.StreamResponse:
+    """End the world's open game session (nothing to do when none is open), then back to the list."""
+    world = request.match_info["world"]
+    await _gm_post(request, world)
+    await request.app[LOG_STORE].end_session(world, _now())
+    raise web.HTTPSeeOther(f"/log/?lang={_language(request)}")
+
+
+@routes.post("/log/{world}/{session}/override")
+async def ruling_override(request: web.Request) -> web.StreamResponse:
+    """Record a GM's override of one of the session's rulings, with its reason, then back to the session."""
+    world, session_id = request.match_info["world"], request.match_info["session"]
+    form = await _gm_post(request, world)
+    lang = _language(request)
+    store = request.app[LOG_STORE]
+    back = f"/log/{quote(world, safe='')}/{quote(session_id, safe='')}?lang={lang}"
+    try:
+        posted = parse_override_form(form, lang)
+    except ValueError as exc:
+        return _control_failed(request, str(exc), back)
+    original = await store.get_record(world, posted.record)
+    if original is None or original.session != session_id:
+        return _control_failed(request, WORDS[lang]["bad_record"], back, status=404)
+    await store.override(
+        world,
+        posted.record,
+        modifier=posted.modifier,
+        allowed=posted.allowed,
+        reason=posted.reason,
+        user=Party(id="log-page", name=WORDS[lang]["by"]),
+        at=_now(),
+    )
+    raise web.HTTPSeeOther(back)

@@ -16,9 +16,10 @@ from urllib.parse import quote, urlencode
 from ..core.rules import RULESETS
 from ..core.rules.data_files import vocabulary
 from ..core.rules.labels import label
+from ..palette import PALETTE
 from .i18n import TEXTS
 from .records import RulingRecord
-from .store import LoggedSession
+from .store import LoggedSession, SessionChoices
 
 __all__ = ["login_page", "session_page", "sessions_page"]
 
@@ -28,9 +29,9 @@ header{background:#1d2d3a;color:#fff;padding:.6rem 1rem;display:flex;gap:1rem;al
 header h1{font-size:1.1rem;margin:0;flex:1}header form{margin:0}
 header button{background:none;color:#fff;border:1px solid #9fb3c8;border-radius:4px;
 padding:.2rem .6rem;cursor:pointer}
-main{padding:1rem;max-width:1400px;margin:auto}
+main{padding:1rem;max-width:1800px;margin:auto}
 table{border-collapse:collapse;width:100%;background:#fff}
-th,td{border-bottom:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th,td{border-bottom:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#eef1f4;font-weight:600}
 tbody tr.ruling{cursor:pointer}tbody tr.ruling:hover{background:#f0f6ff}
 tbody tr.ruling.changed{background:#fff1c2;box-shadow:inset 4px 0 #d68910}
@@ -41,8 +42,26 @@ tr.override td:first-child{border-left:4px solid #c0392b}
 .denied{color:#b03a2e;font-weight:600}.muted{color:#68737d}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.5rem 0 1rem}
 form.filters label{display:flex;flex-direction:column;font-size:.85rem}
-.layout{display:grid;grid-template-columns:minmax(0,3fr) minmax(280px,2fr);gap:1rem;align-items:start}
-#map{width:100%;height:auto;background:#fff;border:1px solid #dde1e6}
+form.filters .hint{flex-basis:100%;margin:0;font-size:.8rem}
+.layout{display:grid;grid-template-columns:minmax(0,1fr) minmax(280px,29%);gap:1rem;align-items:start}
+.rows{min-width:0;overflow-x:auto}
+#rulings td.notes{min-width:8rem}#rulings td.crossings{min-width:6.5rem}
+#rulings th,#rulings td{padding:.3rem .4rem}
+#rulings td.mod,#rulings td.allowed{white-space:nowrap}
+.map-pane{position:sticky;top:.5rem;min-width:0}
+#map{display:block;width:100%;height:auto;max-height:calc(100vh - 6rem);background:#fff;border:1px solid #dde1e6}
+#map-caption{margin:.4rem 0}
+#map :is(line,circle,rect,ellipse,polygon){vector-effect:non-scaling-stroke}
+nav.paging{margin:.8rem 0;display:flex;gap:1rem}
+@media (max-width:900px){
+main{padding:.5rem}
+.layout{grid-template-columns:minmax(0,1fr);gap:.5rem}
+.map-pane{order:-1;position:static}
+#map{max-height:32vh}
+.rows{max-height:56vh;overflow:auto;border:1px solid #dde1e6}
+#rulings td.notes{min-width:18rem}#rulings td.crossings{min-width:11rem}
+#rulings thead th{position:sticky;top:0;z-index:1}
+}
 .error{background:#fdecea;color:#8a1f11;padding:.5rem;border-radius:4px}
 .login{max-width:24rem;margin:3rem auto;background:#fff;padding:1.5rem;border-radius:6px}
 .login input{width:100%;box-sizing:border-box;margin:.3rem 0 1rem;padding:.4rem}
@@ -211,6 +230,55 @@ def _rejudge_form(
     )
 
 
+def _signed(value: int | None) -> str:
+    """A modifier as players read it: +3, −6, 0; "" for none."""
+    if value is None:
+        return ""
+    return f"+{value}" if value > 0 else f"\u2212{-value}" if value < 0 else "0"
+
+
+def _scene_name(record: RulingRecord, scenes: Mapping[str, str]) -> str:
+    """A ruling's scene by its name (its snapshot's, else the session's latest for that scene)."""
+    if record.snapshot is not None and record.snapshot.name:
+        return record.snapshot.name
+    return scenes.get(record.scene) or record.scene  # a scene never named keeps its id
+
+
+def _difficulty(record: RulingRecord, lang: str) -> str:
+    """A Traveller ruling's difficulty by its label ("Difficult", "Difícil"); "" for other rulesets."""
+    value = record.details.get("difficulty")
+    return label(record.ruleset, "difficulty", str(value), lang) if value else ""
+
+
+def _map_tokens(record: RulingRecord) -> list[dict[str, Any]]:
+    """The tokens the ruling read (its ``situation``), as the map draws them: name, top-left corner and
+    size in grid squares, and who they were (``actor``, ``target`` or ``other``)."""
+    tokens = (record.situation or {}).get("tokens") or []
+    target = record.target.id if record.target else None
+    out = []
+    for token in tokens:
+        if not isinstance(token, Mapping):
+            continue
+        tid = token.get("id")
+        role = "actor" if tid == record.actor.id else "target" if tid == target else "other"
+        out.append(
+            {
+                "name": str(token.get("name") or tid or ""),
+                "x": token.get("x", 0),
+                "y": token.get("y", 0),
+                "w": token.get("width", 1),
+                "h": token.get("height", 1),
+                "role": role,
+            }
+        )
+    return out
+
+
+def _datalist(name: str, values: Sequence[str]) -> str:
+    options = "".join(f'<option value="{escape(v)}"></option>' for v in dict.fromkeys(values) if v)
+    return f'<datalist id="{name}-choices">{options}</datalist>'
+
+
 def session_page(
     lang: str,
     session: LoggedSession,
@@ -218,12 +286,18 @@ def session_page(
     *,
     filters: Mapping[str, str],
     next_cursor: str | None,
+    previous_cursor: str | None = None,
+    choices: SessionChoices | None = None,
     error: str | None = None,
     rejudge: str = "",
     rejudged: Mapping[str, Mapping[str, Any]] | None = None,
     snapshot_keys: Mapping[str, str] | None = None,
 ) -> str:
-    """A session's rulings (one page), the filter form, export links and the map.
+    """A session's rulings (one page), the filter form, paging, export links and the map.
+
+    The filters take any part of a name or label, whatever its case, and offer the session's own actors,
+    targets and actions as choices (``choices``, which also names the scenes). Paging goes to the first,
+    the previous (``previous_cursor``) and the next (``next_cursor``) page.
 
     With ``rejudged`` (record id → :func:`~bridge.log.rejudge_output.outcome_wire`, for ``rejudge``,
     a ``ruleset:edition`` choice) each row shows its re-judged verdict beside the original, changed rows
@@ -231,34 +305,45 @@ def session_page(
 
     The page carries each row's snapshot *key* (``snapshot_keys``, record id → key, or the record's own
     snapshot), never the snapshot: the map script fetches one when it draws it, so a page's size is
-    bounded by its rows however big and however many the scene versions are (issue 12).
+    bounded by its rows however big and however many the scene versions are (issue 12). It carries the
+    tokens each ruling read (from its ``situation``), which the map draws over the scene.
     """
     t = TEXTS[lang]
+    choices = choices or SessionChoices([], [], [], {})
     base = f"/log/{_path(session.world)}/{_path(session.id)}"
     api = f"/api/worlds/{_path(session.world)}/sessions/{_path(session.id)}"
 
-    def field(name: str, label: str, kind: str = "text") -> str:
+    def field(name: str, label_key: str, kind: str = "text", listed: bool = False) -> str:
         value = escape(filters.get(name, ""))
-        return f'<label>{escape(t[label])}<input type="{kind}" name="{name}" value="{value}"></label>'
+        extra = f' list="{name}-choices" autocomplete="off"' if listed else ""
+        return f'<label>{escape(t[label_key])}<input type="{kind}" name="{name}" value="{value}"{extra}></label>'
 
     allowed_value = filters.get("allowed", "")
     options = "".join(
         f'<option value="{v}"{" selected" if v == allowed_value else ""}>{escape(t[k])}</option>'
         for v, k in (("", "any"), ("true", "yes"), ("false", "no"))
     )
+    action_labels = sorted({label(None, "action", a, lang) for a in choices.actions})
     form = (
         f'<form class="filters" method="get" action="{escape(base)}" aria-label="{escape(t["filters"])}">'
         f'<input type="hidden" name="lang" value="{lang}">'
         + (f'<input type="hidden" name="rejudge" value="{escape(rejudge)}">' if rejudge else "")
-        + field("actor", "actor")
-        + field("target", "target")
-        + field("action", "action")
+        + (f'<input type="hidden" name="limit" value="{escape(filters["limit"])}">' if filters.get("limit") else "")
+        + field("actor", "actor", listed=True)
+        + field("target", "target", listed=True)
+        + field("action", "action", listed=True)
         + f'<label>{escape(t["allowed"])}<select name="allowed">{options}</select></label>'
         + field("from", "from", "datetime-local")
         + field("to", "to", "datetime-local")
         + f'<button type="submit" id="apply">{escape(t["filter"])}</button>'
-        f'<a href="{escape(base)}?lang={lang}">{escape(t["clear"])}</a></form>'
+        f'<a href="{escape(base)}?lang={lang}">{escape(t["clear"])}</a>'
+        + _datalist("actor", choices.actors)
+        + _datalist("target", choices.targets)
+        + _datalist("action", action_labels)
+        + f'<p class="muted hint">{escape(t["filter_help"])}</p></form>'
     )
+    with_difficulty = any(r.details.get("difficulty") for r in records)
+    by_id = {r.id: r for r in records if r.id}
     rows = []
     lines: dict[str, Any] = {}
     zone_labels: dict[str, str] = {}
@@ -266,6 +351,8 @@ def session_page(
     for r in records:
         rid = r.id or ""
         key = (snapshot_keys or {}).get(rid) or (r.snapshot.key if r.snapshot else None)
+        scene_name = _scene_name(r, choices.scenes)
+        difficulty = _difficulty(r, lang)
         lines[rid] = {
             "line": r.line,
             "snapshot": key,
@@ -274,6 +361,9 @@ def session_page(
             "actor": r.actor.name or r.actor.id,
             "target": (r.target.name or r.target.id) if r.target else "",
             "action": label(r.ruleset, "action", r.action, lang),
+            "scene": scene_name,
+            "difficulty": difficulty,
+            "tokens": _map_tokens(r),
         }
         if r.ruleset not in labelled:  # the snapshot is fetched later: label every zone type of its ruleset
             labelled.add(r.ruleset)
@@ -285,25 +375,35 @@ def session_page(
         if outcome is not None and outcome["status"] == "changed":
             after = outcome["after"]
             lines[rid]["after"] = {"line": after["line"], "allowed": after["allowed"], "modifier": after["modifier"]}
-        mod = "" if r.modifier is None else f"{r.modifier:+d}"
+        mod = _signed(r.modifier)
         allowed = escape(t["yes"]) if r.allowed else f'<span class="denied">{escape(t["no"])}</span>'
         notes = "<br>".join(escape(n) for n in r.notes)
         if r.kind == "override":
-            notes = f"<strong>{escape(t['override_of'])} {escape(r.overrides or '')}</strong>: " + escape(
-                r.reason or ""
+            # The overridden ruling by its time and names when it is on this page; never by its id.
+            original = by_id.get(r.overrides or "")
+            what = (
+                f"{escape(t['override_of'])} {_time(original.time)} · {_party(original, 'actor')}"
+                + (f" → {_party(original, 'target')}" if original.target else "")
+                if original is not None
+                else escape(t["override"][:1].upper() + t["override"][1:])
             )
+            notes = f"<strong>{what}</strong>: " + escape(r.reason or "")
         kind = " override" if r.kind == "override" else ""
         reaction = f' <span class="muted">({escape(t["reaction"])})</span>' if r.reaction else ""
         extra = f"<td>{rejudged_cell}</td>" if rejudged is not None else ""
+        difficulty_cell = f'<td class="difficulty">{escape(difficulty)}</td>' if with_difficulty else ""
         rows.append(
             f'<tr class="ruling{kind}{changed}" data-record="{escape(rid)}" tabindex="0" aria-selected="false">'
-            f"<td>{_time(r.time)}</td>"
-            f"<td>{_party(r, 'actor')}</td><td>{_party(r, 'target')}</td>"
-            f"<td>{escape(label(r.ruleset, 'action', r.action, lang))}{reaction}</td><td>{allowed}</td>"
-            f"<td>{escape(mod)}</td><td>{_crossings(r, lang)}</td>"
-            f"<td>{notes}</td>{extra}</tr>"
+            f'<td class="time">{_time(r.time)}</td><td class="scene">{escape(scene_name)}</td>'
+            f'<td class="actor">{_party(r, "actor")}</td><td class="target">{_party(r, "target")}</td>'
+            f'<td class="action">{escape(label(r.ruleset, "action", r.action, lang))}{reaction}</td>'
+            f'<td class="allowed">{allowed}</td><td class="mod">{escape(mod)}</td>{difficulty_cell}'
+            f'<td class="crossings">{_crossings(r, lang)}</td><td class="notes">{notes}</td>{extra}</tr>'
         )
-    columns = ["time", "actor", "target", "action", "allowed", "mod", "crossings", "notes"]
+    columns = ["time", "scene", "actor", "target", "action", "allowed", "mod"]
+    if with_difficulty:
+        columns.append("difficulty")
+    columns += ["crossings", "notes"]
     if rejudged is not None:
         columns.append("rejudged")
     if not rows:
@@ -314,43 +414,61 @@ def session_page(
         summary = t["rejudge_summary"].format(
             changed=counted.count("changed"), total=len(counted), untranslatable=counted.count("untranslatable")
         )
-    query = {k: v for k, v in filters.items() if v}
+    query = {k: v for k, v in filters.items() if v and k not in ("cursor", "before")}
     paging = []
-    if filters.get("cursor"):
-        first = {k: v for k, v in query.items() if k != "cursor"}
+    if filters.get("cursor") or filters.get("before"):
         paging.append(
-            f'<a href="{escape(base + "?" + urlencode({**first, "lang": lang}))}">{escape(t["first_page"])}</a>'
+            f'<a id="first-page" href="{escape(base + "?" + urlencode({**query, "lang": lang}))}">'
+            f"{escape(t['first_page'])}</a>"
+        )
+    if previous_cursor:
+        prev = {**query, "before": previous_cursor, "lang": lang}
+        paging.append(
+            f'<a id="previous-page" rel="prev" href="{escape(base + "?" + urlencode(prev))}">'
+            f"{escape(t['previous_page'])}</a>"
         )
     if next_cursor:
         nxt = {**query, "cursor": next_cursor, "lang": lang}
-        paging.append(f'<a rel="next" href="{escape(base + "?" + urlencode(nxt))}">{escape(t["next_page"])}</a>')
+        paging.append(
+            f'<a id="next-page" rel="next" href="{escape(base + "?" + urlencode(nxt))}">{escape(t["next_page"])}</a>'
+        )
     exports = " · ".join(
-        f'<a href="{escape(api)}/export.{ext}?lang={lang}" download>{name}</a>'
+        f'<a class="export-{ext}" href="{escape(api)}/export.{ext}?lang={lang}" download>{name}</a>'
         for ext, name in (("md", "Markdown"), ("csv", "CSV"), ("jsonl", "JSONL"))
     )
     title = session.name or _short_time(session.started)
     error_html = f'<p class="error" role="alert">{escape(t["bad_filter"])}: {escape(error)}</p>' if error else ""
-    texts = {"from": t["line_from"], "to": t["line_to"], "rejudged": t["rejudged"]}
+    texts = {
+        "from": t["line_from"],
+        "to": t["line_to"],
+        "rejudged": t["rejudged"],
+        "mod": t["mod"],
+        "noLine": t["no_line"],
+        "help": t["map_help"],
+    }
     data = {
         "rulings": lines,
         "snapshotUrl": f"/api/worlds/{_path(session.world)}/snapshots/",
         "texts": texts,
         "zones": zone_labels,
+        "palette": dict(PALETTE),
     }
     body = (
         f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'
-        f'<h2>{escape(title)} <span class="muted">{escape(session.world)}</span></h2>'
-        f"<p>{escape(t['started'])}: {_time(session.started)} · {escape(t['ended'])}: "
+        f"<h2>{escape(session.name) if session.name else _time(session.started)} "
+        f'<span class="muted">{escape(session.world)}</span></h2>'
+        f'<p class="session-facts">{escape(t["started"])}: {_time(session.started)} · {escape(t["ended"])}: '
         f"{_time(session.ended) or escape(t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
         f"{escape(t['export'])}: {exports}</p>{error_html}{form}"
         + _rejudge_form(t, lang, base, filters, rejudge, summary)
-        + '<div class="layout"><div><table id="rulings"><thead><tr>'
+        + '<div class="layout"><div class="rows"><table id="rulings"><thead><tr>'
         + "".join(f"<th>{escape(t[k])}</th>" for k in columns)
-        + f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        f'<p class="paging">{" · ".join(paging)}</p></div>'
-        f'<section aria-label="{escape(t["map"])}"><svg id="map" xmlns="http://www.w3.org/2000/svg" '
-        'viewBox="0 0 1000 1000" role="img"></svg>'
-        f'<p id="map-caption" class="muted">{escape(t["map_help"])}</p></section></div>'
+        + f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<section class="map-pane" aria-label="{escape(t["map"])}"><svg id="map" '
+        'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1000 1000" preserveAspectRatio="xMidYMid meet" '
+        'role="img"></svg>'
+        f'<p id="map-caption" class="muted" aria-live="polite">{escape(t["map_help"])}</p></section></div>'
+        f'<nav class="paging" aria-label="{escape(t["paging"])}">{" · ".join(paging)}</nav>'
         f'<script type="application/json" id="log-data">{_json_for_script(data)}</script>'
         '<script src="/log/static/log.js" defer></script>'
     )

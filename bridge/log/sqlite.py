@@ -62,6 +62,12 @@ def _owner_only_files(path: Path) -> None:
         owner_only(file)
 
 
+def _lower(value: object) -> object:
+    """SQLite's ``lower()`` folds ASCII only; the filters' case-insensitive matching needs "Álvaro" to
+    find "álvaro" as PostgreSQL's does, so the log's connections replace it with Python's."""
+    return value.lower() if isinstance(value, str) else value
+
+
 class SqliteLogStore(SqlLogStore):
     """The log in the SQLite file at ``path`` (created when missing; its directory must exist — a typo in
     ``--database`` is refused rather than silently growing a new directory tree)."""
@@ -78,10 +84,12 @@ class SqliteLogStore(SqlLogStore):
             raise FileNotFoundError(errno.ENOENT, f"no directory {self.path.parent} (make it first, or fix the path)")
         _owner_only_files(self.path)
         self._writer = await aiosqlite.connect(self.path, isolation_level=None)
+        await self._writer.create_function("lower", 1, _lower, deterministic=True)
         for pragma in _PRAGMAS:
             await self._writer.execute(pragma)
         await self._migrate()
         self._reader = await aiosqlite.connect(self.path, isolation_level=None)
+        await self._reader.create_function("lower", 1, _lower, deterministic=True)
         for pragma in (*_PRAGMAS[2:], "PRAGMA query_only = ON"):
             await self._reader.execute(pragma)
 

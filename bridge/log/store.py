@@ -34,6 +34,7 @@ __all__ = [
     "LoggedSession",
     "RulingFilter",
     "RulingPage",
+    "SessionChoices",
     "decode_cursor",
     "describe_database",
     "encode_cursor",
@@ -70,8 +71,9 @@ class LoggedSession(BaseModel):
 class RulingFilter:
     """What narrows a query; every field left ``None`` matches everything.
 
-    ``actor`` and ``target`` match a token's id or its name exactly; ``since``/``until`` bound the
-    ruling's time, both inclusive.
+    ``actor`` and ``target`` match when a token's id or name contains the text, whatever its case
+    ("sni" finds "Sniper"); ``action`` when the action's id or its label in any language contains it
+    ("bs att" and "ataque" find ``bs-attack``); ``since``/``until`` bound the ruling's time, both inclusive.
     """
 
     actor: str | None = None
@@ -92,6 +94,19 @@ class RulingPage:
     records: list[RulingRecord]
     next_cursor: str | None
     snapshot_keys: dict[str, str] = field(default_factory=dict)
+    #: The cursor of the page before this one (pass it as ``before``); ``None`` on the first page.
+    previous_cursor: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionChoices:
+    """What a session's filters can be given: the names of its actors and targets, its action ids and
+    the names of its scenes by id (from each scene's latest snapshot), each sorted."""
+
+    actors: list[str]
+    targets: list[str]
+    actions: list[str]
+    scenes: dict[str, str]
 
 
 # --- Times and cursors ----------------------------------------------------------------------------
@@ -210,8 +225,12 @@ class LogStore(abc.ABC):
         limit: int = 100,
         cursor: str | None = None,
         snapshots: bool = True,
+        before: str | None = None,
     ) -> RulingPage:
         """One page of ``world``'s records (of ``session``, or all its sessions), oldest first.
+
+        ``cursor`` (a page's ``next_cursor``) gives the page after it; ``before`` (a page's
+        ``previous_cursor``) the page before it — the ``limit`` records just before, oldest first.
 
         ``snapshots=False`` leaves each record's ``snapshot`` out (``None``; the keys are in
         ``snapshot_keys``): what a page of the log shows, fetching a snapshot when it is drawn.
@@ -219,6 +238,11 @@ class LogStore(abc.ABC):
         Keyset pagination on the record id: a page never repeats or skips a record however many are
         appended meanwhile. :class:`ValueError` for a cursor this store did not make.
         """
+
+    @abc.abstractmethod
+    async def choices(self, world: str, session: str, *, most: int = 200) -> SessionChoices:
+        """The distinct actor and target names, actions and scenes of a session (at most ``most`` of each):
+        what a page offers as its filters' choices and how it names the scenes."""
 
     @abc.abstractmethod
     async def get_snapshot(self, world: str, key: str) -> SceneSnapshot | None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Builds dist/sightline-bridge.zip: the files Foundry installs (module.json, scripts, lang,
- * styles), under a top-level `sightline-bridge/` folder. Pure JS (fflate); no downloads.
+ * styles, and palette.json — Sightline's one palette, which in the repository links to
+ * bridge/palette.json; the zip carries its content), under a top-level `sightline-bridge/` folder. Pure JS (fflate); no downloads.
  * Not shipped in the zip itself: build-zip.mjs, tests, node_modules.
  */
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { zipSync } from "fflate";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const INCLUDE = ["module.json", "LICENSE", "scripts", "lang", "styles"];
+const INCLUDE = ["module.json", "LICENSE", "palette.json", "scripts", "lang", "styles"];
 const EXCLUDE = new Set(["scripts/build-zip.mjs"]);
 
 function walk(path, out) {

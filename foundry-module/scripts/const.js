@@ -34,6 +34,7 @@ export const SETTINGS = Object.freeze({
   PREVIEW_ON_TARGET: "previewOnTarget",
   OVERLAY_ENABLED: "overlayEnabled",
   OVERLAY_ALL_TOKENS: "overlayAllTokens",
+  PREROLL_PROMPT: "prerollPrompt",
 });
 
 /** Apply modes: feed the modifier at once, or wait for the GM to confirm it. */

@@ -80,25 +80,46 @@ export function verdictOf(ruling) {
   return ruling.modifier ? "penalised" : "clear";
 }
 
-/** Overlay colours by verdict (0xRRGGBB). */
-export const VERDICT_COLORS = Object.freeze({ blocked: 0xd32f2f, penalised: 0xf9a825, clear: 0x43a047, pending: 0x9e9e9e });
+/**
+ * Overlay colours (0xRRGGBB) from Sightline's one palette, `palette.json` — the same file the bridge
+ * draws the log map and the demo picture with (the module ships it; in the repository it links to
+ * bridge/palette.json). Grey until `usePalette` has read it: `main.js` fetches it at start-up.
+ */
+const GREY = 0x9e9e9e;
+/** Overlay colours by verdict. */
+export const VERDICT_COLORS = { blocked: GREY, penalised: GREY, clear: GREY, pending: GREY };
+/** Zone shading by type (any ruleset); a type the palette does not name gets `palette.other`. */
+export const ZONE_COLORS = {};
+let otherZone = GREY;
 
-/** Zone shading by type (any ruleset), lighter to stronger as visibility worsens; unknown types get grey. */
-export const ZONE_COLORS = Object.freeze({
-  low: 0xb0bec5,
-  poor: 0x7986cb,
-  zero: 0x8e24aa,
-  "white-noise": 0xeceff1,
-  smoke: 0x9e9e9e,
-  eclipse: 0xab47bc,
-  darkness: 0x3949ab,
-  "unnatural-darkness": 0x5e35b1,
-  woods: 0x43a047,
-  illuminated: 0xfff176,
-});
+/** "#rrggbb" as 0xRRGGBB; null for anything else. */
+export function hexColor(text) {
+  return typeof text === "string" && /^#[0-9a-fA-F]{6}$/.test(text) ? Number.parseInt(text.slice(1), 16) : null;
+}
+
+/**
+ * Take the colours of a palette (the parsed `palette.json`: `zones`, `other`, `verdicts`, each "#rrggbb").
+ * @param {{zones?: Record<string, string>, other?: string, verdicts?: Record<string, string>}} palette
+ * @returns {boolean} whether it held a colour for every verdict
+ */
+export function usePalette(palette) {
+  for (const key of Object.keys(ZONE_COLORS)) delete ZONE_COLORS[key];
+  for (const [type, text] of Object.entries(palette?.zones ?? {})) {
+    const color = hexColor(text);
+    if (color !== null) ZONE_COLORS[type] = color;
+  }
+  otherZone = hexColor(palette?.other) ?? GREY;
+  let complete = true;
+  for (const verdict of /** @type {const} */ (["blocked", "penalised", "clear", "pending"])) {
+    const color = hexColor(palette?.verdicts?.[verdict]);
+    if (color === null) complete = false;
+    VERDICT_COLORS[verdict] = color ?? GREY;
+  }
+  return complete;
+}
 
 export function zoneColor(type) {
-  return ZONE_COLORS[type] ?? 0x757575;
+  return ZONE_COLORS[type] ?? otherZone;
 }
 
 /** A modifier as players read it: +3, −6, 0; "—" when the action is not allowed. */

@@ -13,6 +13,19 @@ import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-set
 import { rulesOf } from "./serialize.js";
 import { addTestConnectionButton } from "./adapters/settings.js";
 import { registerQuenchBatches } from "./quench.js";
+import { showIgnoredNotice } from "./adapters/region-notice.js";
+import { addSessionControl, defineLogMenu, logUrlOf, openSessionDialog, overrideFromCard, registerLogMenu, wireOverrideButton } from "./adapters/gm-controls.js";
+import { PrerollPrompt } from "./adapters/prompt.js";
+import { usePalette } from "./geometry.js";
+
+// The one palette (palette.json, beside module.json): the overlay's colours, as the log and demo draw them.
+fetch(new URL("../palette.json", import.meta.url))
+  .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`HTTP ${response.status}`))))
+  .then((palette) => {
+    usePalette(palette);
+    refreshOverlay();
+  })
+  .catch((error) => console.warn(`${MODULE_ID} | palette.json could not be read; the overlay draws in grey`, error));
 
 /** @type {Sightline} */
 let sightline;
@@ -46,14 +59,26 @@ Hooks.once("init", () => {
     location: globalThis.location,
     globals: globalThis,
     CONFIG,
+    prerollPrompt: new PrerollPrompt({ DialogV2: foundry.applications.api.DialogV2, localize: (k) => game.i18n.localize(k) }),
   });
   sightline.onRulingsChanged = refreshOverlay;
+  sightline.onIgnoredChanged = refreshRegionNotices;
   registerSettings(game, {
     onConnectionChange: () => sightline.refreshHolder({ force: true }),
     onRulesChange: () => sightline.resyncAll(),
     onOverlayChange: overlayChanged,
   });
   registerKeybindings(game, { toggleOverlay: () => toggleOverlay() });
+  // "Open the log" under the module settings: the bridge's log pages, at the address of its WebSocket URL.
+  registerLogMenu(
+    game,
+    defineLogMenu({
+      DialogV2: foundry.applications.api.DialogV2,
+      document,
+      url: () => logUrlOf(setting(SETTINGS.URL)),
+      localize: (k) => game.i18n.localize(k),
+    }),
+  );
   registerZoneBehavior(CONFIG, foundry);
   registerOverlayLayer(
     CONFIG,
@@ -76,6 +101,9 @@ Hooks.once("init", () => {
       editTraits: openTraits,
       editScene: openSceneSettings,
       toggleOverlay,
+      startSession: (name) => sightline.startSession(name),
+      endSession: () => sightline.endSession(),
+      overrideRuling: (record, override) => sightline.overrideRuling(record, override),
     };
   }
 });
@@ -83,7 +111,7 @@ Hooks.once("init", () => {
 // Checks in a real Foundry: Quench fires `quenchReady` only when it is active, so without it nothing
 // is registered (scripts/quench.js, docs/foundry.md "Checks in a real Foundry").
 Hooks.once(/** @type {any} */ ("quenchReady"), (quench) => {
-  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline });
+  registerQuenchBatches(quench, { game, Scene, Actor, Hooks, CONST, CONFIG, getCanvas: () => canvas, sightline, ChatMessage, document });
 });
 
 Hooks.once("ready", () => {
@@ -149,10 +177,39 @@ Hooks.on("renderChatMessageHTML", (message, html) => {
   else button.addEventListener("click", () => sightline.confirmFromMessage(message));
 });
 
+// The Override button of a logged ruling's card: GMs only (removed for everyone else).
+Hooks.on("renderChatMessageHTML", (message, html) => {
+  wireOverrideButton(html, {
+    isGM: Boolean(game.user.isGM),
+    onOverride: () => overrideFromCard({ DialogV2: foundry.applications.api.DialogV2, game, ui, message, sightline }),
+  });
+});
+
 Hooks.on("getSceneControlButtons", (controls) => {
   addOverlayControl(controls, { isGM: game.user.isGM, active: setting(SETTINGS.OVERLAY_ENABLED), onToggle: (on) => toggleOverlay(on) });
   addSceneSettingsControl(controls, { isGM: game.user.isGM, onClick: () => openSceneSettings() });
+  addSessionControl(controls, { isGM: game.user.isGM, onClick: () => openSessionDialog({ DialogV2: foundry.applications.api.DialogV2, game, ui, sightline }) });
 });
+
+// A region the bridge does not use (a zone of another ruleset, a parameter missing…): the reason on its
+// sheet. RegionConfig is an ApplicationV2 in V13 and V14: `element` is its HTMLElement.
+/** @param {foundry.applications.sheets.RegionConfig.Any} app @param {HTMLElement} element */
+const regionNotice = (app, element) => {
+  const region = app.document;
+  const entry = sightline.ignored.region(region?.parent?.id, region?.id);
+  showIgnoredNotice(element, entry, { title: game.i18n.localize("SIGHTLINE.Ignored.RegionTitle") });
+};
+Hooks.on("renderRegionConfig", (app, element) => {
+  if (game.user.isGM) regionNotice(app, element);
+});
+/** After the bridge answered a sync or patch: region sheets already open follow (a behaviour fixed while
+ * its region's sheet stays open loses its notice). */
+function refreshRegionNotices() {
+  if (!game.user?.isGM) return;
+  for (const app of foundry.applications.instances.values()) {
+    if (app instanceof foundry.applications.sheets.RegionConfig && app.element) regionNotice(app, app.element);
+  }
+}
 
 Hooks.on("renderTokenHUD", (hud, html) => {
   addTraitsHudButton(hud, html, {

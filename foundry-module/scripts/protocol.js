@@ -95,6 +95,29 @@ export function adjudicate(id, { scene, actor, target, action, reaction = false,
   return msg;
 }
 
+/**
+ * `session.start` (extension): close the world's open game session and open one named `name`.
+ * @param {string} id @param {string} [name]
+ */
+export function sessionStart(id, name = "") {
+  return { type: "session.start", id, name: String(name ?? "").trim().slice(0, 200) };
+}
+
+/** `session.end` (extension): close the world's open game session. @param {string} id */
+export function sessionEnd(id) {
+  return { type: "session.end", id };
+}
+
+/**
+ * `ruling.override` (extension): a GM's ruling for a logged one, with the reason; the original
+ * record stays as it was. `modifier` is sent exactly when the action is allowed.
+ * @param {string} id
+ * @param {{record: string, allowed: boolean, modifier?: number | null, reason: string}} o
+ */
+export function rulingOverride(id, { record, allowed, modifier = null, reason }) {
+  return { type: "ruling.override", id, record, allowed, modifier: allowed ? modifier : null, reason };
+}
+
 /** @param {string} id */
 export function ping(id) {
   return { type: "ping", id };

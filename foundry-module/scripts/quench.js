@@ -11,6 +11,7 @@
 import { MODULE_ID, ZONE_BEHAVIOR_TYPE } from "./const.js";
 import { serializeRegion, serializeScene, serializeToken, resolvedPolygons } from "./serialize.js";
 import { twodsixDifficulty, difficultiesInUse } from "./systems/twodsix.js";
+import { postRulingCard } from "./adapters/chat.js";
 
 /** Every batch key starts with the module id, as Quench requires. */
 export const BATCHES = Object.freeze({
@@ -20,13 +21,16 @@ export const BATCHES = Object.freeze({
   gurps: `${MODULE_ID}.gga-bucket`,
   twodsix: `${MODULE_ID}.twodsix-throw-dialog`,
   levels: `${MODULE_ID}.v14-levels`,
+  gm: `${MODULE_ID}.gm-controls`,
+  ignored: `${MODULE_ID}.ignored-zone-sheet`,
 });
 
 const RULES = { [MODULE_ID]: { rules: { ruleset: "infinity-n4", edition: "current", locale: "en" } } };
 
 /**
  * @param {any} quench the Quench instance (`quenchReady`'s argument)
- * @param {{game: any, Scene: any, Actor: any, Hooks: any, CONST: any, CONFIG: any, getCanvas: () => any, sightline: any}} env
+ * @param {{game: any, Scene: any, Actor: any, Hooks: any, CONST: any, CONFIG: any, getCanvas: () => any, sightline: any,
+ *          ChatMessage?: any, document?: Document}} env
  */
 export function registerQuenchBatches(quench, env) {
   const { game, Hooks, CONST } = env;
@@ -89,6 +93,51 @@ export function registerQuenchBatches(quench, env) {
       });
     },
     { displayName: "Sightline: region with a hole" },
+  );
+
+  quench.registerBatch(
+    BATCHES.ignored,
+    ({ describe, it, assert, after }) => {
+      describe("a zone the bridge does not use", function () {
+        after(cleanUp);
+        it("shows the bridge's reason at the top of the region's sheet (renderRegionConfig)", async function () {
+          if (!game.user.isGM) return this.skip();
+          const service = env.sightline;
+          const scene = await makeScene({ width: 1000, height: 1000, grid: { size: 100, type: CONST.GRID_TYPES.SQUARE } });
+          const [region] = await scene.createEmbeddedDocuments("Region", [
+            {
+              name: "Fog",
+              shapes: [{ type: "rectangle", x: 100, y: 100, width: 200, height: 200, rotation: 0, hole: false }],
+              behaviors: [{ type: ZONE_BEHAVIOR_TYPE, system: { zoneType: "darkness", penalty: -3 } }],
+            },
+          ]);
+          const reason = "Fog: Darkness is a zone type of GURPS 4e, not of Infinity N4; it is not used in rulings.";
+          const real = service.connection;
+          const holder = service.isHolder;
+          // A bridge's answer listing the region (no bridge needed); the service, the hook and the sheet are real.
+          service.connection = {
+            ready: true,
+            nextId: () => "quench",
+            request: async (m) => ({ type: "scene.synced", id: m.id, scene: scene.id, regions: 1, tokens: 0, walls: 0, ignored: [{ region: region.id, cause: "foreign-zone", reason }] }),
+          };
+          service.isHolder = () => true;
+          const sheet = region.sheet;
+          try {
+            await service.syncScene(scene, { rewatch: false });
+            await sheet.render({ force: true });
+            const shown = () => sheet.element?.querySelector?.(".sightline-ignored");
+            assert.isTrue(await waitFor(() => Boolean(shown())), "the notice is on the sheet");
+            assert.include(shown().textContent, reason);
+          } finally {
+            await sheet?.close?.();
+            service.connection = real;
+            service.isHolder = holder;
+            service.synced.delete(scene.id);
+          }
+        });
+      });
+    },
+    { displayName: "Sightline: ignored zone on its sheet" },
   );
 
   quench.registerBatch(
@@ -254,5 +303,48 @@ export function registerQuenchBatches(quench, env) {
       });
     },
     { displayName: "Sightline: V14 levels" },
+  );
+
+  quench.registerBatch(
+    BATCHES.gm,
+    ({ describe, it, assert }) => {
+      describe("the GM's controls", function () {
+        it("adds the session tool to the Token controls, for GMs", function () {
+          if (!game.user.isGM) return this.skip();
+          const controls = { tokens: { name: "tokens", tools: { select: { name: "select", order: 0 } } } };
+          Hooks.callAll("getSceneControlButtons", controls);
+          const tool = controls.tokens.tools[`${MODULE_ID}-session`];
+          assert.isTrue(Boolean(tool?.button && tool.visible));
+        });
+        it("registers Open the log, whose window Foundry builds without arguments and links to the log in a new tab", async function () {
+          const menu = game.settings.menus.get(`${MODULE_ID}.openLog`);
+          assert.isTrue(Boolean(menu?.restricted));
+          const app = new menu.type();
+          await app.render({ force: true });
+          const link = app.element?.querySelector?.("[data-sightline-log-link]");
+          try {
+            assert.equal(link?.getAttribute("target"), "_blank");
+            assert.match(link?.getAttribute("href") ?? "", /^https?:\/\/.+\/log\/$/);
+          } finally {
+            await app.close();
+          }
+        });
+        it("renders a logged ruling's card collapsed, with Override for the GM", async function () {
+          if (!game.user.isGM || !env.ChatMessage || !env.document) return this.skip();
+          const ruling = { scene: "none", actor: "a", target: "b", action: "bs-attack", allowed: true, modifier: -3, crossings: [{ region: "r", zone: "low", kind: "through" }], modifiers: [{ source: "zone", value: -3, applied: true, label: "Low Visibility Zone" }], notes: [], citations: ["x"], logged: true, record: "rec-check" };
+          const message = await postRulingCard({ ChatMessage: env.ChatMessage, game, ruling, whisperGM: true });
+          try {
+            const selector = `[data-message-id="${message.id}"] .sightline-card`;
+            assert.isTrue(await waitFor(() => Boolean(env.document.querySelector(selector))), "the card is in the chat log");
+            const card = env.document.querySelector(selector);
+            assert.isFalse(/** @type {HTMLDetailsElement} */ (card.querySelector("details.sightline-details")).open);
+            assert.isNotNull(card.querySelector("[data-sightline-override]"));
+          } finally {
+            await message.delete();
+          }
+        });
+      });
+    },
+    { displayName: "Sightline: GM controls" },
   );
 }

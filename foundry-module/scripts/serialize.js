@@ -285,18 +285,18 @@ export function zoneOf(doc, ruleset) {
  *
  * With the scene's `ruleset`, only the parameters that ruleset gives this zone type are sent (an
  * Infinity `smoke` takes none, a Traveller `smoke` takes `density`: the bridge refuses a zone
- * with parameters it does not take), and a zone missing a parameter the ruleset requires gives
- * null — the region is sent as a plain region instead of failing the whole `scene.sync`
- * (`zoneProblem` says what is missing). A zone type of another ruleset goes bare: the bridge
- * ignores it with a note. Without a ruleset, every parameter any ruleset gives the type is kept
- * (for display).
+ * with parameters it does not take). A zone the ruleset fills in when left blank takes that
+ * (`blank`: a GURPS darkness with neither penalty nor total is total darkness, as the sheet's hint
+ * says). A zone missing a parameter its ruleset requires (`zoneProblem`) is sent as it is: the
+ * bridge holds it, does not use it and says why (`scene.synced` `ignored`), never in silence. A
+ * zone type of another ruleset goes bare: the bridge lists it as ignored too. Without a ruleset,
+ * every parameter any ruleset gives the type is kept (for display).
  * @param {any} system
  * @param {string} [ruleset]
  */
 export function zoneFromSystem(system, ruleset) {
   const type = system?.zoneType;
   if (!type || typeof type !== "string") return null;
-  if (ruleset && zoneProblem(system, ruleset)) return null;
   /** @type {Record<string, unknown>} */
   const zone = { type };
   const params = new Map();
@@ -314,12 +314,14 @@ export function zoneFromSystem(system, ruleset) {
   }
   // GURPS darkness: total darkness stands instead of a penalty.
   if (zone.total === true) delete zone.penalty;
+  const blank = ruleset ? RULESETS[ruleset]?.zones[type]?.blank : null;
+  if (blank && Object.keys(zone).length === 1) Object.assign(zone, blank);
   return zone;
 }
 
 /**
- * What a zone lacks under a ruleset, or null: `"<type>: <param>"` for a required parameter,
- * `"<type>: penalty|total"` for GURPS darkness with neither.
+ * What a zone lacks under a ruleset, or null: `"<type>: <param>"` for a required parameter. The
+ * bridge lists such a zone as ignored, with its reason.
  */
 export function zoneProblem(system, ruleset) {
   const spec = RULESETS[ruleset]?.zones[system?.zoneType];
@@ -329,7 +331,6 @@ export function zoneProblem(system, ruleset) {
     return v === true || (typeof v === "number" && Number.isFinite(v)) || (typeof v === "string" && v !== "");
   };
   for (const p of spec.params) if (p.required && !has(p.name)) return `${system.zoneType}: ${p.name}`;
-  if (spec.oneOf && !spec.oneOf.some(has)) return `${system.zoneType}: ${spec.oneOf.join("|")}`;
   return null;
 }
 

@@ -7,8 +7,9 @@
 /**
  * @typedef {{name: string, kind: string, min?: number, max?: number,
  *            choices?: readonly string[], required?: boolean}} ZoneParam
- * @typedef {{params: readonly ZoneParam[], oneOf?: readonly string[]}} ZoneSpec
- *   `required`: the bridge refuses the zone without it; `oneOf`: exactly one of these params
+ * @typedef {{params: readonly ZoneParam[], blank?: Readonly<Record<string, unknown>>}} ZoneSpec
+ *   `required`: the bridge does not use the zone without it (and says so); `blank`: what a zone
+ *   given none of its parameters stands for (GURPS darkness left blank: total darkness)
  * @typedef {{zones: Readonly<Record<string, ZoneSpec>>, traits: readonly string[],
  *            actions: readonly string[], attack: string}} RulesetSpec
  */
@@ -50,7 +51,7 @@ export const RULESETS = Object.freeze({
           { name: "penalty", kind: "integer", min: -9, max: -1 },
           { name: "total", kind: "boolean" },
         ]),
-        oneOf: Object.freeze(["penalty", "total"]),
+        blank: Object.freeze({ total: true }),
       },
       smoke: { params: NONE },
       "unnatural-darkness": { params: NONE },

@@ -14,10 +14,13 @@ test("the build script packs module.json, the scripts, both languages and the st
   const entries = unzipSync(readFileSync(join(root, "dist", "sightline-bridge.zip")));
   const names = Object.keys(entries);
   assert.ok(names.every((name) => name.startsWith("sightline-bridge/")), "one top-level folder");
-  for (const needed of ["module.json", "scripts/main.js", "lang/en.json", "lang/es.json"]) {
+  for (const needed of ["module.json", "palette.json", "scripts/main.js", "lang/en.json", "lang/es.json"]) {
     assert.ok(names.includes(`sightline-bridge/${needed}`), `missing ${needed}`);
   }
   assert.ok(!names.some((name) => name.includes("/test/") || name.endsWith("build-zip.mjs")), "no tests or build tools");
+  // The one palette travels as its content (the repository's palette.json is a link to bridge/palette.json).
+  const shipped = JSON.parse(strFromU8(entries["sightline-bridge/palette.json"]));
+  assert.deepEqual(shipped, JSON.parse(readFileSync(join(root, "..", "bridge", "palette.json"), "utf8")));
   const manifest = JSON.parse(strFromU8(entries["sightline-bridge/module.json"]));
   assert.equal(manifest.id, "sightline-bridge");
   for (const script of manifest.esmodules) assert.ok(names.includes(`sightline-bridge/${script}`), `esmodule ${script} packed`);

@@ -1,7 +1,10 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { buildOverlayModel, choosePairs, drawOverlay, labelPoint, regionPolygons, shapeToPolygon } from "../scripts/overlay-draw.js";
-import { VERDICT_COLORS, ZONE_COLORS } from "../scripts/geometry.js";
+import { readFileSync } from "node:fs";
+import { VERDICT_COLORS, ZONE_COLORS, usePalette } from "../scripts/geometry.js";
+
+usePalette(JSON.parse(readFileSync(new URL("../palette.json", import.meta.url), "utf8")));
 
 /** A recording stand-in for the PIXI namespace: every Graphics call and Text made. */
 function recordingPixi() {

@@ -7,12 +7,12 @@
  */
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serializeScene } from "../scripts/serialize.js";
 import { OVERLAY_STYLE } from "../scripts/overlay-draw.js";
-import { VERDICT_COLORS, ZONE_COLORS } from "../scripts/geometry.js";
+import { VERDICT_COLORS, ZONE_COLORS, usePalette } from "../scripts/geometry.js";
 import { collection, polygonTree } from "./helpers/fixtures.js";
 import { chromiumSkipReason, launchBrowser, serveStatic } from "./helpers/browser.js";
 import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
@@ -20,6 +20,7 @@ import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
 const here = dirname(fileURLToPath(import.meta.url));
 const moduleRoot = resolve(here, "..");
 const repoRoot = resolve(moduleRoot, "..");
+usePalette(JSON.parse(readFileSync(join(moduleRoot, "palette.json"), "utf8")));  // the colours the page draws with
 const WIDTH = 1300;
 const HEIGHT = 900;
 const BACKGROUND = 0x2b2b2b;
@@ -93,7 +94,7 @@ describe("overlay screenshot from the real bridge in Chromium with pixi.js 7", {
   before(
     async () => {
       bridge = await startRealBridge("overlay-secret");
-      site = await serveStatic({ "/scripts/": join(moduleRoot, "scripts"), "/pixi/": join(moduleRoot, "node_modules/pixi.js/dist"), "/": join(here, "e2e") });
+      site = await serveStatic({ "/scripts/": join(moduleRoot, "scripts"), "/pixi/": join(moduleRoot, "node_modules/pixi.js/dist"), "/module/": moduleRoot, "/": join(here, "e2e") });
       browser = await launchBrowser();
       page = await browser.context.newPage();
       await page.setViewportSize({ width: WIDTH, height: HEIGHT });

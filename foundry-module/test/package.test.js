@@ -39,7 +39,7 @@ test("en and es carry the same keys, and every key the code names exists", () =>
   const en = flat(JSON.parse(read("lang/en.json")));
   const es = flat(JSON.parse(read("lang/es.json")));
   assert.deepEqual(es.sort(), [...en].sort());
-  const sources = ["scripts/main.js", "scripts/adapters/scene-settings.js", "scripts/systems/twodsix.js", "scripts/adapters/chat.js", "scripts/adapters/overlay.js", "scripts/adapters/settings.js", "scripts/adapters/traits.js", "scripts/adapters/sightline.js", "scripts/region-behavior.js"].map(read).join("\n");
+  const sources = ["scripts/main.js", "scripts/adapters/scene-settings.js", "scripts/systems/twodsix.js", "scripts/adapters/chat.js", "scripts/adapters/overlay.js", "scripts/adapters/settings.js", "scripts/adapters/traits.js", "scripts/adapters/sightline.js", "scripts/adapters/gm-controls.js", "scripts/adapters/prompt.js", "scripts/region-behavior.js"].map(read).join("\n");
   for (const [, key] of sources.matchAll(/"(SIGHTLINE\.[A-Za-z.]+[A-Za-z])"/g)) assert.ok(en.includes(key) || en.some((k) => k.startsWith(`${key}.`)), `missing ${key}`);
 });
 

@@ -21,15 +21,20 @@ describe("zones as each ruleset takes them", () => {
     assert.deepEqual(S.zoneFromSystem(sys, "infinity-n4"), { type: "smoke" });
     assert.deepEqual(S.zoneFromSystem(sys, "gurps-4e"), { type: "smoke" });
     assert.deepEqual(S.zoneFromSystem(sys, "traveller"), { type: "smoke", density: 2 });
-    assert.equal(S.zoneFromSystem({ zoneType: "smoke", density: null }, "traveller"), null);
+    assert.deepEqual(S.zoneFromSystem({ zoneType: "smoke", density: null }, "traveller"), { type: "smoke" });
     assert.equal(S.zoneProblem({ zoneType: "smoke", density: null }, "traveller"), "smoke: density");
   });
 
-  test("an incomplete zone is sent as a plain region, never as a zone the bridge would refuse", () => {
-    assert.equal(S.serializeRegion(region("r", { zoneType: "illuminated", by: "" }), { ruleset: "traveller" }).zone, undefined);
-    assert.equal(S.serializeRegion(region("r", { zoneType: "darkness" }), { ruleset: "gurps-4e" }).zone, undefined);
-    assert.equal(S.zoneProblem({ zoneType: "darkness", penalty: null, total: false }, "gurps-4e"), "darkness: penalty|total");
+  test("a zone missing a required parameter is sent as it is: the bridge lists it as ignored, never in silence", () => {
+    assert.deepEqual(S.serializeRegion(region("r", { zoneType: "illuminated", by: "" }), { ruleset: "traveller" }).zone, { type: "illuminated" });
+    assert.equal(S.zoneProblem({ zoneType: "illuminated", by: "" }, "traveller"), "illuminated: by");
     assert.deepEqual(S.serializeRegion(region("r", { zoneType: "darkness", total: true, penalty: -3 }), { ruleset: "gurps-4e" }).zone, { type: "darkness", total: true });
+  });
+
+  test("a GURPS darkness left blank is total darkness, as the sheet's hint says ('Leave blank for total darkness')", () => {
+    assert.deepEqual(S.serializeRegion(region("r", { zoneType: "darkness" }), { ruleset: "gurps-4e" }).zone, { type: "darkness", total: true });
+    assert.equal(S.zoneProblem({ zoneType: "darkness", penalty: null, total: false }, "gurps-4e"), null);
+    assert.deepEqual(S.zoneFromSystem({ zoneType: "darkness", penalty: -4 }, "gurps-4e"), { type: "darkness", penalty: -4 });
   });
 
   test("a zone type of another ruleset goes bare (the bridge ignores it with a note)", () => {
@@ -122,5 +127,23 @@ describe("the real bridge takes the module's Traveller and GURPS scenes", { skip
     assert.deepEqual(out.map((m) => m.type), ["scene.synced", "adjudication", "scene.synced", "adjudication"], JSON.stringify(out));
     assert.equal(out[1].modifier, -6);
     assert.equal(out[3].modifier, -3);
+  });
+
+  test("GURPS: a darkness zone left blank at the target is total darkness, −10 (seed 003: '-10 (total darkness)')", () => {
+    const base = rulesetScene("gurps-4e", {});
+    base.regions = F.collection([{ ...region("r-dark", { zoneType: "darkness", penalty: null, total: false }, 950) }]);
+    const scene = S.serializeScene(base, { ruleset: "infinity-n4" });
+    const [synced, ruling] = replay([{ type: "scene.sync", id: "q1", scene }, { type: "adjudicate", id: "a1", scene: scene.id, actor: "t-a", target: "t-b", action: "attack" }]);
+    assert.equal(synced.ignored, undefined, JSON.stringify(synced));
+    assert.equal(ruling.modifier, -10, JSON.stringify(ruling));
+  });
+
+  test("Traveller: a smoke without density is held and listed in scene.synced with its reason, not used", () => {
+    const scene = S.serializeScene(rulesetScene("traveller", { zoneType: "smoke", density: null }), { ruleset: "infinity-n4" });
+    const [synced, ruling] = replay([{ type: "scene.sync", id: "q1", scene }, { type: "adjudicate", id: "a1", scene: scene.id, actor: "t-a", target: "t-b", action: "observation" }]);
+    if (!schemaSkipReason()) assertConforms(synced);
+    assert.deepEqual(synced.ignored.map((e) => [e.region, e.cause]), [["r-zone", "missing-parameter"]]);
+    assert.match(synced.ignored[0].reason, /^r-zone: a Smoke zone needs a smoke density under Traveller/);
+    assert.deepEqual(ruling.crossings, []);
   });
 });

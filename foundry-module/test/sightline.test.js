@@ -56,12 +56,12 @@ function world({ system = "gurps", settings = {}, gmActive = true } = {}) {
   return { scene, gm, gm2, player, users: [gm, gm2, player], system, settings };
 }
 
-function client(w, user, { bus, WebSocket, globals = {}, ChatMessage } = {}) {
+function client(w, user, { bus, WebSocket, globals = {}, ChatMessage, prerollPrompt } = {}) {
   const hooks = hooksStub();
   const { log, notifications } = notificationsStub();
   const game = gameStub({ user, users: w.users, settings: w.settings, scenes: [w.scene], socket: bus.client(user.id), system: w.system, messages: w.messages ?? [] });
   const canvas = { scene: w.scene, tokens: { controlled: [] } };
-  const s = new Sightline({ game, Hooks: hooks, ui: { notifications }, ChatMessage, getCanvas: () => canvas, WebSocket, globals, batchDelayMs: 50 });
+  const s = new Sightline({ game, Hooks: hooks, ui: { notifications }, ChatMessage, getCanvas: () => canvas, WebSocket, globals, prerollPrompt, batchDelayMs: 50 });
   return { s, game, hooks, log, canvas };
 }
 
@@ -232,6 +232,40 @@ describe("Sightline service", () => {
     assert.ok(gm.hooks.called.some(([name, r]) => name === "sightline.adjudicated" && r.modifier === -6));
     // Its own card (a message with the module flag) never triggers another adjudication.
     assert.deepEqual(await gm.s.onChatMessage({ author: { id: "gm1" }, rolls: [{}], flags: { "sightline-bridge": {} } }), []);
+  });
+
+  test("pre-roll prompt: a generic system shows the preview when the player targets, and closes it when the target is dropped", async () => {
+    /** A stand-in for adapters/prompt.js's PrerollPrompt: what it was asked to show, what to close. */
+    const prompt = (log) => ({ show: (rulings, names) => log.push(["show", rulings.map((r) => `${names(r).actor}->${names(r).target} ${r.modifier}`)]), close: (t) => log.push(["close", t]) });
+    const shown = [];
+    const w = world({ system: "dnd5e" });
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket, prerollPrompt: prompt(shown) });
+    gm.s.startRelay();
+    pl.s.startRelay();
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(pl, tgt, true);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
+    assert.deepEqual(shown, [["show", ["Fusilier->Target -6"]]]);
+    target(pl, tgt, false);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, false);
+    assert.deepEqual(shown.at(-1), ["close", tgt.id]);
+
+    // Off in this client's settings, or a system the modifier reaches by itself: no window.
+    for (const [system, settings] of [["dnd5e", { prerollPrompt: false }], ["gurps", {}], ["twodsix", {}]]) {
+      const quiet = [];
+      const w2 = { ...world({ system, settings }), scene: w.scene };
+      const c = client(w2, w2.gm, { bus: socketBus(), WebSocket: bridge.AutoSocket, prerollPrompt: prompt(quiet) });
+      c.s.refreshHolder();
+      await settle();
+      c.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+      target(c, tgt, true);
+      assert.equal((await c.s.onTargetToken(c.game.user, { id: tgt.id, document: tgt }, true)).length, 1, system);
+      assert.deepEqual(quiet, [], `${system} ${JSON.stringify(settings)}`);
+    }
   });
 
   test("confirm mode: a roll's card goes to the GMs without Apply — the roll is done", async () => {

@@ -12,6 +12,9 @@ interface SightlineApi {
   editTraits(tokenDoc: unknown): Promise<unknown>;
   editScene(scene?: unknown): Promise<unknown>;
   toggleOverlay(on?: boolean): unknown;
+  startSession(name?: string): Promise<any>;
+  endSession(): Promise<any>;
+  overrideRuling(record: string, override: { allowed: boolean; modifier?: number | null; reason: string }): Promise<{ record: string; original: string }>;
 }
 
 declare global {
@@ -25,6 +28,7 @@ declare global {
     "sightline-bridge.previewOnTarget": boolean;
     "sightline-bridge.overlayEnabled": boolean;
     "sightline-bridge.overlayAllTokens": boolean;
+    "sightline-bridge.prerollPrompt": boolean;
   }
 
   interface ModuleConfig {

@@ -1069,3 +1069,74 @@ def test_holes_are_judged_exactly_too() -> None:
     # A line inside the hole from its centre to a rim point between vertices meets the zone only there.
     assert geo._line_zone_entries(p(1000, 1000), p(1150, 1200)) == {0: 1.0}
     assert geo._line_zone_entries(p(1000, 1000), p(1149, 1198.5)) == {}
+
+
+# A solid wholly within a hole (docs/geometry.md, "a solid within a hole"): no rim, no points, whatever else
+# the region holds.
+SECOND_SHAPES: dict[str, list[dict[str, Any]]] = {
+    "alone": [],
+    "beside a rectangle": [rect(0, 0, 50, 50)],
+}
+
+
+@pytest.mark.parametrize("others", SECOND_SHAPES.values(), ids=SECOND_SHAPES.keys())
+@pytest.mark.parametrize(
+    ("solid", "hole"),
+    [
+        (ellipse(500, 500, 200, 200), circle(500, 500, 200, hole=True)),
+        (circle(500, 500, 200), circle(500, 500, 200, hole=True)),
+        (ellipse(500, 500, 200, 100, rotation=30), ellipse(500, 500, 200, 100, rotation=30, hole=True)),
+        (circle(500, 500, 200), circle(500, 400, 300, hole=True)),  # inside, touching at (500, 700)
+        (circle(500, 500, 200), rect(300, 300, 400, 400, hole=True)),  # inside, touching each side
+    ],
+    ids=["ellipse-circle", "circle-circle", "rotated-ellipse", "tangent-circle", "tangent-square"],
+)
+def test_a_solid_curve_within_a_hole_leaves_no_rim(
+    solid: dict[str, Any], hole: dict[str, Any], others: list[dict[str, Any]]
+) -> None:
+    """Decision (docs/geometry.md): a solid circle or ellipse wholly within a hole — the very same curve, or one
+    touching the hole's rim from inside — leaves nothing: a token or a line on its rim is not in the zone,
+    with or without another shape in the region."""
+    geo = geometry(
+        regions=[region("r", *others, solid, hole)],
+        tokens=[
+            token("rim-east", 700, 500, width=0, height=0),
+            token("rim-south", 500, 700, width=0, height=0),
+            token("box-south", 450, 700),  # its top edge runs along the curve's lowest point
+        ],
+    )
+    assert not geo.inside("rim-east", "r") and not geo.inside("rim-south", "r") and not geo.inside("box-south", "r")
+    assert geo._line_zone_entries(p(700, 300), p(700, 800)) == {}  # along the east tangent
+    assert geo._line_zone_entries(p(300, 700), p(800, 700)) == {}  # along the south tangent
+    assert geo._line_zone_entries(p(500, 500), p(500, 900)) == {}  # from the centre out through the rim
+    if others:  # the other shape still counts, rim and all
+        assert geo._line_zone_entries(p(50, 100), p(50, 0)) == {0: 0.5}
+
+
+def test_a_solid_straight_shape_within_a_curved_hole_leaves_no_corners() -> None:
+    """Decision (docs/geometry.md): a diamond whose corners lie on a circular hole's rim leaves nothing (no
+    corner points), while a rectangle in the same region still counts."""
+    geo = geometry(
+        regions=[
+            region(
+                "r",
+                rect(0, 0, 50, 50),
+                polygon(500, 300, 700, 500, 500, 700, 300, 500),
+                circle(500, 500, 200, hole=True),
+            )
+        ],
+        tokens=[token("corner", 700, 500, width=0, height=0)],
+    )
+    assert not geo.inside("corner", "r")
+    assert geo._line_zone_entries(p(700, 300), p(700, 800)) == {}
+    assert geo._line_zone_entries(p(50, 100), p(50, 0)) == {0: 0.5}
+
+
+def test_a_hole_rim_still_counts_where_the_area_goes_on() -> None:
+    """Contract ('a hole's rim belongs to the zone'): a solid circle only partly within a hole keeps the rim of
+    the hole where the rest of it goes on, and its own rim outside the hole."""
+    geo = geometry(
+        regions=[region("r", circle(500, 500, 200), circle(500, 400, 200, hole=True))],
+        tokens=[token("hole-rim", 500, 600, width=0, height=0), token("own-rim", 500, 700, width=0, height=0)],
+    )
+    assert geo.inside("hole-rim", "r") and geo.inside("own-rim", "r")

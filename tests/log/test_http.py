@@ -99,13 +99,14 @@ async def test_worlds_and_sessions_by_secret(
 async def test_rulings_filters_and_pagination(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
-    """The rulings endpoint filters by actor and allowed, pages with cursors and carries snapshots by key
-    only (the page stays small whatever the scene)."""
+    """The rulings endpoint filters by actor and allowed, pages forwards and backwards with cursors and
+    carries snapshots by key only (the page stays small whatever the scene)."""
     url = _rulings_url(logged[0]) + "/rulings"
     body = await (await client.get(url, headers=ASHES, params={"actor": "Sniper"})).json()
     assert [r["id"] for r in body["rulings"]] == [r.id for r in logged if r.actor.id == "t-sniper"]
     assert body["next"] is None
-    assert set(body) == {"rulings", "next"} and body["rulings"][0]["snapshot"] == "snap-docks-1"
+    assert set(body) == {"rulings", "next", "previous"} and body["rulings"][0]["snapshot"] == "snap-docks-1"
+    assert body["previous"] is None
     denied = await (await client.get(url, headers=ASHES, params={"allowed": "false"})).json()
     assert [r["id"] for r in denied["rulings"]] == [r.id for r in logged if not r.allowed]
     ids: list[str] = []
@@ -117,6 +118,13 @@ async def test_rulings_filters_and_pagination(
             break
         params = {"limit": "5", "cursor": page["next"]}
     assert ids == [r.id for r in logged]
+    back: list[list[str]] = []  # from the last page back to the first, with "previous"
+    while page["previous"] is not None:
+        page = await (await client.get(url, headers=ASHES, params={"limit": "5", "before": page["previous"]})).json()
+        back.append([r["id"] for r in page["rulings"]])
+    assert back == [ids[5:10], ids[0:5]]
+    both = await client.get(url, headers=ASHES, params={"cursor": page["next"], "before": page["next"]})
+    assert both.status == 400 and "not both" in (await both.json())["message"]
     timed = await (
         await client.get(url, headers=ASHES, params={"from": "2025-03-01T19:02:00Z", "to": "2025-03-01T19:04:00Z"})
     ).json()

@@ -18,6 +18,7 @@ from playwright.async_api import BrowserContext, async_playwright
 from bridge.log.http import create_log_app
 from bridge.log.records import RulingRecord
 from bridge.log.sql import SqlLogStore
+from bridge.palette import VERDICTS
 
 from .sample import ruling
 from .test_http import check_secret
@@ -85,7 +86,7 @@ async def test_session_page_filters_and_draws_the_selected_line(
         await page.wait_for_selector("#map g.zone")  # the snapshot is fetched by key, not in the page
         assert await page.locator("#map g.zone").count() == 2
         carried = await page.text_content("#log-data") or ""
-        assert "snapshotUrl" in carried and "Docks" not in carried and "r-smoke" not in carried
+        assert "snapshotUrl" in carried and "Fog" not in carried and "r-smoke" not in carried
 
         await page.fill("input[name=actor]", "Sniper")
         await page.click("#apply")
@@ -112,7 +113,7 @@ async def test_session_page_filters_and_draws_the_selected_line(
         await page.goto(str(server.make_url(f"/log/{records[0].world}/{records[0].session}?lang=es")))
         await page.click("#rulings tbody tr.ruling >> nth=4")
         assert "Ataque CD" in await page.inner_text("#map-caption")
-        assert await page.locator("#map line.sight").get_attribute("stroke") == "#c0392b"  # denied: red
+        assert await page.locator("#map line.sight").get_attribute("stroke") == VERDICTS["blocked"]  # denied
         if backend == "sqlite":
             await page.goto(str(server.make_url(f"/log/{records[0].world}/{records[0].session}?lang=en")))
             await page.click("#rulings tbody tr.ruling >> nth=3")

@@ -14,6 +14,7 @@ from playwright.async_api import BrowserContext
 from bridge.log.http import create_log_app
 from bridge.log.records import RulingRecord
 from bridge.log.sqlite import SqliteLogStore
+from bridge.palette import VERDICTS
 
 from .test_http import BRIDGE, OTHER, check_secret
 from .test_pages_browser import ARTIFACTS, browser  # noqa: F401  (the browser fixture)
@@ -112,7 +113,7 @@ async def test_session_page_highlights_what_changes_and_redraws_its_line(
         await changed.click()
         await page.locator("#map line.rejudged").wait_for()
         assert await page.locator("#map line.sight").count() == 2
-        assert await page.locator("#map line.rejudged").get_attribute("stroke") == "#1e8449"  # allowed now
+        assert await page.locator("#map line.rejudged").get_attribute("stroke") == VERDICTS["clear"]  # allowed now
         assert "Re-judged: MOD 0" in await page.inner_text("#map-caption")
         assert errors == []
         ARTIFACTS.mkdir(exist_ok=True)

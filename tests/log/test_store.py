@@ -136,6 +136,75 @@ async def test_filters_narrow_the_query(store: SqlLogStore) -> None:
     assert await ids(actor="t-sniper", action="discover") == [4]
 
 
+async def test_filters_match_any_part_of_a_name_or_label_in_any_case(store: SqlLogStore) -> None:
+    """Actor and target match part of an id or name whatever its case (accents too, in SQLite as in
+    PostgreSQL); action matches part of its id or its English or Spanish label; % and _ are plain text;
+    within a session (resolved through the indexes) and across a world's sessions (LIKE) alike."""
+    records = await store.append_many(
+        [
+            ruling(0, actor="t-alv", actor_name="Álvaro Núñez"),
+            ruling(1, actor="t-sniper", actor_name="Sniper 100%"),
+            ruling(2, action="dodge", target="t-other"),
+            ruling(3, action="speculative-attack"),
+        ]
+    )
+    session = records[0].session
+
+    async def ids(**kw: object) -> list[int]:
+        page = await store.query("w-ashes", session, filters=RulingFilter(**kw))  # type: ignore[arg-type]
+        return [records.index(next(r for r in records if r.id == got.id)) for got in page.records]
+
+    assert await ids(actor="álvaro") == [0]
+    assert await ids(actor="NÚÑ") == [0]
+    assert await ids(actor="SNI") == [1]
+    assert await ids(actor="100%") == [1]
+    assert await ids(actor="1_0") == []
+    assert await ids(target="OTHER") == [2]
+    assert await ids(action="bs att") == [0, 1]  # "BS Attack"
+    assert await ids(action="ataque") == [0, 1, 3]  # "Ataque CD", "Ataque Especulativo"
+    assert await ids(action="esquiva") == [2]  # "Esquivar"
+    assert await ids(action="DODGE") == [2]
+    assert await ids(action="nothing-like-it") == []
+    # Across a world's sessions the filters scan with LIKE instead of resolving through the indexes: same answers.
+    across = await store.query("w-ashes", None, filters=RulingFilter(actor="NÚÑ"))
+    assert [r.id for r in across.records] == [records[0].id]
+    across = await store.query("w-ashes", None, filters=RulingFilter(actor="1_0"))
+    assert across.records == []
+    across = await store.query("w-ashes", None, filters=RulingFilter(action="esquiva"))
+    assert [r.id for r in across.records] == [records[2].id]
+
+
+async def test_choices_are_the_sessions_names_actions_and_scenes(store: SqlLogStore) -> None:
+    """A session's choices: its actor and target names and actions, sorted and distinct, and its scenes
+    by the name their latest snapshot gives."""
+    records = await store.append_many(
+        [ruling(0), ruling(1, actor="t-sniper", actor_name="Sniper", action="dodge"), ruling(2)]
+    )
+    choices = await store.choices("w-ashes", str(records[0].session))
+    assert choices.actors == ["Fusilier", "Sniper"]
+    assert choices.targets == ["Target t-tgt"]
+    assert choices.actions == ["bs-attack", "dodge"]
+    assert choices.scenes == {"s-docks": "Docks"}
+    assert (await store.choices("w-other", str(records[0].session))).actors == []  # worlds stay apart
+
+
+async def test_pages_go_back_with_before(store: SqlLogStore) -> None:
+    """``before`` (a page's ``previous_cursor``) gives the page just before, oldest first; the first page
+    has no previous one and the last no next one."""
+    records = await store.append_many([ruling(n) for n in range(7)])
+    session = records[0].session
+    first = await store.query("w-ashes", session, limit=3)
+    assert first.previous_cursor is None and first.next_cursor is not None
+    second = await store.query("w-ashes", session, limit=3, cursor=first.next_cursor)
+    third = await store.query("w-ashes", session, limit=3, cursor=second.next_cursor)
+    assert [r.id for r in third.records] == [records[6].id] and third.next_cursor is None
+    back = await store.query("w-ashes", session, limit=3, before=third.previous_cursor)
+    assert [r.id for r in back.records] == [r.id for r in second.records]
+    again = await store.query("w-ashes", session, limit=3, before=back.previous_cursor)
+    assert [r.id for r in again.records] == [r.id for r in first.records]
+    assert again.previous_cursor is None and again.next_cursor == first.next_cursor
+
+
 async def test_keyset_pagination_is_stable_while_appending(store: SqlLogStore) -> None:
     """Paging with cursors visits every record once, in order, even when records are appended meanwhile."""
     first = await store.append_many([ruling(n) for n in range(25)])

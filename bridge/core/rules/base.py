@@ -18,7 +18,17 @@ from ..sight import Crossing, LineEvidence, SightLine
 if TYPE_CHECKING:
     from ..geometry import SceneGeometry
 
-__all__ = ["LocalText", "Locale", "ModifierEntry", "Ruleset", "Ruling", "RulingError", "Situation", "wall_entries"]
+__all__ = [
+    "LocalText",
+    "Locale",
+    "MissingParameter",
+    "ModifierEntry",
+    "Ruleset",
+    "Ruling",
+    "RulingError",
+    "Situation",
+    "wall_entries",
+]
 
 Locale = Literal["en", "es"]
 
@@ -127,6 +137,15 @@ class Ruling:
             raise ValueError("a ruling has a modifier exactly when the action is allowed")
 
 
+class MissingParameter(ValueError):
+    """A zone lacks a parameter its ruleset needs (``validate_zone``): the bridge holds the zone and lists it
+    as ignored (``bridge.core.ignored``) instead of refusing the scene; any other zone problem refuses it."""
+
+    def __init__(self, message: str, *, parameter: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+
+
 class RulingError(ValueError):
     """A request the ruleset cannot answer (an unknown action, a bad option); names the field."""
 
@@ -163,7 +182,8 @@ class Ruleset(Protocol):
         ...
 
     def validate_zone(self, zone: Zone) -> None:
-        """Raise ``ValueError`` naming the parameter when a zone of this ruleset is malformed."""
+        """Raise ``ValueError`` naming the parameter when a zone of this ruleset is malformed, and
+        :class:`MissingParameter` when it only lacks a parameter the ruleset needs."""
         ...
 
     def validate_environment(self, environment: Mapping[str, Any]) -> None:

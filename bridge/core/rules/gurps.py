@@ -187,8 +187,8 @@ class GurpsRuleset(DataRuleset[GurpsData]):
         elif set(params) == {"total"}:
             if params["total"] is not True:
                 raise ValueError("total: a total-darkness zone says total: true")
-        else:
-            raise ValueError("a darkness zone takes either penalty (-1…-9) or total: true")
+        elif params:  # no level at all is total darkness (the module's hint: "leave blank for total darkness")
+            raise ValueError("a darkness zone takes either penalty (-1…-9) or total: true, or nothing (total)")
 
     def validate_environment(self, environment: Mapping[str, Any]) -> None:
         """``darkness``: 0 to -10; other rulesets' keys are left alone."""
@@ -519,8 +519,8 @@ class GurpsRuleset(DataRuleset[GurpsData]):
                 continue
             if not s.geometry.inside(token_id, region.id):
                 continue
-            if zone.type == "unnatural-darkness" or zone.params.get("total") is True:
-                value = total
+            if zone.type == "unnatural-darkness" or "penalty" not in zone.params:
+                value = total  # total: true, or no level given (blank is total darkness)
             else:
                 value = int(zone.params["penalty"])
             found.append(_Darkness(value, region.id, zone.type))

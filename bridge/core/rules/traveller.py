@@ -26,7 +26,7 @@ from pydantic import Field, model_validator
 
 from ..scene import Zone
 from ..sight import Crossing, CrossingKind, LineEvidence
-from .base import ModifierEntry, Ruling, RulingError, Situation, wall_entries
+from .base import MissingParameter, ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
     DataModel,
     DataRuleset,
@@ -323,6 +323,9 @@ class TravellerRuleset(DataRuleset[TravellerData]):
     def validate_zone(self, zone: Zone) -> None:
         params = zone.params
         expected = {"smoke": {"density"}, "woods": set(), "illuminated": {"by"}}[zone.type]
+        if set(params) < expected:  # only a parameter missing: held, and listed as ignored
+            parameter = sorted(expected - set(params))[0]
+            raise MissingParameter(f"zone type {zone.type!r} needs {parameter}", parameter=parameter)
         if set(params) != expected:
             wanted = ", ".join(sorted(expected)) or "no parameters"
             raise ValueError(f"zone type {zone.type!r} takes {wanted} (got {', '.join(sorted(params)) or 'none'})")

@@ -1,22 +1,43 @@
-// Sightline log, session page: draws the scene's zones and walls (from the ruling's snapshot) and the
-// selected ruling's sight line into the page's SVG map. Reads the JSON block #log-data that the server
-// renders (each ruling's line and snapshot key) and fetches a snapshot from the log's API the first time
-// it is drawn (the page never carries them: it stays small however many scene versions it shows).
-// No dependencies.
+// Sightline log, session page: draws the scene's zones and walls (from the ruling's snapshot), the tokens
+// the ruling read (its situation) and the selected ruling's sight line into the page's SVG map. Reads the
+// JSON block #log-data that the server renders (each ruling's line, tokens and snapshot key, the words and
+// the one palette, bridge/palette.json) and fetches a snapshot from the log's API the first time it is
+// drawn (the page never carries them: it stays small however many scene versions it shows).
+// The caption names the selected row at once, before its snapshot arrives. No dependencies.
 "use strict";
 
 (function () {
   const NS = "http://www.w3.org/2000/svg";
-  const ZONE_COLOURS = {
-    low: "#f1c40f", poor: "#e67e22", zero: "#34495e", "white-noise": "#9b59b6", smoke: "#7f8c8d",
-    eclipse: "#2c3e50", darkness: "#2d3436", "unnatural-darkness": "#130f40", woods: "#27ae60",
-    illuminated: "#f9e79f",
-  };
   const dataNode = document.getElementById("log-data");
   const svg = document.getElementById("map");
   const caption = document.getElementById("map-caption");
   if (!dataNode || !svg) return;
   const data = JSON.parse(dataNode.textContent);
+  const palette = data.palette || { zones: {}, other: "#9e9e9e", verdicts: {} };
+  const zoneColour = (type) => palette.zones[type] || palette.other;
+  // Overlay and demo read a ruling alike: not allowed → blocked, a MOD below zero → penalised, else clear.
+  const verdictColour = (ruling) => palette.verdicts[
+    !ruling.allowed ? "blocked" : ruling.modifier !== null && ruling.modifier !== undefined && ruling.modifier < 0
+      ? "penalised" : "clear"] || "#000000";
+
+  function signed(value) {
+    if (value === null || value === undefined) return "—";
+    return value > 0 ? `+${value}` : value < 0 ? `\u2212${Math.abs(value)}` : "0";
+  }
+
+  // "Sol → Ana · BS Attack · MOD −6 · Difficult · Docks": names and labels, never pixels or ids.
+  function captionOf(ruling) {
+    if (!ruling) return data.texts.help;
+    const who = ruling.target ? `${ruling.actor} → ${ruling.target}` : ruling.actor;
+    const parts = [who, ruling.action];
+    if (ruling.modifier !== null && ruling.modifier !== undefined) parts.push(`${data.texts.mod} ${signed(ruling.modifier)}`);
+    if (ruling.difficulty) parts.push(ruling.difficulty);
+    if (ruling.scene) parts.push(ruling.scene);
+    if (!ruling.line) parts.push(data.texts.noLine);
+    const after = ruling.after;
+    if (after) parts.push(`${data.texts.rejudged}: ${after.modifier === null || after.modifier === undefined ? "—" : `${data.texts.mod} ${signed(after.modifier)}`}`);
+    return parts.join(" · ");
+  }
 
   function el(name, attrs, parent) {
     const node = document.createElementNS(NS, name);
@@ -74,10 +95,11 @@
     if (turn !== drawing) return;
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     const zones = el("g", { class: "zones" }, svg);
+    const zoneNames = el("g", { class: "zone-names" });  // added last: names stay readable over lines
     const bounds = [];
     for (const region of (snapshot && snapshot.regions) || []) {
       const zone = (region.zone && region.zone.type) || "";
-      const colour = ZONE_COLOURS[zone] || "#3498db";
+      const colour = zoneColour(zone);
       const group = el("g", { class: "zone", "data-region": region.id, "data-zone": zone }, zones);
       const zoneLabel = (data.zones && data.zones[zone]) || zone;
       el("title", {}, group).textContent = region.name ? `${region.name} (${zoneLabel})` : zoneLabel;
@@ -92,8 +114,9 @@
       if (own.length) {
         const cx = own.reduce((sum, p) => sum + p[0], 0) / own.length;
         const cy = own.reduce((sum, p) => sum + p[1], 0) / own.length;
-        const label = el("text", { x: cx, y: cy, "text-anchor": "middle", "font-size": 36, fill: "#1d232a",
-          "font-family": "system-ui, sans-serif" }, group);
+        const label = el("text", { x: cx, y: cy, "text-anchor": "middle", "dominant-baseline": "central",
+          "font-size": 32, "data-size": 11, "font-style": "italic", fill: "#1d232a", stroke: "#ffffff", "stroke-width": "0.2em",
+          "paint-order": "stroke", "font-family": "system-ui, sans-serif", class: "zone-name" }, zoneNames);
         label.textContent = region.name || (data.zones && data.zones[(region.zone || {}).type]) || "";
         bounds.push(...own);
       }
@@ -108,40 +131,53 @@
         "data-wall": wall.id }, walls);
       bounds.push([x1, y1], [x2, y2]);
     }
+    const grid = (snapshot && snapshot.grid && snapshot.grid.size) || 100;
+    const tokens = el("g", { class: "tokens" }, svg);
+    for (const token of (ruling && ruling.tokens) || []) {
+      // Foundry keeps a token's top-left corner and its size in grid squares.
+      const w = token.w * grid, h = token.h * grid, cx = token.x + w / 2, cy = token.y + h / 2;
+      const r = Math.max(Math.min(w, h) / 2 - 4, 6);
+      const ring = token.role === "other" ? "#68737d" : verdictColour(ruling);
+      const group = el("g", { class: `token ${token.role}` }, tokens);
+      el("title", {}, group).textContent = token.name;
+      el("circle", { cx, cy, r, fill: "#ffffff", "fill-opacity": 0.85, stroke: ring,
+        "stroke-width": token.role === "other" ? 3 : 6 }, group);
+      el("text", { x: cx, y: cy - r - 14, "text-anchor": "middle", "dominant-baseline": "central", "font-size": 28,
+        "data-size": 12, "data-above": cy - r,
+        "font-weight": 700, fill: "#111111", stroke: "#ffffff", "stroke-width": "0.2em", "paint-order": "stroke",
+        "font-family": "system-ui, sans-serif" }, group).textContent = token.name;
+      bounds.push([cx - w / 2, cy - h / 2 - 40], [cx + w / 2, cy + h / 2]);
+    }
     const line = ruling && ruling.line;
     if (line && line.start && line.end) {
-      const colour = ruling.allowed ? "#1e8449" : "#c0392b";
+      const colour = verdictColour(ruling);
       el("line", { class: "sight", x1: line.start.x, y1: line.start.y, x2: line.end.x, y2: line.end.y,
-        stroke: colour, "stroke-width": 5 }, svg);
-      el("circle", { class: "actor", cx: line.start.x, cy: line.start.y, r: 18, fill: colour }, svg);
-      el("circle", { class: "target", cx: line.end.x, cy: line.end.y, r: 18, fill: "none", stroke: colour,
-        "stroke-width": 5 }, svg);
+        stroke: colour, "stroke-width": 5, "stroke-dasharray": ruling.allowed ? "none" : "14 8" }, svg);
+      el("circle", { class: "actor", cx: line.start.x, cy: line.start.y, r: 10, fill: colour }, svg);
+      el("circle", { class: "target", cx: line.end.x, cy: line.end.y, r: 10, fill: "none", stroke: colour,
+        "stroke-width": 4 }, svg);
       bounds.push([line.start.x, line.start.y], [line.end.x, line.end.y]);
       const after = ruling.after;
       if (after && after.line && after.line.start && after.line.end) {
         // The re-judged ruling's line, dashed beside the original, in its own verdict's colour.
         const again = after.line;
         el("line", { class: "sight rejudged", x1: again.start.x, y1: again.start.y, x2: again.end.x, y2: again.end.y,
-          stroke: after.allowed ? "#1e8449" : "#c0392b", "stroke-width": 5, "stroke-dasharray": "14 10",
+          stroke: verdictColour(after), "stroke-width": 5, "stroke-dasharray": "14 10",
           transform: "translate(10 10)" }, svg);
       }
-      if (caption) {
-        // People read names, not pixels: "Sol → Ana · BS Attack · MOD -6".
-        const mod = ruling.modifier === null || ruling.modifier === undefined ? "" : ` · MOD ${ruling.modifier}`;
-        const who = ruling.target ? `${ruling.actor} → ${ruling.target}` : ruling.actor;
-        let text = `${who} · ${ruling.action}${mod}`;
-        if (after) {
-          const again = after.modifier === null || after.modifier === undefined ? "—" : `MOD ${after.modifier}`;
-          text += ` · ${data.texts.rejudged}: ${again}`;
-        }
-        caption.textContent = text;
-      }
     }
+    svg.appendChild(zoneNames);
     if (bounds.length) {
       const xs = bounds.map((b) => b[0]), ys = bounds.map((b) => b[1]);
       const minX = Math.min(...xs), maxX = Math.max(...xs), minY = Math.min(...ys), maxY = Math.max(...ys);
-      const pad = Math.max(maxX - minX, maxY - minY, 100) * 0.06;
+      const pad = Math.max(maxX - minX, maxY - minY, 100) * 0.08;
       svg.setAttribute("viewBox", `${minX - pad} ${minY - pad} ${maxX - minX + 2 * pad} ${maxY - minY + 2 * pad}`);
+      // Labels keep one size on screen whatever the scene's size: a share of the drawing's width.
+      const unit = (maxX - minX + 2 * pad) / 440;
+      for (const text of svg.querySelectorAll("text[data-size]")) {
+        text.setAttribute("font-size", Number(text.dataset.size) * unit);
+        if (text.dataset.above) text.setAttribute("y", Number(text.dataset.above) - Number(text.dataset.size) * unit);
+      }
     }
   }
 
@@ -150,6 +186,8 @@
       other.setAttribute("aria-selected", "false");
     }
     row.setAttribute("aria-selected", "true");
+    // The caption follows the row now, not when (or whether) its snapshot arrives.
+    if (caption) caption.textContent = captionOf(data.rulings[row.dataset.record]);
     draw(row.dataset.record);
   }
 
@@ -166,8 +204,10 @@
   for (const node of document.querySelectorAll("time[datetime]")) {
     const when = new Date(node.dateTime);
     if (!isNaN(when)) {
+      // In the table, short dates (the table is narrow); elsewhere, medium ones.
+      const dateStyle = node.closest("#rulings") ? "short" : "medium";
       node.textContent = when.toLocaleString(document.documentElement.lang || undefined,
-        { dateStyle: "medium", timeStyle: "medium" });
+        { dateStyle, timeStyle: "medium" });
       node.title = node.dateTime;
     }
   }

@@ -1,7 +1,8 @@
 /**
- * The ruling chat card: the modifier, the zones crossed and how, each candidate modifier with
- * whether it applied and why, and the citations. `rulingCardHtml` is pure (takes a `localize`
- * function); `postRulingCard` is the thin Foundry call.
+ * The ruling chat card: the modifier and a one-line reason first; then, collapsed, the zones crossed
+ * and how, each candidate modifier with whether it applied and why, the notes and the citations.
+ * A logged ruling carries the GM's Override button. `rulingCardHtml` is pure (takes a `localize`
+ * function); `postRulingCard` and `overrideOnMessage` are the thin Foundry calls.
  */
 
 import { MODULE_ID } from "../const.js";
@@ -12,47 +13,90 @@ export function escapeHtml(value) {
   return String(value ?? "").replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
-/**
- * @param {any} ruling an `adjudication` answer
- * @param {{localize: (key: string) => string, names?: {tokens?: Record<string, string>, regions?: Record<string, string>},
- *          confirm?: boolean}} ctx `confirm` adds the GM's Apply button
- */
-export function rulingCardHtml(ruling, { localize, names = {}, confirm = false }) {
-  const tokenName = (id) => escapeHtml(names.tokens?.[id] ?? id ?? "");
-  const regionName = (id) => escapeHtml(names.regions?.[id] ?? id ?? "");
-  // An id a person reads is shown by its label (lang/*.json); an id we have no label for stays as it is.
-  const labelOf = (prefix, id) => {
+/** An id a person reads, by its label (lang/*.json); an id without a label stays as it is. */
+function labeller(localize) {
+  return (prefix, id) => {
     const key = `SIGHTLINE.${prefix}.${id}`;
     const text = localize(key);
     return text && text !== key ? text : String(id ?? "");
   };
+}
+
+/**
+ * The one line that says why the modifier is what it is: the applied modifiers with their values
+ * ("Low Visibility Zone (−3)"; one that blocks, with its reason); without any, the first note, else
+ * "no zone crossed" or "no modifier applies". Plain text.
+ * @param {any} ruling @param {(key: string) => string} localize
+ */
+export function reasonLine(ruling, localize) {
+  const label = labeller(localize);
+  const applied = (ruling.modifiers ?? []).filter((m) => m.applied);
+  if (applied.length) {
+    return applied
+      .map((m) => {
+        const name = m.label ?? (m.zone ? label("Zone", m.zone) : m.source);
+        // A modifier without a value blocks the action: its reason says why ("No LoF can be drawn through …").
+        if (m.value === null || m.value === undefined) return m.reason ? `${name}: ${m.reason}` : name;
+        return `${name} (${formatModifier(m.value)})`;
+      })
+      .join("; ");
+  }
+  if (ruling.notes?.length) return String(ruling.notes[0]);
+  if (!(ruling.crossings ?? []).length) return localize("SIGHTLINE.Card.NoZones");
+  return localize("SIGHTLINE.Card.NoneApplies");
+}
+
+/**
+ * The card, short: the modifier and a one-line reason first; zones, candidates, notes and citations
+ * in a closed `<details>` (Foundry's chat log shows it as a disclosure the reader opens).
+ * @param {any} ruling an `adjudication` answer
+ * @param {{localize: (key: string) => string, names?: {tokens?: Record<string, string>, regions?: Record<string, string>},
+ *          confirm?: boolean, override?: {allowed: boolean, modifier: number | null, reason: string, by?: string} | null}} ctx
+ *   `confirm` adds the GM's Apply button; `override` shows a GM's override above the details.
+ *   A logged ruling (`record`) carries the Override button, which only GMs are shown (renderChatMessageHTML).
+ */
+export function rulingCardHtml(ruling, { localize, names = {}, confirm = false, override = null }) {
+  const tokenName = (id) => escapeHtml(names.tokens?.[id] ?? id ?? "");
+  const regionName = (id) => escapeHtml(names.regions?.[id] ?? id ?? "");
+  const labelOf = labeller(localize);
+  const L = (key) => escapeHtml(localize(`SIGHTLINE.Card.${key}`));
   const verdict = verdictOf(ruling);
   const lines = [];
-  lines.push(`<div class="sightline-card sightline-${verdict}" data-actor="${escapeHtml(ruling.actor)}" data-target="${escapeHtml(ruling.target ?? "")}">`);
+  const record = ruling.record ? ` data-record="${escapeHtml(ruling.record)}"` : "";
+  lines.push(`<div class="sightline-card sightline-${verdict}" data-actor="${escapeHtml(ruling.actor)}" data-target="${escapeHtml(ruling.target ?? "")}"${record}>`);
   lines.push(`<header><strong>${tokenName(ruling.actor)}</strong> → <strong>${tokenName(ruling.target)}</strong> <span class="sightline-action">${escapeHtml(labelOf("Action", ruling.action))}</span></header>`);
+  const overridden = override ? " sightline-overridden" : "";
   if (ruling.allowed === false) {
-    lines.push(`<p class="sightline-modifier">${escapeHtml(localize("SIGHTLINE.Card.NotAllowed"))}</p>`);
+    lines.push(`<p class="sightline-modifier${overridden}">${L("NotAllowed")}</p>`);
   } else {
-    lines.push(`<p class="sightline-modifier">${escapeHtml(localize("SIGHTLINE.Card.Modifier"))}: <strong>${formatModifier(ruling.modifier)}</strong></p>`);
+    lines.push(`<p class="sightline-modifier${overridden}">${L("Modifier")}: <strong>${formatModifier(ruling.modifier)}</strong></p>`);
   }
+  const reason = reasonLine(ruling, localize);
+  lines.push(`<p class="sightline-reason" title="${escapeHtml(reason)}">${escapeHtml(reason)}</p>`);
+  if (override) {
+    const value = override.allowed === false ? L("NotAllowedShort") : `<strong>${formatModifier(override.modifier)}</strong>`;
+    const by = override.by ? ` (${escapeHtml(override.by)})` : "";
+    lines.push(`<p class="sightline-override">${L("Overridden")}${by}: ${value} — ${escapeHtml(override.reason)}</p>`);
+  }
+  lines.push(`<details class="sightline-details"><summary>${L("Details")}</summary>`);
   const crossings = ruling.crossings ?? [];
   if (crossings.length) {
-    lines.push(`<h4>${escapeHtml(localize("SIGHTLINE.Card.Zones"))}</h4><ul class="sightline-crossings">`);
+    lines.push(`<h4>${L("Zones")}</h4><ul class="sightline-crossings">`);
     for (const c of crossings) {
       lines.push(`<li>${regionName(c.region)} (${escapeHtml(labelOf("Zone", c.zone))}): ${escapeHtml(labelOf("Kind", c.kind))}</li>`);
     }
     lines.push("</ul>");
   } else {
-    lines.push(`<p>${escapeHtml(localize("SIGHTLINE.Card.NoZones"))}</p>`);
+    lines.push(`<p>${L("NoZones")}</p>`);
   }
   const mods = ruling.modifiers ?? [];
   if (mods.length) {
-    lines.push(`<h4>${escapeHtml(localize("SIGHTLINE.Card.Candidates"))}</h4><ul class="sightline-candidates">`);
+    lines.push(`<h4>${L("Candidates")}</h4><ul class="sightline-candidates">`);
     for (const m of mods) {
       const label = m.label ?? (m.zone ? labelOf("Zone", m.zone) : m.source);
       const state = m.applied ? localize("SIGHTLINE.Card.Applied") : localize("SIGHTLINE.Card.NotApplied");
-      const reason = m.reason ? ` — ${escapeHtml(m.reason)}` : "";
-      lines.push(`<li class="${m.applied ? "applied" : "not-applied"}">${escapeHtml(label)} ${formatModifier(m.value)} (${escapeHtml(state)})${reason}</li>`);
+      const why = m.reason ? ` — ${escapeHtml(m.reason)}` : "";
+      lines.push(`<li class="${m.applied ? "applied" : "not-applied"}">${escapeHtml(label)} ${formatModifier(m.value)} (${escapeHtml(state)})${why}</li>`);
     }
     lines.push("</ul>");
   }
@@ -61,10 +105,12 @@ export function rulingCardHtml(ruling, { localize, names = {}, confirm = false }
   if (citations.length) {
     lines.push(`<footer class="sightline-citations">${citations.map((c) => `<cite>${escapeHtml(c)}</cite>`).join("<br>")}</footer>`);
   }
+  lines.push("</details>");
   if (confirm) {
-    lines.push(`<p class="sightline-proposal">${escapeHtml(localize("SIGHTLINE.Card.Proposal"))}</p>`);
-    lines.push(`<button type="button" data-sightline-apply>${escapeHtml(localize("SIGHTLINE.Card.Apply"))}</button>`);
+    lines.push(`<p class="sightline-proposal">${L("Proposal")}</p>`);
+    lines.push(`<button type="button" data-sightline-apply>${L("Apply")}</button>`);
   }
+  if (ruling.record && !confirm) lines.push(`<button type="button" class="sightline-override-button" data-sightline-override>${L("Override")}</button>`);
   lines.push("</div>");
   return lines.join("\n");
 }
@@ -92,4 +138,18 @@ export async function postRulingCard({ ChatMessage, game, ruling, confirm = fals
   };
   if (whisperGM) data.whisper = ChatMessage.getWhisperRecipients("GM").map((u) => u.id);
   return ChatMessage.create(data);
+}
+
+/**
+ * The update that shows a GM's override on the card it overrides: the card drawn again with the
+ * override line, and the override kept in the message flags (`override`) beside the ruling.
+ * @param {any} message the ruling's ChatMessage
+ * @param {{allowed: boolean, modifier: number | null, reason: string, record: string, by?: string}} override
+ * @param {{game: any}} env
+ */
+export function overrideUpdate(message, override, { game }) {
+  const data = message.flags?.[MODULE_ID] ?? {};
+  const scene = game.scenes?.get?.(data.ruling?.scene);
+  const content = rulingCardHtml(data.ruling, { localize: (k) => game.i18n.localize(k), names: namesOf(scene), confirm: Boolean(data.confirm), override });
+  return { content, [`flags.${MODULE_ID}.override`]: override };
 }

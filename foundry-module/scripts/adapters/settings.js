@@ -35,6 +35,8 @@ export function registerSettings(game, { onConnectionChange, onRulesChange, onOv
   });
   s(SETTINGS.ADJUDICATE_ON_ROLL, { scope: "world", config: true, restricted: true, type: Boolean, default: true });
   s(SETTINGS.PREVIEW_ON_TARGET, { scope: "world", config: true, restricted: true, type: Boolean, default: true });
+  // Shown only where the modifier cannot reach the roll by itself (not GURPS, not twodsix): adapters/prompt.js.
+  s(SETTINGS.PREROLL_PROMPT, { scope: "client", config: true, type: Boolean, default: true });
   s(SETTINGS.OVERLAY_ENABLED, { scope: "client", config: false, type: Boolean, default: false, onChange: onOverlayChange });
   s(SETTINGS.OVERLAY_ALL_TOKENS, { scope: "client", config: true, type: Boolean, default: false, onChange: onOverlayChange });
 }

@@ -10,10 +10,11 @@
 import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
 import { BridgeConnection, testConnection } from "../connection.js";
 import { PatchBatcher } from "../batcher.js";
-import { BridgeError, adjudicate as adjudicateMessage, sceneSync, scenePatch } from "../protocol.js";
+import { BridgeError, adjudicate as adjudicateMessage, rulingOverride, sceneSync, scenePatch, sessionEnd, sessionStart } from "../protocol.js";
 import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, serializeRegion, serializeScene, tokenIdsOnViewedLevel } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
+import { IgnoredRegistry, ignoredNotice } from "../ignored.js";
 import { choosePairs } from "../overlay-draw.js";
 import { SocketRelay } from "./socket.js";
 import { postRulingCard } from "./chat.js";
@@ -23,6 +24,22 @@ import { SYSTEM_ID as TWODSIX_ID, difficultiesInUse, prefillThrowDialog } from "
 
 /** Error codes meaning the bridge is out of reach (not a problem of one request). */
 const DOWN_CODES = new Set(["not-connected", "disconnected", "no-gm", "timeout"]);
+
+/** The log operations only a GM may ask for (a co-GM's go through the holder, a player's are refused). */
+const GM_LOG_TYPES = new Set(["session.start", "session.end", "ruling.override"]);
+
+/**
+ * A relayed log operation rebuilt from its known fields, or a BridgeError: players may not start,
+ * end or override anything (the bridge cannot tell a relayed player from the GM who relays).
+ */
+function vetLogOperation(message, gm) {
+  if (!gm) throw new BridgeError("forbidden", "only a GM may start or end a game session or override a ruling");
+  if (message.type === "session.start") return sessionStart("", typeof message.name === "string" ? message.name : "");
+  if (message.type === "session.end") return sessionEnd("");
+  if (typeof message.record !== "string" || typeof message.reason !== "string") throw new BridgeError("invalid-message", "ruling.override needs a record and a reason");
+  const allowed = message.allowed !== false;
+  return rulingOverride("", { record: message.record, allowed, modifier: allowed ? message.modifier : null, reason: message.reason });
+}
 
 /** Documents whose create/update/delete hooks feed scene patches. Never `refreshToken`. */
 export const WATCHED_DOCUMENTS = Object.freeze(["Token", "Region", "RegionBehavior", "Wall", "AmbientLight"]);
@@ -36,7 +53,7 @@ export class Sightline {
   /**
    * @param {{game: any, Hooks: any, ui: any, ChatMessage?: any, getCanvas: () => any,
    *          WebSocket?: any, location?: {protocol: string, hostname?: string, host?: string}, globals?: any, CONFIG?: any,
-   *          permissions?: any,
+   *          permissions?: any, prerollPrompt?: {show: (rulings: any[], names: (ruling: any) => {actor: string, target: string}) => unknown, close: (target?: string) => void},
    *          batchDelayMs?: number, setTimeout?: any, clearTimeout?: any}} env
    */
   constructor(env) {
@@ -73,6 +90,10 @@ export class Sightline {
     this.onRulingsChanged = () => {};
     /** The overlay's live subscription (`watch`); null until a connection exists. */
     this.watcher = null;
+    /** What the bridge holds but does not use, per scene (`scene.synced`/`scene.patched` `ignored`). */
+    this.ignored = new IgnoredRegistry();
+    /** Called after each answer that updates `ignored` (open region sheets follow). */
+    this.onIgnoredChanged = () => {};
   }
 
   get game() {
@@ -302,8 +323,10 @@ export class Sightline {
   async syncScene(scene, { rewatch = true } = {}) {
     if (!this.isHolder() || !this.connection?.ready || !scene) return;
     this.batcher.discard(scene.id);
-    await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, this.ruleDefaults())));
+    const answer = await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, this.ruleDefaults())));
     this.synced.add(scene.id);
+    this.ignored.synced(scene.id, answer);
+    this.tellIgnored(scene.id);
     if (rewatch && this.watcher?.wanted?.scene === scene.id) await this.watcher.rewatch();
   }
 
@@ -340,12 +363,32 @@ export class Sightline {
 
   _sendPatch(sceneId, changes) {
     if (!this.connection?.ready) return;
-    this.connection.request(scenePatch(this.connection.nextId(), sceneId, changes)).catch((err) => {
+    const patched = this.connection.request(scenePatch(this.connection.nextId(), sceneId, changes));
+    patched.then((answer) => {
+      this.ignored.patched(sceneId, answer, changes.remove);
+      this.tellIgnored(sceneId);
+    }, () => {});
+    patched.catch((err) => {
       // The bridge lost the scene (restart without reconnect, or an invalid patch): start over.
       console.warn(`${MODULE_ID} | scene.patch failed (${err.code}); resyncing ${sceneId}`);
       this.synced.delete(sceneId);
       this.ensureSynced(sceneId).catch(() => {});
     });
+  }
+
+  /**
+   * ONE warning to the GM when the bridge does not use something of a scene it did not say before
+   * (the same set, synced again, is not told twice); the reasons come in the scene's locale.
+   */
+  tellIgnored(sceneId) {
+    this.onIgnoredChanged();
+    if (!this.game.user?.isGM) return;
+    const entries = this.ignored.toTell(sceneId);
+    if (!entries) return;
+    const scene = this.game.scenes?.get?.(sceneId);
+    const format = (key, data) => this.game.i18n.format(key, data);
+    const name = scene?.name || this.game.i18n.localize("SIGHTLINE.Ignored.ThisScene");
+    this.env.ui?.notifications?.warn(ignoredNotice(entries, { scene: name, format }));
   }
 
   // Requests.
@@ -366,6 +409,7 @@ export class Sightline {
     if (!user) throw new BridgeError("forbidden", "the request comes from no user of this world");
     if (message?.type === "ping") return { type: "ping" };
     const gm = Boolean(user.isGM);
+    if (GM_LOG_TYPES.has(message?.type)) return vetLogOperation(message, gm);
     const scene = typeof message?.scene === "string" ? this.game.scenes?.get(message.scene) : null;
     if (!scene || !(gm || scene.active || scene.testUserPermission(user, "LIMITED"))) {
       throw new BridgeError("unknown-scene", `no scene ${JSON.stringify(message?.scene)} you can view`);
@@ -449,6 +493,36 @@ export class Sightline {
       this.onRulingsChanged();
     }
     return ruling;
+  }
+
+  // The GM's log controls (session.start / session.end / ruling.override, docs/protocol.md).
+
+  /**
+   * Open a named game session (the bridge closes the open one). GM only; resolves to the session.
+   * @param {string} [name]
+   */
+  async startSession(name = "") {
+    if (!this.game.user?.isGM) throw new BridgeError("forbidden", "only a GM may start a game session");
+    const answer = await this.request(sessionStart("", name));
+    return answer.session;
+  }
+
+  /** Close the open game session; resolves to it, or null when none was open. GM only. */
+  async endSession() {
+    if (!this.game.user?.isGM) throw new BridgeError("forbidden", "only a GM may end a game session");
+    const answer = await this.request(sessionEnd(""));
+    return answer.session ?? null;
+  }
+
+  /**
+   * A GM's override of a logged ruling, with the reason: a new log record beside the original.
+   * @param {string} record @param {{allowed: boolean, modifier?: number | null, reason: string}} o
+   * @returns {Promise<{record: string, original: string}>}
+   */
+  async overrideRuling(record, { allowed, modifier = null, reason }) {
+    if (!this.game.user?.isGM) throw new BridgeError("forbidden", "only a GM may override a ruling");
+    const answer = await this.request(rulingOverride("", { record, allowed, modifier, reason }));
+    return { record: answer.record, original: answer.original };
   }
 
   /** The cached ruling for a pair, for the overlay. */
@@ -590,6 +664,7 @@ export class Sightline {
     this._targetOrder = this._targetOrder.filter((id) => id !== tokenId);
     if (targeted) this._targetOrder.push(tokenId);
     const rulings = [];
+    if (!targeted) this.env.prerollPrompt?.close(tokenId);
     if (targeted && this.setting(SETTINGS.PREVIEW_ON_TARGET)) {
       const controlled = (this.env.getCanvas()?.tokens?.controlled ?? []).filter((t) => t !== token && t.id !== token.id);
       for (const actor of controlled) {
@@ -599,9 +674,20 @@ export class Sightline {
           console.warn(`${MODULE_ID} | preview failed`, err);
         }
       }
+      if (rulings.length && this.wantsPrerollPrompt()) this.env.prerollPrompt?.show(rulings, (r) => this.pairNames(r));
     }
     await this.followPair({ propose: targeted });
     return rulings;
+  }
+
+  /**
+   * Whether this client shows the ruling before the roll in a window (adapters/prompt.js): its
+   * setting is on and the system is one the modifier cannot reach by itself (GURPS has the
+   * bucket, twodsix the throw dialog).
+   */
+  wantsPrerollPrompt() {
+    const system = this.game.system?.id;
+    return Boolean(this.setting(SETTINGS.PREROLL_PROMPT)) && system !== GURPS_ID && system !== TWODSIX_ID;
   }
 
   /**

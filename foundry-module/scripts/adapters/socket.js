@@ -26,7 +26,8 @@
 
 import { BridgeError } from "../protocol.js";
 
-export const RELAYED_TYPES = Object.freeze(new Set(["adjudicate", "ping"]));
+/** What the holder relays: rulings and pings for everyone; the log operations for GMs only (the holder's `vet` refuses a player's). */
+export const RELAYED_TYPES = Object.freeze(new Set(["adjudicate", "ping", "session.start", "session.end", "ruling.override"]));
 
 /**
  * An unguessable request id: a UUID v4 where `crypto.randomUUID` exists (secure contexts), else

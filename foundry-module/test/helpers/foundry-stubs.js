@@ -86,6 +86,7 @@ export function gameStub({ user, users = [user], settings = {}, scenes = [], soc
     previewOnTarget: true,
     overlayEnabled: false,
     overlayAllTokens: false,
+    prerollPrompt: true,
     ...settings,
   };
   const sceneMap = new Map(scenes.map((s) => [s.id, s]));

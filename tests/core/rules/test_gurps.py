@@ -144,6 +144,17 @@ def test_several_darkness_zones_take_the_worst() -> None:
     assert fight(regions=regions).modifier == -10
 
 
+def test_darkness_zone_with_no_level_is_total_darkness() -> None:
+    """Seed 003: 'reduces the penalty from -10 (total darkness) to -3' — a darkness zone left blank (the sheet's
+    'Leave blank for total darkness') is total darkness: -10, and a torch the attacker sees makes it -3."""
+    blank = rect_zone("r-black", *AROUND_B, "darkness")
+    ruling = fight(regions=[blank])
+    assert ruling.modifier == -10 and applied(ruling)[0].region == "r-black" and has_note(ruling, "Hearing-2")
+    assert fight(regions=[blank], lights=[light("torch", 11 * YD, 0, 2)]).modifier == -3
+    total = rect_zone("r-black", *AROUND_B, "darkness", total=True)
+    assert fight(regions=[blank]).modifiers == fight(regions=[total]).modifiers
+
+
 def test_darkness_zone_around_the_attacker_only_does_not_count() -> None:
     """Rules-notes: 'Darkness is the light where the target stands' — dark round the attacker alone: no penalty."""
     assert fight(regions=[rect_zone("r-dark", *AROUND_A, "darkness", penalty=-6)]).modifier == 0
@@ -369,7 +380,6 @@ def test_several_defence_causes_still_minus_4() -> None:
 @pytest.mark.parametrize(
     "zone",
     [
-        {"type": "darkness"},
         {"type": "darkness", "penalty": 0},
         {"type": "darkness", "penalty": -10},
         {"type": "darkness", "penalty": -2.5},
@@ -380,7 +390,7 @@ def test_several_defence_causes_still_minus_4() -> None:
     ],
 )
 def test_malformed_zones_are_rejected(zone: dict[str, Any]) -> None:
-    """Zone parameters: darkness takes penalty -1…-9 or total: true; smoke and unnatural darkness take none."""
+    """Zone parameters: darkness takes penalty -1…-9, total: true or nothing; smoke and unnatural darkness none."""
     with pytest.raises(ValueError):
         RULESET.validate_zone(Zone.model_validate(zone))
 

@@ -1,0 +1,89 @@
+"""Export writers stream a big session in bounded chunks made off the event loop (issue 12)."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bridge.log.export import CHUNK_CHARS, FORMATS, csv_chunks, jsonl_chunks, markdown_chunks
+from bridge.log.records import RulingRecord, SceneSnapshot
+
+from .sample import DOCKS, ruling
+
+
+def _big_snapshot(version: int) -> SceneSnapshot:
+    """A scene version with 400 walls (a big battle map): ~25 KB of JSON."""
+    walls = [{"id": f"w{k}", "c": [k, 0, k, 600 + version], "sight": 20} for k in range(400)]
+    return DOCKS.model_copy(update={"key": f"snap-big-{version}", "walls": walls})
+
+
+def _session(count: int, versions: int) -> list[RulingRecord]:
+    """``count`` rulings over ``versions`` scene versions in turn, some without a snapshot."""
+    snapshots = [_big_snapshot(v) for v in range(versions)]
+    return [
+        ruling(n, snapshot=None if n % 7 == 3 else snapshots[(n * versions) // count]).model_copy(
+            update={"id": f"r{n}", "session": "s1"}
+        )
+        for n in range(count)
+    ]
+
+
+async def _stream(records: list[RulingRecord]) -> AsyncIterator[RulingRecord]:
+    """Records as a store hands them over: without ever suspending (the worst case for the loop)."""
+    for record in records:
+        yield record
+
+
+async def test_jsonl_lines_are_each_records_own_json_with_snapshots_made_once() -> None:
+    """Each JSONL line is byte for byte ``record.model_dump_json()`` (snapshot spliced in from its one
+    serialisation, more distinct snapshots than the writer keeps, records without one)."""
+    records = _session(300, 40)
+    text = "".join([chunk async for chunk in jsonl_chunks(_stream(records))])
+    assert text.splitlines() == [record.model_dump_json() for record in records]
+
+
+async def test_every_format_streams_whole_rows_in_bounded_chunks() -> None:
+    """A big session comes in several chunks, each of whole rows stopping at the row that reaches
+    CHUNK_CHARS, and together exactly the rows one by one."""
+    records = _session(400, 8)
+    for name, (writer, _media) in FORMATS.items():
+        chunks = [chunk async for chunk in writer(_stream(records), "en")]
+        body = chunks[1:]  # after the header
+        if name == "jsonl":
+            body = chunks
+            assert len(chunks) > 2
+        longest_row = max(len(line) + 2 for chunk in body for line in chunk.splitlines())
+        assert all(len(chunk) < CHUNK_CHARS + longest_row for chunk in body), name
+        assert all(chunk.endswith("\n") for chunk in chunks), name
+    rows = list(csv.reader(io.StringIO("".join([c async for c in csv_chunks(_stream(records))]))))
+    assert [row[0] for row in rows[1:]] == [record.id for record in records]
+    md = "".join([c async for c in markdown_chunks(_stream(records))]).splitlines()
+    assert len(md) == 2 + len(records)
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+async def test_other_tasks_run_while_a_session_is_exported(fmt: str) -> None:
+    """Rows are made in a worker thread: while a session's records (handed over without ever suspending)
+    are written, other tasks on the event loop keep running — other worlds are served meanwhile."""
+    writer, _media = FORMATS[fmt]
+    records = _session(600, 6)
+    turns = 0
+    done = asyncio.Event()
+
+    async def other_world() -> None:
+        nonlocal turns
+        while not done.is_set():
+            turns += 1
+            await asyncio.sleep(0)
+
+    ticker = asyncio.create_task(other_world())
+    try:
+        chunks = [chunk async for chunk in writer(_stream(records), "en")]
+    finally:
+        done.set()
+        await ticker
+    assert len(chunks) >= 3 and turns >= len(chunks) - 1
