@@ -29,6 +29,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from bench.visibility_bench import make_scene
 from bridge.config import BridgeConfig
 from bridge.server import BridgeState, run_bridge
+from tests.scenes import on_line_scene
 
 SECRET = "isolation-secret"
 
@@ -78,12 +79,17 @@ def rss_kib(pid: int) -> int:
 
 
 async def test_another_worlds_pings_are_answered_while_one_world_computes(tmp_path: Path) -> None:
-    """While one world's watches keep its worker busy, another world's pings are answered meanwhile —
-    many of them before the busy world's own ping (queued behind its work) comes back."""
+    """While one world's watches keep its worker busy, another world's pings and rulings (the latter made
+    on its own worker) are answered meanwhile — many of them before the busy world's own ping (queued
+    behind its work) comes back."""
     with serve(tmp_path) as (_process, url):
         async with connect(url, max_size=None) as busy, connect(url) as quiet:
             await hello(busy, "w-busy")
             await hello(quiet, "w-quiet")
+            synced = await ask(quiet, {"type": "scene.sync", "id": "s", "scene": on_line_scene()})
+            assert synced["type"] == "scene.synced"
+            adjudicate = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+            adjudicate["log"] = False
             assert (await ask(busy, {"type": "scene.sync", "id": "s", "scene": big_scene(100, 200)}))["type"]
             for n in range(4):
                 await busy.send(json.dumps({"type": "watch", "id": f"w{n}", "scene": "big", "action": "bs-attack"}))
@@ -97,14 +103,18 @@ async def test_another_worlds_pings_are_answered_while_one_world_computes(tmp_pa
                 return kinds
 
             done = asyncio.create_task(busy_done())
-            answered = 0
+            answered = ruled = 0
             while not done.done():
                 ping = {"type": "ping", "id": f"q{answered}"}
                 assert await ask(quiet, ping) == {"type": "pong", "id": f"q{answered}"}
                 answered += 1
+                ruling = await ask(quiet, {**adjudicate, "id": f"a{answered}"})  # on the quiet world's worker
+                assert ruling["type"] == "adjudication", ruling
+                ruled += 1
                 await asyncio.sleep(0.02)  # within the quiet world's rate limit
             assert await done == ["watching", "annotations"] * 4  # every answer arrived, in order
             assert answered >= 20, f"only {answered} pings of the quiet world were answered while the other computed"
+            assert ruled >= 20, f"only {ruled} rulings of the quiet world were made while the other computed"
 
 
 async def test_sigterm_stops_the_bridge_in_the_middle_of_a_long_computation(tmp_path: Path) -> None:

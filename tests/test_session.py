@@ -292,6 +292,24 @@ def test_logged_ruling_asks_the_store_first() -> None:
 # --- Limits --------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("kind", "objects"),
+    [
+        ("regions", [rect_region(f"r{i}", "low", i * 300, 0, 100, 100) for i in range(2)]),
+        ("walls", [wall(f"w{i}", i * 10, 500, i * 10 + 5, 600) for i in range(2)]),
+        ("lights", [{"id": f"l{i}", "x": i * 100, "y": 0, "radius": 5} for i in range(2)]),
+    ],
+)
+def test_each_scene_object_limit_is_answered_naming_it(kind: str, objects: list[dict[str, Any]]) -> None:
+    """Two regions, walls or lights over a limit of one: too-large naming scene.<kind>, the limit, the
+    count and the maximum, with the request id; the connection answers on."""
+    session = online(Worlds(scene_limits=SceneLimits(**{kind: 1})))
+    answer = one(session, {"type": "scene.sync", "id": "q", "scene": scene(**{kind: objects})})
+    _limit(answer, "too-large", kind, 2, 1, "q")
+    assert answer["details"]["field"] == f"scene.{kind}"
+    assert one(session, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+
+
 def test_rate_limit_drops_the_excess_and_recovers() -> None:
     """Past the burst a message gets rate-limited; after a second's refill the connection answers again."""
     now = [100.0]
