@@ -293,12 +293,15 @@ class SceneVisibility:
             for pair in [p for p in rulings if p[0] in gone or p[1] in gone]:
                 rulings.drop(pair)
                 result.removed(pair)
-        for dp, pair in enumerate(fresh.pairs):
-            line = fresh.line(dp)
-            if pair not in rulings:
+        # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
+        # and no ruling need be built to tell (when the batch's rulings carry the centre line).
+        sure = np.zeros(2 * len(fresh.idx), dtype=bool)
+        if fresh.lines_known:
+            moved = _moved(old_tokens, tokens)
+            sure[0::2] = sure[1::2] = moved[fresh.idx[:, 0]] | moved[fresh.idx[:, 1]]
+        for dp, (pair, known) in enumerate(zip(fresh.pairs, sure.tolist(), strict=True)):
+            if known or pair not in rulings:
                 result.changed(pair, fresh, dp)
-            elif line is not None and rulings.line(pair) != line:
-                result.changed(pair, fresh, dp)  # a moved token: the lines differ, no ruling need be built
             else:
                 ruling = fresh.ruling(dp)
                 if rulings.line(pair) != ruling.line or rulings[pair] != ruling:
@@ -1062,10 +1065,15 @@ class _LineBatch:
         a, b = int(self.idx[u, 0]), int(self.idx[u, 1])
         return (a, b) if d == 0 else (b, a)
 
+    @property
+    def lines_known(self) -> bool:
+        """Whether every ruling of the batch carries its centre line (Infinity's composer rules them)."""
+        return self.frame.composer is not None and not self.best
+
     def line(self, dp: int) -> SightLine | None:
-        """The centre line of ``dp`` when its ruling is sure to carry it (Infinity's composer), else
+        """The centre line of ``dp`` when its ruling is sure to carry it (:attr:`lines_known`), else
         ``None`` (read the ruling)."""
-        if self.frame.composer is None or self.best:
+        if not self.lines_known:
             return None
         s, e = self.ends(dp)
         return SightLine(self.frame.points[s], self.frame.points[e])
@@ -1508,6 +1516,16 @@ def _lights_changed(old: Scene, new: Scene, old_tokens: _Tokens, tokens: _Tokens
         return True
     shining = bool(new.lights) or any(t.light is not None for t in tokens.tokens)
     return shining and not _same_objects(old.walls, new.walls) and old.walls != new.walls
+
+
+def _moved(old: _Tokens, new: _Tokens) -> BoolArray:
+    """Per token of ``new``: whether its centre differs from the one in ``old`` (or it is new)."""
+    before = np.array([old.index.get(token.id, -1) for token in new.tokens], dtype=np.intp)
+    moved = np.ones(len(new.tokens), dtype=bool)
+    kept = np.flatnonzero(before >= 0)
+    k = before[kept]
+    moved[kept] = (old.cx[k] != new.cx[kept]) | (old.cy[k] != new.cy[kept]) | (old.cz[k] != new.cz[kept])
+    return moved
 
 
 def _same_objects(old: Sequence[Any], new: Sequence[Any]) -> bool:
