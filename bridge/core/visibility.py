@@ -1055,6 +1055,7 @@ class _LineBatch:
         self.walls_of = walls.walls_of if walls is not None else {}
         self.walled = walls.walled if walls is not None else np.zeros(2 * len(idx), dtype=bool)
         self.verdicts: Verdicts | None = None
+        self._lists: tuple[list[int], list[int], list[int]] | None = None
         self.made: dict[int, Ruling] = {}  # rulings built so far
         self.best = False  # rules.lines == "best": every ruling built by the pass
         ids = frame.ids
@@ -1082,8 +1083,21 @@ class _LineBatch:
         found = self.exact.get(dp)
         if found is not None:
             return found
+        lists = self._lists
+        if lists is None:
+            lists = self._lists = self._as_lists()
+        starts, codes = lists[0], lists[1]
+        return tuple(codes[starts[dp] : starts[dp + 1]])
+
+    def _as_lists(self) -> tuple[list[int], list[int], list[int]]:
+        """The crossings' CSR and each line's first wall row as Python lists: made once, at the first
+        ruling built (slicing arrays one line at a time costs more than the lists)."""
         assert self.starts is not None and self.codes is not None
-        return tuple(self.codes[self.starts[dp] : self.starts[dp + 1]].tolist())
+        rows = self.wall_rows
+        wall_start: list[int] = []
+        if rows is not None:
+            wall_start = np.searchsorted(rows.u, np.arange(len(self.idx) + 1)).tolist()
+        return self.starts.tolist(), self.codes.tolist(), wall_start
 
     def blocking_walls(self, dp: int) -> tuple[str, ...]:
         found = self.walls_of.get(dp)
@@ -1093,7 +1107,10 @@ class _LineBatch:
         if rows is None or not self.walled[dp]:
             return ()
         u, d = divmod(dp, 2)
-        lo, hi = np.searchsorted(rows.u, (u, u + 1)).tolist()
+        lists = self._lists
+        if lists is None:
+            lists = self._lists = self._as_lists()
+        lo, hi = lists[2][u], lists[2][u + 1]
         hits = [
             (int(rows.w[k]), float(rows.o_start[k]), float(rows.o_end[k]), float(rows.d0[k]), float(rows.d1[k]))
             for k in range(lo, hi)
