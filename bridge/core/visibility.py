@@ -23,8 +23,13 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
   line through a zone vertex or along an edge, a crossing at the edge of an elevation span, two
   crossings too close to order — falls back to the exact per-line path (GEOS ``intersection``, the
   code of ``SceneGeometry``), so the result is the same, bit for bit, as the plain path.
-- Walls: the orientation tests of :meth:`~bridge.core.geometry.WallIndex.blocking` run over all
-  (segment, wall) pairs at once; only lines that hit a wall are judged wall by wall, exactly.
+- Walls: the orientation tests of :meth:`~bridge.core.geometry.WallIndex.blocking` and whether each
+  direction is blocked run over all (segment, wall) rows at once; the walls' ids in order are listed,
+  wall by wall, only for a ruling that is read.
+- Verdicts over arrays: for Infinity, the ruleset's effect table (:mod:`bridge.core.rules.effects`) and
+  one NumPy reduction over every line's crossings give each line's allowed and modifier; a ``Ruling`` is
+  built only when read (:class:`_LineBatch`, :class:`_Rulings`; ``update`` returns the changed pairs the
+  same way, a pair whose token moved known changed from the centres alone).
 - Rulings: Infinity's come from :class:`~bridge.core.rules.infinity.LineComposer` (the ruling built from
   memoised per-crossing pieces, equal to ``adjudicate``'s), and lines with the same observer (the
   actor's traits), crossings and walls share one (each keeps its own sight line); others are memoised
