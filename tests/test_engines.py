@@ -153,6 +153,7 @@ def test_engines_are_bounded_and_dropped_when_idle() -> None:
     for action in ("bs-attack", "dodge", "discover", "speculative-attack", "combat-jump"):
         ask = {"type": "adjudicate", "id": action, "scene": "s1", "actor": "a", "target": "b", "action": action}
         session.receive(json.dumps(ask))
+        now[0] += 60  # past the pause after a build
     engines = worlds.engines_of("offline")
     assert len(engines) == engines.limit == 4
     engines.pair_budget = 12  # two engines of this 3-token scene (6 pairs each)
@@ -162,7 +163,7 @@ def test_engines_are_bounded_and_dropped_when_idle() -> None:
         )
     )
     assert len(engines) == 2
-    now[0] = engines.idle_seconds + 1
+    now[0] += engines.idle_seconds + 1
     session.receive(json.dumps({"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": []}}))
     assert len(engines) == 0
 
@@ -201,3 +202,43 @@ def test_a_watch_of_the_scene_answers_without_an_engine_of_its_own() -> None:
     dodge = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "b", "action": "dodge"}
     assert client.send(dodge) == plain.send(dodge)
     assert client.engines.builds == 1  # another action: the watch does not hold it
+
+
+def test_whole_scene_builds_take_a_bounded_share_of_a_worlds_time() -> None:
+    """Right after one engine is built, a question needing another is answered per-pair (the same answer);
+    once the pause is over, the next is built."""
+    now = [100.0]
+    worlds = Worlds()
+    session = Session(worlds, offline=True, monotonic=lambda: now[0])
+    plain = Client(engines=False)
+    for each in (session.receive, lambda text: plain.session.receive(text)):
+        each(json.dumps({"type": "scene.sync", "id": "s", "scene": _open_field()}))
+    engines = worlds.engines_of("offline")
+
+    def ask(action: str) -> None:
+        text = json.dumps(
+            {
+                "type": "adjudicate",
+                "id": "q",
+                "scene": "s1",
+                "actor": "a",
+                "target": "b",
+                "action": action,
+                "log": False,
+            }
+        )
+        (answer,) = session.receive(text)
+        (expected,) = plain.session.receive(text)
+        assert (
+            isinstance(answer, Send)
+            and isinstance(expected, Send)
+            and encode(answer.message) == encode(expected.message)
+        )
+
+    ask("bs-attack")
+    assert engines.builds == 1 and engines.next_build > now[0]
+    ask("dodge")
+    assert engines.builds == 1
+    now[0] = engines.next_build
+    ask("discover")  # (dodge's answer is now remembered by the scene version: asked again, no engine is needed)
+    assert engines.builds == 2
