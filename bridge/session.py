@@ -539,9 +539,9 @@ class Session:
         if message.target is not None:
             self._check_best_lines(state, 1, "adjudicate")
         ruling = self.rule(state, message)
-        answer = _adjudication(message, state, ruling)
         if not (message.log and self._logging):
-            return [Send(answer)]
+            return [Send(_adjudication_answer(message, state, ruling))]
+        answer = _adjudication(message, state, ruling)
         record = self._record(message, state, ruling, answer)
         return [StoreThenSend("append", message.id, world.id, record.time_at, record=record.record, answer=answer)]
 
@@ -880,6 +880,39 @@ def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adj
         **_ruling_fields(ruling),
         **top,
     )
+
+
+def _adjudication_answer(message: Adjudicate, state: SceneState, ruling: Ruling) -> BaseModel:
+    """An unlogged ``adjudication``, built straight into wire form when the ruling carries no ruleset
+    fields (``extra``): the same JSON as :func:`_adjudication` (field order and pruning included;
+    ``tests/test_engines.py`` compares them), without a model per crossing and candidate."""
+    if ruling.extra:
+        return _adjudication(message, state, ruling)
+    payload: dict[str, Any] = {
+        "type": "adjudication",
+        "id": message.id,
+        "scene": state.scene.id,
+        "actor": message.actor,
+        "target": message.target,
+        "action": message.action,
+        "reaction": message.reaction,
+        "ruleset": state.ruleset.id,
+        "edition": state.scene.rules.edition,
+        "allowed": ruling.allowed,
+        "modifier": ruling.modifier,
+        "crossings": [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in ruling.crossings],
+        "modifiers": [entry.to_wire() for entry in ruling.modifiers],
+        "notes": list(ruling.notes),
+        "citations": list(ruling.citations),
+    }
+    if ruling.line is not None:
+        start, end = ruling.line.start, ruling.line.end
+        payload["line"] = {
+            "start": {"x": float(start.x), "y": float(start.y), "z": float(start.z)},
+            "end": {"x": float(end.x), "y": float(end.y), "z": float(end.z)},
+        }
+    payload["logged"] = False
+    return Prebuilt(payload=payload)
 
 
 def _annotations(
