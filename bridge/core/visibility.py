@@ -819,13 +819,7 @@ class SceneVisibility:
         Every box against every box, compiled (:func:`~bridge.core.meetings.box_pairs`): the pairs the
         zone tree would give, in the same order.
         """
-        return box_pairs(
-            np.ascontiguousarray(x0, dtype=np.float64),
-            np.ascontiguousarray(y0, dtype=np.float64),
-            np.ascontiguousarray(x1, dtype=np.float64),
-            np.ascontiguousarray(y1, dtype=np.float64),
-            np.ascontiguousarray(self._zone_bounds),
-        )
+        return box_pairs(x0, y0, x1, y1, self._zone_bounds)
 
     def _order_crossings(self, idx: IntArray, met: _Met | None, ambiguous: BoolArray) -> tuple[IntArray, IntArray]:
         """Every directed line's crossings in evidence order (:func:`~bridge.core.meetings.crossing_order`):
