@@ -4,20 +4,30 @@ Run ``python -m bench.visibility_bench [--quick]``. For each seeded scene (token
 the full all-pairs time and the one-token-move update time of :class:`~bridge.core.visibility.SceneVisibility`
 next to :class:`bench.baseline.BaselineVisibility` run in the same process, as a ratio, and writes a
 plot of time against tokens × zones to ``docs/img/``.
+
+It then times the engine against the outside yardstick, ``shared/bench/reference_los.py`` (found in a
+``shared/bench`` folder beside the checkout or above it, or given with ``--yardstick``): its vectorised
+NumPy kernel's all-pairs and one-move times at the same sizes, interleaved round by round with ours in
+this process, and prints ours as a multiple of its (``--yardstick-only`` skips the per-pair baseline).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib.util
 import math
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+import numpy as np
 import shapely
 
 from bridge.core.rules import RULESETS
@@ -27,7 +37,20 @@ from bridge.core.world import SceneState
 
 from .baseline import BaselineVisibility
 
-__all__ = ["SIZES", "SizeResult", "bench_size", "main", "make_scene", "move_token", "plot", "report"]
+__all__ = [
+    "SIZES",
+    "SizeResult",
+    "YardstickResult",
+    "bench_size",
+    "bench_yardstick",
+    "find_yardstick",
+    "main",
+    "make_scene",
+    "move_token",
+    "plot",
+    "report",
+    "yardstick_report",
+]
 
 #: (tokens, zones) of the benchmarked scenes.
 SIZES = ((20, 30), (50, 100), (100, 200), (200, 400))
@@ -279,6 +302,141 @@ def plot(results: list[SizeResult], path: Path) -> Path:
     return path
 
 
+# The outside yardstick (shared/bench/reference_los.py), in this process.
+
+
+@dataclass(frozen=True)
+class YardstickResult:
+    """Medians over interleaved rounds, in seconds. Ours: the full pass on a compiled scene (an engine
+    built ``sharing`` another's compiled zones, as the yardstick's kernel is built before it is timed:
+    every ordered pair's crossings, walls and verdict; rulings built when read), the same from the bare
+    scene (zones compiled too), the pass with every ruling built, one move (``update``: the changed
+    pairs found, their rulings built when read) and the move with its changed rulings built. The
+    yardstick's NumPy all-pairs (2D and 3D) and one-move (3D) times."""
+
+    tokens: int
+    zones: int
+    full: float
+    full_cold: float
+    full_built: float
+    move: float
+    move_built: float
+    yard_full_2d: float
+    yard_full_3d: float
+    yard_move: float
+
+    @property
+    def yard_full(self) -> float:
+        """The yardstick's faster all-pairs kernel (the stricter comparison)."""
+        return min(self.yard_full_2d, self.yard_full_3d)
+
+    @property
+    def full_ratio(self) -> float:
+        return self.full / self.yard_full
+
+    @property
+    def move_ratio(self) -> float:
+        return self.move / self.yard_move
+
+
+def find_yardstick(start: Path | None = None) -> Path | None:
+    """``shared/bench/reference_los.py`` in the checkout's folder or one above it, or ``None``."""
+    here = (start or Path(__file__)).resolve()
+    for folder in here.parents:
+        candidate = folder / "shared" / "bench" / "reference_los.py"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _load_yardstick(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("reference_los", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load the yardstick from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench_yardstick(
+    yardstick: ModuleType, tokens: int, zones: int, *, rounds: int = 5, seed: int = 0
+) -> YardstickResult:
+    """Our full pass and one move against the yardstick's NumPy kernel at the same size, one of each per
+    round in turn (so that load on a shared machine falls on both), medians over ``rounds``."""
+    ref_scene = yardstick.make_scene(tokens, zones, 1)
+    kernel = yardstick.NumpyLOS(ref_scene)
+    ia, ib = yardstick.all_pairs(tokens)
+    rng = np.random.default_rng(2)
+    ref_moves = []
+    for _ in range(rounds):
+        k = int(rng.integers(tokens))
+        moved = ref_scene.with_token_moved(k, rng.uniform(0, yardstick.MAP_SIZE, 2), float(rng.choice((0, 1, 3))))
+        ref_moves.append((moved, *yardstick.pairs_of(tokens, k)))
+    scene = make_scene(tokens, zones, seed=seed)
+    state = state_of(scene)
+    action = "bs-attack"
+    mover = scene.tokens[tokens // 2].id
+    moves = [state_of(move_token(scene, mover, seed=seed + 1 + k), version=k + 1) for k in range(rounds)]
+    kernel.los2d(ref_scene, ia, ib)  # warm: first calls pay for allocation
+    compiled = SceneVisibility(state, action=action)
+    engine = SceneVisibility(state, action=action)
+    keys = ("full", "cold", "built", "move", "moved", "y2", "y3", "ymove")
+    times: dict[str, list[float]] = {key: [] for key in keys}
+    back = state_of(scene, version=rounds + 1)
+
+    def timed(key: str, run: Callable[[], object]) -> None:
+        gc.collect()
+        started = time.perf_counter()
+        run()
+        times[key].append(time.perf_counter() - started)
+
+    for r in range(rounds):
+        timed("y2", lambda: kernel.los2d(ref_scene, ia, ib))
+        timed("y3", lambda: kernel.los3d(ref_scene, ia, ib))
+        timed("full", lambda: SceneVisibility(state, action=action, sharing=compiled))
+        timed("cold", lambda: SceneVisibility(state, action=action))
+        timed("built", lambda: dict(SceneVisibility(state, action=action, sharing=compiled).rulings()))
+        timed("ymove", lambda r=r: kernel.los3d(*ref_moves[r]))
+        timed("move", lambda r=r: engine.update(moves[r]))
+        engine.update(back)
+        timed("moved", lambda r=r: dict(engine.update(moves[r])))
+        engine.update(back)
+    med = {key: statistics.median(values) for key, values in times.items()}
+    return YardstickResult(
+        tokens,
+        zones,
+        med["full"],
+        med["cold"],
+        med["built"],
+        med["move"],
+        med["moved"],
+        med["y2"],
+        med["y3"],
+        med["ymove"],
+    )
+
+
+def yardstick_report(results: list[YardstickResult]) -> str:
+    """Our times as multiples of the yardstick's NumPy kernel (target: within 2x)."""
+    rows = [
+        f"{'tokens x zones':>15} | {'full':>9} {'numpy 2d':>9} {'numpy 3d':>9} {'ratio':>6} | "
+        f"{'move':>9} {'numpy 3d':>9} {'ratio':>6} | {'cold':>9} {'all built':>10} {'move built':>10}"
+    ]
+    for r in results:
+        rows.append(
+            f"{f'{r.tokens} x {r.zones}':>15} | {_ms(r.full)} {_ms(r.yard_full_2d)} {_ms(r.yard_full_3d)} "
+            f"{r.full_ratio:>5.2f}x | {_ms(r.move)} {_ms(r.yard_move)} {r.move_ratio:>5.2f}x | "
+            f"{_ms(r.full_cold)} {_ms(r.full_built)}  {_ms(r.move_built)}"
+        )
+    rows.append(
+        "ratio: ours / the yardstick's (full: against the faster of its 2D and 3D kernels). full: every "
+        "ordered pair's crossings, walls and verdict on a compiled scene; cold: zones compiled too; all "
+        "built: full + every Ruling built; move: update() finding the changed pairs; move built: + their Rulings"
+    )
+    return "\n".join(rows)
+
+
 def _best(repeats: int, run: Callable[[], object]) -> float:
     times = []
     for _ in range(repeats):
@@ -297,8 +455,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="the two smaller scenes only, one repetition")
     parser.add_argument("--plot", type=Path, default=Path("docs/img/performance.png"), help="where to write the plot")
     parser.add_argument("--baseline-pairs", type=int, default=2000, help="most pairs the baseline runs per scene")
+    parser.add_argument("--yardstick", type=Path, default=None, help="path of shared/bench/reference_los.py")
+    parser.add_argument("--yardstick-only", action="store_true", help="only the comparison with the yardstick")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds against the yardstick")
     args = parser.parse_args(argv)
     sizes = SIZES[:2] if args.quick else SIZES
+    yardstick_path = args.yardstick or find_yardstick()
+    if args.yardstick_only:
+        if yardstick_path is None:
+            raise SystemExit("no shared/bench/reference_los.py found: give --yardstick")
+        return _yardstick_main(_load_yardstick(yardstick_path), sizes, args.rounds)
     results = []
     for tokens, zones in sizes:
         repeats, moves = (1, 5) if args.quick else (3, 15)
@@ -309,7 +475,21 @@ def main(argv: list[str] | None = None) -> int:
     print(report(results))
     if not args.quick:
         print(f"plot: {plot(results, args.plot)}")
+    if yardstick_path is not None:
+        print()
+        _yardstick_main(_load_yardstick(yardstick_path), sizes, args.rounds)
     return 0 if all(r.agree for r in results) else 1
+
+
+def _yardstick_main(yardstick: ModuleType, sizes: tuple[tuple[int, int], ...], rounds: int) -> int:
+    found = []
+    for tokens, zones in sizes:
+        found.append(bench_yardstick(yardstick, tokens, zones, rounds=rounds))
+        lines = yardstick_report(found[-1:]).splitlines()
+        print("\n".join(lines[:2]) if len(found) == 1 else lines[1], flush=True)
+    print()
+    print(yardstick_report(found))
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,15 +1,20 @@
 """Whole-scene engines kept for ``adjudicate``: a chat card costs a look-up, not a geometry pass.
 
-One world's :class:`SceneEngines` holds, per (scene, action, reaction), a
+When a ``watch`` of the scene (an overlay's) holds the question's action and reaction and is at the
+scene's current version, the session reads the ruling from the watch's engine instead
+(``Session._watched_ruling``): it was updated by the patch already. Otherwise, one world's
+:class:`SceneEngines` holds, per (scene, action, reaction), a
 :class:`~bridge.core.visibility.SceneVisibility` over every ordered pair of the scene. It is built the
 first time that question is asked, moved to the scene's current version with ``update()`` (incremental:
 only the pairs a change can touch) the next time one is asked after the scene changed, and answers
 from its rulings. Patches that nobody asks about cost nothing here: an engine catches up once, at the
 next question, over every change since.
 
-Memory stays bounded: at most :data:`ENGINES_PER_WORLD` engines a world (the least recently asked goes
-first), an engine not asked for :data:`IDLE_SECONDS` is dropped at the world's next message that
-reads or changes a scene, and engines of scenes the world no longer holds go with them.
+Memory stays bounded: at most :data:`ENGINES_PER_WORLD` engines a world, holding at most
+:data:`PAIRS_PER_WORLD` rulings between them (an engine costs about 2 KiB a pair: ~6 MiB at 50 × 100,
+~75 MiB at 200 × 400; the least recently asked goes first, the newest always stays), an engine not asked
+for :data:`IDLE_SECONDS` is dropped at the world's next message that reads or changes a scene, and
+engines of scenes the world no longer holds go with them.
 
 Which questions the engine answers (the others take the per-pair path, ``Session.rule``, unchanged):
 
@@ -42,12 +47,14 @@ from .core.world import SceneState
 if TYPE_CHECKING:  # the engine's module imports numba's compiled loops: imported when first needed
     from .core.visibility import SceneVisibility
 
-__all__ = ["ENGINES_PER_WORLD", "IDLE_SECONDS", "EngineKey", "SceneEngines"]
+__all__ = ["ENGINES_PER_WORLD", "IDLE_SECONDS", "PAIRS_PER_WORLD", "EngineKey", "SceneEngines"]
 
 _log = logging.getLogger(__name__)
 
 #: Engines one world keeps at once (scenes × actions × reaction asked about).
 ENGINES_PER_WORLD = 4
+#: Ordered pairs (rulings) the engines of one world hold between them.
+PAIRS_PER_WORLD = 80_000
 #: An engine not asked for this long (seconds) is dropped.
 IDLE_SECONDS = 600.0
 
@@ -60,6 +67,7 @@ class _Kept:
     engine: SceneVisibility
     state: SceneState  # the version its rulings are for
     asked: float  # monotonic time of the last question
+    pairs: int  # ordered pairs of its version: what it holds
 
 
 @dataclass
@@ -67,6 +75,7 @@ class SceneEngines:
     """The engines one world keeps for ``adjudicate``. Not thread-safe: one world's thread uses it."""
 
     limit: int = ENGINES_PER_WORLD
+    pair_budget: int = PAIRS_PER_WORLD
     idle_seconds: float = IDLE_SECONDS
     _kept: OrderedDict[EngineKey, _Kept] = field(default_factory=OrderedDict)
     #: Whole-scene passes made (engines built) and incremental updates, for tests and benchmarks.
@@ -87,14 +96,13 @@ class SceneEngines:
             if kept is None:
                 from .core.visibility import SceneVisibility
 
-                kept = _Kept(SceneVisibility(state, action=action, reaction=reaction), state, now)
+                engine = SceneVisibility(state, action=action, reaction=reaction)
+                kept = _Kept(engine, state, now, _pairs(state))
                 self.builds += 1
                 self._kept[key] = kept
-                while len(self._kept) > self.limit:
-                    self._kept.popitem(last=False)
             elif kept.state is not state:
                 kept.engine.update(state)
-                kept.state = state
+                kept.state, kept.pairs = state, _pairs(state)
                 self.updates += 1
         except Exception as exc:  # a ruling error on another pair, or a bug: the per-pair path answers
             _log.debug("adjudicate engine for %s dropped (%s: %s)", key, type(exc).__name__, exc)
@@ -102,6 +110,10 @@ class SceneEngines:
             return None
         kept.asked = now
         self._kept.move_to_end(key)
+        while len(self._kept) > 1 and (
+            len(self._kept) > self.limit or sum(k.pairs for k in self._kept.values()) > self.pair_budget
+        ):
+            self._kept.popitem(last=False)
         return kept.engine.rulings().get((actor, target))
 
     def tidy(self, scenes: Mapping[str, Any], now: float) -> None:
@@ -113,3 +125,8 @@ class SceneEngines:
 
     def clear(self) -> None:
         self._kept.clear()
+
+
+def _pairs(state: SceneState) -> int:
+    n = len(state.scene.tokens)
+    return n * (n - 1)

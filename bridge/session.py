@@ -22,7 +22,7 @@ import re
 import time
 import typing
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
@@ -168,6 +168,8 @@ class ActiveWatch:
     scene: str
     visibility: SceneVisibility
     brief: bool = False
+    #: The scene version its engine's rulings are for (``adjudicate`` reads them when it is the current one).
+    state: SceneState | None = None
 
 
 # --- Shared state ----------------------------------------------------------------------------------
@@ -564,9 +566,12 @@ class Session:
         if known is not None:
             return known
         if target is not None and self._engine_answers(state, options):
-            ruling = self._worlds.engines_of(self._ready_world().id).ruling(
-                state, actor.id, target.id, message.action, message.reaction, self._monotonic()
-            )
+            world_id = self._ready_world().id
+            ruling = self._watched_ruling(world_id, state, actor.id, target.id, message.action, message.reaction)
+            if ruling is None:
+                ruling = self._worlds.engines_of(world_id).ruling(
+                    state, actor.id, target.id, message.action, message.reaction, self._monotonic()
+                )
             if ruling is not None:
                 return ruling
         if target is not None:
@@ -594,6 +599,19 @@ class Session:
             return False
         n = len(state.scene.tokens)
         return 0 < n * (n - 1) <= self._limits.engine_pairs
+
+    def _watched_ruling(
+        self, world_id: str, state: SceneState, actor: str, target: str, action: str, reaction: bool
+    ) -> Ruling | None:
+        """The ruling a watch of this scene version already holds for the pair (an overlay's watch and the
+        chat card ask the same question), or ``None``."""
+        for watch in list(self._worlds.watchers(world_id, state.scene.id)):
+            engine = watch.visibility
+            if watch.state is state and engine.action == action and engine.reaction == reaction:
+                ruling = engine.rulings().get((actor, target))
+                if ruling is not None:
+                    return ruling
+        return None
 
     def _record(self, message: Adjudicate, state: SceneState, ruling: Ruling, answer: Adjudication) -> _PendingRecord:
         at = self._clock()
@@ -702,7 +720,7 @@ class Session:
         except RulingError as exc:
             raise InvalidMessage(f"{exc.field}: {exc}", field=exc.field) from exc
         self._worlds.watches.setdefault(key, []).append(
-            ActiveWatch(self, message.id, message.scene, visibility, brief=message.detail == "brief")
+            ActiveWatch(self, message.id, message.scene, visibility, brief=message.detail == "brief", state=state)
         )
         everything = _annotations(message.id, state, dict(rulings), full=True, brief=message.detail == "brief")
         return [
@@ -749,6 +767,7 @@ class Session:
             try:
                 watch.owner._check_watch_size(state, watch.visibility.watched)
                 changes = watch.visibility.update(state)
+                watch.state = state
             except (RulingError, KeyError, ValueError, TooLarge) as exc:
                 self._worlds.watches[key].remove(watch)
                 ended = Unwatched(watch=watch.watch_id, reason=f"the scene changed so that this watch ends: {exc}")
@@ -847,7 +866,7 @@ def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adj
 
 
 def _annotations(
-    watch_id: str, state: SceneState, changes: dict[tuple[str, str], Ruling | None], *, full: bool, brief: bool
+    watch_id: str, state: SceneState, changes: Mapping[tuple[str, str], Ruling | None], *, full: bool, brief: bool
 ) -> Prebuilt:
     """An ``annotations`` push, built straight into wire form: it carries every changed pair of a scene."""
     changed = []

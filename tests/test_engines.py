@@ -144,7 +144,8 @@ def test_a_patch_updates_the_engine_at_the_next_question() -> None:
 
 
 def test_engines_are_bounded_and_dropped_when_idle() -> None:
-    """A world keeps at most a few engines (least recently asked dropped first), and none not asked for long."""
+    """A world keeps a few engines holding a bounded number of pairs (least recently asked dropped first), and
+    none not asked for long."""
     now = [0.0]
     worlds = Worlds()
     session = Session(worlds, offline=True, monotonic=lambda: now[0])
@@ -154,6 +155,13 @@ def test_engines_are_bounded_and_dropped_when_idle() -> None:
         session.receive(json.dumps(ask))
     engines = worlds.engines_of("offline")
     assert len(engines) == engines.limit == 4
+    engines.pair_budget = 12  # two engines of this 3-token scene (6 pairs each)
+    session.receive(
+        json.dumps(
+            {"type": "adjudicate", "id": "again", "scene": "s1", "actor": "a", "target": "c"} | {"action": "bs-attack"}
+        )
+    )
+    assert len(engines) == 2
     now[0] = engines.idle_seconds + 1
     session.receive(json.dumps({"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": []}}))
     assert len(engines) == 0
@@ -173,3 +181,23 @@ def test_questions_the_engine_cannot_express_take_the_per_pair_path() -> None:
     small.send({"type": "scene.sync", "scene": _open_field()})
     assert small.send({**base, "target": "b"})["type"] == "adjudication"
     assert small.engines.builds == 0
+
+
+def test_a_watch_of_the_scene_answers_without_an_engine_of_its_own() -> None:
+    """With an overlay's watch open on the scene (same action), a question after a move is read from the
+    watch's engine, already updated by the patch: no second engine is built, and the answer is the same."""
+    client, plain = Client(engines=True), Client(engines=False)
+    for each in (client, plain):
+        each.send({"type": "scene.sync", "scene": _open_field()})
+    client.session.receive(json.dumps({"type": "watch", "id": "w", "scene": "s1", "action": "bs-attack"}))
+    for x in (100, 700):
+        patch = {"type": "scene.patch", "scene": "s1", "upsert": {"tokens": [token("a", x, 100)]}}
+        client.session.receive(json.dumps({"id": f"p{x}", **patch}))
+        plain.send(patch)
+        for actor, target in (("a", "b"), ("c", "a"), ("b", "c")):
+            ask = {"type": "adjudicate", "scene": "s1", "actor": actor, "target": target, "action": "bs-attack"}
+            assert client.send(ask) == plain.send(ask)
+    assert client.engines.builds == 0
+    dodge = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "b", "action": "dodge"}
+    assert client.send(dodge) == plain.send(dodge)
+    assert client.engines.builds == 1  # another action: the watch does not hold it

@@ -40,7 +40,7 @@ from shapely.geometry import LineString, Point, Polygon
 
 from .scene import CircleShape, EllipseShape, Region, RegionShape
 
-__all__ = ["TOUCH_EPS", "Conic", "CurvedArea", "Interval", "curved_area"]
+__all__ = ["TOUCH_EPS", "Conic", "CurvedArea", "Interval", "curved_area", "polygon_parts_many"]
 
 #: Relative slack of the conic tests: a discriminant or an equation within it of a touch counts as one.
 TOUCH_EPS = 1e-10
@@ -156,6 +156,18 @@ class CurvedArea:
         self._rims = rims  # points on the solid curves (their polygons' vertices), for a footprint's inside
         shapely.prepare(inner)
         shapely.prepare(outer)
+
+    def conic_parts(self) -> tuple[tuple[Conic, ...], tuple[Conic, ...], tuple[Any, ...]] | None:
+        """The solid conics, the hole conics and the solid polygons, when every hole is a circle or an
+        ellipse: then :meth:`segment_parts` is the solid polygons' intervals (:func:`polygon_parts_many`)
+        and the conics' equations, which a compiled loop can repeat; ``None`` when a hole is a polygon."""
+        if any(part.conic is None for part in self._holes):
+            return None
+        return (
+            tuple(part.conic for part in self._solids if part.conic is not None),
+            tuple(part.conic for part in self._holes if part.conic is not None),
+            tuple(part.polygon for part in self._solids if part.conic is None),
+        )
 
     def contains_point(self, x: float, y: float) -> bool:
         """Whether ``(x, y)`` is in the area: in a solid shape (closed) and in no hole's interior."""
@@ -362,6 +374,39 @@ def _beside(solid: _Part, hole: _Part, x: float, y: float) -> bool:
 def _parameters(coords: Any, ax: float, ay: float, bx: float, by: float) -> Any:
     dx, dy = bx - ax, by - ay
     return ((coords[:, 0] - ax) * dx + (coords[:, 1] - ay) * dy) / (dx * dx + dy * dy)
+
+
+def polygon_parts_many(polygons: Any, ax: Any, ay: Any, bx: Any, by: Any) -> tuple[Any, Any, Any]:
+    """:func:`_polygon_parts` for many (polygon, segment) rows at once — the same GEOS calls one row each,
+    the same parameter arithmetic elementwise: ``(row, low, high)`` of every interval, by row."""
+    segments = shapely.linestrings(np.stack([ax, ay, bx, by], axis=1).reshape(-1, 2, 2))
+    meeting = shapely.intersection(segments, polygons)
+    empty = shapely.is_empty(meeting)
+    rows: list[Any] = []
+    lows: list[Any] = []
+    highs: list[Any] = []
+    for k in np.flatnonzero(empty).tolist():  # rounding lost a contact GEOS reports, or none: one by one
+        for one_low, one_high in _polygon_parts(polygons[k], segments[k], ax[k], ay[k], bx[k], by[k]):
+            rows.append(np.array([k]))
+            lows.append(np.array([one_low]))
+            highs.append(np.array([one_high]))
+    full = np.flatnonzero(~empty)
+    parts, part_row = shapely.get_parts(meeting[full], return_index=True)
+    coords, coord_part = shapely.get_coordinates(parts, return_index=True)
+    if coords.size:
+        r = full[part_row[coord_part]]
+        dx, dy = bx[r] - ax[r], by[r] - ay[r]
+        ts = np.clip(((coords[:, 0] - ax[r]) * dx + (coords[:, 1] - ay[r]) * dy) / (dx * dx + dy * dy), 0.0, 1.0)
+        starts = np.flatnonzero(np.concatenate(([True], coord_part[1:] != coord_part[:-1])))
+        rows.append(r[starts])
+        lows.append(np.minimum.reduceat(ts, starts))
+        highs.append(np.maximum.reduceat(ts, starts))
+    if not rows:
+        none = np.empty(0)
+        return none.astype(np.intp), none, none
+    row, low, high = np.concatenate(rows), np.concatenate(lows), np.concatenate(highs)
+    order = np.argsort(row, kind="stable")
+    return row[order].astype(np.intp), low[order], high[order]
 
 
 def _polygon_parts(polygon: Any, segment: Any, ax: float, ay: float, bx: float, by: float) -> list[Interval]:

@@ -146,24 +146,26 @@ def region_ignored(region: Region, ruleset: Ruleset, locale: str) -> Ignored | N
     zone = region.zone
     if zone is None:
         return None  # a region without a zone is no visibility zone (contract): nothing is ignored
+    foreign = zone.type not in ruleset.zone_types
+    parameter = None if foreign else missing_parameter(ruleset, region)
+    no_area = not region.polygons and not any(shape.type in _KNOWN_SHAPES for shape in region.shapes)
+    if not (foreign or parameter or no_area):
+        return None  # the common case: nothing to say, no label looked up
     name = region.name or _UNNAMED["region"].get(locale)
     values = {
         "name": name,
         "zone": label(ruleset.id, "zone", zone.type, locale),
         "ruleset": label(ruleset.id, "ruleset", ruleset.id, locale),
     }
-    if zone.type not in ruleset.zone_types:
+    if foreign:
         owners = _rulesets(vocabulary().owner_of_zone(zone.type), locale)
         reason = _TEXTS["foreign-zone"].get(locale, owners=owners, **values)
         return Ignored("region", region.id, "foreign-zone", reason)
-    parameter = missing_parameter(ruleset, region)
     if parameter is not None:
         param = _PARAMETERS[parameter].get(locale) if parameter in _PARAMETERS else parameter
         reason = _TEXTS["missing-parameter"].get(locale, param=param, **values)
         return Ignored("region", region.id, "missing-parameter", reason)
-    if not region.polygons and not any(shape.type in _KNOWN_SHAPES for shape in region.shapes):
-        return Ignored("region", region.id, "no-area", _TEXTS["no-area"].get(locale, name=name))
-    return None
+    return Ignored("region", region.id, "no-area", _TEXTS["no-area"].get(locale, name=name))
 
 
 _KNOWN_SHAPES: Final = frozenset(("rectangle", "circle", "ellipse", "polygon"))
@@ -219,12 +221,11 @@ def environment_ignored(scene: Scene, ruleset: Ruleset) -> list[Ignored]:
 def ignored_in(scene: Scene, ruleset: Ruleset) -> dict[IgnoredKey, Ignored]:
     """Everything ``scene`` holds that ``ruleset`` will not use, by (kind, id), in scene order."""
     locale = scene.rules.locale
-    found: list[Ignored | None] = [
-        *(region_ignored(region, ruleset, locale) for region in scene.regions),
-        *(token_ignored(token, ruleset, locale) for token in scene.tokens),
-        *(wall_ignored(wall, locale) for wall in scene.walls),
-        *environment_ignored(scene, ruleset),
-    ]
+    found: list[Ignored | None] = [region_ignored(region, ruleset, locale) for region in scene.regions if region.zone]
+    found += [token_ignored(token, ruleset, locale) for token in scene.tokens if token.traits]
+    # Walls are the many (up to 50,000): only those whose ends meet are looked at again.
+    found += [wall_ignored(wall, locale) for wall in scene.walls if wall.c[0] == wall.c[2] and wall.c[1] == wall.c[3]]
+    found += environment_ignored(scene, ruleset)
     return {entry.key: entry for entry in found if entry is not None}
 
 

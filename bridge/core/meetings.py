@@ -23,13 +23,26 @@ which is what the error bounds in ``bridge.core.visibility`` assume.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numba import njit, types
 
-__all__ = ["FROM", "INTO", "ORIENT_TOL", "THROUGH", "WITHIN", "crossing_order", "zone_meetings"]
+from .curves import TOUCH_EPS
+
+__all__ = [
+    "FROM",
+    "INTO",
+    "ORIENT_TOL",
+    "THROUGH",
+    "WITHIN",
+    "box_pairs",
+    "conic_entries",
+    "crossing_order",
+    "zone_meetings",
+]
 
 #: Relative error allowed on one orientation product before its sign counts as uncertain.
 ORIENT_TOL = 1e-13
@@ -445,3 +458,274 @@ def crossing_order(**arrays: Any) -> tuple[Any, Any]:
         arrays["zones"],
         arrays["ambiguous"],
     )
+
+
+# Zones drawn with circles and ellipses only: the curves' equations, compiled.
+
+
+@_jit()
+def _py_min(a: float, b: float) -> float:
+    """Python's ``min(a, b)``: ``a`` unless ``b`` is smaller (so the same signed zero)."""
+    return b if b < a else a
+
+
+@_jit()
+def _py_max(a: float, b: float) -> float:
+    """Python's ``max(a, b)``: ``a`` unless ``b`` is larger."""
+    return b if b > a else a
+
+
+@_jit()
+def _conic_interval(
+    cx: float,
+    cy: float,
+    rx: float,
+    ry: float,
+    cos: float,
+    sin: float,
+    ax: float,
+    ay: float,
+    bx: float,
+    by: float,
+    interior: bool,
+) -> tuple[float, float, int]:
+    """:meth:`bridge.core.curves.Conic.interval`, the same expressions in the same order: ``(lo, hi, 1)``,
+    ``(0, 0, 0)`` when the line misses, ``(0, 0, -1)`` for a degenerate line (left to the caller)."""
+    ex, ey = ax - cx, ay - cy
+    dx, dy = bx - ax, by - ay
+    if not (sin == 0.0 and cos == 1.0):
+        ex, ey = ex * cos + ey * sin, -ex * sin + ey * cos
+        dx, dy = dx * cos + dy * sin, -dx * sin + dy * cos
+    if rx == ry:
+        qa = dx * dx + dy * dy
+        qb = 2.0 * (ex * dx + ey * dy)
+        qc = ex * ex + ey * ey - rx * rx
+    else:
+        rx2, ry2 = rx * rx, ry * ry
+        qa = dx * dx / rx2 + dy * dy / ry2
+        qb = 2.0 * (ex * dx / rx2 + ey * dy / ry2)
+        qc = ex * ex / rx2 + ey * ey / ry2 - 1.0
+    if qa == 0.0:
+        return 0.0, 0.0, -1
+    disc = qb * qb - 4.0 * qa * qc
+    slack = TOUCH_EPS * (qb * qb + 4.0 * abs(qa * qc))
+    if interior:
+        if disc <= slack:
+            return 0.0, 0.0, 0
+    elif disc < -slack:
+        return 0.0, 0.0, 0
+    root = math.sqrt(_py_max(disc, 0.0))
+    q = -0.5 * (qb + math.copysign(root, qb)) if qb != 0.0 else -0.5 * root
+    if q == 0.0:
+        return 0.0, 0.0, 1
+    t0, t1 = q / qa, qc / q
+    return _py_min(t0, t1), _py_max(t0, t1), 1
+
+
+_CONIC_SIGNATURE = types.Tuple((_F, _B))(  # type: ignore[no-untyped-call]
+    *(_I, _I),  # dp, zone: the rows (directed line, zone) to judge
+    *(_I, _I),  # pair_a, pair_b: the tokens of each unordered line (direction 0 runs a -> b)
+    *(_F, _F, _F),  # cx, cy, cz: the tokens' centres
+    *(_F, _F),  # bottom, top: each zone's one elevation span
+    *(_I, _I),  # part_start, part_count: each zone's conics (CSR)
+    *(_F,) * 6,  # part cx, cy, rx, ry, cos, sin
+    _B,  # part_hole
+    *(_I, _F, _F),  # extra_start, extra_low, extra_high: each row's intervals in the solid polygons (CSR)
+)
+
+
+@_jit(_CONIC_SIGNATURE)
+def _conic_entries(
+    dp: Any,
+    zone: Any,
+    pair_a: Any,
+    pair_b: Any,
+    cx: Any,
+    cy: Any,
+    cz: Any,
+    bottom: Any,
+    top: Any,
+    part_start: Any,
+    part_count: Any,
+    pcx: Any,
+    pcy: Any,
+    prx: Any,
+    pry: Any,
+    pcos: Any,
+    psin: Any,
+    phole: Any,
+    extra_start: Any,
+    extra_low: Any,
+    extra_high: Any,
+) -> tuple[Any, Any]:
+    rows = dp.size
+    first = np.full(rows, np.nan)
+    judged = np.ones(rows, dtype=np.bool_)
+    most = 1
+    for z in range(part_count.size):
+        most = max(most, part_count[z])
+    for k in range(rows):
+        most = max(most, part_count[zone[k]] + extra_start[k + 1] - extra_start[k])
+    lows = np.empty(2 * most + 2, dtype=np.float64)
+    highs = np.empty(2 * most + 2, dtype=np.float64)
+    next_lows = np.empty(2 * most + 2, dtype=np.float64)
+    next_highs = np.empty(2 * most + 2, dtype=np.float64)
+    for k in range(rows):
+        u, d = dp[k] // 2, dp[k] % 2
+        s, e = (pair_a[u], pair_b[u]) if d == 0 else (pair_b[u], pair_a[u])
+        z = zone[k]
+        # geometry._span_params: where the line's height is within the zone's span.
+        z0, z1 = cz[s], cz[e]
+        dz = z1 - z0
+        if dz == 0:
+            if not (bottom[z] <= z0 and z0 <= top[z]):
+                continue
+            lo, hi = 0.0, 1.0
+        else:
+            lo = (bottom[z] - z0) / dz
+            hi = (top[z] - z0) / dz
+            if lo > hi:
+                lo, hi = hi, lo
+            lo, hi = _py_max(lo, 0.0), _py_min(hi, 1.0)
+            if not lo <= hi:
+                continue
+        ax, ay, bx, by = cx[s], cy[s], cx[e], cy[e]
+        # CurvedArea.segment_parts: the solids' closed intervals, merged, minus the holes' open ones.
+        n = 0
+        degenerate = False
+        for p in range(part_start[z], part_start[z] + part_count[z] + extra_start[k + 1] - extra_start[k]):
+            if p >= part_start[z] + part_count[z]:  # a solid polygon's interval, clipped already
+                q = extra_start[k] + p - part_start[z] - part_count[z]
+                low, high = extra_low[q], extra_high[q]
+            else:
+                if phole[p]:
+                    continue
+                low, high, found = _conic_interval(
+                    pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, False
+                )
+                if found < 0:
+                    degenerate = True
+                if found != 1 or not (high >= 0.0 and low <= 1.0):
+                    continue
+                low, high = _py_max(low, 0.0), _py_min(high, 1.0)
+            m = n  # sorted (low, high), as `sorted` orders tuples; ties keep their order
+            while m > 0 and (lows[m - 1] > low or (lows[m - 1] == low and highs[m - 1] > high)):
+                lows[m], highs[m] = lows[m - 1], highs[m - 1]
+                m -= 1
+            lows[m], highs[m] = low, high
+            n += 1
+        merged = 0
+        for c in range(n):
+            low, high = lows[c], highs[c]
+            if merged and low <= highs[merged - 1]:
+                if high > highs[merged - 1]:
+                    highs[merged - 1] = high
+            else:
+                lows[merged], highs[merged] = low, high
+                merged += 1
+        n = merged
+        for p in range(part_start[z], part_start[z] + part_count[z]):
+            if not phole[p]:
+                continue
+            if n == 0:
+                break
+            low, high, found = _conic_interval(pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, True)
+            if found < 0:
+                degenerate = True
+                continue
+            if found == 0:
+                continue
+            kept = 0
+            for c in range(n):
+                a, b = lows[c], highs[c]
+                if b <= low or a >= high:
+                    next_lows[kept], next_highs[kept] = a, b
+                    kept += 1
+                    continue
+                if a <= low:
+                    next_lows[kept], next_highs[kept] = a, low
+                    kept += 1
+                if high <= b:
+                    next_lows[kept], next_highs[kept] = high, b
+                    kept += 1
+            for c in range(kept):
+                lows[c], highs[c] = next_lows[c], next_highs[c]
+            n = kept
+        if degenerate:
+            judged[k] = False
+            continue
+        for c in range(n):
+            if lows[c] <= hi and highs[c] >= lo:
+                first[k] = _py_min(_py_max(lows[c], lo), hi)
+                break
+    return first, judged
+
+
+def conic_entries(**arrays: Any) -> tuple[Any, Any]:
+    """Where each (directed line, zone) row first meets a zone whose holes are circles and ellipses, from
+    their equations — :func:`bridge.core.geometry._first_entry` on ``CurvedArea.segment_parts`` for a zone
+    of one elevation span, the same floats. The intervals of the line in the zone's solid polygons come
+    in ``extra_*`` (:func:`~bridge.core.curves.polygon_parts_many`). Returns ``(first, judged)``: ``first``
+    NaN where the line does not meet the zone; ``judged`` false where a line is too short for the
+    equations (left to the caller).
+    """
+    return _conic_entries(  # type: ignore[no-any-return]
+        arrays["dp"],
+        arrays["zone"],
+        arrays["pair_a"],
+        arrays["pair_b"],
+        arrays["cx"],
+        arrays["cy"],
+        arrays["cz"],
+        arrays["bottom"],
+        arrays["top"],
+        arrays["part_start"],
+        arrays["part_count"],
+        arrays["part_cx"],
+        arrays["part_cy"],
+        arrays["part_rx"],
+        arrays["part_ry"],
+        arrays["part_cos"],
+        arrays["part_sin"],
+        arrays["part_hole"],
+        arrays["extra_start"],
+        arrays["extra_low"],
+        arrays["extra_high"],
+    )
+
+
+# Candidate (segment, zone) pairs.
+
+_BOX_SIGNATURE = types.Tuple((_I, _I))(*(_F,) * 4, types.float64[:, :])  # type: ignore[no-untyped-call]
+
+
+@_jit(_BOX_SIGNATURE)
+def _box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zone_bounds: Any) -> tuple[Any, Any]:
+    lines, zones = x0.size, zone_bounds.shape[0]
+    count = 0
+    for rep in range(2):  # count, then fill
+        if rep == 1:
+            out_l = np.empty(count, dtype=np.int64)
+            out_z = np.empty(count, dtype=np.int64)
+            count = 0
+        for k in range(lines):
+            lx, hx = min(x0[k], x1[k]), max(x0[k], x1[k])
+            ly, hy = min(y0[k], y1[k]), max(y0[k], y1[k])
+            for z in range(zones):
+                if (
+                    lx <= zone_bounds[z, 2]
+                    and zone_bounds[z, 0] <= hx
+                    and ly <= zone_bounds[z, 3]
+                    and zone_bounds[z, 1] <= hy
+                ):
+                    if rep == 1:
+                        out_l[count] = k
+                        out_z[count] = z
+                    count += 1
+    return out_l, out_z
+
+
+def box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zone_bounds: Any) -> tuple[Any, Any]:
+    """The (segment, zone) pairs whose closed boxes meet, by segment then zone: the pairs a zone tree
+    queried with the segments' boxes gives, in order. ``zone_bounds`` is (zones, 4): x0, y0, x1, y1."""
+    return _box_pairs(x0, y0, x1, y1, zone_bounds)  # type: ignore[no-any-return]

@@ -45,8 +45,7 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -54,7 +53,7 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
-from .curves import CurvedArea
+from .curves import CurvedArea, polygon_parts_many
 from .geometry import (
     _DIR_LEFT,
     _DIR_RIGHT,
@@ -76,9 +75,10 @@ from .geometry import (
     touches_zone,
     wall_sides,
 )
-from .meetings import FROM, INTO, THROUGH, WITHIN, crossing_order, zone_meetings
+from .meetings import FROM, INTO, THROUGH, WITHIN, box_pairs, conic_entries, crossing_order, zone_meetings
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
+from .rules.effects import EffectTable, Verdicts
 from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
 from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
@@ -99,8 +99,6 @@ _WallHit = tuple[int, float, float, float, float]
 
 #: Most (segment, zone edge) rows handled by one numpy pass (bounds memory: ~100 bytes a row).
 _CHUNK_ROWS = 400_000
-#: Most (segment, zone) box tests done all against all, without the zone tree (few lines: a token move).
-_DENSE_BOXES = 40_000
 #: Consecutive zone edges tested together against a line by their box before one by one.
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
@@ -149,6 +147,9 @@ class _Tokens:
 class SceneVisibility:
     """All-pairs rulings of one scene for one action, kept up to date incrementally."""
 
+    _levels: tuple[Any, ...]
+    _level_spans: dict[str, tuple[float, float]]
+
     def __init__(
         self,
         state: SceneState,
@@ -156,12 +157,15 @@ class SceneVisibility:
         action: str,
         reaction: bool = False,
         tokens: Collection[str] | None = None,
+        sharing: SceneVisibility | None = None,
     ) -> None:
         """Compute every ruling of ``state`` for ``action``.
 
         ``tokens=None`` watches all ordered pairs; otherwise the pairs in which one of ``tokens`` takes
-        part (ids the scene does not hold yet are watched once they appear). Raises ``ValueError`` for
-        an action the scene's ruleset does not know.
+        part (ids the scene does not hold yet are watched once they appear). ``sharing``: another engine
+        of the scene (another action, say), whose compiled zones are reused for the regions that are the
+        same objects — the scene's zones compiled once. Raises ``ValueError`` for an action the scene's
+        ruleset does not know.
         """
         if action not in state.ruleset.actions:
             raise ValueError(f"unknown action {action!r} for {state.ruleset.id}")
@@ -170,8 +174,11 @@ class SceneVisibility:
         self.watched: frozenset[str] | None = None if tokens is None else frozenset(tokens)
         self._zone_cache: dict[str, _Zone] = {}
         self._regions: tuple[Region, ...] = ()
-        self._memo: dict[tuple[Any, ...], Ruling] = {}
-        self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
+        self._ruler = _Ruler()
+        if sharing is not None:
+            self._levels, self._level_spans = sharing._levels, sharing._level_spans
+            self._zone_cache = dict(sharing._zone_cache)
+        self._type_codes: tuple[EffectTable, tuple[_Zone, ...], IntArray] | None = None
         self._composer: LineComposer | None = None
         self._known_traits: dict[tuple[str, ...], bool] = {}  # per ruleset: emptied with the memo
         self._names: dict[str, str] = {region.id: region.name for region in state.scene.regions}
@@ -184,16 +191,25 @@ class SceneVisibility:
         self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
         with _gc_paused():
             self._compile(state)
-            self._rulings: dict[Pair, Ruling] = self._compute(self._all_pairs())
+            self._rulings = _Rulings(self._compute(self._all_pairs()))
 
     # Public methods.
 
     def rulings(self) -> Mapping[Pair, Ruling]:
-        """Every watched ``(actor_id, target_id) -> Ruling`` (actor ≠ target), read-only."""
-        return MappingProxyType(self._rulings)
+        """Every watched ``(actor_id, target_id) -> Ruling`` (actor ≠ target), read-only. A ruling is
+        built when first read (the pass computes every line's verdict, not its entries and texts)."""
+        return self._rulings
 
-    def update(self, new_state: SceneState) -> dict[Pair, Ruling | None]:
-        """Move to ``new_state`` and return only the pairs whose ruling changed (``None``: pair gone).
+    def verdict(self, actor: str, target: str) -> tuple[bool, int | None]:
+        """Whether ``actor`` may act on ``target`` and the modifier (``None`` when not allowed) — the
+        ruling's ``allowed`` and ``modifier`` — read from the pass's arrays where it has them, without
+        building the ruling. Raises ``KeyError`` for a pair the engine does not watch."""
+        return self._rulings.verdict((actor, target))
+
+    def update(self, new_state: SceneState) -> Mapping[Pair, Ruling | None]:
+        """Move to ``new_state`` and return only the pairs whose ruling changed (``None``: pair gone),
+        read-only; each ruling is built when first read (a moved token's lines are known to change
+        without building their rulings).
 
         The old and new scenes are compared here: a token's pairs are recomputed when the token
         changed; a zone or wall change recomputes the pairs whose sight line touches its old or new
@@ -202,7 +218,7 @@ class SceneVisibility:
         with _gc_paused():
             return self._update(new_state)
 
-    def _update(self, new_state: SceneState) -> dict[Pair, Ruling | None]:
+    def _update(self, new_state: SceneState) -> Mapping[Pair, Ruling | None]:
         old_state, old_tokens = self._state, self._tokens
         old_zones, old_inside, old_regions = self._zones, self._inside, self._regions
         self._compile(new_state)
@@ -217,8 +233,7 @@ class SceneVisibility:
             or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
             or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
-            self._memo.clear()
-            self._memo_best.clear()
+            self._ruler.clear()
             self._known_traits.clear()
             self._composer = None
             self._rows_made_for = ()  # every token's row anew, with the emptied memos
@@ -238,8 +253,7 @@ class SceneVisibility:
                 changed.add(k)
         if self._ruleset.reads_positions and _lights_changed(old_state.scene, new_scene, old_tokens, tokens, changed):
             # Where a light reaches is read by rulings of pairs far from the change, and by the memoised ones.
-            self._memo.clear()
-            self._memo_best.clear()
+            self._ruler.clear()
             return self._replace_all()
         boxes: list[tuple[float, float, float, float]] = []
         if not self._zones_reused:
@@ -272,18 +286,24 @@ class SceneVisibility:
             if rest:
                 pairs += [rest[k] for k in np.flatnonzero(self._touched(rest, boxes, segments))]
         fresh = self._compute(pairs)
-        result: dict[Pair, Ruling | None] = {}
+        result = _Changes()
         gone = old_tokens.index.keys() - index.keys()
-        if gone:
-            for pair in [p for p in self._rulings if p[0] in gone or p[1] in gone]:
-                del self._rulings[pair]
-                result[pair] = None
         rulings = self._rulings
-        for pair, ruling in fresh.items():
-            old = rulings.get(pair)
-            if old is None or old.line != ruling.line or old != ruling:  # a moved token: lines differ
-                result[pair] = ruling
-            rulings[pair] = ruling
+        if gone:
+            for pair in [p for p in rulings if p[0] in gone or p[1] in gone]:
+                rulings.drop(pair)
+                result.removed(pair)
+        for dp, pair in enumerate(fresh.pairs):
+            line = fresh.line(dp)
+            if pair not in rulings:
+                result.changed(pair, fresh, dp)
+            elif line is not None and rulings.line(pair) != line:
+                result.changed(pair, fresh, dp)  # a moved token: the lines differ, no ruling need be built
+            else:
+                ruling = fresh.ruling(dp)
+                if rulings.line(pair) != ruling.line or rulings[pair] != ruling:
+                    result.changed(pair, fresh, dp)
+            rulings.refer(pair, fresh, dp)
         return result
 
     # Private: compilation.
@@ -343,6 +363,7 @@ class SceneVisibility:
             self._ex0, self._ey0 = edges[:, 0].copy(), edges[:, 1].copy()
             self._ex1, self._ey1 = edges[:, 2].copy(), edges[:, 3].copy()
             self._compile_runs(counts)
+            self._compile_conics(zones)
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
         self._token_cache: dict[str, _TokenShape]
         self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}), old_tokens)
@@ -394,6 +415,34 @@ class SceneVisibility:
                     self._whos[k] = composer.who(tokens[k])
             else:
                 self._whos = [composer.who(token) for token in tokens]
+
+    def _compile_conics(self, zones: Sequence[_Zone]) -> None:
+        """The circles and ellipses of each zone with curves, of one elevation span and no polygon hole,
+        as columns (CSR by zone) for :func:`~bridge.core.meetings.conic_entries`, and its solid polygons;
+        other zones are left to the exact path (``_equations`` false)."""
+        counts: list[int] = []
+        parts: list[tuple[float, float, float, float, float, float, bool]] = []
+        equations: list[bool] = []
+        self._zone_polygons: list[tuple[Any, ...]] = []
+        for zone in zones:
+            conics = None if zone.curved is None or zone.split else zone.curved.conic_parts()
+            equations.append(conics is not None)
+            if conics is None:
+                counts.append(0)
+                self._zone_polygons.append(())
+                continue
+            solids, holes, polygons = conics
+            self._zone_polygons.append(polygons)
+            counts.append(len(solids) + len(holes))
+            parts += [(c.cx, c.cy, c.rx, c.ry, c.cos, c.sin, False) for c in solids]
+            parts += [(c.cx, c.cy, c.rx, c.ry, c.cos, c.sin, True) for c in holes]
+        count = np.array(counts, dtype=np.intp)
+        self._equations = np.array(equations, dtype=bool)
+        self._conic_count = count
+        self._conic_start = (np.cumsum(count) - count).astype(np.intp)
+        columns = np.array([p[:6] for p in parts], dtype=np.float64).reshape(-1, 6)
+        self._conic_parts = tuple(columns[:, k].copy() for k in range(6))
+        self._conic_hole = np.array([p[6] for p in parts], dtype=bool)
 
     def _compile_runs(self, counts: IntArray) -> None:
         """Each zone's edges in runs of up to ``_RUN`` consecutive edges, with the box of each run."""
@@ -499,7 +548,7 @@ class SceneVisibility:
         return sorted(found)
 
     def _replace_all(self) -> dict[Pair, Ruling | None]:
-        fresh = self._compute(self._all_pairs())
+        fresh = _Rulings(self._compute(self._all_pairs()))
         result: dict[Pair, Ruling | None] = {pair: None for pair in self._rulings if pair not in fresh}
         for pair, ruling in fresh.items():
             if self._rulings.get(pair) != ruling:
@@ -541,67 +590,80 @@ class SceneVisibility:
 
     # Private: computing rulings.
 
-    def _compute(self, pairs: Sequence[tuple[int, int]]) -> dict[Pair, Ruling]:
-        """Rulings of both directions of every unordered pair ``(i, j)``."""
+    def _compute(self, pairs: Sequence[tuple[int, int]]) -> _LineBatch:
+        """Both directions of every unordered pair ``(i, j)``: crossings, walls and (Infinity) verdicts as
+        arrays; each ruling built when read (:class:`_LineBatch`)."""
+        frame = self._frame()
         if not pairs:
-            return {}
+            return _LineBatch(frame, np.empty((0, 2), dtype=np.intp))
         if self._state.scene.rules.lines == "best":
-            return self._compute_best(pairs)
+            return self._compute_best(frame, pairs)
         t = self._tokens
         idx = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
         i, j = idx[:, 0], idx[:, 1]
         flat = (t.cx[i] == t.cx[j]) & (t.cy[i] == t.cy[j])
-        exact_lines = set(np.flatnonzero(flat).tolist())
         met: _Met | None = None  # where each directed line first meets each zone
-        ambiguous = np.zeros(2 * len(idx), dtype=bool)
+        doubtful = np.zeros(2 * len(idx), dtype=bool)
         lines_2d = np.flatnonzero(~flat)
         if lines_2d.size and self._zones:
-            met = self._zone_keys(idx, lines_2d, ambiguous)
-        starts, codes = self._order_crossings(idx, met, ambiguous)
-        wall_hits = self._wall_hits(idx, lines_2d)
+            met = self._zone_keys(idx, lines_2d, doubtful)
+        starts, codes = self._order_crossings(idx, met, doubtful)
+        # Lines the compiled passes cannot order surely: the exact per-line path (GEOS), one by one.
+        doubtful[2 * np.flatnonzero(flat)] = True
+        doubtful[2 * np.flatnonzero(flat) + 1] = True
+        exact: dict[int, tuple[int, ...]] = {}
+        for dp in np.flatnonzero(doubtful).tolist():
+            u, d = divmod(dp, 2)
+            s, e = (int(i[u]), int(j[u])) if d == 0 else (int(j[u]), int(i[u]))
+            exact[dp] = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
+        walls = self._wall_rows(idx, lines_2d)
+        batch = _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls)
+        if frame.composer is not None:
+            batch.verdicts = self._verdicts(frame, batch)
+        return batch
 
-        results: dict[Pair, Ruling] = {}
-        crossing_of = self._crossing_list
-        composer, points, whos = self._composer, self._points, self._whos
-        memo = self._line_memo
-        memo_limit = _line_memo_limit(len(t.tokens))
-        tokens, ids = t.tokens, self._ids
-        doubtful = ambiguous.tolist()
-        for u, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
-            exact = u in exact_lines
-            hits = wall_hits.get(u, ())
-            for d, (s, e) in enumerate(((a, b), (b, a))):
-                dp = 2 * u + d
-                if exact or doubtful[dp]:
-                    code = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
-                else:
-                    code = tuple(codes[starts[dp] : starts[dp + 1]])
-                walls: tuple[str, ...] = ()
-                if hits is None:
-                    walls = self._walls.blocked(points[s], points[e], external_radius=float(t.radius[s]))
-                elif hits:
-                    walls = self._blocking(hits, d, float(t.radius[s]), float(t.cz[s]), float(t.cz[e]))
-                if composer is None:
-                    ruling = self._rule(s, e, tuple([crossing_of[c] for c in code]), walls)
-                    results[(ids[s], ids[e])] = ruling
-                    continue
-                line = SightLine(points[s], points[e])
-                actor, target = whos[s], whos[e]
-                # The same observer (the actor's traits: the target's play no part), crossings and walls:
-                # the same ruling but for its line — unless a foreign trait puts a token's name in a note.
-                key = (actor[0], code, walls) if actor[2] and target[2] else None
-                template = memo.get(key) if key is not None else None
-                if template is not None:
-                    ruling = with_line(template, line)
-                else:
-                    cross = tuple([crossing_of[c] for c in code])
-                    ruling = composer.rule(tokens[s], tokens[e], actor, target, cross, walls, line)
-                    if key is not None:
-                        if len(memo) >= memo_limit:
-                            memo.popitem(last=False)  # the oldest goes: one at a time, never a burst
-                        memo[key] = ruling
-                results[(ids[s], ids[e])] = ruling
-        return results
+    def _frame(self) -> _Frame:
+        return _Frame(
+            state=self._state,
+            tokens=self._tokens,
+            ids=self._ids,
+            points=self._points,
+            traits=self._traits,
+            whos=self._whos,
+            crossing_list=self._crossing_list,
+            walls=self._walls,
+            composer=self._composer,
+            line_memo=self._line_memo,
+            inside=self._inside,
+            zones=self._zones,
+            ruler=self._ruler,
+            action=self.action,
+            reaction=self.reaction,
+        )
+
+    def _verdicts(self, frame: _Frame, batch: _LineBatch) -> Verdicts:
+        """Every directed line's verdict from the composer's effect table, a reduction over its crossings
+        (:meth:`~bridge.core.rules.effects.EffectTable.reduce`); lines the exact path ruled are read from
+        their rulings."""
+        assert frame.composer is not None and batch.starts is not None and batch.codes is not None
+        table = frame.composer.effects()
+        zone_type = self._zone_type_codes(table)
+        observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
+        src = np.empty(2 * len(batch.idx), dtype=np.intp)
+        src[0::2], src[1::2] = batch.idx[:, 0], batch.idx[:, 1]
+        verdicts = table.reduce(batch.starts, batch.codes, observer_of[src], zone_type, batch.walled)
+        for dp in batch.exact:
+            ruling = batch.ruling(dp)
+            verdicts.allowed[dp] = ruling.allowed
+            verdicts.modifier[dp] = 0 if ruling.modifier is None else ruling.modifier
+        return verdicts
+
+    def _zone_type_codes(self, table: EffectTable) -> IntArray:
+        cached = self._type_codes
+        if cached is None or cached[0] is not table or cached[1] is not self._zones:
+            codes = table.type_codes([zone.zone_type for zone in self._zones])
+            cached = self._type_codes = (table, self._zones, codes)
+        return cached[2]
 
     def _zone_keys(
         self,
@@ -672,6 +734,40 @@ class SceneVisibility:
         t = self._tokens
         keep = np.ones(dp.size, dtype=bool)
         key, err, exact = key.copy(), err.copy(), exact.copy()
+        conic = todo[self._equations[zi[todo]]]
+        if conic.size:
+            # Zones whose holes are circles and ellipses: their equations in the compiled loop, the intervals
+            # in their solid polygons from GEOS (all rows in one call), the same floats as segment_parts.
+            extra_start, extra_low, extra_high = self._polygon_intervals(idx, dp[conic], zi[conic])
+            px, py, prx, pry, pcos, psin = self._conic_parts
+            first, judged = conic_entries(
+                dp=dp[conic],
+                zone=zi[conic],
+                pair_a=np.ascontiguousarray(idx[:, 0]),
+                pair_b=np.ascontiguousarray(idx[:, 1]),
+                cx=t.cx,
+                cy=t.cy,
+                cz=t.cz,
+                bottom=self._bottom,
+                top=self._top,
+                part_start=self._conic_start,
+                part_count=self._conic_count,
+                part_cx=px,
+                part_cy=py,
+                part_rx=prx,
+                part_ry=pry,
+                part_cos=pcos,
+                part_sin=psin,
+                part_hole=self._conic_hole,
+                extra_start=extra_start,
+                extra_low=extra_low,
+                extra_high=extra_high,
+            )
+            rows, first = conic[judged], first[judged]
+            hit = ~np.isnan(first)
+            keep[rows[~hit]] = False
+            key[rows[hit]], err[rows[hit]], exact[rows[hit]] = first[hit], 0.0, True
+            todo = np.concatenate((todo[~self._equations[zi[todo]]], conic[~judged]))
         for row in todo.tolist():
             u, d = divmod(int(dp[row]), 2)
             s, e = (idx[u, 0], idx[u, 1]) if d == 0 else (idx[u, 1], idx[u, 0])
@@ -687,31 +783,43 @@ class SceneVisibility:
                 key[row], err[row], exact[row] = first, 0.0, True
         return dp[keep], zi[keep], key[keep], err[keep], exact[keep]
 
+    def _polygon_intervals(self, idx: IntArray, dp: IntArray, zi: IntArray) -> tuple[IntArray, FloatArray, FloatArray]:
+        """For each (directed line, zone) row, the intervals of the line in the zone's solid polygons, as
+        CSR (``start``, ``low``, ``high``): :func:`~bridge.core.curves.polygon_parts_many`."""
+        polygons = self._zone_polygons
+        rows = [k for k, z in enumerate(zi.tolist()) for _ in polygons[z]]
+        start = np.zeros(dp.size + 1, dtype=np.intp)
+        if not rows:
+            return start, np.empty(0), np.empty(0)
+        row = np.array(rows, dtype=np.intp)
+        shapes = np.array([p for z in zi.tolist() for p in polygons[z]], dtype=object)
+        u, d = np.divmod(dp[row], 2)
+        s = np.where(d == 0, idx[u, 0], idx[u, 1])
+        e = np.where(d == 0, idx[u, 1], idx[u, 0])
+        t = self._tokens
+        found, low, high = polygon_parts_many(shapes, t.cx[s], t.cy[s], t.cx[e], t.cy[e])
+        np.cumsum(np.bincount(row[found], minlength=dp.size), out=start[1:])
+        order = np.argsort(row[found], kind="stable")
+        return start, low[order], high[order]
+
     def _box_candidates(
         self, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
     ) -> tuple[IntArray, IntArray]:
         """(segment, zone) pairs whose closed boxes meet, by segment then zone: a superset of GEOS
         ``intersects`` that :func:`~bridge.core.meetings.zone_meetings` narrows down.
 
-        Every box against every box when there are few pairs (a token move), else the zone tree
-        queried with the segments: the same test either way.
+        Every box against every box, compiled (:func:`~bridge.core.meetings.box_pairs`): the pairs the
+        zone tree would give, in the same order.
         """
-        if x0.size * len(self._zones) <= _DENSE_BOXES:
-            zb = self._zone_bounds
-            overlap = (
-                (np.minimum(x0, x1)[:, None] <= zb[:, 2])
-                & (zb[:, 0] <= np.maximum(x0, x1)[:, None])
-                & (np.minimum(y0, y1)[:, None] <= zb[:, 3])
-                & (zb[:, 1] <= np.maximum(y0, y1)[:, None])
-            )
-            li, zi = np.divmod(np.flatnonzero(overlap), len(self._zones))
-            return li, zi
-        segs = shapely.linestrings(np.stack([x0, y0, x1, y1], axis=1).reshape(-1, 2, 2))
-        li, zi = self._zone_tree.query(segs)  # boxes only (the same pairs as a tree over the segments)
-        order = np.lexsort((zi, li))
-        return li[order], zi[order]
+        return box_pairs(
+            np.ascontiguousarray(x0, dtype=np.float64),
+            np.ascontiguousarray(y0, dtype=np.float64),
+            np.ascontiguousarray(x1, dtype=np.float64),
+            np.ascontiguousarray(y1, dtype=np.float64),
+            np.ascontiguousarray(self._zone_bounds),
+        )
 
-    def _order_crossings(self, idx: IntArray, met: _Met | None, ambiguous: BoolArray) -> tuple[list[int], list[int]]:
+    def _order_crossings(self, idx: IntArray, met: _Met | None, ambiguous: BoolArray) -> tuple[IntArray, IntArray]:
         """Every directed line's crossings in evidence order (:func:`~bridge.core.meetings.crossing_order`):
         ``starts`` (``starts[dp]:starts[dp + 1]``) and the crossings' codes (``4 * zone + kind``, an index
         of ``_crossing_list``). Directed lines whose order rounding could change are flagged in ``ambiguous``.
@@ -741,7 +849,7 @@ class SceneVisibility:
             zones=len(self._zones),
             ambiguous=ambiguous,
         )
-        return starts.tolist(), codes.tolist()
+        return starts, codes
 
     def _exact_crossings(self, s: int, e: int) -> list[tuple[int, int]]:
         """(zone, kind) in evidence order, computed like ``SceneGeometry.evidence`` (GEOS per zone)."""
@@ -778,15 +886,16 @@ class SceneVisibility:
                 entries[index] = first
         return entries
 
-    def _wall_hits(self, idx: IntArray, lines: IntArray) -> dict[int, list[_WallHit] | None]:
-        """Per unordered pair whose segment hits a wall (``WallIndex.blocking``'s own test, the same
-        floats): the walls it crosses properly, or ``None`` when one is met at an end point (a corner,
-        judged by ``WallIndex.blocked`` itself)."""
-        found: dict[int, list[_WallHit] | None] = {}
-        walls = self._walls
+    def _wall_rows(self, idx: IntArray, lines: IntArray) -> _WallRows:
+        """The walls each unordered pair's segment crosses properly (``WallIndex.blocking``'s own test,
+        the same floats), as rows sorted by pair, with whether each direction is blocked; a pair that
+        meets a wall at an end point (a corner) is judged by ``WallIndex.blocked`` itself, both ways."""
+        walls, t = self._walls, self._tokens
+        count = 2 * len(idx)
+        walled = np.zeros(count, dtype=bool)
+        none_i, none_f = np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float64)
         if not len(walls) or lines.size == 0:
-            return found
-        t = self._tokens
+            return _WallRows(none_i, none_i, none_f, none_f, none_f, none_f, {}, walled)
         i, j = idx[lines, 0], idx[lines, 1]
         if len(walls) <= WallIndex.TREE_ABOVE:
             li = np.repeat(np.arange(lines.size, dtype=np.intp), len(walls))
@@ -795,101 +904,390 @@ class SceneVisibility:
             assert walls.tree is not None
             segs = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
             li, wi = walls.tree.query(segs)
+        parts: list[tuple[Any, ...]] = []
+        cornered: list[IntArray] = []
         for lo in range(0, li.size, _CHUNK_ROWS):
             lc, wc = li[lo : lo + _CHUNK_ROWS], wi[lo : lo + _CHUNK_ROWS]
             x0, y0, x1, y1 = t.cx[i[lc]], t.cy[i[lc]], t.cx[j[lc]], t.cy[j[lc]]
             ax, ay, bx, by = walls.ax[wc], walls.ay[wc], walls.bx[wc], walls.by[wc]
             # The function WallIndex.blocking uses, so the same floats and the same signs.
             o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
-            touches = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
-            if touches.size == 0:
+            rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
+            if rows.size == 0:
                 continue
-            rows = touches
+            cornered.append(lines[lc[rows[~proper[rows]]]])
+            rows = rows[proper[rows]]
             # Distances from either end to each wall, as WallIndex.blocking computes them.
             d0 = _segment_distance(x0[rows], y0[rows], ax[rows], ay[rows], bx[rows], by[rows])
             d1 = _segment_distance(x1[rows], y1[rows], ax[rows], ay[rows], bx[rows], by[rows])
-            for k, row in enumerate(rows.tolist()):
-                u = int(lines[lc[row]])
-                if not proper[row]:
-                    found[u] = None
-                    continue
-                hits = found.setdefault(u, [])
-                if hits is not None:
-                    w = int(wc[row])
-                    hits.append((w, float(o_start[row]), float(o_end[row]), float(d0[k]), float(d1[k])))
-        return found
+            parts.append((lines[lc[rows]], wc[rows], o_start[rows], o_end[rows], d0, d1))
+        corners = np.unique(np.concatenate(cornered)) if cornered else none_i
+        u: Any
+        w: Any
+        if parts:
+            u, w, o_start, o_end, d0, d1 = (np.concatenate(column) for column in zip(*parts, strict=True))
+            keep = ~np.isin(u, corners)
+            order = np.argsort(u[keep], kind="stable")
+            u, w, o_start, o_end, d0, d1 = (a[keep][order] for a in (u, w, o_start, o_end, d0, d1))
+        else:
+            u, w, o_start, o_end, d0, d1 = none_i, none_i, none_f, none_f, none_f, none_f
+        for d in range(2):
+            self._walled(idx, u, w, (o_start, o_end) if d == 0 else (o_end, o_start), d0 if d == 0 else d1, d, walled)
+        walls_of: dict[int, tuple[str, ...]] = {}
+        points = self._points
+        for c in corners.tolist():
+            a, b = int(idx[c, 0]), int(idx[c, 1])
+            for d, (s, e) in enumerate(((a, b), (b, a))):
+                found = walls.blocked(points[s], points[e], external_radius=float(t.radius[s]))
+                walls_of[2 * c + d] = found
+                walled[2 * c + d] = bool(found)
+        return _WallRows(u, w, o_start, o_end, d0, d1, walls_of, walled)
 
-    def _blocking(self, hits: list[_WallHit], source: int, radius: float, z0: float, z1: float) -> tuple[str, ...]:
-        """``WallIndex.blocking`` for walls crossed properly (no corners), from one end of the line (at
-        height ``z0``, towards ``z1``)."""
-        walls = self._walls
-        hard: list[tuple[float, int]] = []
-        soft: list[tuple[float, int]] = []
-        for w, o_start, o_end, d0, d1 in hits:
-            o_src, o_dst, distance = (o_start, o_end, d0) if source == 0 else (o_end, o_start, d1)
-            direction = walls.direction[w]
-            if not (
-                direction == 0 or (direction == _DIR_LEFT and o_src > 0) or (direction == _DIR_RIGHT and o_src < 0)
-            ):
-                continue
-            threshold = walls.threshold[w]
-            if not math.isnan(threshold):
-                kind = walls.kind[w]
-                if kind == _SIGHT_PROXIMITY and max(distance - radius, 0.0) < threshold:
-                    continue
-                if kind == _SIGHT_DISTANCE and distance + radius > threshold:
-                    continue
-            unit = (float(np.float64(o_src) / np.float64(o_src - o_dst)), w)
-            if walls.leveled[w] and not walls.stands_at(w, z0, z1, unit[0]):
-                continue
-            (soft if walls.limited[w] else hard).append(unit)
-        blocking = hard + (soft if len(soft) >= 2 else [])
-        return tuple(dict.fromkeys(walls.ids[w] for _, w in sorted(blocking)))
+    def _walled(
+        self,
+        idx: IntArray,
+        u: IntArray,
+        w: IntArray,
+        sides: tuple[FloatArray, FloatArray],
+        distance: FloatArray,
+        d: int,
+        walled: BoolArray,
+    ) -> None:
+        """Whether direction ``d`` of each line is blocked by the walls it crosses properly (rows ``u``,
+        ``w``): :meth:`_blocking`'s tests over all rows at once, the walls that name levels one by one."""
+        if u.size == 0:
+            return
+        walls, t = self._walls, self._tokens
+        o_src, o_dst = sides
+        source, target = idx[u, d], idx[u, 1 - d]
+        radius = t.radius[source]
+        direction = walls.direction[w]
+        effective = (
+            (direction == 0) | ((direction == _DIR_LEFT) & (o_src > 0)) | ((direction == _DIR_RIGHT) & (o_src < 0))
+        )
+        threshold = walls.threshold[w]
+        kind = walls.kind[w]
+        with np.errstate(invalid="ignore"):
+            near = (kind == _SIGHT_PROXIMITY) & (np.maximum(distance - radius, 0.0) < threshold)
+            far = (kind == _SIGHT_DISTANCE) & (distance + radius > threshold)
+        effective &= np.isnan(threshold) | ~(near | far)
+        for k in np.flatnonzero(effective & walls.leveled[w]).tolist():
+            unit = float(np.float64(o_src[k]) / np.float64(o_src[k] - o_dst[k]))
+            z0, z1 = float(t.cz[source[k]]), float(t.cz[target[k]])
+            effective[k] = walls.stands_at(int(w[k]), z0, z1, unit)
+        limited = walls.limited[w]
+        dp = 2 * u + d
+        hard = np.bincount(dp[effective & ~limited], minlength=walled.size) > 0
+        soft = np.bincount(dp[effective & limited], minlength=walled.size) >= 2
+        walled |= hard | soft
 
-    def _compute_best(self, pairs: Sequence[tuple[int, int]]) -> dict[Pair, Ruling]:
+    def _compute_best(self, frame: _Frame, pairs: Sequence[tuple[int, int]]) -> _LineBatch:
         """``rules.lines == "best"``: the exact per-line path of ``SceneGeometry``, memoised."""
         geometry = self._state.geometry
         t = self._tokens
-        results: dict[Pair, Ruling] = {}
-        for a, b in pairs:
-            for s, e in ((a, b), (b, a)):
-                sid, eid = t.tokens[s].id, t.tokens[e].id
-                lines = tuple(geometry.evidence(sid, eid, line) for line in geometry.sight_lines(sid, eid, "best"))
-                results[(sid, eid)] = self._rule_lines(s, e, lines)
-        return results
+        batch = _LineBatch(frame, np.asarray(pairs, dtype=np.intp).reshape(-1, 2))
+        batch.best = True
+        for dp, (s, e) in enumerate((s, e) for a, b in pairs for s, e in ((a, b), (b, a))):
+            sid, eid = t.tokens[s].id, t.tokens[e].id
+            lines = tuple(geometry.evidence(sid, eid, line) for line in geometry.sight_lines(sid, eid, "best"))
+            batch.made[dp] = self._ruler.rule_lines(frame, s, e, lines)
+        return batch
 
-    # Private: the ruleset, memoised.
 
-    def _rule(self, s: int, e: int, crossings: tuple[Crossing, ...], walls: tuple[str, ...]) -> Ruling:
-        t = self._tokens
+class _WallRows(NamedTuple):
+    """The walls the lines of a pass cross properly, one row per (unordered line, wall), by line; the
+    walls of lines through a wall's end, per directed line; and whether each directed line is blocked."""
+
+    u: IntArray
+    w: IntArray
+    o_start: FloatArray
+    o_end: FloatArray
+    d0: FloatArray
+    d1: FloatArray
+    walls_of: dict[int, tuple[str, ...]]
+    walled: BoolArray
+
+
+class _Frame(NamedTuple):
+    """What building a ruling reads, as of one compile: a pass's rulings may be read after the engine
+    has moved on (a pair no change touched keeps its ruling, built from the scene it was ruled in)."""
+
+    state: SceneState
+    tokens: _Tokens
+    ids: list[str]
+    points: list[Point3]
+    traits: list[tuple[Any, ...]]
+    whos: list[Who]
+    crossing_list: list[Crossing]
+    walls: WallIndex
+    composer: LineComposer | None
+    line_memo: OrderedDict[tuple[Any, ...], Ruling]
+    inside: BoolArray
+    zones: tuple[_Zone, ...]
+    ruler: _Ruler
+    action: str
+    reaction: bool
+
+
+class _LineBatch:
+    """The directed lines of one pass: line ``dp = 2 u + d`` runs between the tokens of unordered pair
+    ``u`` (``d`` = 0 from its first token). Crossings as CSR codes (or the exact path's, where it ruled),
+    walls as rows, verdicts as arrays; :meth:`ruling` builds a line's ruling on demand."""
+
+    def __init__(
+        self,
+        frame: _Frame,
+        idx: IntArray,
+        *,
+        starts: IntArray | None = None,
+        codes: IntArray | None = None,
+        exact: dict[int, tuple[int, ...]] | None = None,
+        walls: _WallRows | None = None,
+    ) -> None:
+        self.frame = frame
+        self.idx = idx
+        self.starts, self.codes = starts, codes
+        self.exact = exact or {}
+        self.wall_rows = walls
+        self.walls_of = walls.walls_of if walls is not None else {}
+        self.walled = walls.walled if walls is not None else np.zeros(2 * len(idx), dtype=bool)
+        self.verdicts: Verdicts | None = None
+        self.made: dict[int, Ruling] = {}  # rulings built so far
+        self.best = False  # rules.lines == "best": every ruling built by the pass
+        ids = frame.ids
+        self.pairs: list[Pair] = [pair for a, b in idx.tolist() for pair in ((ids[a], ids[b]), (ids[b], ids[a]))]
+
+    def ends(self, dp: int) -> tuple[int, int]:
+        u, d = divmod(dp, 2)
+        a, b = int(self.idx[u, 0]), int(self.idx[u, 1])
+        return (a, b) if d == 0 else (b, a)
+
+    def line(self, dp: int) -> SightLine | None:
+        """The centre line of ``dp`` when its ruling is sure to carry it (Infinity's composer), else
+        ``None`` (read the ruling)."""
+        if self.frame.composer is None or self.best:
+            return None
+        s, e = self.ends(dp)
+        return SightLine(self.frame.points[s], self.frame.points[e])
+
+    def crossing_codes(self, dp: int) -> tuple[int, ...]:
+        found = self.exact.get(dp)
+        if found is not None:
+            return found
+        assert self.starts is not None and self.codes is not None
+        return tuple(self.codes[self.starts[dp] : self.starts[dp + 1]].tolist())
+
+    def blocking_walls(self, dp: int) -> tuple[str, ...]:
+        found = self.walls_of.get(dp)
+        if found is not None:
+            return found
+        rows = self.wall_rows
+        if rows is None or not self.walled[dp]:
+            return ()
+        u, d = divmod(dp, 2)
+        lo, hi = np.searchsorted(rows.u, (u, u + 1)).tolist()
+        hits = [
+            (int(rows.w[k]), float(rows.o_start[k]), float(rows.o_end[k]), float(rows.d0[k]), float(rows.d1[k]))
+            for k in range(lo, hi)
+        ]
+        s, e = self.ends(dp)
+        t = self.frame.tokens
+        return _blocking(self.frame.walls, hits, d, float(t.radius[s]), float(t.cz[s]), float(t.cz[e]))
+
+    def ruling(self, dp: int) -> Ruling:
+        """The ruling of line ``dp``: what ``adjudicate`` answers for it (built once)."""
+        made = self.made.get(dp)
+        if made is None:
+            made = self.made[dp] = self._build(dp)
+        return made
+
+    def _build(self, dp: int) -> Ruling:
+        frame = self.frame
+        s, e = self.ends(dp)
+        code = self.crossing_codes(dp)
+        walls = self.blocking_walls(dp)
+        crossing_of = frame.crossing_list
+        composer = frame.composer
+        if composer is None:
+            return frame.ruler.rule(frame, s, e, tuple([crossing_of[c] for c in code]), walls)
+        line = SightLine(frame.points[s], frame.points[e])
+        actor, target = frame.whos[s], frame.whos[e]
+        # The same observer (the actor's traits: the target's play no part), crossings and walls: the
+        # same ruling but for its line — unless a foreign trait puts a token's name in a note.
+        key = (actor[0], code, walls) if actor[2] and target[2] else None
+        memo = frame.line_memo
+        template = memo.get(key) if key is not None else None
+        if template is not None:
+            return with_line(template, line)
+        tokens = frame.tokens.tokens
+        cross = tuple([crossing_of[c] for c in code])
+        ruling = composer.rule(tokens[s], tokens[e], actor, target, cross, walls, line)
+        if key is not None:
+            if len(memo) >= _line_memo_limit(len(tokens)):
+                memo.popitem(last=False)  # the oldest goes: one at a time, never a burst
+            memo[key] = ruling
+        return ruling
+
+    def verdict(self, dp: int) -> tuple[bool, int | None]:
+        verdicts = self.verdicts
+        if verdicts is None:
+            ruling = self.ruling(dp)
+            return ruling.allowed, ruling.modifier
+        allowed = bool(verdicts.allowed[dp])
+        return allowed, int(verdicts.modifier[dp]) if allowed else None
+
+
+class _Rulings(Mapping[Pair, Ruling]):
+    """The engine's rulings by pair, in pass order: each entry a built ruling, or the number of its line
+    in the pass that computed it (built, and kept, on first read)."""
+
+    def __init__(self, batch: _LineBatch) -> None:
+        self._batch = batch
+        self._entries: dict[Pair, Ruling | int | tuple[_LineBatch, int]] = dict(
+            zip(batch.pairs, range(len(batch.pairs)), strict=True)
+        )
+        for dp, ruling in batch.made.items():
+            self._entries[batch.pairs[dp]] = ruling
+
+    def __getitem__(self, pair: Pair) -> Ruling:
+        entry = self._entries[pair]
+        if isinstance(entry, Ruling):
+            return entry
+        batch, dp = (self._batch, entry) if isinstance(entry, int) else entry
+        ruling = self._entries[pair] = batch.ruling(dp)
+        return ruling
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, pair: object) -> bool:
+        return pair in self._entries
+
+    def line(self, pair: Pair) -> SightLine | None:
+        """The pair's sight line, without building its ruling when the pass knows it."""
+        entry = self._entries[pair]
+        if not isinstance(entry, Ruling):
+            batch, dp = (self._batch, entry) if isinstance(entry, int) else entry
+            line = batch.line(dp)
+            if line is not None:
+                return line
+        return self[pair].line
+
+    def verdict(self, pair: Pair) -> tuple[bool, int | None]:
+        entry = self._entries[pair]
+        if isinstance(entry, Ruling):
+            return entry.allowed, entry.modifier
+        batch, dp = (self._batch, entry) if isinstance(entry, int) else entry
+        return batch.verdict(dp)
+
+    def refer(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
+        """The pair's ruling is now line ``dp`` of ``batch`` (built when read)."""
+        self._entries[pair] = (batch, dp)
+
+    def drop(self, pair: Pair) -> None:
+        del self._entries[pair]
+
+
+class _Changes(Mapping[Pair, Ruling | None]):
+    """What :meth:`SceneVisibility.update` returns: the changed pairs, each ruling built when first read
+    (from the pass that found it), ``None`` for a pair gone."""
+
+    def __init__(self) -> None:
+        self._entries: dict[Pair, tuple[_LineBatch, int] | None] = {}
+
+    def changed(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
+        self._entries[pair] = (batch, dp)
+
+    def removed(self, pair: Pair) -> None:
+        self._entries[pair] = None
+
+    def __getitem__(self, pair: Pair) -> Ruling | None:
+        entry = self._entries[pair]
+        return None if entry is None else entry[0].ruling(entry[1])
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, pair: object) -> bool:
+        return pair in self._entries
+
+
+def _blocking(
+    walls: WallIndex, hits: list[_WallHit], source: int, radius: float, z0: float, z1: float
+) -> tuple[str, ...]:
+    """``WallIndex.blocking`` for walls crossed properly (no corners), from one end of the line (at
+    height ``z0``, towards ``z1``)."""
+    hard: list[tuple[float, int]] = []
+    soft: list[tuple[float, int]] = []
+    for w, o_start, o_end, d0, d1 in hits:
+        o_src, o_dst, distance = (o_start, o_end, d0) if source == 0 else (o_end, o_start, d1)
+        direction = walls.direction[w]
+        if not (direction == 0 or (direction == _DIR_LEFT and o_src > 0) or (direction == _DIR_RIGHT and o_src < 0)):
+            continue
+        threshold = walls.threshold[w]
+        if not math.isnan(threshold):
+            kind = walls.kind[w]
+            if kind == _SIGHT_PROXIMITY and max(distance - radius, 0.0) < threshold:
+                continue
+            if kind == _SIGHT_DISTANCE and distance + radius > threshold:
+                continue
+        unit = (float(np.float64(o_src) / np.float64(o_src - o_dst)), w)
+        if walls.leveled[w] and not walls.stands_at(w, z0, z1, unit[0]):
+            continue
+        (soft if walls.limited[w] else hard).append(unit)
+    blocking = hard + (soft if len(soft) >= 2 else [])
+    return tuple(dict.fromkeys(walls.ids[w] for _, w in sorted(blocking)))
+
+
+class _Ruler:
+    """The ruleset's rulings, memoised on everything a ruling reads (rulesets without a composer)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[Any, ...], Ruling] = {}
+        self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
+
+    def clear(self) -> None:
+        self._memo.clear()
+        self._memo_best.clear()
+
+    def rule(self, frame: _Frame, s: int, e: int, crossings: tuple[Crossing, ...], walls: tuple[str, ...]) -> Ruling:
+        t = frame.tokens
         line = SightLine(
             Point3(float(t.cx[s]), float(t.cy[s]), float(t.cz[s])),
             Point3(float(t.cx[e]), float(t.cy[e]), float(t.cz[e])),
         )
-        key: tuple[Any, ...] = (self._traits[s], self._traits[e], crossings, walls)
-        if self._ruleset.reads_positions:
+        key: tuple[Any, ...] = (frame.traits[s], frame.traits[e], crossings, walls)
+        if frame.state.ruleset.reads_positions:
             key += (line,)  # a distance or a light may set the ruling apart
         ruling = self._memo.get(key)
         if ruling is None:
             evidence = LineEvidence(line=line, crossings=crossings, blocking_walls=walls)
-            ruling = self._adjudicate(s, e, (evidence,))
-            self._remember(key, ruling)
+            ruling = self.adjudicate(frame, s, e, (evidence,))
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[key] = ruling
             return ruling
         if ruling.line is None or ruling.line == line:
             return ruling
         return dataclasses.replace(ruling, line=line)
 
-    def _rule_lines(self, s: int, e: int, lines: tuple[LineEvidence, ...]) -> Ruling:
+    def rule_lines(self, frame: _Frame, s: int, e: int, lines: tuple[LineEvidence, ...]) -> Ruling:
         key: tuple[Any, ...] = (
-            self._traits[s],
-            self._traits[e],
+            frame.traits[s],
+            frame.traits[e],
             tuple((ev.crossings, ev.blocking_walls) for ev in lines),
         )
-        if self._ruleset.reads_positions:
+        if frame.state.ruleset.reads_positions:
             key += (tuple(ev.line for ev in lines),)  # a distance or a light may set the ruling apart
         cached = self._memo_best.get(key)
         if cached is None:
-            ruling = self._adjudicate(s, e, lines)
+            ruling = self.adjudicate(frame, s, e, lines)
             # Which line the ruling chose, so that a pair with the same signature takes its own.
             position = next((k for k, ev in enumerate(lines) if ev.line == ruling.line), None)
             if len(self._memo_best) >= _MEMO_LIMIT:
@@ -902,44 +1300,39 @@ class SceneVisibility:
         line = lines[position].line
         return ruling if line == ruling.line else dataclasses.replace(ruling, line=line)
 
-    def _adjudicate(self, s: int, e: int, lines: tuple[LineEvidence, ...]) -> Ruling:
+    @staticmethod
+    def adjudicate(frame: _Frame, s: int, e: int, lines: tuple[LineEvidence, ...]) -> Ruling:
         situation = Situation(
-            scene=self._state.scene,
-            # Made per ruling, not kept: kept, it would tie the engine in a cycle with itself, and a
-            # dropped watch would wait for a full collection to give its memory back.
-            geometry=cast(SceneGeometry, _ZonesFromMatrix(self)),
-            actor=self._tokens.tokens[s],
-            target=self._tokens.tokens[e],
-            action=self.action,
-            reaction=self.reaction,
+            scene=frame.state.scene,
+            # Made per ruling, not kept: kept, it would tie the frame in a cycle with itself.
+            geometry=cast(SceneGeometry, _ZonesFromMatrix(frame)),
+            actor=frame.tokens.tokens[s],
+            target=frame.tokens.tokens[e],
+            action=frame.action,
+            reaction=frame.reaction,
             lines=lines,
             options={"aware": True},
         )
-        return self._ruleset.adjudicate(situation)
-
-    def _remember(self, key: tuple[Any, ...], ruling: Ruling) -> None:
-        if len(self._memo) >= _MEMO_LIMIT:
-            self._memo.clear()
-        self._memo[key] = ruling
+        return frame.state.ruleset.adjudicate(situation)
 
 
 class _ZonesFromMatrix:
-    """What a ruleset may ask of ``Situation.geometry``, answered from the engine's matrices.
+    """What a ruleset may ask of ``Situation.geometry``, answered from a pass's matrices.
 
     ``zones_containing`` (Combat Jump) comes from the token × zone matrix; anything else is
     forwarded to the scene's own :class:`SceneGeometry`, built only if asked for.
     """
 
-    def __init__(self, engine: SceneVisibility) -> None:
-        self._engine = engine
+    def __init__(self, frame: _Frame) -> None:
+        self._frame = frame
 
     def zones_containing(self, token_id: str) -> tuple[str, ...]:
-        engine = self._engine
-        row = engine._inside[engine._tokens.index[token_id]]
-        return tuple(engine._zones[z].region_id for z in np.flatnonzero(row).tolist())
+        frame = self._frame
+        row = frame.inside[frame.tokens.index[token_id]]
+        return tuple(frame.zones[z].region_id for z in np.flatnonzero(row).tolist())
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine._state.geometry, name)
+        return getattr(self._frame.state.geometry, name)
 
 
 @contextmanager

@@ -92,9 +92,10 @@ _STYLE: Final = (
     "<style>.gm-controls{background:#fff;border:1px solid #dde1e6;border-radius:4px;padding:.3rem .6rem;"
     "margin:0 0 1rem}.gm-controls summary{cursor:pointer;font-weight:600}"
     ".gm-controls form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.4rem 0}"
-    ".gm-controls label{display:flex;flex-direction:column;font-size:.85rem}"
+    ".gm-controls label{display:flex;flex-direction:column;font-size:.85rem;min-width:0;max-width:100%}"
     ".gm-controls label.check{flex-direction:row;gap:.3rem;align-items:center}"
-    ".gm-controls textarea{min-width:16rem}.gm-controls select{max-width:100%}</style>"
+    ".gm-controls textarea{min-width:min(16rem,100%);max-width:100%;box-sizing:border-box}"
+    ".gm-controls select{max-width:100%}</style>"
 )
 
 
@@ -102,11 +103,14 @@ def _path(segment: str) -> str:
     return quote(segment, safe="")
 
 
-def with_controls(page: str, controls: str) -> str:
-    """``page`` with ``controls`` first in its ``<main>`` (or before ``</body>`` when it has none)."""
+def with_controls(page: str, controls: str, *, before: str | None = None) -> str:
+    """``page`` with ``controls`` just before the first ``before`` (markup the page has, e.g. its filter
+    form), else first in its ``<main>``, else before ``</body>``."""
     if not controls:
         return page
     block = _STYLE + controls
+    if before and before in page:
+        return page.replace(before, block + before, 1)
     if "<main>" in page:
         return page.replace("<main>", "<main>" + block, 1)
     return page.replace("</body>", block + "</body>", 1)
@@ -121,10 +125,9 @@ def session_controls(lang: str, worlds: Sequence[str], open_sessions: Mapping[st
         current = open_sessions.get(world)
         if current is None:
             now = f'<span class="muted">{escape(w["no_open"])}</span>'
-        else:  # by its name, else its start (shown in the reader's time by the page's script)
-            shown = (
-                escape(current.name) or f'<time datetime="{escape(current.started)}">{escape(current.started)}</time>'
-            )
+        else:  # by its name, else its start (as the session list shows it)
+            started = escape(current.started.replace("T", " ")[:19] + " UTC")
+            shown = escape(current.name) or f'<time datetime="{escape(current.started)}">{started}</time>'
             now = f'<span class="muted">{escape(w["open_now"])}: {shown}</span>'
         end = (
             f'<form method="post" action="{escape(base)}/end?lang={lang}">'
@@ -177,6 +180,7 @@ def override_controls(lang: str, session: LoggedSession, records: Sequence[Rulin
             f'<label>{escape(w["reason"])}<textarea name="reason" required maxlength="{MAX_REASON}" rows="2">'
             "</textarea></label>"
             f'<button type="submit" id="override-save">{escape(w["save"])}</button></form>'
+            '<script src="/log/static/controls.js" defer></script>'  # a chosen row fills the form
         )
     return (
         f'<details class="gm-controls" id="override-controls"><summary>{escape(w["override"])}</summary>'

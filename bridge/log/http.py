@@ -657,6 +657,16 @@ async def script(request: web.Request) -> web.Response:
     return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
 
+@routes.get("/log/static/controls.js")
+async def controls_script(request: web.Request) -> web.Response:
+    """The session page's GM-controls script (a chosen row fills the override form); signed-in readers only."""
+    secret = await _secret_of(request)
+    if not secret or await _visible_worlds(request, secret) is None:
+        raise _unauthorized(request)
+    text = resources.files("bridge.log").joinpath("static", "controls.js").read_text(encoding="utf-8")
+    return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+
 @routes.get("/log/{world}/{session}")
 async def session_view(request: web.Request) -> web.Response:
     """A session's rulings page: filters, table, paging, export links and the map."""
@@ -707,7 +717,7 @@ async def session_view(request: web.Request) -> web.Response:
         rejudged=rejudged,
         snapshot_keys=snapshot_keys,
     )
-    html = with_controls(html, override_controls(lang, session, records))
+    html = with_controls(html, override_controls(lang, session, records), before='<form class="filters"')
     return _html(html, status=400 if error else 200)
 
 

@@ -343,6 +343,7 @@ def session_page(
         + f'<p class="muted hint">{escape(t["filter_help"])}</p></form>'
     )
     with_difficulty = any(r.details.get("difficulty") for r in records)
+    by_id = {r.id: r for r in records if r.id}
     rows = []
     lines: dict[str, Any] = {}
     zone_labels: dict[str, str] = {}
@@ -378,9 +379,15 @@ def session_page(
         allowed = escape(t["yes"]) if r.allowed else f'<span class="denied">{escape(t["no"])}</span>'
         notes = "<br>".join(escape(n) for n in r.notes)
         if r.kind == "override":
-            notes = f"<strong>{escape(t['override_of'])} {escape(r.overrides or '')}</strong>: " + escape(
-                r.reason or ""
+            # The overridden ruling by its time and names when it is on this page; never by its id.
+            original = by_id.get(r.overrides or "")
+            what = (
+                f"{escape(t['override_of'])} {_time(original.time)} · {_party(original, 'actor')}"
+                + (f" → {_party(original, 'target')}" if original.target else "")
+                if original is not None
+                else escape(t["override"][:1].upper() + t["override"][1:])
             )
+            notes = f"<strong>{what}</strong>: " + escape(r.reason or "")
         kind = " override" if r.kind == "override" else ""
         reaction = f' <span class="muted">({escape(t["reaction"])})</span>' if r.reaction else ""
         extra = f"<td>{rejudged_cell}</td>" if rejudged is not None else ""

@@ -431,10 +431,12 @@ class SqlLogStore(LogStore):
             raise ValueError("give cursor or before, not both")
         after = decode_cursor(cursor) if cursor else None
         until = decode_cursor(before) if before else None
-        sql, params = _query_sql(world, session, filters or RulingFilter(), after, until)
-        sql += f" ORDER BY id{' DESC' if until is not None else ''} LIMIT ?"
-        params.append(limit + 1)
+        filters = filters or RulingFilter()
         async with self._read() as db:
+            exact = await _resolve(db, world, session, filters) if session is not None else {}
+            sql, params = _query_sql(world, session, filters, after, until, exact)
+            sql += f" ORDER BY id{' DESC' if until is not None else ''} LIMIT ?"
+            params.append(limit + 1)
             rows = await db.fetch(sql, *params)
             more = len(rows) > limit
             rows = rows[:limit] if until is None else rows[:limit][::-1]
@@ -451,34 +453,31 @@ class SqlLogStore(LogStore):
         return RulingPage(records, next_cursor, keys, previous)
 
     async def choices(self, world: str, session: str, *, most: int = 200) -> SessionChoices:
-        found: dict[str, list[str]] = {}
         async with self._read() as db:
-            for name, column in (("actors", "actor_name"), ("targets", "target_name"), ("actions", "action")):
-                rows = await db.fetch(
-                    f"SELECT DISTINCT {column} FROM rulings WHERE world = ? AND session = ? AND {column} <> ''"
-                    f" ORDER BY {column} LIMIT ?",
-                    world,
-                    session,
-                    most,
-                )
-                found[name] = [str(row[0]) for row in rows if row[0] is not None]
+            found = {
+                column: [v for v in await _distinct(db, world, session, column, most) if v][:most]
+                for column in ("actor_name", "target_name", "action", "scene")
+            }
+            actors, targets, actions = found["actor_name"], found["target_name"], found["action"]
             # Each scene's name as its latest snapshot in the session has it (a renamed scene: the new name).
-            rows = await db.fetch(
-                "SELECT r.scene, r.snapshot FROM rulings r JOIN ("
-                " SELECT scene, MAX(id) AS last FROM rulings"
-                " WHERE world = ? AND session = ? AND snapshot IS NOT NULL GROUP BY scene"
-                ") latest ON r.id = latest.last LIMIT ?",
-                world,
-                session,
-                most,
-            )
-            snapshots = await self._load_snapshots(db, {str(row[1]) for row in rows})
+            latest: dict[str, str] = {}
+            for scene in found["scene"]:
+                rows = await db.fetch(
+                    "SELECT snapshot FROM rulings WHERE session = ? AND world = ? AND scene = ?"
+                    " AND snapshot IS NOT NULL ORDER BY id DESC LIMIT 1",
+                    session,
+                    world,
+                    scene,
+                )
+                if rows:
+                    latest[scene] = str(rows[0][0])
+            snapshots = await self._load_snapshots(db, set(latest.values()))
         scenes = {}
-        for scene, key in rows:
-            snapshot = snapshots.get(str(key))
+        for scene, key in latest.items():
+            snapshot = snapshots.get(key)
             if snapshot is not None and snapshot.name:
-                scenes[str(scene)] = snapshot.name
-        return SessionChoices(found["actors"], found["targets"], found["actions"], scenes)
+                scenes[scene] = snapshot.name
+        return SessionChoices(actors, targets, actions, scenes)
 
     async def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
         cursor: str | None = None
@@ -614,26 +613,98 @@ def matching_actions(text: str) -> list[str]:
     return sorted(found)
 
 
+#: The most distinct values of a column a partial filter is resolved against; past it, the filter scans.
+_MOST_DISTINCT = 2000
+
+
+async def _distinct(db: Executor, world: str, session: str, column: str, most: int) -> list[str]:
+    """The distinct values of ``column`` in a session, sorted — at most ``most`` + 1, so that a caller can
+    tell "more than ``most``": one index seek per value (a loose index scan over the session's index of
+    that column), however many rulings share them."""
+    sql = (
+        "WITH RECURSIVE found (value) AS ("
+        f" SELECT MIN({column}) FROM rulings WHERE session = ? AND world = ?"
+        f" UNION ALL SELECT (SELECT MIN({column}) FROM rulings"
+        f" WHERE session = ? AND world = ? AND {column} > found.value)"
+        " FROM found WHERE found.value IS NOT NULL"
+        ") SELECT value FROM found WHERE value IS NOT NULL LIMIT ?"
+    )
+    rows = await db.fetch(sql, session, world, session, world, most + 1)
+    return [str(row[0]) for row in rows]
+
+
+async def _resolve(db: Executor, world: str, session: str, filters: RulingFilter) -> dict[str, list[str]]:
+    """Each partial filter of a session's query as the exact values it matches (column → values), read
+    from the session's distinct values through their indexes; a column with more distinct values than
+    :data:`_MOST_DISTINCT` is left out (its filter then scans with ``LIKE``)."""
+    wanted = {
+        "actor": filters.actor,
+        "target": filters.target,
+        "action": filters.action,
+    }
+    columns = {"actor": ("actor_id", "actor_name"), "target": ("target_id", "target_name"), "action": ("action",)}
+    exact: dict[str, list[str]] = {}
+    for name, text in wanted.items():
+        if text is None:
+            continue
+        needle = text.strip().lower()
+        for column in columns[name]:
+            values = await _distinct(db, world, session, column, _MOST_DISTINCT)
+            if len(values) > _MOST_DISTINCT:
+                break
+            if column == "action":
+                labelled = set(matching_actions(text))
+                exact[column] = [v for v in values if needle in v.lower() or v in labelled]
+            else:
+                exact[column] = [v for v in values if needle in v.lower()]
+        else:
+            continue
+        for column in columns[name]:  # too many to list: this filter scans
+            exact.pop(column, None)
+    return exact
+
+
+def _in(column: str, values: list[str], params: list[object]) -> str:
+    params += values
+    return f"{column} IN ({', '.join('?' * len(values))})" if values else "1 = 0"
+
+
 def _query_sql(
-    world: str, session: str | None, filters: RulingFilter, after: str | None, until: str | None = None
+    world: str,
+    session: str | None,
+    filters: RulingFilter,
+    after: str | None,
+    until: str | None = None,
+    exact: dict[str, list[str]] | None = None,
 ) -> tuple[str, list[object]]:
+    """The query's SQL; ``exact`` holds partial filters already resolved to the values they match (by
+    index), the others match with ``LIKE`` (partial and case-insensitive: SQLite's lower() is made
+    Unicode-aware, as PostgreSQL's is)."""
+    exact = exact or {}
     clauses = ["world = ?"]
     params: list[object] = [world]
     if session is not None:
         clauses.append("session = ?")
         params.append(session)
-    # Partial and case-insensitive (SQLite's lower() is made Unicode-aware, as PostgreSQL's is).
-    if filters.actor is not None:
-        clauses.append("(lower(actor_id) LIKE ? ESCAPE '\\' OR lower(actor_name) LIKE ? ESCAPE '\\')")
-        params += [_contains(filters.actor)] * 2
-    if filters.target is not None:
-        clauses.append("(lower(target_id) LIKE ? ESCAPE '\\' OR lower(target_name) LIKE ? ESCAPE '\\')")
-        params += [_contains(filters.target)] * 2
+    for name in ("actor", "target"):
+        text = getattr(filters, name)
+        if text is None:
+            continue
+        if f"{name}_id" in exact:
+            # Only the columns with a match: one IN alone walks its index in id order (a page stops early).
+            either = [_in(column, exact[column], params) for column in (f"{name}_id", f"{name}_name") if exact[column]]
+            clauses.append(f"({' OR '.join(either)})" if either else "1 = 0")
+        else:
+            clauses.append(f"(lower({name}_id) LIKE ? ESCAPE '\\' OR lower({name}_name) LIKE ? ESCAPE '\\')")
+            params += [_contains(text)] * 2
     if filters.action is not None:
-        actions = matching_actions(filters.action)
-        pattern = "lower(action) LIKE ? ESCAPE '\\'"
-        clauses.append(f"(action IN ({', '.join('?' * len(actions))}) OR {pattern})" if actions else f"({pattern})")
-        params += [*actions, _contains(filters.action)]
+        if "action" in exact:
+            clauses.append(_in("action", exact["action"], params))
+        else:
+            actions = matching_actions(filters.action)
+            pattern = "lower(action) LIKE ? ESCAPE '\\'"
+            clauses.append(f"(action IN ({', '.join('?' * len(actions))}) OR {pattern})" if actions else f"({pattern})")
+            params += [*actions, _contains(filters.action)]
     if filters.allowed is not None:
         clauses.append("allowed = ?")
         params.append(filters.allowed)

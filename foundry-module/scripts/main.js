@@ -62,6 +62,7 @@ Hooks.once("init", () => {
     prerollPrompt: new PrerollPrompt({ DialogV2: foundry.applications.api.DialogV2, localize: (k) => game.i18n.localize(k) }),
   });
   sightline.onRulingsChanged = refreshOverlay;
+  sightline.onIgnoredChanged = refreshRegionNotices;
   registerSettings(game, {
     onConnectionChange: () => sightline.refreshHolder({ force: true }),
     onRulesChange: () => sightline.resyncAll(),
@@ -192,12 +193,23 @@ Hooks.on("getSceneControlButtons", (controls) => {
 
 // A region the bridge does not use (a zone of another ruleset, a parameter missing…): the reason on its
 // sheet. RegionConfig is an ApplicationV2 in V13 and V14: `element` is its HTMLElement.
-Hooks.on("renderRegionConfig", (app, element) => {
-  if (!game.user.isGM) return;
+/** @param {foundry.applications.sheets.RegionConfig.Any} app @param {HTMLElement} element */
+const regionNotice = (app, element) => {
   const region = app.document;
   const entry = sightline.ignored.region(region?.parent?.id, region?.id);
   showIgnoredNotice(element, entry, { title: game.i18n.localize("SIGHTLINE.Ignored.RegionTitle") });
+};
+Hooks.on("renderRegionConfig", (app, element) => {
+  if (game.user.isGM) regionNotice(app, element);
 });
+/** After the bridge answered a sync or patch: region sheets already open follow (a behaviour fixed while
+ * its region's sheet stays open loses its notice). */
+function refreshRegionNotices() {
+  if (!game.user?.isGM) return;
+  for (const app of foundry.applications.instances.values()) {
+    if (app instanceof foundry.applications.sheets.RegionConfig && app.element) regionNotice(app, app.element);
+  }
+}
 
 Hooks.on("renderTokenHUD", (hud, html) => {
   addTraitsHudButton(hud, html, {

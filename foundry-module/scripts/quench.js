@@ -22,6 +22,7 @@ export const BATCHES = Object.freeze({
   twodsix: `${MODULE_ID}.twodsix-throw-dialog`,
   levels: `${MODULE_ID}.v14-levels`,
   gm: `${MODULE_ID}.gm-controls`,
+  ignored: `${MODULE_ID}.ignored-zone-sheet`,
 });
 
 const RULES = { [MODULE_ID]: { rules: { ruleset: "infinity-n4", edition: "current", locale: "en" } } };
@@ -92,6 +93,51 @@ export function registerQuenchBatches(quench, env) {
       });
     },
     { displayName: "Sightline: region with a hole" },
+  );
+
+  quench.registerBatch(
+    BATCHES.ignored,
+    ({ describe, it, assert, after }) => {
+      describe("a zone the bridge does not use", function () {
+        after(cleanUp);
+        it("shows the bridge's reason at the top of the region's sheet (renderRegionConfig)", async function () {
+          if (!game.user.isGM) return this.skip();
+          const service = env.sightline;
+          const scene = await makeScene({ width: 1000, height: 1000, grid: { size: 100, type: CONST.GRID_TYPES.SQUARE } });
+          const [region] = await scene.createEmbeddedDocuments("Region", [
+            {
+              name: "Fog",
+              shapes: [{ type: "rectangle", x: 100, y: 100, width: 200, height: 200, rotation: 0, hole: false }],
+              behaviors: [{ type: ZONE_BEHAVIOR_TYPE, system: { zoneType: "darkness", penalty: -3 } }],
+            },
+          ]);
+          const reason = "Fog: Darkness is a zone type of GURPS 4e, not of Infinity N4; it is not used in rulings.";
+          const real = service.connection;
+          const holder = service.isHolder;
+          // A bridge's answer listing the region (no bridge needed); the service, the hook and the sheet are real.
+          service.connection = {
+            ready: true,
+            nextId: () => "quench",
+            request: async (m) => ({ type: "scene.synced", id: m.id, scene: scene.id, regions: 1, tokens: 0, walls: 0, ignored: [{ region: region.id, cause: "foreign-zone", reason }] }),
+          };
+          service.isHolder = () => true;
+          const sheet = region.sheet;
+          try {
+            await service.syncScene(scene, { rewatch: false });
+            await sheet.render({ force: true });
+            const shown = () => sheet.element?.querySelector?.(".sightline-ignored");
+            assert.isTrue(await waitFor(() => Boolean(shown())), "the notice is on the sheet");
+            assert.include(shown().textContent, reason);
+          } finally {
+            await sheet?.close?.();
+            service.connection = real;
+            service.isHolder = holder;
+            service.synced.delete(scene.id);
+          }
+        });
+      });
+    },
+    { displayName: "Sightline: ignored zone on its sheet" },
   );
 
   quench.registerBatch(

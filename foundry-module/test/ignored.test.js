@@ -117,8 +117,11 @@ describe("the service tells the GM once and keeps what each region's sheet shows
     let ignored = [FOG, RADAR];
     const bridge = ignoringBridge(ws.FakeWebSocket, { ignoredFor: () => ignored });
     const gm = service({ id: "gm1", name: "GM", isGM: true, active: true }, bridge.Socket);
+    let changes = 0;
+    gm.s.onIgnoredChanged = () => (changes += 1);
     gm.s.refreshHolder();
     await settle();
+    assert.equal(changes, 1, "open region sheets are told after the answer");
     const warnings = () => gm.log.filter(([level]) => level === "warn").map(([, text]) => text);
     assert.deepEqual(warnings(), [`SIGHTLINE.Ignored.Many {"scene":"Docks","count":2} ${FOG.reason} ${RADAR.reason}`]);
     assert.deepEqual(gm.s.ignored.region("s-docks", "r-fog"), FOG);

@@ -10,7 +10,7 @@ import { BATCHES, registerQuenchBatches } from "../scripts/quench.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-test("the seven batches register under the module id, each with its tests", () => {
+test("the eight batches register under the module id, each with its tests", () => {
   const batches = new Map();
   registerQuenchBatches({ registerBatch: (key, fn, options) => batches.set(key, { fn, options }) }, /** @type {any} */ ({ game: {}, Hooks: {}, CONST: { GRID_TYPES: {} } }));
   assert.deepEqual([...batches.keys()].sort(), Object.values(BATCHES).sort());

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -10,8 +11,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from shapely.geometry import LineString
 
-from bridge.core.meetings import crossing_order, zone_meetings
+from bridge.core.curves import polygon_parts_many
+from bridge.core.geometry import _first_entry, curved_region, region_area
+from bridge.core.meetings import conic_entries, crossing_order, zone_meetings
+from bridge.core.sight import Point3
+
+from .shapes import circle, ellipse, polygon, rect, region
 
 ROOT = Path(__file__).resolve().parents[2]
 SQUARE = [(100.0, 100.0), (200.0, 100.0), (200.0, 200.0), (100.0, 200.0)]  # one zone, one run of 4 edges
@@ -167,3 +176,99 @@ def test_without_anywhere_to_cache_the_loops_are_compiled_in_memory() -> None:
     )
     env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": "IPythonCacheLocator"}  # only finds IPython's
     subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, check=True, timeout=300)
+
+
+# The curves' equations, compiled: conic_entries against geometry._first_entry (the per-pair path's).
+
+_coord = st.integers(min_value=0, max_value=8).map(lambda v: v * 50.0) | st.floats(0, 400).map(round)
+
+
+@st.composite
+def _curved_regions(draw: st.DrawFn) -> Any:
+    solids = [draw(st.sampled_from(["circle", "ellipse"]))]
+    solids += draw(st.lists(st.sampled_from(["circle", "ellipse", "rectangle", "polygon"]), max_size=2))
+    shapes: list[dict[str, Any]] = []
+    for kind in solids + draw(st.lists(st.sampled_from(["circle", "ellipse"]), max_size=1)):
+        hole = len(shapes) >= len(solids)
+        x, y = draw(_coord), draw(_coord)
+        size = draw(st.integers(1, 4)) * 50.0
+        if kind == "circle":
+            shapes.append(circle(x, y, size, hole=hole))
+        elif kind == "ellipse":
+            shapes.append(ellipse(x, y, size, size / 2, rotation=draw(st.sampled_from([0, 30])), hole=hole))
+        elif kind == "rectangle":
+            shapes.append(rect(x, y, size, size, rotation=draw(st.sampled_from([0, 45]))))
+        else:
+            shapes.append(polygon(x, y, x + size, y, x + size / 2, y + size))
+    bottom, top = draw(st.sampled_from([(None, None), (-1, 1), (0, 3), (2, None), (None, 1), (0, 0)]))
+    return region("r", *shapes, bottom=bottom, top=top)
+
+
+@given(
+    _curved_regions(),
+    st.lists(
+        st.tuples(_coord, _coord, st.sampled_from([0, 1, 4]), _coord, _coord, st.sampled_from([0, 2])), max_size=12
+    ),
+)
+@settings(max_examples=int(os.environ.get("VISIBILITY_EXAMPLES", "60")), deadline=None)
+def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lines: list[Any]) -> None:
+    """For zones of circles, ellipses and polygons with curved holes, the compiled equations give the very
+    ``t`` (or none) that ``_first_entry`` on ``CurvedArea.segment_parts`` gives, both ways along each line."""
+    curved = curved_region(made)
+    assert curved is not None
+    parts = curved.conic_parts()
+    assume(parts is not None)
+    assert parts is not None
+    solids, holes, polygons = parts
+    area = region_area(made)
+    bottom = -math.inf if made.elevation.bottom is None else float(made.elevation.bottom)
+    top = math.inf if made.elevation.top is None else float(made.elevation.top)
+    lines = [line for line in lines if line[:2] != line[3:5]]
+    assume(lines)
+    n = len(lines)
+    starts = [(x0, y0, z0) for x0, y0, z0, _, _, _ in lines]
+    xs = np.array(starts + [(x1, y1, z1) for *_, x1, y1, z1 in lines], dtype=np.float64)
+    conics = [(c, False) for c in solids] + [(c, True) for c in holes]
+    dp = np.arange(2 * n, dtype=np.int64)
+    pair_a, pair_b = np.arange(n, dtype=np.int64), np.arange(n, 2 * n, dtype=np.int64)
+    src = np.where(dp % 2 == 0, pair_a[dp // 2], pair_b[dp // 2])
+    dst = np.where(dp % 2 == 0, pair_b[dp // 2], pair_a[dp // 2])
+    shapes = np.array([p for _ in dp for p in polygons], dtype=object)
+    rows = np.repeat(np.arange(2 * n), len(polygons))
+    r = np.repeat(src, len(polygons)), np.repeat(dst, len(polygons))
+    found, low, high = polygon_parts_many(shapes, xs[r[0], 0], xs[r[0], 1], xs[r[1], 0], xs[r[1], 1])
+    extra_start = np.zeros(2 * n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[found], minlength=2 * n), out=extra_start[1:])
+    first, judged = conic_entries(
+        dp=dp,
+        zone=np.zeros(2 * n, dtype=np.int64),
+        pair_a=pair_a,
+        pair_b=pair_b,
+        cx=xs[:, 0].copy(),
+        cy=xs[:, 1].copy(),
+        cz=xs[:, 2].copy(),
+        bottom=np.array([bottom]),
+        top=np.array([top]),
+        part_start=np.zeros(1, dtype=np.int64),
+        part_count=np.array([len(conics)], dtype=np.int64),
+        part_cx=np.array([c.cx for c, _ in conics]),
+        part_cy=np.array([c.cy for c, _ in conics]),
+        part_rx=np.array([c.rx for c, _ in conics]),
+        part_ry=np.array([c.ry for c, _ in conics]),
+        part_cos=np.array([c.cos for c, _ in conics]),
+        part_sin=np.array([c.sin for c, _ in conics]),
+        part_hole=np.array([hole for _, hole in conics], dtype=bool),
+        extra_start=extra_start,
+        extra_low=low,
+        extra_high=high,
+    )
+    for k in range(2 * n):
+        a, b = (Point3(*map(float, xs[src[k]])), Point3(*map(float, xs[dst[k]])))
+        dx, dy = b.x - a.x, b.y - a.y
+        segment = LineString([(a.x, a.y), (b.x, b.y)])
+        expected = _first_entry(segment, area, ((bottom, top),), a, b, False, dx, dy, dx * dx + dy * dy, curved)
+        assert judged[k]
+        if expected is None:
+            assert math.isnan(first[k])
+        else:
+            assert first[k] == expected

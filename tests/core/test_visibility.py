@@ -386,3 +386,33 @@ def test_several_blocking_walls_read_as_adjudicate_lists_them() -> None:
     assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
     labels = [e.label for e in engine.rulings()[("a", "b")].modifiers if e.source == "wall"]
     assert labels == ["Wall", "Wall"]
+
+
+# Verdicts: the effect table's reduction over each line's crossings.
+
+
+@pytest.mark.parametrize(
+    ("zones", "walls", "traits", "verdict"),
+    [
+        ((), (), [], (True, 0)),
+        (("low",), (), [], (True, -3)),
+        (("low", "poor"), (), [], (True, -6)),  # the most restrictive MOD, not the first nor the sum
+        (("poor", "low"), (), [], (True, -6)),
+        (("low", "zero"), (), [], (False, None)),  # a block beats any MOD
+        (("low",), ("w",), [], (False, None)),  # a wall blocks whatever the zones
+        (("poor",), (), ["multispectral-visor-2"], (True, 0)),  # the observer's traits read from the table
+    ],
+)
+def test_a_lines_verdict_is_the_most_restrictive_effect_of_its_crossings(
+    zones: tuple[str, ...], walls: tuple[str, ...], traits: list[str], verdict: tuple[bool, int | None]
+) -> None:
+    """The verdict the engine reduces from its effect table (read before any ruling is built) is the
+    plain ruling's allowed and modifier: the lowest MOD applies, a block or a wall stops the line."""
+    shapes = [rect(100 + 100 * k, 0, 50, 300) for k in range(len(zones))]
+    regions = [region(f"z{k}", shape, zone=zone) for k, (zone, shape) in enumerate(zip(zones, shapes, strict=True))]
+    tokens = [token("a", 0, 100, traits=traits), token("b", 600, 100)]
+    state = _state(regions, tokens, [wall(w, 550, 0, 550, 300) for w in walls])
+    engine = SceneVisibility(state, action="bs-attack")
+    assert engine.verdict("a", "b") == verdict
+    ruling = plain_rulings(state, "bs-attack", False)[("a", "b")]
+    assert (ruling.allowed, ruling.modifier) == verdict

@@ -190,7 +190,7 @@ async def test_in_chromium_a_gm_starts_a_session_and_overrides_from_the_pages(
     tmp_path: Path,
 ) -> None:
     """Real browser, real headers (Sec-Fetch-Site: same-origin): sign in, start "Docks, night 3", then override
-    the only ruling of the new session from its page; the row shows the override and its reason."""
+    a ruling of the new session chosen by clicking its row; the table shows the override and its reason."""
     await store.append(ruling(0))
     server = TestServer(create_log_app(check_secret=check_secret, store=store))
     await server.start_server()
@@ -207,14 +207,19 @@ async def test_in_chromium_a_gm_starts_a_session_and_overrides_from_the_pages(
         await page.wait_for_selector("h2:has-text('Docks, night 3')")
         session = (await store.list_sessions("w-ashes"))[0]
         assert session.name == "Docks, night 3"
-        await store.append(ruling(1, session=session.id))
+        await store.append_many([ruling(1, session=session.id), ruling(2, session=session.id)])
         await page.reload()
         await page.click("#override-controls summary")
+        chosen = (await store.query("w-ashes", session.id)).records[1]  # not the one the list starts on
+        await page.click(f'tr[data-record="{chosen.id}"]')  # choosing the row chooses it in the form
+        assert await page.input_value("#override-form select[name=record]") == chosen.id
         await page.uncheck("#override-form input[name=allowed]")
         await page.fill("#override-form textarea[name=reason]", "a wall the scene did not have")
         await page.click("#override-save")
         await page.wait_for_selector("#rulings tr.override")
         assert "a wall the scene did not have" in await page.inner_text("#rulings tr.override")
+        override = (await store.query("w-ashes", session.id)).records[-1]
+        assert (override.kind, override.overrides, override.allowed) == ("override", chosen.id, False)
         assert errors == []
     finally:
         await server.close()

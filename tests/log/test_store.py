@@ -138,7 +138,8 @@ async def test_filters_narrow_the_query(store: SqlLogStore) -> None:
 
 async def test_filters_match_any_part_of_a_name_or_label_in_any_case(store: SqlLogStore) -> None:
     """Actor and target match part of an id or name whatever its case (accents too, in SQLite as in
-    PostgreSQL); action matches part of its id or its English or Spanish label; % and _ are plain text."""
+    PostgreSQL); action matches part of its id or its English or Spanish label; % and _ are plain text;
+    within a session (resolved through the indexes) and across a world's sessions (LIKE) alike."""
     records = await store.append_many(
         [
             ruling(0, actor="t-alv", actor_name="Álvaro Núñez"),
@@ -164,6 +165,13 @@ async def test_filters_match_any_part_of_a_name_or_label_in_any_case(store: SqlL
     assert await ids(action="esquiva") == [2]  # "Esquivar"
     assert await ids(action="DODGE") == [2]
     assert await ids(action="nothing-like-it") == []
+    # Across a world's sessions the filters scan with LIKE instead of resolving through the indexes: same answers.
+    across = await store.query("w-ashes", None, filters=RulingFilter(actor="NÚÑ"))
+    assert [r.id for r in across.records] == [records[0].id]
+    across = await store.query("w-ashes", None, filters=RulingFilter(actor="1_0"))
+    assert across.records == []
+    across = await store.query("w-ashes", None, filters=RulingFilter(action="esquiva"))
+    assert [r.id for r in across.records] == [records[2].id]
 
 
 async def test_choices_are_the_sessions_names_actions_and_scenes(store: SqlLogStore) -> None:

@@ -9,10 +9,11 @@ most restrictive candidate (a blocked line beats any MOD) and add the action's o
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import model_validator
 
 from ..scene import Scene, Token, Zone
@@ -28,6 +29,7 @@ from .data_files import (
     cite,
     load_toml,
 )
+from .effects import EffectTable
 from .notes import foreign_vocabulary_notes
 
 __all__ = ["InfinityData", "InfinityRuleset", "LineComposer", "load_infinity", "with_line"]
@@ -346,6 +348,40 @@ class InfinityRuleset(DataRuleset[InfinityData]):
                 cite_keys = (*cite_keys, "sixth-sense-notes")
         return _Candidate(crossing, value, False, True, " ".join(reasons), cite_keys, notes)
 
+    # --- Rules over arrays ---
+
+    def compile_effects(
+        self, observers: Sequence[_Observer], *, action: str, reaction: bool, scene: Scene
+    ) -> EffectTable:
+        """What each crossing does to each of ``observers`` (by their position), for ``action`` under the
+        scene's edition: the table :meth:`_judge` reads from the data, one zone type and kind at a time
+        (:mod:`bridge.core.rules.effects`)."""
+        rules = self.data.actions[action]
+        situation = Situation(
+            scene=scene,
+            geometry=None,  # type: ignore[arg-type]
+            actor=None,  # type: ignore[arg-type]
+            target=None,
+            action=action,
+            reaction=reaction,
+            lines=(),
+            options={"aware": True},
+        )
+        zone_types = {zone: k for k, zone in enumerate(self.data.zones)}
+        shape = (len(observers), len(zone_types), 4)
+        counts = np.zeros(shape, dtype=bool)
+        blocks = np.zeros(shape, dtype=bool)
+        value = np.zeros(shape, dtype=np.int64)
+        kinds = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
+        for o, observer in enumerate(observers):
+            for zone, z in zone_types.items():
+                for k, kind in enumerate(kinds):
+                    candidate = self._judge(Crossing("", zone, kind), observer, situation, rules)
+                    counts[o, z, k] = candidate.counts
+                    blocks[o, z, k] = candidate.blocks
+                    value[o, z, k] = candidate.value or 0
+        return EffectTable(zone_types, counts, blocks, value, rules.own_mod, rules.needs_lof)
+
     # --- Combat Jump ---
 
     @staticmethod
@@ -601,6 +637,19 @@ class LineComposer:
         self._walls: dict[str, ModifierEntry] = {}
         self._citations: dict[tuple[Any, ...], tuple[str, ...]] = {}
         self._own: dict[bool, ModifierEntry] = {}
+        self._effects: EffectTable | None = None
+
+    def effects(self) -> EffectTable:
+        """The effect table of every observer :meth:`who` has met so far (rows by observer number),
+        compiled anew only when a new observer has come."""
+        observers = [who[1] for who in self._observers.values()]
+        table = self._effects
+        if table is None or table.counts.shape[0] != len(observers):
+            situation = self._situation
+            table = self._effects = self._ruleset.compile_effects(
+                observers, action=situation.action, reaction=situation.reaction, scene=situation.scene
+            )
+        return table
 
     def set_scene(self, scene: Scene) -> None:
         """The same rules and region names in a newer scene (regions may have been added or removed)."""

@@ -92,6 +92,8 @@ export class Sightline {
     this.watcher = null;
     /** What the bridge holds but does not use, per scene (`scene.synced`/`scene.patched` `ignored`). */
     this.ignored = new IgnoredRegistry();
+    /** Called after each answer that updates `ignored` (open region sheets follow). */
+    this.onIgnoredChanged = () => {};
   }
 
   get game() {
@@ -379,6 +381,7 @@ export class Sightline {
    * (the same set, synced again, is not told twice); the reasons come in the scene's locale.
    */
   tellIgnored(sceneId) {
+    this.onIgnoredChanged();
     if (!this.game.user?.isGM) return;
     const entries = this.ignored.toTell(sceneId);
     if (!entries) return;

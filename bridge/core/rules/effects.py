@@ -1,0 +1,107 @@
+"""Rules over arrays: what each crossing does to each kind of observer, as a table, and a line's verdict
+as a reduction over its crossings.
+
+A ruleset compiles, from its TOML data, an :class:`EffectTable`: for every observer (a set of traits,
+numbered by the caller), zone type and crossing kind — the action, reaction and edition being fixed —
+the *effect* of that crossing: whether it counts towards the most restrictive candidate, whether it
+blocks the line, and its MOD. :meth:`EffectTable.reduce` then rules many lines at once, a labelled
+group reduction in NumPy (each line's crossings are one group, CSR): the counted crossing of lowest
+rank (a block before any MOD, then the lowest MOD, the first among equals) applies; the line is
+allowed unless it blocks or a wall does; the modifier is its MOD plus the action's own.
+
+The verdict (allowed, modifier, which crossing applied) is all a whole-scene pass computes per line;
+the :class:`~bridge.core.rules.base.Ruling` — entries, reasons, notes, citations — is built from the
+ruleset's own code only for a line someone reads (``bridge.core.visibility``), and the property tests
+hold the two equal.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["EffectTable", "Verdicts"]
+
+IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
+
+#: A block's rank: below any MOD a zone can give.
+_BLOCK_RANK = -(1 << 40)
+#: The rank of a crossing that does not count (a foreign zone type, harmless White Noise): never applied.
+_IGNORED_RANK = 1 << 40
+
+
+class Verdicts(NamedTuple):
+    """The verdict of every line: allowed, its modifier (0 where not allowed) and the position, within
+    the line's crossings, of the one that applied (−1: none)."""
+
+    allowed: BoolArray
+    modifier: npt.NDArray[np.int64]
+    applied: IntArray
+
+
+class EffectTable(NamedTuple):
+    """Effects by ``[observer, zone type, crossing kind]`` (kinds: from, into, within, through).
+
+    ``zone_types`` numbers the zone types the ruleset knows (a zone of another type has no effect);
+    ``own_mod`` is the action's own MOD; ``needs_lof`` false means every line is allowed, walls and
+    zones notwithstanding.
+    """
+
+    zone_types: dict[str, int]
+    counts: BoolArray
+    blocks: BoolArray
+    value: npt.NDArray[np.int64]
+    own_mod: int
+    needs_lof: bool
+
+    def type_codes(self, zone_types: list[str]) -> IntArray:
+        """The table's number for each zone's type (−1: a type the ruleset does not know)."""
+        return np.array([self.zone_types.get(t, -1) for t in zone_types], dtype=np.intp)
+
+    def reduce(
+        self,
+        starts: IntArray,
+        codes: IntArray,
+        observers: IntArray,
+        zone_type: IntArray,
+        walled: BoolArray,
+    ) -> Verdicts:
+        """The verdict of each line ``k``, whose crossings are ``codes[starts[k]:starts[k + 1]]`` (each
+        ``4 × zone + kind``), seen by observer ``observers[k]``, blocked by a wall where ``walled[k]``;
+        ``zone_type`` is :meth:`type_codes` of the zones."""
+        lines = observers.size
+        own = np.int64(self.own_mod)
+        if not self.needs_lof:
+            return Verdicts(np.ones(lines, dtype=bool), np.full(lines, own), np.full(lines, -1, dtype=np.intp))
+        sizes = np.diff(starts)
+        line_of = np.repeat(np.arange(lines, dtype=np.intp), sizes)
+        types = zone_type[codes // 4]
+        known = types >= 0
+        kinds = codes % 4
+        obs, kt = observers[line_of[known]], types[known]
+        kk = kinds[known]
+        rank = np.full(codes.size, _IGNORED_RANK, dtype=np.int64)
+        counts = np.zeros(codes.size, dtype=bool)
+        blocks = np.zeros(codes.size, dtype=bool)
+        value = np.zeros(codes.size, dtype=np.int64)
+        counts[known] = self.counts[obs, kt, kk]
+        blocks[known] = self.blocks[obs, kt, kk]
+        value[known] = self.value[obs, kt, kk]
+        rank[counts] = np.where(blocks[counts], _BLOCK_RANK, value[counts])
+        lowest = np.full(lines, _IGNORED_RANK, dtype=np.int64)
+        np.minimum.at(lowest, line_of, rank)
+        # The first counted crossing of its line at the line's lowest rank.
+        at_lowest = np.flatnonzero(counts & (rank == lowest[line_of]))
+        first_lines, first = np.unique(line_of[at_lowest], return_index=True)
+        chosen = at_lowest[first]
+        applied = np.full(lines, -1, dtype=np.intp)
+        applied[first_lines] = chosen - starts[first_lines]
+        blocked = walled.copy()
+        blocked[first_lines] |= blocks[chosen]
+        zone_value = np.zeros(lines, dtype=np.int64)
+        zone_value[first_lines] = np.where(blocks[chosen], 0, value[chosen])
+        modifier = np.where(blocked, 0, zone_value + own)
+        return Verdicts(~blocked, modifier, applied)
