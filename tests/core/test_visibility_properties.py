@@ -354,3 +354,28 @@ def test_a_point_a_hole_leaves_bare_is_judged_alike(second: bool) -> None:
     assert geo.evidence("west", "east", line).crossings == ()
     line = geo.sight_lines("top", "south", "center")[0]
     assert [c.kind.value for c in geo.evidence("top", "south", line).crossings] == ["into"]
+
+
+@pytest.mark.parametrize("second", [False, True], ids=["alone", "beside-a-rectangle"])
+def test_a_point_a_curved_hole_leaves_bare_is_judged_alike(second: bool) -> None:
+    """Decision (docs/geometry.md): an ellipse lying in a circular hole whose rim it touches at its top
+    leaves that point bare — the engine (whose compiled loop judges zones with curved holes from their
+    equations) and the plain path agree that a line tangent there meets nothing, with or without another
+    shape in the region."""
+    others = [rect(0, 0, 50, 50)] if second else []
+    shapes_ = [*others, ellipse(500, 500, 200, 100), circle(500, 900, 500, hole=True)]
+    tokens_ = [
+        token("top", 500, 400, width=0, height=0),
+        token("west", 300, 400, width=0, height=0),
+        token("east", 700, 400, width=0, height=0),
+        token("corner", 0, 50, width=0, height=0),
+    ]
+    scene = _scene([region("r0", *shapes_, zone="low")], tokens_, [])
+    state = _state(scene)
+    plain = plain_rulings(state, "bs-attack", False)
+    assert dict(SceneVisibility(state, action="bs-attack", reaction=False).rulings()) == plain
+    geo = state.geometry
+    assert not geo.inside("top", "r0")
+    for actor, target in [("west", "east"), ("west", "top")]:
+        line = geo.sight_lines(actor, target, "center")[0]
+        assert geo.evidence(actor, target, line).crossings == ()
