@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from bridge.core.scene import Scene
 from bridge.engines import SceneEngines
+from bridge.errors import BridgeError
 from bridge.log.effects import unlogged_answer
-from bridge.protocol import encode
-from bridge.session import Limits, Send, Session, StoreThenSend, Worlds
+from bridge.protocol import Adjudicate, encode
+from bridge.session import Limits, Send, Session, StoreThenSend, Worlds, _adjudication, _adjudication_answer
 
 from .core.test_visibility_properties import EXAMPLES, scenes
 from .scenes import rect_region, scene, token
@@ -102,12 +103,25 @@ def test_answers_from_the_engine_equal_the_per_pair_path(data: st.DataObject, ra
                 if target is not None:
                     ask["target"] = target
                 assert engine.send(ask) == plain.send(ask), (actor, target, action, reaction, extra)
+                _same_as_the_model(engine.session, ask)
         if round_ == 0:  # a token moves: the kept engine is updated, not rebuilt
             x, y = data.draw(st.integers(0, 600)), data.draw(st.integers(0, 600))
             moved = {**scene_data["tokens"][0], "x": x, "y": y}
             patch = {"type": "scene.patch", "scene": scene_data["id"], "upsert": {"tokens": [moved]}}
             assert engine.send(patch) == plain.send(patch)
     assert len(plain.engines) == 0
+
+
+def _same_as_the_model(session: Session, ask: dict[str, Any]) -> None:
+    """The answer built straight into wire form is the very JSON text the ``Adjudication`` model encodes to."""
+    message = Adjudicate.model_validate({"id": "x", **ask})
+    assert session.world is not None
+    state = session.world.scenes[message.scene]
+    try:
+        ruling = session.rule(state, message)
+    except BridgeError:
+        return
+    assert encode(_adjudication_answer(message, state, ruling)) == encode(_adjudication(message, state, ruling))
 
 
 def _open_field() -> dict[str, Any]:
