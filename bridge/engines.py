@@ -26,6 +26,10 @@ Which questions the engine answers (the others take the per-pair path, ``Session
   pair for one question (the per-pair path is bounded by ``Limits.best_line_tests``);
 - the scene has at most ``Limits.engine_pairs`` ordered pairs (a first question on a larger one would
   cost a whole-scene pass);
+- a new engine may be built: building one takes a whole-scene pass (up to ~1 s at 200 × 400 on a quiet
+  machine), so after a build of ``T`` seconds the world builds no other for ``T / BUILD_SHARE − T``
+  (whole-scene passes take at most a fifth of its time, whatever a client asks; updates, bounded by
+  the change, are not held back);
 - the engine could be built or updated: if it raises (a ruling error on some other pair), it is dropped
   and the question takes the per-pair path, which answers or raises exactly as before.
 
@@ -36,6 +40,7 @@ compares them on random scenes of the three rulesets).
 from __future__ import annotations
 
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,12 +52,15 @@ from .core.world import SceneState
 if TYPE_CHECKING:  # the engine's module imports numba's compiled loops: imported when first needed
     from .core.visibility import SceneVisibility
 
-__all__ = ["ENGINES_PER_WORLD", "IDLE_SECONDS", "PAIRS_PER_WORLD", "EngineKey", "SceneEngines"]
+__all__ = ["BUILD_SHARE", "ENGINES_PER_WORLD", "IDLE_SECONDS", "PAIRS_PER_WORLD", "EngineKey", "SceneEngines"]
 
 _log = logging.getLogger(__name__)
 
 #: Engines one world keeps at once (scenes × actions × reaction asked about).
 ENGINES_PER_WORLD = 4
+#: The most of a world's time whole-scene builds may take (a client alternating questions that each
+#: need a new engine gets per-pair answers meanwhile, not a pass per message).
+BUILD_SHARE = 0.2
 #: Ordered pairs (rulings) the engines of one world hold between them.
 PAIRS_PER_WORLD = 80_000
 #: An engine not asked for this long (seconds) is dropped.
@@ -76,6 +84,9 @@ class SceneEngines:
 
     limit: int = ENGINES_PER_WORLD
     pair_budget: int = PAIRS_PER_WORLD
+    build_share: float = BUILD_SHARE
+    #: Monotonic time before which no new engine is built (see :data:`BUILD_SHARE`).
+    next_build: float = float("-inf")
     idle_seconds: float = IDLE_SECONDS
     _kept: OrderedDict[EngineKey, _Kept] = field(default_factory=OrderedDict)
     #: Whole-scene passes made (engines built) and incremental updates, for tests and benchmarks.
@@ -94,9 +105,14 @@ class SceneEngines:
         kept = self._kept.get(key)
         try:
             if kept is None:
+                if now < self.next_build:
+                    return None
                 from .core.visibility import SceneVisibility
 
+                began = time.perf_counter()
                 engine = SceneVisibility(state, action=action, reaction=reaction)
+                took = time.perf_counter() - began
+                self.next_build = now + took / self.build_share
                 kept = _Kept(engine, state, now, _pairs(state))
                 self.builds += 1
                 self._kept[key] = kept

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from bridge.core.scene import Scene
 from bridge.engines import SceneEngines
+from bridge.errors import BridgeError
 from bridge.log.effects import unlogged_answer
-from bridge.protocol import encode
-from bridge.session import Limits, Send, Session, StoreThenSend, Worlds
+from bridge.protocol import Adjudicate, encode
+from bridge.session import Limits, Send, Session, StoreThenSend, Worlds, _adjudication, _adjudication_answer
 
 from .core.test_visibility_properties import EXAMPLES, scenes
 from .scenes import rect_region, scene, token
@@ -102,12 +103,25 @@ def test_answers_from_the_engine_equal_the_per_pair_path(data: st.DataObject, ra
                 if target is not None:
                     ask["target"] = target
                 assert engine.send(ask) == plain.send(ask), (actor, target, action, reaction, extra)
+                _same_as_the_model(engine.session, ask)
         if round_ == 0:  # a token moves: the kept engine is updated, not rebuilt
             x, y = data.draw(st.integers(0, 600)), data.draw(st.integers(0, 600))
             moved = {**scene_data["tokens"][0], "x": x, "y": y}
             patch = {"type": "scene.patch", "scene": scene_data["id"], "upsert": {"tokens": [moved]}}
             assert engine.send(patch) == plain.send(patch)
     assert len(plain.engines) == 0
+
+
+def _same_as_the_model(session: Session, ask: dict[str, Any]) -> None:
+    """The answer built straight into wire form is the very JSON text the ``Adjudication`` model encodes to."""
+    message = Adjudicate.model_validate({"id": "x", **ask})
+    assert session.world is not None
+    state = session.world.scenes[message.scene]
+    try:
+        ruling = session.rule(state, message)
+    except BridgeError:
+        return
+    assert encode(_adjudication_answer(message, state, ruling)) == encode(_adjudication(message, state, ruling))
 
 
 def _open_field() -> dict[str, Any]:
@@ -153,6 +167,7 @@ def test_engines_are_bounded_and_dropped_when_idle() -> None:
     for action in ("bs-attack", "dodge", "discover", "speculative-attack", "combat-jump"):
         ask = {"type": "adjudicate", "id": action, "scene": "s1", "actor": "a", "target": "b", "action": action}
         session.receive(json.dumps(ask))
+        now[0] += 60  # past the pause after a build
     engines = worlds.engines_of("offline")
     assert len(engines) == engines.limit == 4
     engines.pair_budget = 12  # two engines of this 3-token scene (6 pairs each)
@@ -162,7 +177,7 @@ def test_engines_are_bounded_and_dropped_when_idle() -> None:
         )
     )
     assert len(engines) == 2
-    now[0] = engines.idle_seconds + 1
+    now[0] += engines.idle_seconds + 1
     session.receive(json.dumps({"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": []}}))
     assert len(engines) == 0
 
@@ -201,3 +216,43 @@ def test_a_watch_of_the_scene_answers_without_an_engine_of_its_own() -> None:
     dodge = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "b", "action": "dodge"}
     assert client.send(dodge) == plain.send(dodge)
     assert client.engines.builds == 1  # another action: the watch does not hold it
+
+
+def test_whole_scene_builds_take_a_bounded_share_of_a_worlds_time() -> None:
+    """Right after one engine is built, a question needing another is answered per-pair (the same answer);
+    once the pause is over, the next is built."""
+    now = [100.0]
+    worlds = Worlds()
+    session = Session(worlds, offline=True, monotonic=lambda: now[0])
+    plain = Client(engines=False)
+    for each in (session.receive, lambda text: plain.session.receive(text)):
+        each(json.dumps({"type": "scene.sync", "id": "s", "scene": _open_field()}))
+    engines = worlds.engines_of("offline")
+
+    def ask(action: str) -> None:
+        text = json.dumps(
+            {
+                "type": "adjudicate",
+                "id": "q",
+                "scene": "s1",
+                "actor": "a",
+                "target": "b",
+                "action": action,
+                "log": False,
+            }
+        )
+        (answer,) = session.receive(text)
+        (expected,) = plain.session.receive(text)
+        assert (
+            isinstance(answer, Send)
+            and isinstance(expected, Send)
+            and encode(answer.message) == encode(expected.message)
+        )
+
+    ask("bs-attack")
+    assert engines.builds == 1 and engines.next_build > now[0]
+    ask("dodge")
+    assert engines.builds == 1
+    now[0] = engines.next_build
+    ask("discover")  # (dodge's answer is now remembered by the scene version: asked again, no engine is needed)
+    assert engines.builds == 2

@@ -23,8 +23,13 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
   line through a zone vertex or along an edge, a crossing at the edge of an elevation span, two
   crossings too close to order — falls back to the exact per-line path (GEOS ``intersection``, the
   code of ``SceneGeometry``), so the result is the same, bit for bit, as the plain path.
-- Walls: the orientation tests of :meth:`~bridge.core.geometry.WallIndex.blocking` run over all
-  (segment, wall) pairs at once; only lines that hit a wall are judged wall by wall, exactly.
+- Walls: the orientation tests of :meth:`~bridge.core.geometry.WallIndex.blocking` and whether each
+  direction is blocked run over all (segment, wall) rows at once; the walls' ids in order are listed,
+  wall by wall, only for a ruling that is read.
+- Verdicts over arrays: for Infinity, the ruleset's effect table (:mod:`bridge.core.rules.effects`) and
+  one NumPy reduction over every line's crossings give each line's allowed and modifier; a ``Ruling`` is
+  built only when read (:class:`_LineBatch`, :class:`_Rulings`; ``update`` returns the changed pairs the
+  same way, a pair whose token moved known changed from the centres alone).
 - Rulings: Infinity's come from :class:`~bridge.core.rules.infinity.LineComposer` (the ruling built from
   memoised per-crossing pieces, equal to ``adjudicate``'s), and lines with the same observer (the
   actor's traits), crossings and walls share one (each keeps its own sight line); others are memoised
@@ -293,12 +298,15 @@ class SceneVisibility:
             for pair in [p for p in rulings if p[0] in gone or p[1] in gone]:
                 rulings.drop(pair)
                 result.removed(pair)
-        for dp, pair in enumerate(fresh.pairs):
-            line = fresh.line(dp)
-            if pair not in rulings:
+        # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
+        # and no ruling need be built to tell (when the batch's rulings carry the centre line).
+        sure = np.zeros(2 * len(fresh.idx), dtype=bool)
+        if fresh.lines_known:
+            moved = _moved(old_tokens, tokens)
+            sure[0::2] = sure[1::2] = moved[fresh.idx[:, 0]] | moved[fresh.idx[:, 1]]
+        for dp, (pair, known) in enumerate(zip(fresh.pairs, sure.tolist(), strict=True)):
+            if known or pair not in rulings:
                 result.changed(pair, fresh, dp)
-            elif line is not None and rulings.line(pair) != line:
-                result.changed(pair, fresh, dp)  # a moved token: the lines differ, no ruling need be built
             else:
                 ruling = fresh.ruling(dp)
                 if rulings.line(pair) != ruling.line or rulings[pair] != ruling:
@@ -1052,6 +1060,7 @@ class _LineBatch:
         self.walls_of = walls.walls_of if walls is not None else {}
         self.walled = walls.walled if walls is not None else np.zeros(2 * len(idx), dtype=bool)
         self.verdicts: Verdicts | None = None
+        self._lists: tuple[list[int], list[int], list[int]] | None = None
         self.made: dict[int, Ruling] = {}  # rulings built so far
         self.best = False  # rules.lines == "best": every ruling built by the pass
         ids = frame.ids
@@ -1062,10 +1071,15 @@ class _LineBatch:
         a, b = int(self.idx[u, 0]), int(self.idx[u, 1])
         return (a, b) if d == 0 else (b, a)
 
+    @property
+    def lines_known(self) -> bool:
+        """Whether every ruling of the batch carries its centre line (Infinity's composer rules them)."""
+        return self.frame.composer is not None and not self.best
+
     def line(self, dp: int) -> SightLine | None:
-        """The centre line of ``dp`` when its ruling is sure to carry it (Infinity's composer), else
+        """The centre line of ``dp`` when its ruling is sure to carry it (:attr:`lines_known`), else
         ``None`` (read the ruling)."""
-        if self.frame.composer is None or self.best:
+        if not self.lines_known:
             return None
         s, e = self.ends(dp)
         return SightLine(self.frame.points[s], self.frame.points[e])
@@ -1074,8 +1088,21 @@ class _LineBatch:
         found = self.exact.get(dp)
         if found is not None:
             return found
+        lists = self._lists
+        if lists is None:
+            lists = self._lists = self._as_lists()
+        starts, codes = lists[0], lists[1]
+        return tuple(codes[starts[dp] : starts[dp + 1]])
+
+    def _as_lists(self) -> tuple[list[int], list[int], list[int]]:
+        """The crossings' CSR and each line's first wall row as Python lists: made once, at the first
+        ruling built (slicing arrays one line at a time costs more than the lists)."""
         assert self.starts is not None and self.codes is not None
-        return tuple(self.codes[self.starts[dp] : self.starts[dp + 1]].tolist())
+        rows = self.wall_rows
+        wall_start: list[int] = []
+        if rows is not None:
+            wall_start = np.searchsorted(rows.u, np.arange(len(self.idx) + 1)).tolist()
+        return self.starts.tolist(), self.codes.tolist(), wall_start
 
     def blocking_walls(self, dp: int) -> tuple[str, ...]:
         found = self.walls_of.get(dp)
@@ -1085,7 +1112,10 @@ class _LineBatch:
         if rows is None or not self.walled[dp]:
             return ()
         u, d = divmod(dp, 2)
-        lo, hi = np.searchsorted(rows.u, (u, u + 1)).tolist()
+        lists = self._lists
+        if lists is None:
+            lists = self._lists = self._as_lists()
+        lo, hi = lists[2][u], lists[2][u + 1]
         hits = [
             (int(rows.w[k]), float(rows.o_start[k]), float(rows.o_end[k]), float(rows.d0[k]), float(rows.d1[k]))
             for k in range(lo, hi)
@@ -1508,6 +1538,16 @@ def _lights_changed(old: Scene, new: Scene, old_tokens: _Tokens, tokens: _Tokens
         return True
     shining = bool(new.lights) or any(t.light is not None for t in tokens.tokens)
     return shining and not _same_objects(old.walls, new.walls) and old.walls != new.walls
+
+
+def _moved(old: _Tokens, new: _Tokens) -> BoolArray:
+    """Per token of ``new``: whether its centre differs from the one in ``old`` (or it is new)."""
+    before = np.array([old.index.get(token.id, -1) for token in new.tokens], dtype=np.intp)
+    moved = np.ones(len(new.tokens), dtype=bool)
+    kept = np.flatnonzero(before >= 0)
+    k = before[kept]
+    moved[kept] = (old.cx[k] != new.cx[kept]) | (old.cy[k] != new.cy[kept]) | (old.cz[k] != new.cz[kept])
+    return moved
 
 
 def _same_objects(old: Sequence[Any], new: Sequence[Any]) -> bool:

@@ -95,6 +95,7 @@
     if (turn !== drawing) return;
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     const zones = el("g", { class: "zones" }, svg);
+    const zoneNames = el("g", { class: "zone-names" });  // added last: names stay readable over lines
     const bounds = [];
     for (const region of (snapshot && snapshot.regions) || []) {
       const zone = (region.zone && region.zone.type) || "";
@@ -115,7 +116,7 @@
         const cy = own.reduce((sum, p) => sum + p[1], 0) / own.length;
         const label = el("text", { x: cx, y: cy, "text-anchor": "middle", "dominant-baseline": "central",
           "font-size": 32, "data-size": 11, "font-style": "italic", fill: "#1d232a", stroke: "#ffffff", "stroke-width": "0.2em",
-          "paint-order": "stroke", "font-family": "system-ui, sans-serif", class: "zone-name" }, group);
+          "paint-order": "stroke", "font-family": "system-ui, sans-serif", class: "zone-name" }, zoneNames);
         label.textContent = region.name || (data.zones && data.zones[(region.zone || {}).type]) || "";
         bounds.push(...own);
       }
@@ -165,6 +166,7 @@
           transform: "translate(10 10)" }, svg);
       }
     }
+    svg.appendChild(zoneNames);
     if (bounds.length) {
       const xs = bounds.map((b) => b[0]), ys = bounds.map((b) => b[1]);
       const minX = Math.min(...xs), maxX = Math.max(...xs), minY = Math.min(...ys), maxY = Math.max(...ys);
