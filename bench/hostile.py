@@ -4,7 +4,7 @@
 
 A real ``sightline serve`` child process runs with its default limits. For each kind of message, the
 hostile world (holding a valid secret) builds the costliest one those limits let through — frames at
-the frame limit, polygons at the vertex limits, curves of radius 10⁸, a watch of the most pairs, a
+the frame limit, polygons at the vertex limits, curves of radius 10⁸, a watch of the most segment tests, a
 ``"best"`` scene at the most line tests — and sends it again and again, one after another, for the
 given time (a new scene version each time where the bridge would otherwise answer from its cache).
 Meanwhile another process, holding another world, pings the bridge every 20 ms.
@@ -33,17 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
-from bench.visibility_bench import make_scene
 from bridge.config import BridgeConfig
 
 SIGHTLINE = str(Path(sys.executable).parent / "sightline")
 DEFAULTS = BridgeConfig()
 FRAME = DEFAULTS.max_frame_bytes
 PING_EVERY = 0.02
-#: Zones and walls of the watched scene. The watch limit counts pairs, not the zones each pair is tested
-#: against: with a frame's worth of zones (thousands) one watch of 9,900 pairs runs for minutes.
-WATCH_ZONES = 400
 
 
 # --- The bridge and the quiet world ---------------------------------------------------------------
@@ -172,6 +169,35 @@ def zone(region_id: str, shape: dict[str, Any], kind: str = "poor") -> dict[str,
     return {"id": region_id, "shapes": [{**shape, "hole": False}], "zone": {"type": kind}}
 
 
+def watch_scene() -> tuple[dict[str, Any], int, str]:
+    """The costliest watch the default limits let through: tokens on both sides of a row of star zones that
+    every line between the two sides crosses, with as many zone vertices as pairs × (vertices + walls)
+    allows. Returns the scene, its token count and what it holds."""
+    ring = DEFAULTS.max_ring_vertices
+    watch_tokens = int((1 + math.sqrt(1 + 4 * DEFAULTS.max_watch_pairs)) / 2)
+    segments = DEFAULTS.max_watch_tests // (watch_tokens * (watch_tokens - 1)) - 4 * watch_tokens
+    watch_zones = -(-segments // ring)
+    watch_zone_vertices = segments // watch_zones
+    watched_scene = base_scene(
+        "watched",
+        regions=[
+            zone(
+                f"z{i}",
+                {"type": "polygon", "points": star(3000 + 4000 * i / watch_zones, 5050, watch_zone_vertices, 1500.0)},
+            )
+            for i in range(watch_zones)
+        ],
+        tokens=[
+            {"id": f"t{i}", "x": 0 if i % 2 else 9900, "y": 3000 + 40 * (i // 2), "width": 1, "height": 1}
+            for i in range(watch_tokens)
+        ],
+    )
+    pairs = watch_tokens * (watch_tokens - 1)
+    tests = pairs * (watch_zones * watch_zone_vertices + 4 * watch_tokens)
+    held = f"{watch_tokens} tokens ({pairs:,} pairs) across {watch_zones} zones × {watch_zone_vertices:,} vertices"
+    return watched_scene, watch_tokens, f"{held} ({tests:,} segment tests)"
+
+
 @dataclass
 class Attack:
     name: str
@@ -219,16 +245,7 @@ def attacks() -> list[Attack]:
 
     n_flat = fill_frame(walls_and_tokens, DEFAULTS.max_walls)
 
-    # A watch of the most pairs: √(max pairs) tokens, and as many zones and walls as fit in a frame.
-    watch_tokens = int((1 + math.sqrt(1 + 4 * DEFAULTS.max_watch_pairs)) / 2)
-
-    def watched(n: int) -> dict[str, Any]:
-        data = make_scene(watch_tokens, n, walls=n).model_dump(mode="json", exclude_none=True)
-        data["id"] = "watched"
-        return data
-
-    n_watched = WATCH_ZONES  # see the module's docstring: the pair limit does not weigh zones
-    watched_scene = watched(n_watched)
+    watched_scene, watch_tokens, watched = watch_scene()
 
     # "best" lines: one pair, 81 sampled lines, as many zones and walls as the line tests allow.
     against = DEFAULTS.max_best_line_tests // 81
@@ -290,9 +307,8 @@ def attacks() -> list[Attack]:
             lambda n: [{"type": "scene.sync", "id": f"s{n}", "scene": walls_and_tokens(n_flat)}],
         ),
         Attack(
-            "watch of the most pairs",
-            f"{watch_tokens} tokens ({watch_tokens * (watch_tokens - 1):,} pairs), {n_watched} zones, "
-            f"{n_watched} walls; watch + unwatch",
+            "watch at the most segment tests",
+            f"{watched}; watch + unwatch",
             [{"type": "scene.sync", "id": "setup", "scene": watched_scene}],
             lambda n: [
                 {"type": "watch", "id": f"w{n}", "scene": "watched", "action": "bs-attack"},
@@ -359,11 +375,16 @@ async def run_attack(bridge: Bridge, attack: Attack | None, seconds: float) -> R
         n = 0
         while attack is not None and time.perf_counter() < end:
             step = attack.step(n)
-            for message in step:
-                await ws.send(json.dumps(message))
-            messages += len(step)
-            await ws.send(json.dumps({"type": "ping", "id": f"done{n}"}))
-            await drain_until_pong(ws, f"done{n}", answers)
+            try:
+                for message in step:
+                    await ws.send(json.dumps(message))
+                messages += len(step)
+                await ws.send(json.dumps({"type": "ping", "id": f"done{n}"}))
+                await drain_until_pong(ws, f"done{n}", answers)
+            except ConnectionClosed as closed:  # the bridge closed the hostile client: say so, go on
+                code = closed.rcvd.code if closed.rcvd else "no close frame"
+                answers[f"closed {code}"] = 1
+                break
             n += 1
         used = bridge.cpu_seconds() - cpu
         out, _ = await asyncio.to_thread(pinger.communicate)

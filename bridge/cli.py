@@ -93,7 +93,13 @@ def _parser() -> argparse.ArgumentParser:
         "--send-queue-bytes",
         type=at_least(1, integer=True),
         default=defaults.send_queue_bytes,
-        help="bytes of answers queued per client",
+        help="bytes of answers queued per client (a larger answer waits for the client to read)",
+    )
+    limits.add_argument(
+        "--send-timeout",
+        type=at_least(0, exclusive=True, unit="seconds"),
+        default=defaults.send_timeout,
+        help="seconds a client's full send queue may wait for it to read one frame before it is closed (1013)",
     )
     limits.add_argument(
         "--header-timeout",
@@ -170,6 +176,12 @@ def _parser() -> argparse.ArgumentParser:
         type=at_least(1, integer=True),
         default=defaults.max_watch_pairs,
         help="(actor, target) pairs of one watch",
+    )
+    limits.add_argument(
+        "--max-watch-tests",
+        type=at_least(1, integer=True),
+        default=defaults.max_watch_tests,
+        help="pairs × (the scene's vertices + walls) of one watch",
     )
     limits.add_argument(
         "--max-best-line-tests",
@@ -307,6 +319,7 @@ def _serve(args: argparse.Namespace) -> int:
         hello_timeout=args.hello_timeout,
         send_queue=args.send_queue,
         send_queue_bytes=args.send_queue_bytes,
+        send_timeout=args.send_timeout,
         header_timeout=args.header_timeout,
         max_connections=args.max_connections,
         drain_timeout=args.drain_timeout,
@@ -322,6 +335,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_scenes_per_world=args.max_scenes_per_world,
         max_watches_per_connection=args.max_watches_per_connection,
         max_watch_pairs=args.max_watch_pairs,
+        max_watch_tests=args.max_watch_tests,
         max_best_line_tests=args.max_best_line_tests,
     )
 

@@ -60,6 +60,8 @@ class BridgeConfig:
     hello_timeout: float = 10.0
     send_queue: int = 256
     send_queue_bytes: int = 32 * 1024 * 1024
+    #: Seconds a client's full send queue may wait on one frame it does not read before it is closed (1013).
+    send_timeout: float = 30.0
     header_timeout: float = 10.0
     drain_timeout: float = 10.0
     world_linger: float = 30.0
@@ -74,6 +76,7 @@ class BridgeConfig:
     max_scenes_per_world: int = 8
     max_watches_per_connection: int = 8
     max_watch_pairs: int = 10_000
+    max_watch_tests: int = 300_000_000
     max_best_line_tests: int = 50_000
     compress: bool = False
     #: The address browsers and the module reach the bridge at, e.g. ``https://sightline.example.org`` behind

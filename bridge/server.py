@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from . import __version__, warmup
@@ -80,7 +81,10 @@ class BridgeState:
     store: LogStore | None
     sockets: weakref.WeakSet[web.WebSocketResponse] = field(default_factory=weakref.WeakSet)
     connections: Counter[str] = field(default_factory=Counter)
-    outboxes: dict[Session, tuple[Outbox, web.WebSocketResponse]] = field(default_factory=dict)
+    #: Each connection's outbox, socket and transport (the last to drop a client that does not read).
+    outboxes: dict[Session, tuple[Outbox, web.WebSocketResponse, asyncio.BaseTransport | None]] = field(
+        default_factory=dict
+    )
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     collector: IdleCollector | None = None
     workers: dict[str, WorldWorker] = field(default_factory=dict)
@@ -190,13 +194,14 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             burst=config.message_burst,
             watches=config.max_watches_per_connection,
             watch_pairs=config.max_watch_pairs,
+            watch_tests=config.max_watch_tests,
             best_line_tests=config.max_best_line_tests,
             max_depth=config.max_nesting,
         ),
     )
-    outbox = Outbox(config.send_queue_bytes, config.send_queue)
+    outbox = Outbox(config.send_queue_bytes, config.send_queue, config.send_timeout)
     writer = asyncio.create_task(_write(ws, outbox, state))
-    state.outboxes[session] = (outbox, ws)
+    state.outboxes[session] = (outbox, ws, request.transport)
     deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
     worker: WorldWorker | None = None
     frame_limit = config.max_frame_bytes
@@ -211,6 +216,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                         deadline.cancel()
                         world = session.world.id
                         worker = state.workers[world]
+                elif _is_ping(msg.data):  # on the loop: answered even while the world's worker is busy
+                    prepared = _prepare(session.receive(msg.data), frame_limit)
                 else:
                     prepared = await worker.submit(functools.partial(_receive, session, msg.data, frame_limit))
             elif msg.type == WSMsgType.BINARY:
@@ -218,8 +225,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 prepared = _prepare([Send(error_message(error))], frame_limit)
             else:
                 break
-            if not _enqueue(prepared, outbox, state):
-                await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
+            if not await _enqueue(prepared, outbox, state):
+                await _close_not_reading(ws, request.transport)
                 break
             if state.collector is not None:
                 state.collector.after_message()
@@ -250,6 +257,27 @@ class _Push:
 Prepared = str | _Push | StoreThenSend | Close
 
 
+#: A frame longer than this is never taken for a ping (a ping is ``{"type": "ping", "id": …}``).
+PING_BYTES = 256
+
+
+def _is_ping(data: str) -> bool:
+    """Whether a frame is a ping, which the loop answers itself.
+
+    A ping changes nothing and reads no scene, and the connection's earlier messages are done (its frames
+    are handled one at a time), so its ``pong`` still means "your earlier messages are done" — without
+    waiting behind other connections' work on the world's worker, or for that thread to get the
+    interpreter while the machine is busy.
+    """
+    if len(data) > PING_BYTES:
+        return False
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and value.get("type") == "ping"
+
+
 def _receive(session: Session, data: str, frame_limit: int) -> list[Prepared]:
     """On the world's worker: the session's answer to one frame, encoded."""
     return _prepare(session.receive(data), frame_limit)
@@ -271,32 +299,83 @@ def _prepare(effects: list[Effect], frame_limit: int) -> list[Prepared]:
 class Outbox:
     """A connection's frames waiting to be written, bounded in bytes (and in count).
 
-    A frame is refused when it would take the queue over ``max_bytes`` — unless the queue is empty, so
-    that one answer always fits (a single frame is bounded by the frame limit anyway).
+    The connection's own answers wait for room (:meth:`put_waiting`): an answer larger than the bound (a
+    watch's full push, split in parts) goes out as fast as the client reads it, and meanwhile the
+    connection's next message is not read. A client that does not read is closed: its queue is full and
+    the writer has waited ``send_timeout`` seconds on one frame. Pushes for a connection from another
+    one cannot wait (the other's answers would): a push is taken whole (:meth:`admits_push`) if the queue is
+    within its bound, else the watcher is closed. So a queue holds at most its bound plus one push.
     """
 
     #: What a log operation is counted as until its answer exists.
     PENDING_SIZE = 4096
 
-    def __init__(self, max_bytes: int, max_items: int) -> None:
-        self.max_bytes, self.max_items = max_bytes, max_items
+    def __init__(self, max_bytes: int, max_items: int, send_timeout: float = 30.0) -> None:
+        self.max_bytes, self.max_items, self.send_timeout = max_bytes, max_items, send_timeout
         self.bytes = 0
         self._items: deque[tuple[Prepared | None, int]] = deque()
         self._ready = asyncio.Event()
+        self._taken = asyncio.Event()
+        #: When the writer began writing the frame it is on (``loop.time()``), or ``None``.
+        self.sending_since: float | None = None
+        #: The writer has ended (the connection is over): nothing more goes out.
+        self.closed = False
 
     def __len__(self) -> int:
         return len(self._items)
 
+    @classmethod
+    def size(cls, item: Prepared) -> int:
+        return len(item) if isinstance(item, str) else cls.PENDING_SIZE
+
+    def _full(self, size: int) -> bool:
+        """Whether ``size`` more bytes would take the queue over its bounds (an empty queue takes one frame)."""
+        return bool(self._items) and (self.bytes + size > self.max_bytes or len(self._items) >= self.max_items)
+
     def put(self, item: Prepared) -> bool:
-        size = len(item) if isinstance(item, str) else self.PENDING_SIZE
-        if self._items and (self.bytes + size > self.max_bytes or len(self._items) >= self.max_items):
+        """Queue ``item`` if there is room now; ``False`` if not."""
+        size = self.size(item)
+        if self._full(size):
             return False
         self._push(item, size)
         return True
 
+    async def put_waiting(self, item: Prepared) -> bool:
+        """Queue ``item``, waiting for the writer to make room; ``False`` if the connection is over or its
+        client stopped reading (the writer has been on one frame for ``send_timeout`` seconds)."""
+        size = self.size(item)
+        loop = asyncio.get_running_loop()
+        while self._full(size):
+            if self.closed:
+                return False
+            since = self.sending_since
+            waited = 0.0 if since is None else loop.time() - since
+            if waited >= self.send_timeout:
+                return False
+            self._taken.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._taken.wait(), self.send_timeout - waited)
+        if self.closed:
+            return False
+        self._push(item, size)
+        return True
+
+    def admits_push(self) -> bool:
+        """Whether a push (all its parts) is taken: the queue is within its bounds."""
+        return not self.closed and self.bytes <= self.max_bytes and len(self._items) < self.max_items
+
+    def force(self, item: Prepared) -> None:
+        """Queue ``item`` whatever the bound (a part of a push already admitted)."""
+        self._push(item, self.size(item))
+
     def finish(self) -> None:
         """The connection is over: the writer stops after what is queued."""
         self._push(None, 0)
+
+    def end(self) -> None:
+        """The writer has ended: whoever waits for room stops waiting."""
+        self.closed = True
+        self._taken.set()
 
     def _push(self, item: Prepared | None, size: int) -> None:
         self._items.append((item, size))
@@ -309,6 +388,7 @@ class Outbox:
             await self._ready.wait()
         item, size = self._items.popleft()
         self.bytes -= size
+        self._taken.set()
         return item
 
 
@@ -325,29 +405,53 @@ async def _finish_writer(writer: asyncio.Task[None], outbox: Outbox) -> None:
             await writer
 
 
-def _enqueue(effects: list[Prepared], outbox: Outbox, state: BridgeState) -> bool:
-    """Queue the session's frames; False when its own queue is full (a client that stopped reading).
+async def _enqueue(effects: list[Prepared], outbox: Outbox, state: BridgeState) -> bool:
+    """Queue one answer's frames; False when its client stopped reading (see :class:`Outbox`).
 
-    Pushes for other connections (``_Push``) go to their queues; a watcher whose queue is full is closed
-    (1013) rather than let its backlog grow.
+    Pushes for other connections (``_Push``) go first, at once and whole, so that every watcher receives
+    the pushes of successive answers in order; a watcher whose queue is over its bound is closed (1013)
+    rather than let its backlog grow. Then the connection's own frames, waiting for room if need be.
     """
+    admitted: dict[Session, Outbox | None] = {}
     for effect in effects:
-        if isinstance(effect, _Push):
+        if not isinstance(effect, _Push):
+            continue
+        if effect.to not in admitted:
             target = state.outboxes.get(effect.to)
+            admitted[effect.to] = None
             if target is None:
                 continue
-            other_box, other_ws = target
-            if not other_box.put(effect.text):
+            other_box, other_ws, other_transport = target
+            if other_box.admits_push():
+                admitted[effect.to] = other_box
+            else:
                 state.outboxes.pop(effect.to, None)
-                closing = asyncio.get_running_loop().create_task(
-                    other_ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers")
-                )
-                state.background.add(closing)
-                closing.add_done_callback(state.background.discard)
-            continue
-        if not outbox.put(effect):
+                _close_in_background(state, other_ws, other_transport)
+        box = admitted[effect.to]
+        if box is not None:
+            box.force(effect.text)
+    for effect in effects:
+        if not isinstance(effect, _Push) and not await outbox.put_waiting(effect):
             return False
     return True
+
+
+def _close_in_background(
+    state: BridgeState, ws: web.WebSocketResponse, transport: asyncio.BaseTransport | None
+) -> None:
+    closing = asyncio.get_running_loop().create_task(_close_not_reading(ws, transport))
+    state.background.add(closing)
+    closing.add_done_callback(state.background.discard)
+
+
+async def _close_not_reading(ws: web.WebSocketResponse, transport: asyncio.BaseTransport | None) -> None:
+    """Close (1013) a client that does not read: the close frame is queued behind what it has not read
+    (no waiting for that to drain); if it does not answer the close within aiohttp's close timeout, the
+    connection is dropped with whatever it holds."""
+    with contextlib.suppress(Exception):
+        await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"client is not reading its answers", drain=False)
+    if ws.close_code == WSCloseCode.ABNORMAL_CLOSURE and isinstance(transport, asyncio.WriteTransport):
+        transport.abort()
 
 
 def _hello_overdue(session: Session, outbox: Outbox) -> None:
@@ -363,23 +467,33 @@ async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) 
 
     Nothing but the connection's end stops it: an effect that fails for another reason (a bug) is
     logged and the next one goes on — a writer that died would leave the socket open and silent.
+    ``outbox.sending_since`` tells the outbox how long the client has kept the writer on one frame.
     """
-    while True:
-        effect = await outbox.get()
-        if effect is None:  # the connection is over
-            return
-        try:
-            if isinstance(effect, str):
-                await ws.send_str(effect)
-            elif isinstance(effect, StoreThenSend):
-                await ws.send_str(encode(await perform(effect, state.store)))
-            elif isinstance(effect, Close):
-                await ws.close(code=effect.code, message=effect.reason.encode())
+    loop = asyncio.get_running_loop()
+    try:
+        while True:
+            effect = await outbox.get()
+            if effect is None:  # the connection is over
                 return
-        except ConnectionError:
-            return
-        except Exception as exc:
-            _log.error("could not carry out a %s: %s: %s", type(effect).__name__, type(exc).__name__, exc)
+            try:
+                if isinstance(effect, str):
+                    outbox.sending_since = loop.time()
+                    await ws.send_str(effect)
+                elif isinstance(effect, StoreThenSend):
+                    text = encode(await perform(effect, state.store))
+                    outbox.sending_since = loop.time()
+                    await ws.send_str(text)
+                elif isinstance(effect, Close):
+                    await ws.close(code=effect.code, message=effect.reason.encode())
+                    return
+            except ConnectionError:
+                return
+            except Exception as exc:
+                _log.error("could not carry out a %s: %s: %s", type(effect).__name__, type(exc).__name__, exc)
+            finally:
+                outbox.sending_since = None
+    finally:
+        outbox.end()
 
 
 # --- Application ----------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from . import __version__
@@ -55,6 +56,7 @@ from .errors import (
 )
 from .log.capture import record_of, situation_of, snapshot_of
 from .log.records import Party, RulingRecord, SceneSnapshot
+from .palette import OTHER, VERDICTS, ZONES
 from .protocol import (
     CLIENT_MESSAGE,
     PROTOCOL,
@@ -68,6 +70,7 @@ from .protocol import (
     Hello,
     IgnoredEntry,
     IgnoredRef,
+    Palette,
     Ping,
     Pong,
     Prebuilt,
@@ -246,6 +249,9 @@ class Limits:
     watches: int = 8
     #: (actor, target) pairs one watch covers.
     watch_pairs: int = 10_000
+    #: What one watch computes: its pairs × the segments each pair's sight line may be tested against (the
+    #: vertices the scene is drawn with — zones, curves by their polygons, token bases — plus its walls).
+    watch_tests: int = 300_000_000
     #: In a ``rules.lines: "best"`` scene, the line tests one message asks for: sampled lines (at most
     #: :data:`BEST_LINES` a pair) × pairs × (zones + walls), each line being tested against each of them.
     best_line_tests: int = 50_000
@@ -427,7 +433,7 @@ class Session:
             error.request_id = peek_id(text)
             raise self._pre_hello(error)
         try:
-            raw = json.loads(text)
+            raw = _parse(text)
         except RecursionError:
             error = _too_deep(nesting_depth(text), self._limits.max_depth)
             error.request_id = peek_id(text)  # not parsed: the id is read from the frame's head
@@ -676,7 +682,8 @@ class Session:
             )
 
     def _check_watch_size(self, state: SceneState, tokens: frozenset[str] | None) -> None:
-        """Refuse a watch covering more pairs (or, in a ``"best"`` scene, line tests) than the limits."""
+        """Refuse a watch covering more pairs, or costing more segment tests (in a ``"best"`` scene, line
+        tests), than the limits."""
         pairs = watch_pairs(state, tokens)
         most = self._limits.watch_pairs
         if pairs > most:
@@ -686,6 +693,18 @@ class Session:
                 limit="watch-pairs",
                 value=pairs,
                 max=most,
+            )
+        segments = state.vertices + len(state.scene.walls)
+        tests = pairs * segments
+        if tests > self._limits.watch_tests:
+            raise TooLarge(
+                f"watch: {pairs} pair(s) × {segments} segments (the scene's {state.vertices} vertices and "
+                f"{len(state.scene.walls)} walls) = {tests} segment tests, over the limit of "
+                f"{self._limits.watch_tests}; watch the pairs of some tokens only (tokens), or draw the zones "
+                "with fewer vertices",
+                limit="watch-tests",
+                value=tests,
+                max=self._limits.watch_tests,
             )
         self._check_best_lines(state, pairs, "watch")
 
@@ -822,6 +841,7 @@ def welcome() -> Welcome:
     return Welcome(
         bridge=BridgeInfo(version=__version__),
         rulesets=[RulesetInfo(id=r.id, editions=list(r.editions)) for r in RULESETS.values()],
+        palette=Palette(zones=dict(ZONES), other=OTHER, verdicts=dict(VERDICTS)),
     )
 
 
@@ -1046,6 +1066,26 @@ def nesting_depth(text: str | bytes) -> int:
         elif char in "]}":
             depth -= 1
     return deepest
+
+
+#: Frames up to this size that orjson refuses are parsed again by the standard library, which accepts what
+#: orjson does not (``NaN``, lone surrogate escapes, integers past 64 bits) so that the models and
+#: :func:`check_json` can name the field at fault. A larger frame gets orjson's reason: parsing it twice
+#: would hold the interpreter (and every other world) for as long again.
+STRICT_PARSE_BYTES = 64 * 1024
+
+
+def _parse(text: str | bytes) -> Any:
+    """A frame's JSON, by orjson: several times faster than the standard library, and the interpreter lock
+    is held for that long (another world's answers wait for it); see :data:`STRICT_PARSE_BYTES`."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if len(text) <= STRICT_PARSE_BYTES:
+            return json.loads(text)
+        if str(exc).startswith("depth limit exceeded"):
+            raise RecursionError from None
+        raise ValueError(str(exc)) from None
 
 
 def _too_deep(depth: int, limit: int) -> TooLarge:

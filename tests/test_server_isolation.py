@@ -28,7 +28,8 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from bench.visibility_bench import make_scene
 from bridge.config import BridgeConfig
-from bridge.server import run_bridge
+from bridge.server import BridgeState, run_bridge
+from tests.scenes import on_line_scene
 
 SECRET = "isolation-secret"
 
@@ -78,12 +79,17 @@ def rss_kib(pid: int) -> int:
 
 
 async def test_another_worlds_pings_are_answered_while_one_world_computes(tmp_path: Path) -> None:
-    """While one world's watches keep its worker busy, another world's pings are answered meanwhile —
-    many of them before the busy world's own ping (queued behind its work) comes back."""
+    """While one world's watches keep its worker busy, another world's pings and rulings (the latter made
+    on its own worker) are answered meanwhile — many of them before the busy world's own ping (queued
+    behind its work) comes back."""
     with serve(tmp_path) as (_process, url):
         async with connect(url, max_size=None) as busy, connect(url) as quiet:
             await hello(busy, "w-busy")
             await hello(quiet, "w-quiet")
+            synced = await ask(quiet, {"type": "scene.sync", "id": "s", "scene": on_line_scene()})
+            assert synced["type"] == "scene.synced"
+            adjudicate = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+            adjudicate["log"] = False
             assert (await ask(busy, {"type": "scene.sync", "id": "s", "scene": big_scene(100, 200)}))["type"]
             for n in range(4):
                 await busy.send(json.dumps({"type": "watch", "id": f"w{n}", "scene": "big", "action": "bs-attack"}))
@@ -97,20 +103,27 @@ async def test_another_worlds_pings_are_answered_while_one_world_computes(tmp_pa
                 return kinds
 
             done = asyncio.create_task(busy_done())
-            answered = 0
+            answered = ruled = 0
             while not done.done():
                 ping = {"type": "ping", "id": f"q{answered}"}
                 assert await ask(quiet, ping) == {"type": "pong", "id": f"q{answered}"}
                 answered += 1
+                ruling = await ask(quiet, {**adjudicate, "id": f"a{answered}"})  # on the quiet world's worker
+                assert ruling["type"] == "adjudication", ruling
+                ruled += 1
                 await asyncio.sleep(0.02)  # within the quiet world's rate limit
             assert await done == ["watching", "annotations"] * 4  # every answer arrived, in order
             assert answered >= 20, f"only {answered} pings of the quiet world were answered while the other computed"
+            assert ruled >= 20, f"only {ruled} rulings of the quiet world were made while the other computed"
 
 
 async def test_sigterm_stops_the_bridge_in_the_middle_of_a_long_computation(tmp_path: Path) -> None:
     """SIGTERM while a world's worker is deep in a watch of 250 tokens: the process exits (0) within its
     drain timeout, without waiting for the computation; the client is told 1001."""
-    with serve(tmp_path, "--drain-timeout", "3", "--max-watch-pairs", "70000") as (process, url):
+    with serve(tmp_path, "--drain-timeout", "3", "--max-watch-pairs", "70000", "--max-watch-tests", "10000000000") as (
+        process,
+        url,
+    ):
         async with connect(url, max_size=None) as ws:
             await hello(ws, "w-heavy")
             await ask(ws, {"type": "scene.sync", "id": "s", "scene": big_scene(250, 300)})
@@ -130,16 +143,26 @@ async def test_sigterm_stops_the_bridge_in_the_middle_of_a_long_computation(tmp_
 
 @asynccontextmanager
 async def bridge(tmp_path: Path, **overrides: Any) -> AsyncIterator[str]:
+    async with bridge_and_state(tmp_path, **overrides) as (url, _state):
+        yield url
+
+
+@asynccontextmanager
+async def bridge_and_state(tmp_path: Path, **overrides: Any) -> AsyncIterator[tuple[str, BridgeState]]:
+    """An in-process bridge on port 0, with its shared state (to look at its send queues)."""
     config = replace(BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET, log=False), **overrides)
-    async with run_bridge(config) as (host, port):
-        yield f"ws://{host}:{port}/ws"
+    held: list[BridgeState] = []
+    async with run_bridge(config, extend=lambda _app, state: held.append(state)) as (host, port):
+        yield f"ws://{host}:{port}/ws", held[0]
 
 
 async def test_send_queue_is_bounded_in_bytes(tmp_path: Path) -> None:
-    """With room for a million answers but only 8 MiB, a client that asks for large pushes and does not
-    read them is closed (1013) once its unread frames pass 8 MiB; another client of the world goes on."""
+    """A client that asks for large pushes and does not read them: its queue never holds more than its
+    8 MiB bound (the rest waits), and once the writer has waited --send-timeout on one frame the client
+    is closed (1013, read once it reads again); another client of the world goes on."""
+    bound = 8 * 1024 * 1024
     async with (
-        bridge(tmp_path, send_queue=10**6, send_queue_bytes=8 * 1024 * 1024) as url,
+        bridge_and_state(tmp_path, send_queue=10**6, send_queue_bytes=bound, send_timeout=1.0) as (url, state),
         connect(url, max_queue=1, max_size=None) as ws,
         connect(url) as other,
     ):
@@ -149,11 +172,43 @@ async def test_send_queue_is_bounded_in_bytes(tmp_path: Path) -> None:
         for n in range(4):  # about 20 MB of annotations each
             await ws.send(json.dumps({"type": "watch", "id": f"w{n}", "scene": "big", "action": "bs-attack"}))
         assert await ask(other, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+        peak, seen_full, closing = 0, False, False
+        for _ in range(300):  # not reading for up to 30 s, watching its queue
+            held = list(state.outboxes.values())
+            peak = max([peak, *(box.bytes for box, _ws, _t in held)])
+            seen_full = seen_full or any(box.bytes > bound // 2 for box, _ws, _t in held)
+            if closing := seen_full and any(server_ws.closed for _box, server_ws, _t in held):
+                break  # the bridge is closing the one that does not read
+            await asyncio.sleep(0.1)
+        assert closing, "the client that does not read was never closed"
+        assert peak <= bound, f"its queue held {peak} bytes, over its bound of {bound}"
         with pytest.raises(websockets.ConnectionClosed) as closed:
             while True:
                 await asyncio.wait_for(ws.recv(), timeout=30)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
         assert await ask(other, {"type": "ping", "id": "p2"}) == {"type": "pong", "id": "p2"}
+
+
+async def test_a_reading_client_gets_an_answer_larger_than_its_send_queue(tmp_path: Path) -> None:
+    """A watch whose push (1.4 MB, in parts of 64 KiB) is five times the send queue's bound reaches a
+    client that reads it, whole and in order; the connection stays."""
+    async with (
+        bridge(tmp_path, send_queue_bytes=256 * 1024, max_frame_bytes=64 * 1024, send_timeout=60.0) as url,
+        connect(url, max_size=None) as ws,
+    ):
+        await hello(ws, "w")
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": big_scene(40, 50)})
+        await ws.send(json.dumps({"type": "watch", "id": "w", "scene": "big", "action": "bs-attack"}))
+        await ws.send(json.dumps({"type": "ping", "id": "after"}))  # sent before the push is read
+        assert json.loads(await ws.recv())["type"] == "watching"
+        parts, received = [], 0
+        while (frame := await ws.recv()) and json.loads(frame).get("type") == "annotations":
+            received += len(frame)
+            parts.append(json.loads(frame))
+        assert json.loads(frame) == {"type": "pong", "id": "after"}
+        assert received > 5 * 256 * 1024 and not parts[-1].get("more")
+        pairs = [(a["actor"], a["target"]) for p in parts for a in p["changed"]]
+        assert len(pairs) == len(set(pairs)) == 40 * 39
 
 
 async def test_a_watch_push_over_the_frame_limit_arrives_in_parts_under_it(tmp_path: Path) -> None:

@@ -17,8 +17,9 @@ import trustme
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
 
+from bench.visibility_bench import make_scene
 from bridge.config import BridgeConfig
-from bridge.server import run_bridge
+from bridge.server import BridgeState, run_bridge
 from tests.scenes import on_line_scene
 
 BridgeFactory = Callable[..., AbstractAsyncContextManager[str]]
@@ -124,25 +125,48 @@ async def test_hello_deadline_closes_a_silent_client(start: BridgeFactory) -> No
         assert await close_code(ws) == 4408
 
 
-async def test_a_client_that_stops_reading_is_closed_not_buffered(start: BridgeFactory) -> None:
-    """The send queue is bounded: a client flooding requests without reading is closed with 1013."""
-    async with start(send_queue=4, messages_per_second=1e9, message_burst=10**9) as addr:
-        async with connect(f"ws://{addr}/ws", max_queue=1, write_limit=2**22) as ws:
+async def test_a_client_that_stops_reading_is_closed_not_buffered(tmp_path: Path) -> None:
+    """The send queue is bounded in frames: a client flooding watches (pushes of many 64 KiB parts) without
+    reading never has more than 4 frames queued, and once its full queue has waited --send-timeout it is
+    closed with 1013 (read once it reads again); the bridge itself goes on."""
+    config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret="bridge-secret", log=False)
+    config = replace(config, send_queue=4, send_timeout=0.5, max_frame_bytes=64 * 1024, messages_per_second=1e9)
+    held: list[BridgeState] = []
+    async with run_bridge(replace(config, message_burst=10**9), extend=lambda _a, s: held.append(s)) as (host, port):
+        async with connect(f"ws://{host}:{port}/ws", max_queue=1, max_size=None, write_limit=2**22) as ws:
             await hello(ws, "w", "bridge-secret")
-            await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
-            request = json.dumps(
-                {"type": "adjudicate", "id": "a", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
-            )
-            code = None
-            try:
-                for _ in range(20_000):
-                    await ws.send(request)
-                code = await close_code(ws)
-            except websockets.ConnectionClosed as closed:
-                code = closed.rcvd.code if closed.rcvd else None
-            assert code == 1013
-        async with connect(f"ws://{addr}/ws") as healthy:  # the bridge itself is fine
+            scene = make_scene(40, 50).model_dump(mode="json", exclude_none=True)
+            await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene}))
+            for n in range(20):  # each watch's push is about 1.4 MB
+                await ws.send(json.dumps({"type": "watch", "id": "w", "scene": scene["id"], "action": "bs-attack"}))
+                await ws.send(json.dumps({"type": "unwatch", "id": f"u{n}", "watch": "w"}))
+            most, closing = 0, False
+            for _ in range(600):  # not reading, for up to 60 s
+                boxes = list(held[0].outboxes.values())
+                most = max([most, *(len(box) for box, _ws, _t in boxes)])
+                if closing := any(server_ws.closed for _box, server_ws, _t in boxes):
+                    break
+                await asyncio.sleep(0.1)
+            assert closing, "the client that does not read was never closed"
+            assert most <= 4, f"{most} frames were queued, over the limit of 4"
+            assert await close_code(ws) == 1013
+        async with connect(f"ws://{host}:{port}/ws") as healthy:  # the bridge itself is fine
             assert (await hello(healthy, "w", "bridge-secret"))["type"] == "welcome"
+
+
+async def test_the_watch_cost_limit_comes_from_the_configuration(start: BridgeFactory) -> None:
+    """--max-watch-tests (config max_watch_tests) bounds what one watch computes: over it, too-large naming
+    watch-tests with the request id; the connection stays."""
+    async with start(max_watch_tests=10) as addr, connect(f"ws://{addr}/ws") as ws:
+        await hello(ws, "w", "bridge-secret")
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
+        assert json.loads(await ws.recv())["type"] == "scene.synced"
+        await ws.send(json.dumps({"type": "watch", "id": "w1", "scene": "s1", "action": "bs-attack"}))
+        answer = json.loads(await ws.recv())
+        assert (answer["id"], answer["code"], answer["details"]["limit"]) == ("w1", "too-large", "watch-tests")
+        assert answer["details"]["value"] > answer["details"]["max"] == 10
+        await ws.send(json.dumps({"type": "ping", "id": "p"}))
+        assert json.loads(await ws.recv()) == {"type": "pong", "id": "p"}
 
 
 async def test_scene_size_limits_come_from_the_configuration(start: BridgeFactory) -> None:

@@ -11,7 +11,7 @@ import pytest
 from bridge.core.world import SceneLimits
 from bridge.protocol import encode
 from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds, peek_id
-from tests.scenes import OfflineClient, on_line_scene, rect_region, scene, token
+from tests.scenes import OfflineClient, on_line_scene, rect_region, scene, token, wall
 
 SECRET = "s3cret"
 
@@ -292,6 +292,24 @@ def test_logged_ruling_asks_the_store_first() -> None:
 # --- Limits --------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("kind", "objects"),
+    [
+        ("regions", [rect_region(f"r{i}", "low", i * 300, 0, 100, 100) for i in range(2)]),
+        ("walls", [wall(f"w{i}", i * 10, 500, i * 10 + 5, 600) for i in range(2)]),
+        ("lights", [{"id": f"l{i}", "x": i * 100, "y": 0, "radius": 5} for i in range(2)]),
+    ],
+)
+def test_each_scene_object_limit_is_answered_naming_it(kind: str, objects: list[dict[str, Any]]) -> None:
+    """Two regions, walls or lights over a limit of one: too-large naming scene.<kind>, the limit, the
+    count and the maximum, with the request id; the connection answers on."""
+    session = online(Worlds(scene_limits=SceneLimits(**{kind: 1})))
+    answer = one(session, {"type": "scene.sync", "id": "q", "scene": scene(**{kind: objects})})
+    _limit(answer, "too-large", kind, 2, 1, "q")
+    assert answer["details"]["field"] == f"scene.{kind}"
+    assert one(session, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+
+
 def test_rate_limit_drops_the_excess_and_recovers() -> None:
     """Past the burst a message gets rate-limited; after a second's refill the connection answers again."""
     now = [100.0]
@@ -454,6 +472,29 @@ def test_a_watch_is_limited_by_the_pairs_it_covers() -> None:
     patched, ended = answers(send(session, grown))
     assert patched["type"] == "scene.patched" and ended["type"] == "unwatched" and ended["watch"] == "w1"
     assert "watch-pairs" not in ended["reason"] and "12 (actor, target) pairs" in ended["reason"]
+
+
+def test_a_watch_is_limited_by_the_segment_tests_it_costs() -> None:
+    """A watch costs its pairs × (the scene's vertices + walls): three 1×1 tokens (4 vertices each), a
+    rectangle zone (4) and a wall make 6 pairs × 17 = 102 tests, over a limit of 100, refused naming
+    watch-tests; one token's pairs (4 × 17 = 68) fit; a patch adding a wall (4 × 18 = 72) still fits, one
+    adding a token (6 pairs × 22 = 132) ends it with the reason."""
+    session = online(limits=Limits(watch_tests=100))
+    tokens = [token(f"t{i}", i * 200, 0) for i in range(3)]
+    walled = scene(
+        tokens=tokens, regions=[rect_region("z", "poor", 0, 300, 100, 100)], walls=[wall("w", 0, 500, 9, 500)]
+    )
+    one(session, {"type": "scene.sync", "id": "q", "scene": walled})
+    watch = {"type": "watch", "id": "w1", "scene": "s1", "action": "bs-attack"}
+    _limit(one(session, watch), "too-large", "watch-tests", 102, 100, "w1")
+    (watching, _) = answers(send(session, {**watch, "tokens": ["t0"]}))
+    assert watching["type"] == "watching"
+    one_wall = {"type": "scene.patch", "id": "p1", "scene": "s1", "upsert": {"walls": [wall("w2", 0, 600, 9, 600)]}}
+    assert answers(send(session, one_wall))[0]["type"] == "scene.patched"
+    more = {"type": "scene.patch", "id": "p2", "scene": "s1", "upsert": {"tokens": [token("t9", 0, 900)]}}
+    patched, ended = answers(send(session, more))
+    assert patched["type"] == "scene.patched" and ended["type"] == "unwatched" and ended["watch"] == "w1"
+    assert "segment tests, over the limit of 100" in ended["reason"]
 
 
 def test_a_watch_on_a_best_scene_counts_its_line_tests() -> None:

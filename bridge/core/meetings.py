@@ -651,6 +651,14 @@ def _conic_entries(
             for c in range(kept):
                 lows[c], highs[c] = next_lows[c], next_highs[c]
             n = kept
+        # A single point left in a zone with holes may be one a hole leaves bare (CurvedArea._left_bare,
+        # judged from the shapes at that point): left to the caller, which asks segment_parts.
+        for p in range(part_start[z], part_start[z] + part_count[z]):
+            if phole[p]:
+                for c in range(n):
+                    if lows[c] == highs[c]:
+                        degenerate = True
+                break
         if degenerate:
             judged[k] = False
             continue
@@ -667,7 +675,8 @@ def conic_entries(**arrays: Any) -> tuple[Any, Any]:
     of one elevation span, the same floats. The intervals of the line in the zone's solid polygons come
     in ``extra_*`` (:func:`~bridge.core.curves.polygon_parts_many`). Returns ``(first, judged)``: ``first``
     NaN where the line does not meet the zone; ``judged`` false where a line is too short for the
-    equations (left to the caller).
+    equations, or where a hole leaves a single point of the line in the zone (left to the caller, whose
+    ``segment_parts`` judges whether that point is left bare).
     """
     return _conic_entries(  # type: ignore[no-any-return]
         arrays["dp"],
