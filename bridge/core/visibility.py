@@ -822,13 +822,7 @@ class SceneVisibility:
         Every box against every box, compiled (:func:`~bridge.core.meetings.box_pairs`): the pairs the
         zone tree would give, in the same order.
         """
-        return box_pairs(
-            np.ascontiguousarray(x0, dtype=np.float64),
-            np.ascontiguousarray(y0, dtype=np.float64),
-            np.ascontiguousarray(x1, dtype=np.float64),
-            np.ascontiguousarray(y1, dtype=np.float64),
-            np.ascontiguousarray(self._zone_bounds),
-        )
+        return box_pairs(x0, y0, x1, y1, self._zone_bounds)
 
     def _order_crossings(self, idx: IntArray, met: _Met | None, ambiguous: BoolArray) -> tuple[IntArray, IntArray]:
         """Every directed line's crossings in evidence order (:func:`~bridge.core.meetings.crossing_order`):
@@ -937,9 +931,12 @@ class SceneVisibility:
         w: Any
         if parts:
             u, w, o_start, o_end, d0, d1 = (np.concatenate(column) for column in zip(*parts, strict=True))
-            keep = ~np.isin(u, corners)
-            order = np.argsort(u[keep], kind="stable")
-            u, w, o_start, o_end, d0, d1 = (a[keep][order] for a in (u, w, o_start, o_end, d0, d1))
+            if corners.size:
+                keep = ~np.isin(u, corners)
+                u, w, o_start, o_end, d0, d1 = (a[keep] for a in (u, w, o_start, o_end, d0, d1))
+            if u.size > 1 and not bool((u[1:] >= u[:-1]).all()):  # by line (the tree's answer may not be)
+                order = np.argsort(u, kind="stable")
+                u, w, o_start, o_end, d0, d1 = (a[order] for a in (u, w, o_start, o_end, d0, d1))
         else:
             u, w, o_start, o_end, d0, d1 = none_i, none_i, none_f, none_f, none_f, none_f
         for d in range(2):
@@ -1545,6 +1542,9 @@ def _lights_changed(old: Scene, new: Scene, old_tokens: _Tokens, tokens: _Tokens
 
 def _moved(old: _Tokens, new: _Tokens) -> BoolArray:
     """Per token of ``new``: whether its centre differs from the one in ``old`` (or it is new)."""
+    if new.index is old.index:  # the same ids in the same order (``_compile_tokens`` kept the index)
+        same: BoolArray = (old.cx == new.cx) & (old.cy == new.cy) & (old.cz == new.cz)
+        return ~same
     before = np.array([old.index.get(token.id, -1) for token in new.tokens], dtype=np.intp)
     moved = np.ones(len(new.tokens), dtype=bool)
     kept = np.flatnonzero(before >= 0)
