@@ -255,11 +255,24 @@ class BridgeInfo(Message):
     version: str
 
 
+class Palette(Message):
+    """Sightline's one palette (``bridge/palette.json``): ``#rrggbb`` per zone type, for any other zone
+    type, and per verdict of a sight line."""
+
+    zones: dict[str, str]
+    other: str
+    verdicts: dict[str, str]
+
+
 class Welcome(Message):
+    """Extension: ``palette``, the colours the log pages and the demo draw with, so a client's overlay
+    draws in the same ones."""
+
     type: Literal["welcome"] = "welcome"
     protocol: int = PROTOCOL
     bridge: BridgeInfo
     rulesets: list[RulesetInfo]
+    palette: Palette | None = None
 
 
 _ONE_KIND: JsonDict = {"oneOf": [{"required": [kind]} for kind in ("region", "token", "wall", "light", "environment")]}

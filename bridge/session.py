@@ -56,6 +56,7 @@ from .errors import (
 )
 from .log.capture import record_of, situation_of, snapshot_of
 from .log.records import Party, RulingRecord, SceneSnapshot
+from .palette import OTHER, VERDICTS, ZONES
 from .protocol import (
     CLIENT_MESSAGE,
     PROTOCOL,
@@ -69,6 +70,7 @@ from .protocol import (
     Hello,
     IgnoredEntry,
     IgnoredRef,
+    Palette,
     Ping,
     Pong,
     Prebuilt,
@@ -839,6 +841,7 @@ def welcome() -> Welcome:
     return Welcome(
         bridge=BridgeInfo(version=__version__),
         rulesets=[RulesetInfo(id=r.id, editions=list(r.editions)) for r in RULESETS.values()],
+        palette=Palette(zones=dict(ZONES), other=OTHER, verdicts=dict(VERDICTS)),
     )
 
 

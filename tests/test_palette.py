@@ -15,6 +15,7 @@ import pytest
 from bridge.core.rules.data_files import vocabulary
 from bridge.core.scene import Scene
 from bridge.palette import OTHER, PALETTE, VERDICTS, ZONES, load_palette, zone_colour
+from bridge.session import welcome
 from bridge.svg import scene_svg
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,3 +104,11 @@ def test_the_overlay_reads_the_same_file_and_draws_the_same_colours() -> None:
     drawn = json.loads(done.stdout)
     assert drawn["zones"] == {**dict(PALETTE["zones"]), "a-future-zone": OTHER}
     assert drawn["verdicts"] == dict(VERDICTS)
+
+
+def test_welcome_carries_the_palette() -> None:
+    """The bridge's welcome carries bridge/palette.json's colours, so a module whose palette.json could not be
+    read still draws its overlay in them."""
+    sent = welcome().palette
+    assert sent is not None
+    assert (sent.zones, sent.other, sent.verdicts) == (dict(ZONES), OTHER, dict(VERDICTS))

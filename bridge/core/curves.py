@@ -191,7 +191,20 @@ class CurvedArea:
                 point = point or Point(x, y)
                 if part.polygon.contains_properly(point):
                     return False
-        return True
+        return not self._left_bare(x, y)
+
+    def _left_bare(self, x: float, y: float) -> bool:
+        """Whether ``(x, y)`` — in a solid, in no hole's interior — is a point a hole leaves with no area
+        beside it: on one hole's rim, with every solid holding it lying within that hole near it (a
+        curve touching the hole's rim from inside, a polygon's corner on a curved hole's rim). Several
+        holes meeting there, or two straight shapes, are not judged: the point counts."""
+        if not self._holes:
+            return False
+        rims = [hole for hole in self._holes if _on_rim(hole, x, y)]
+        if len(rims) != 1:
+            return False
+        hole = rims[0]
+        return not any(_holds(solid, x, y) and _beside(solid, hole, x, y) for solid in self._solids)
 
     def segment_parts(self, ax: float, ay: float, bx: float, by: float) -> list[Interval]:
         """The closed ``t`` intervals (within [0, 1], ascending, disjoint) where ``a + t (b − a)`` is in the area."""
@@ -219,6 +232,9 @@ class CurvedArea:
                 holes = _interior_parts(part, segment, ax, ay, bx, by)
             for low, high in holes:
                 kept = _without(kept, low, high)
+        if self._holes and any(low == high for low, high in kept):
+            dx, dy = bx - ax, by - ay  # a single point left: is it one the holes leave bare?
+            kept = [(lo, hi) for lo, hi in kept if lo != hi or not self._left_bare(ax + lo * dx, ay + lo * dy)]
         return kept
 
     def touches(self, probe: Any) -> bool:
@@ -241,6 +257,118 @@ class CurvedArea:
         # Nothing on the footprint's rim: the area touches it only if a piece of it lies wholly within.
         inside = shapely.contains_xy(probe, self._rims[:, 0], self._rims[:, 1]) if len(self._rims) else []
         return any(self.contains_point(float(x), float(y)) for x, y in self._rims[np.flatnonzero(inside)])
+
+
+# --- A point a hole leaves bare (docs/geometry.md, "a solid within a hole") -----------------------------
+
+#: Relative slack of the local tests below (parallel normals, equal curvatures, a point on a rim).
+_LOCAL_EPS = 1e-9
+
+
+def _on_rim(part: _Part, x: float, y: float) -> bool:
+    """Whether ``(x, y)`` lies on the shape's boundary (within rounding)."""
+    if part.conic is not None:
+        return part.conic.contains(x, y) and not part.conic.contains_interior(x, y)
+    return bool(part.boundary.distance(Point(x, y)) <= _LOCAL_EPS * max(1.0, abs(x), abs(y)))
+
+
+def _holds(part: _Part, x: float, y: float) -> bool:
+    """Whether the closed shape holds ``(x, y)``."""
+    if part.conic is not None:
+        return part.conic.contains(x, y)
+    return bool(part.polygon.intersects(Point(x, y)))
+
+
+def _normal_and_curvature(conic: Conic, x: float, y: float) -> tuple[float, float, float]:
+    """The conic's outward unit normal at ``(x, y)`` (on its curve) and its curvature there."""
+    u, v = conic._local(x - conic.cx, y - conic.cy)
+    a, b = 1.0 / (conic.rx * conic.rx), 1.0 / (conic.ry * conic.ry)
+    gu, gv = a * u, b * v  # half the gradient, in the conic's axes
+    norm = math.hypot(gu, gv)
+    if norm == 0.0:
+        return 0.0, 0.0, 0.0
+    tu, tv = -gv / norm, gu / norm
+    curvature = (a * tu * tu + b * tv * tv) / norm
+    nu, nv = gu / norm, gv / norm
+    if conic.sin == 0.0 and conic.cos == 1.0:
+        return nu, nv, curvature
+    return nu * conic.cos - nv * conic.sin, nu * conic.sin + nv * conic.cos, curvature
+
+
+def _wedge(polygon: Any, x: float, y: float) -> tuple[list[tuple[float, float]], bool] | None:
+    """The polygon's edges leaving ``(x, y)`` (on its boundary) as unit directions — two, opposite ones
+    when the point is inside an edge — and whether the small angle between them is inside the polygon;
+    ``None`` when more than two edges meet there (not judged)."""
+    scale = _LOCAL_EPS * max(1.0, abs(x), abs(y))
+    directions: list[tuple[float, float]] = []
+    for ring in shapely.get_rings(shapely.get_parts(polygon)):
+        coords = shapely.get_coordinates(ring)
+        for (ax, ay), (bx, by) in itertools.pairwise(coords):
+            ex, ey = float(bx - ax), float(by - ay)
+            length2 = ex * ex + ey * ey
+            if length2 == 0.0:
+                continue
+            t = ((x - ax) * ex + (y - ay) * ey) / length2
+            px, py = ax + t * ex - x, ay + t * ey - y
+            if not -1e-12 <= t <= 1.0 + 1e-12 or math.hypot(px, py) > scale:
+                continue
+            length = math.sqrt(length2)
+            if t > 1e-12:
+                directions.append((-ex / length, -ey / length))
+            if t < 1.0 - 1e-12:
+                directions.append((ex / length, ey / length))
+    unique: list[tuple[float, float]] = []
+    for d in directions:
+        if not any(abs(d[0] - e[0]) + abs(d[1] - e[1]) < 1e-9 for e in unique):
+            unique.append(d)
+    if len(unique) != 2:
+        return None
+    (d1x, d1y), (d2x, d2y) = unique
+    bx, by = d1x + d2x, d1y + d2y
+    if math.hypot(bx, by) < 1e-9:  # inside an edge: probe to its left
+        bx, by = -d1y, d1x
+    probe_length = 1e-6 * max(1.0, math.sqrt(abs(float(shapely.area(polygon)))))
+    inside = bool(polygon.contains(Point(x + bx * probe_length, y + by * probe_length)))
+    return unique, inside
+
+
+def _beside(solid: _Part, hole: _Part, x: float, y: float) -> bool:
+    """Whether the solid has area outside the hole arbitrarily near ``(x, y)``, a point of the solid on
+    the hole's rim: from the normals, curvatures and corners there (a first- and second-order look)."""
+    if solid.conic is not None and not _on_rim(solid, x, y):
+        return True  # inside the solid: the hole's closure cannot cover a whole neighbourhood of its rim
+    if solid.conic is None and not _on_rim(solid, x, y):
+        return True
+    if solid.conic is not None and hole.conic is not None:
+        snx, sny, s_curve = _normal_and_curvature(solid.conic, x, y)
+        hnx, hny, h_curve = _normal_and_curvature(hole.conic, x, y)
+        if abs(snx * hny - sny * hnx) > _LOCAL_EPS or snx * hnx + sny * hny < 0.0:
+            return True  # the curves cross there, or touch back to back
+        return s_curve <= h_curve * (1.0 + _LOCAL_EPS)  # the solid bends away less: it leaves the hole
+    if solid.conic is not None:  # a curve on a straight hole's rim
+        nx, ny, _ = _normal_and_curvature(solid.conic, x, y)
+        wedge = _wedge(hole.polygon, x, y)
+        if wedge is None:
+            return True
+        (d1x, d1y), (d2x, d2y) = wedge[0]
+        if abs(d1x + d2x) + abs(d1y + d2y) < 1e-9:  # the hole's edge: the curve is inside iff tangent to it
+            inward_x, inward_y = (-d1y, d1x) if wedge[1] else (d1y, -d1x)
+            return not (abs(nx * inward_y - ny * inward_x) <= _LOCAL_EPS and nx * inward_x + ny * inward_y < 0.0)
+        if wedge[1]:
+            return True  # a convex corner of the hole cannot hold a curve's side
+        # A reflex corner holds the curve's side when neither edge enters that side.
+        return d1x * nx + d1y * ny < -_LOCAL_EPS or d2x * nx + d2y * ny < -_LOCAL_EPS
+    if hole.conic is not None:  # a polygon's point on a curved hole's rim
+        wedge = _wedge(solid.polygon, x, y)
+        if wedge is None:
+            return True
+        (d1x, d1y), (d2x, d2y) = wedge[0]
+        if abs(d1x + d2x) + abs(d1y + d2y) < 1e-9 or not wedge[1]:
+            return True  # along a straight edge, or a reflex corner: area is left beside the curve
+        nx, ny, _ = _normal_and_curvature(hole.conic, x, y)
+        # A convex corner both of whose edges enter the hole strictly lies within it near the point.
+        return not (d1x * nx + d1y * ny < -_LOCAL_EPS and d2x * nx + d2y * ny < -_LOCAL_EPS)
+    return True  # two straight shapes: not judged here
 
 
 def _parameters(coords: Any, ax: float, ay: float, bx: float, by: float) -> Any:

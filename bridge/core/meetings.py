@@ -651,6 +651,14 @@ def _conic_entries(
             for c in range(kept):
                 lows[c], highs[c] = next_lows[c], next_highs[c]
             n = kept
+        # A single point left in a zone with holes may be one a hole leaves bare (CurvedArea._left_bare,
+        # judged from the shapes at that point): left to the caller, which asks segment_parts.
+        for p in range(part_start[z], part_start[z] + part_count[z]):
+            if phole[p]:
+                for c in range(n):
+                    if lows[c] == highs[c]:
+                        degenerate = True
+                break
         if degenerate:
             judged[k] = False
             continue
@@ -667,7 +675,8 @@ def conic_entries(**arrays: Any) -> tuple[Any, Any]:
     of one elevation span, the same floats. The intervals of the line in the zone's solid polygons come
     in ``extra_*`` (:func:`~bridge.core.curves.polygon_parts_many`). Returns ``(first, judged)``: ``first``
     NaN where the line does not meet the zone; ``judged`` false where a line is too short for the
-    equations (left to the caller).
+    equations, or where a hole leaves a single point of the line in the zone (left to the caller, whose
+    ``segment_parts`` judges whether that point is left bare).
     """
     return _conic_entries(  # type: ignore[no-any-return]
         arrays["dp"],
@@ -696,36 +705,41 @@ def conic_entries(**arrays: Any) -> tuple[Any, Any]:
 
 # Candidate (segment, zone) pairs.
 
-_BOX_SIGNATURE = types.Tuple((_I, _I))(*(_F,) * 4, types.float64[:, :])  # type: ignore[no-untyped-call]
+_C = types.float64[::1]
+_BOX_SIGNATURE = types.Tuple((_I, _I))(*(_C,) * 8)  # type: ignore[no-untyped-call]
 
 
 @_jit(_BOX_SIGNATURE)
-def _box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zone_bounds: Any) -> tuple[Any, Any]:
-    lines, zones = x0.size, zone_bounds.shape[0]
+def _box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zx0: Any, zy0: Any, zx1: Any, zy1: Any) -> tuple[Any, Any]:
+    lines, zones = x0.size, zx0.size
+    hits = np.zeros(zones, dtype=np.bool_)
+    capacity = max(16, 4 * lines)
+    out_l = np.empty(capacity, dtype=np.int64)
+    out_z = np.empty(capacity, dtype=np.int64)
     count = 0
-    for rep in range(2):  # count, then fill
-        if rep == 1:
-            out_l = np.empty(count, dtype=np.int64)
-            out_z = np.empty(count, dtype=np.int64)
-            count = 0
-        for k in range(lines):
-            lx, hx = min(x0[k], x1[k]), max(x0[k], x1[k])
-            ly, hy = min(y0[k], y1[k]), max(y0[k], y1[k])
-            for z in range(zones):
-                if (
-                    lx <= zone_bounds[z, 2]
-                    and zone_bounds[z, 0] <= hx
-                    and ly <= zone_bounds[z, 3]
-                    and zone_bounds[z, 1] <= hy
-                ):
-                    if rep == 1:
-                        out_l[count] = k
-                        out_z[count] = z
-                    count += 1
-    return out_l, out_z
+    for k in range(lines):
+        lx, hx = min(x0[k], x1[k]), max(x0[k], x1[k])
+        ly, hy = min(y0[k], y1[k]), max(y0[k], y1[k])
+        met = 0
+        for z in range(zones):  # no branch in the hot loop: one flag per zone
+            hit = (lx <= zx1[z]) & (zx0[z] <= hx) & (ly <= zy1[z]) & (zy0[z] <= hy)
+            hits[z] = hit
+            met += hit
+        if count + met > capacity:
+            capacity = max(2 * capacity, count + met)
+            out_l = _grown(out_l, capacity)
+            out_z = _grown(out_z, capacity)
+        for z in range(zones):
+            if hits[z]:
+                out_l[count] = k
+                out_z[count] = z
+                count += 1
+    return out_l[:count], out_z[:count]
 
 
 def box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zone_bounds: Any) -> tuple[Any, Any]:
     """The (segment, zone) pairs whose closed boxes meet, by segment then zone: the pairs a zone tree
     queried with the segments' boxes gives, in order. ``zone_bounds`` is (zones, 4): x0, y0, x1, y1."""
-    return _box_pairs(x0, y0, x1, y1, zone_bounds)  # type: ignore[no-any-return]
+    columns = [np.ascontiguousarray(zone_bounds[:, k], dtype=np.float64) for k in range(4)]
+    segments = [np.ascontiguousarray(v, dtype=np.float64) for v in (x0, y0, x1, y1)]
+    return _box_pairs(*segments, *columns)  # type: ignore[no-any-return]

@@ -63,6 +63,11 @@ Hooks.once("init", () => {
   });
   sightline.onRulingsChanged = refreshOverlay;
   sightline.onIgnoredChanged = refreshRegionNotices;
+  // The bridge's own palette arrives with every welcome: the overlay draws in it even where the module's
+  // palette.json could not be read (a folder copied with its link unresolved).
+  sightline.onWelcome = (welcome) => {
+    if (welcome?.palette && usePalette(welcome.palette)) refreshOverlay();
+  };
   registerSettings(game, {
     onConnectionChange: () => sightline.refreshHolder({ force: true }),
     onRulesChange: () => sightline.resyncAll(),

@@ -99,6 +99,17 @@ describe("Sightline service", () => {
     if (!schemaSkipReason()) for (const m of bridge.received) assertConforms(m);
   });
 
+  test("every welcome reaches onWelcome, with the bridge's palette when it sends one", async () => {
+    const w = world();
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    const seen = [];
+    gm.s.onWelcome = (welcome) => seen.push(welcome);
+    gm.s.refreshHolder();
+    await settle();
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].type, "welcome");
+  });
+
   test("another GM takes over when the active GM leaves", async () => {
     const w = world();
     const gm1 = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });

@@ -1140,3 +1140,48 @@ def test_a_hole_rim_still_counts_where_the_area_goes_on() -> None:
         tokens=[token("hole-rim", 500, 600, width=0, height=0), token("own-rim", 500, 700, width=0, height=0)],
     )
     assert geo.inside("hole-rim", "r") and geo.inside("own-rim", "r")
+
+
+@pytest.mark.parametrize("others", SECOND_SHAPES.values(), ids=SECOND_SHAPES.keys())
+def test_a_point_a_hole_leaves_bare_does_not_count(others: list[dict[str, Any]]) -> None:
+    """Decision (docs/geometry.md): where a solid only touches a hole's rim from inside — a circle's top on
+    the edge of a rectangle hole over its upper half, a triangle's corner poking into a circular hole — no
+    area is left beside that point, so it is not in the zone; the rest of the area and its rim still are."""
+    geo = geometry(
+        regions=[
+            region("r", *others, circle(500, 500, 200), rect(300, 300, 400, 200, hole=True)),
+            region("tri", polygon(700, 1500, 600, 1900, 600, 1100), circle(500, 1500, 200, hole=True)),
+        ],
+        tokens=[
+            token("top", 500, 300, width=0, height=0),
+            token("bottom", 500, 700, width=0, height=0),
+            token("centre", 500, 500, width=0, height=0),  # on the hole's lower edge, the area below it
+            token("corner", 700, 1500, width=0, height=0),
+            token("tri-far", 600, 1900, width=0, height=0),
+        ],
+    )
+    assert not geo.inside("top", "r") and not geo.inside("corner", "tri")
+    assert geo.inside("bottom", "r") and geo.inside("centre", "r") and geo.inside("tri-far", "tri")
+    assert geo._line_zone_entries(p(200, 300), p(800, 300)) == {}  # along the hole's top edge
+    assert geo._line_zone_entries(p(700, 1300), p(700, 1700)) == {}  # through the corner, tangent to the hole
+    assert geo._line_zone_entries(p(500, 100), p(500, 900)) == {0: pytest.approx(0.5)}  # enters at the centre
+
+
+def test_points_where_area_goes_on_beside_a_hole_still_count() -> None:
+    """Contract ('touching counts'): a hole touching its solid's rim from inside (a crescent is left beside
+    the point), two rims crossing, a triangle's corner on a hole's rim pointing away from it — each point
+    has area beside it and counts."""
+    geo = geometry(
+        regions=[
+            region("crescent", circle(500, 500, 200), circle(500, 400, 100, hole=True)),
+            region("crossing", circle(500, 1500, 250), circle(800, 1500, 250, hole=True)),
+            region("away", polygon(1700, 500, 1900, 400, 1900, 600), circle(1500, 500, 200, hole=True)),
+        ],
+        tokens=[
+            token("crescent", 500, 300, width=0, height=0),
+            token("crossing", 650, 1300, width=0, height=0),
+            token("away", 1700, 500, width=0, height=0),
+        ],
+    )
+    assert geo.inside("crescent", "crescent") and geo.inside("crossing", "crossing") and geo.inside("away", "away")
+    assert geo._line_zone_entries(p(300, 300), p(700, 300)) == {0: pytest.approx(0.5)}  # tangent at the point

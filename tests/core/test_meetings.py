@@ -213,7 +213,8 @@ def _curved_regions(draw: st.DrawFn) -> Any:
 @settings(max_examples=int(os.environ.get("VISIBILITY_EXAMPLES", "60")), deadline=None)
 def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lines: list[Any]) -> None:
     """For zones of circles, ellipses and polygons with curved holes, the compiled equations give the very
-    ``t`` (or none) that ``_first_entry`` on ``CurvedArea.segment_parts`` gives, both ways along each line."""
+    ``t`` (or none) that ``_first_entry`` on ``CurvedArea.segment_parts`` gives, both ways along each line —
+    but for a single point a hole leaves, which they hand back to the caller (it may be left bare)."""
     curved = curved_region(made)
     assert curved is not None
     parts = curved.conic_parts()
@@ -267,7 +268,9 @@ def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lin
         dx, dy = b.x - a.x, b.y - a.y
         segment = LineString([(a.x, a.y), (b.x, b.y)])
         expected = _first_entry(segment, area, ((bottom, top),), a, b, False, dx, dy, dx * dx + dy * dy, curved)
-        assert judged[k]
+        if not judged[k]:  # a single point of the line left beside a hole: the caller asks segment_parts
+            assert holes and (expected is None or any(lo == hi for lo, hi in curved.segment_parts(a.x, a.y, b.x, b.y)))
+            continue
         if expected is None:
             assert math.isnan(first[k])
         else:

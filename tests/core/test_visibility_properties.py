@@ -329,3 +329,53 @@ def test_a_solid_curve_cancelled_by_its_hole_leaves_nothing_on_both_paths(solid:
     line = geo.sight_lines("far", "corner", "center")[0]
     kinds = [(c.region, c.kind.value) for c in geo.evidence("far", "corner", line).crossings]
     assert kinds == ([("r0", "into")] if second else [])
+
+
+@pytest.mark.parametrize("second", [False, True], ids=["alone", "beside-a-rectangle"])
+def test_a_point_a_hole_leaves_bare_is_judged_alike(second: bool) -> None:
+    """Decision (docs/geometry.md): a circle whose top only touches the edge of a rectangle hole over its
+    upper half leaves that point bare — the engine and the plain path agree that a line along the hole's
+    edge meets nothing and a token there is not inside, with or without another shape in the region."""
+    others = [rect(0, 0, 50, 50)] if second else []
+    hole = rect(200, 200, 200, 100, hole=True)
+    tokens_ = [
+        token("top", 300, 200, width=0, height=0),
+        token("west", 100, 200, width=0, height=0),
+        token("east", 500, 200, width=0, height=0),
+        token("south", 300, 400, width=0, height=0),  # the circle's lowest point
+    ]
+    scene = _scene([region("r0", *others, circle(300, 300, 100), hole, zone="low")], tokens_, [])
+    state = _state(scene)
+    plain = plain_rulings(state, "bs-attack", False)
+    assert dict(SceneVisibility(state, action="bs-attack", reaction=False).rulings()) == plain
+    geo = state.geometry
+    assert not geo.inside("top", "r0")
+    line = geo.sight_lines("west", "east", "center")[0]
+    assert geo.evidence("west", "east", line).crossings == ()
+    line = geo.sight_lines("top", "south", "center")[0]
+    assert [c.kind.value for c in geo.evidence("top", "south", line).crossings] == ["into"]
+
+
+@pytest.mark.parametrize("second", [False, True], ids=["alone", "beside-a-rectangle"])
+def test_a_point_a_curved_hole_leaves_bare_is_judged_alike(second: bool) -> None:
+    """Decision (docs/geometry.md): an ellipse lying in a circular hole whose rim it touches at its top
+    leaves that point bare — the engine (whose compiled loop judges zones with curved holes from their
+    equations) and the plain path agree that a line tangent there meets nothing, with or without another
+    shape in the region."""
+    others = [rect(0, 0, 50, 50)] if second else []
+    shapes_ = [*others, ellipse(500, 500, 200, 100), circle(500, 900, 500, hole=True)]
+    tokens_ = [
+        token("top", 500, 400, width=0, height=0),
+        token("west", 300, 400, width=0, height=0),
+        token("east", 700, 400, width=0, height=0),
+        token("corner", 0, 50, width=0, height=0),
+    ]
+    scene = _scene([region("r0", *shapes_, zone="low")], tokens_, [])
+    state = _state(scene)
+    plain = plain_rulings(state, "bs-attack", False)
+    assert dict(SceneVisibility(state, action="bs-attack", reaction=False).rulings()) == plain
+    geo = state.geometry
+    assert not geo.inside("top", "r0")
+    for actor, target in [("west", "east"), ("west", "top")]:
+        line = geo.sight_lines(actor, target, "center")[0]
+        assert geo.evidence(actor, target, line).crossings == ()

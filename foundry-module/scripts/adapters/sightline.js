@@ -94,6 +94,8 @@ export class Sightline {
     this.ignored = new IgnoredRegistry();
     /** Called after each answer that updates `ignored` (open region sheets follow). */
     this.onIgnoredChanged = () => {};
+    /** Called with every `welcome` (it carries the bridge's palette). @type {(welcome: any) => void} */
+    this.onWelcome = () => {};
   }
 
   get game() {
@@ -235,6 +237,7 @@ export class Sightline {
       this._onStatus(s);
     });
     conn.on("message", (m) => this.watcher?.handle(m));
+    conn.on("welcome", (w) => this.onWelcome(w));
     this.watcher = new SceneWatcher({
       request: (m) => this.request(m),
       nextId: () => conn.nextId(),
