@@ -705,36 +705,41 @@ def conic_entries(**arrays: Any) -> tuple[Any, Any]:
 
 # Candidate (segment, zone) pairs.
 
-_BOX_SIGNATURE = types.Tuple((_I, _I))(*(_F,) * 4, types.float64[:, :])  # type: ignore[no-untyped-call]
+_C = types.float64[::1]
+_BOX_SIGNATURE = types.Tuple((_I, _I))(*(_C,) * 8)  # type: ignore[no-untyped-call]
 
 
 @_jit(_BOX_SIGNATURE)
-def _box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zone_bounds: Any) -> tuple[Any, Any]:
-    lines, zones = x0.size, zone_bounds.shape[0]
+def _box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zx0: Any, zy0: Any, zx1: Any, zy1: Any) -> tuple[Any, Any]:
+    lines, zones = x0.size, zx0.size
+    hits = np.zeros(zones, dtype=np.bool_)
+    capacity = max(16, 4 * lines)
+    out_l = np.empty(capacity, dtype=np.int64)
+    out_z = np.empty(capacity, dtype=np.int64)
     count = 0
-    for rep in range(2):  # count, then fill
-        if rep == 1:
-            out_l = np.empty(count, dtype=np.int64)
-            out_z = np.empty(count, dtype=np.int64)
-            count = 0
-        for k in range(lines):
-            lx, hx = min(x0[k], x1[k]), max(x0[k], x1[k])
-            ly, hy = min(y0[k], y1[k]), max(y0[k], y1[k])
-            for z in range(zones):
-                if (
-                    lx <= zone_bounds[z, 2]
-                    and zone_bounds[z, 0] <= hx
-                    and ly <= zone_bounds[z, 3]
-                    and zone_bounds[z, 1] <= hy
-                ):
-                    if rep == 1:
-                        out_l[count] = k
-                        out_z[count] = z
-                    count += 1
-    return out_l, out_z
+    for k in range(lines):
+        lx, hx = min(x0[k], x1[k]), max(x0[k], x1[k])
+        ly, hy = min(y0[k], y1[k]), max(y0[k], y1[k])
+        met = 0
+        for z in range(zones):  # no branch in the hot loop: one flag per zone
+            hit = (lx <= zx1[z]) & (zx0[z] <= hx) & (ly <= zy1[z]) & (zy0[z] <= hy)
+            hits[z] = hit
+            met += hit
+        if count + met > capacity:
+            capacity = max(2 * capacity, count + met)
+            out_l = _grown(out_l, capacity)
+            out_z = _grown(out_z, capacity)
+        for z in range(zones):
+            if hits[z]:
+                out_l[count] = k
+                out_z[count] = z
+                count += 1
+    return out_l[:count], out_z[:count]
 
 
 def box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zone_bounds: Any) -> tuple[Any, Any]:
     """The (segment, zone) pairs whose closed boxes meet, by segment then zone: the pairs a zone tree
     queried with the segments' boxes gives, in order. ``zone_bounds`` is (zones, 4): x0, y0, x1, y1."""
-    return _box_pairs(x0, y0, x1, y1, zone_bounds)  # type: ignore[no-any-return]
+    columns = [np.ascontiguousarray(zone_bounds[:, k], dtype=np.float64) for k in range(4)]
+    segments = [np.ascontiguousarray(v, dtype=np.float64) for v in (x0, y0, x1, y1)]
+    return _box_pairs(*segments, *columns)  # type: ignore[no-any-return]

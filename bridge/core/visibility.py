@@ -538,12 +538,15 @@ class SceneVisibility:
         return sorted(found)
 
     def _token_signature(self, token: Token) -> tuple[Any, ...]:
-        """What a ruling reads of a token: its traits, and its name when a trait is foreign (a note)."""
+        """What a ruling reads of a token: its traits, and its name when a note may name it — a foreign
+        trait's note, or any ruling outside Infinity (Traveller's "Sensors needs a radar or a ladar; X
+        carries neither" names the actor whatever its traits)."""
         traits = tuple(token.traits)
         known = self._known_traits.get(traits)
         if known is None:
             known = self._known_traits[traits] = all(self._ruleset.knows_trait(trait) for trait in traits)
-        return traits if known else (traits, token.name or token.id)
+        named = not known or not isinstance(self._ruleset, InfinityRuleset)
+        return (traits, token.name or token.id) if named else traits
 
     def _all_pairs(self) -> list[tuple[int, int]]:
         """Unordered token index pairs (i < j) the engine watches."""
@@ -819,13 +822,7 @@ class SceneVisibility:
         Every box against every box, compiled (:func:`~bridge.core.meetings.box_pairs`): the pairs the
         zone tree would give, in the same order.
         """
-        return box_pairs(
-            np.ascontiguousarray(x0, dtype=np.float64),
-            np.ascontiguousarray(y0, dtype=np.float64),
-            np.ascontiguousarray(x1, dtype=np.float64),
-            np.ascontiguousarray(y1, dtype=np.float64),
-            np.ascontiguousarray(self._zone_bounds),
-        )
+        return box_pairs(x0, y0, x1, y1, self._zone_bounds)
 
     def _order_crossings(self, idx: IntArray, met: _Met | None, ambiguous: BoolArray) -> tuple[IntArray, IntArray]:
         """Every directed line's crossings in evidence order (:func:`~bridge.core.meetings.crossing_order`):
@@ -934,9 +931,12 @@ class SceneVisibility:
         w: Any
         if parts:
             u, w, o_start, o_end, d0, d1 = (np.concatenate(column) for column in zip(*parts, strict=True))
-            keep = ~np.isin(u, corners)
-            order = np.argsort(u[keep], kind="stable")
-            u, w, o_start, o_end, d0, d1 = (a[keep][order] for a in (u, w, o_start, o_end, d0, d1))
+            if corners.size:
+                keep = ~np.isin(u, corners)
+                u, w, o_start, o_end, d0, d1 = (a[keep] for a in (u, w, o_start, o_end, d0, d1))
+            if u.size > 1 and not bool((u[1:] >= u[:-1]).all()):  # by line (the tree's answer may not be)
+                order = np.argsort(u, kind="stable")
+                u, w, o_start, o_end, d0, d1 = (a[order] for a in (u, w, o_start, o_end, d0, d1))
         else:
             u, w, o_start, o_end, d0, d1 = none_i, none_i, none_f, none_f, none_f, none_f
         for d in range(2):
@@ -1542,6 +1542,9 @@ def _lights_changed(old: Scene, new: Scene, old_tokens: _Tokens, tokens: _Tokens
 
 def _moved(old: _Tokens, new: _Tokens) -> BoolArray:
     """Per token of ``new``: whether its centre differs from the one in ``old`` (or it is new)."""
+    if new.index is old.index:  # the same ids in the same order (``_compile_tokens`` kept the index)
+        same: BoolArray = (old.cx == new.cx) & (old.cy == new.cy) & (old.cz == new.cz)
+        return ~same
     before = np.array([old.index.get(token.id, -1) for token in new.tokens], dtype=np.intp)
     moved = np.ones(len(new.tokens), dtype=bool)
     kept = np.flatnonzero(before >= 0)
