@@ -256,3 +256,21 @@ def test_whole_scene_builds_take_a_bounded_share_of_a_worlds_time() -> None:
     now[0] = engines.next_build
     ask("discover")  # (dodge's answer is now remembered by the scene version: asked again, no engine is needed)
     assert engines.builds == 2
+
+
+def test_a_note_naming_the_actor_names_each_actor() -> None:
+    """Traveller's "Sensors needs a radar or a ladar; X carries neither" names each pair's own actor, though
+    the two tokens read alike (same traits, no names, one spot: the same line both ways): the engine does
+    not share one's ruling with the other."""
+    field = scene(ruleset="traveller", tokens=[token("t0", 0, 0), token("t1", 0, 0)])
+    for item in field["tokens"]:
+        item["name"] = ""
+    client, plain = Client(engines=True), Client(engines=False)
+    for each in (client, plain):
+        each.send({"type": "scene.sync", "scene": field})
+    for actor, target in (("t0", "t1"), ("t1", "t0")):
+        ask = {"type": "adjudicate", "scene": "s1", "actor": actor, "target": target, "action": "sensors"}
+        answer = client.send(ask)
+        assert answer == plain.send(ask)
+        assert any(f"{actor} carries neither" in note for note in answer["notes"])
+    assert client.engines.builds == 1

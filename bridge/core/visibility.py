@@ -537,12 +537,15 @@ class SceneVisibility:
         return sorted(found)
 
     def _token_signature(self, token: Token) -> tuple[Any, ...]:
-        """What a ruling reads of a token: its traits, and its name when a trait is foreign (a note)."""
+        """What a ruling reads of a token: its traits, and its name when a note may name it — a foreign
+        trait's note, or any ruling outside Infinity (Traveller's "Sensors needs a radar or a ladar; X
+        carries neither" names the actor whatever its traits)."""
         traits = tuple(token.traits)
         known = self._known_traits.get(traits)
         if known is None:
             known = self._known_traits[traits] = all(self._ruleset.knows_trait(trait) for trait in traits)
-        return traits if known else (traits, token.name or token.id)
+        named = not known or not isinstance(self._ruleset, InfinityRuleset)
+        return (traits, token.name or token.id) if named else traits
 
     def _all_pairs(self) -> list[tuple[int, int]]:
         """Unordered token index pairs (i < j) the engine watches."""
