@@ -109,8 +109,10 @@ class SceneEngines:
                     return None
                 from .core.visibility import SceneVisibility
 
+                # Another engine of the scene (another action or reaction): its compiled zones are reused.
+                sibling = next((k.engine for key_, k in self._kept.items() if key_[0] == key[0]), None)
                 began = time.perf_counter()
-                engine = SceneVisibility(state, action=action, reaction=reaction)
+                engine = SceneVisibility(state, action=action, reaction=reaction, sharing=sibling)
                 took = time.perf_counter() - began
                 self.next_build = now + took / self.build_share
                 kept = _Kept(engine, state, now, _pairs(state))
