@@ -647,23 +647,21 @@ async def sessions_list(request: web.Request) -> web.Response:
     return _html(with_controls(sessions_page(lang, sessions), session_controls(lang, worlds, open_sessions)))
 
 
-@routes.get("/log/static/log.js")
+#: The pages' scripts: the session page's map (log.js), its GM controls (controls.js), and local times on
+#: every page (times.js).
+_SCRIPTS = frozenset({"log.js", "controls.js", "times.js"})
+
+
+@routes.get("/log/static/{name}")
 async def script(request: web.Request) -> web.Response:
-    """The session page's map script (for signed-in readers only, like everything else)."""
+    """One of the log pages' scripts, for signed-in readers only (like everything else)."""
+    name = request.match_info["name"]
+    if name not in _SCRIPTS:
+        raise web.HTTPNotFound()
     secret = await _secret_of(request)
     if not secret or await _visible_worlds(request, secret) is None:
         raise _unauthorized(request)
-    text = resources.files("bridge.log").joinpath("static", "log.js").read_text(encoding="utf-8")
-    return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
-
-
-@routes.get("/log/static/controls.js")
-async def controls_script(request: web.Request) -> web.Response:
-    """The session page's GM-controls script (a chosen row fills the override form); signed-in readers only."""
-    secret = await _secret_of(request)
-    if not secret or await _visible_worlds(request, secret) is None:
-        raise _unauthorized(request)
-    text = resources.files("bridge.log").joinpath("static", "controls.js").read_text(encoding="utf-8")
+    text = resources.files("bridge.log").joinpath("static", name).read_text(encoding="utf-8")
     return web.Response(text=text, content_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
 

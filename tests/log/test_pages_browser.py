@@ -122,3 +122,38 @@ async def test_session_page_filters_and_draws_the_selected_line(
             await page.screenshot(path=str(ARTIFACTS / "log-session.png"), full_page=True)
     finally:
         await server.close()
+
+
+async def test_times_are_shown_in_the_readers_local_time_on_both_pages(
+    store: SqlLogStore, browser: BrowserContext, backend: str
+) -> None:
+    """The sessions list and the session page show every time in the reader's time zone and language (the
+    script is a file of the bridge's own: the pages' Content-Security-Policy refuses inline scripts)."""
+    (record,) = await store.append_many([ruling(0)])
+    server = TestServer(create_log_app(check_secret=check_secret, store=store))
+    await server.start_server()
+    try:
+        page = await browser.new_page()
+        refused: list[str] = []
+        page.on(
+            "console",
+            lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None,
+        )
+        await page.goto(str(server.make_url("/log/login")))
+        await page.fill("input[name=secret]", "ashes-secret")
+        await page.click("button[type=submit]")
+        for path in ("/log/", f"/log/{record.world}/{record.session}"):
+            await page.goto(str(server.make_url(path)))
+            await page.wait_for_load_state("load")
+            times = page.locator("time[datetime]")
+            assert await times.count() > 0, path
+            for k in range(await times.count()):
+                shown = await times.nth(k).text_content() or ""
+                local = await times.nth(k).evaluate(
+                    "n => new Date(n.dateTime).toLocaleString(document.documentElement.lang || undefined,"
+                    " {dateStyle: n.closest('#rulings') ? 'short' : 'medium', timeStyle: 'medium'})"
+                )
+                assert "UTC" not in shown and shown == local, (path, shown, local)
+        assert refused == []
+    finally:
+        await server.close()

@@ -200,16 +200,5 @@
       }
     });
   }
-  // Times arrive in UTC (marked so); show them in the reader's own time zone and language.
-  for (const node of document.querySelectorAll("time[datetime]")) {
-    const when = new Date(node.dateTime);
-    if (!isNaN(when)) {
-      // In the table, short dates (the table is narrow); elsewhere, medium ones.
-      const dateStyle = node.closest("#rulings") ? "short" : "medium";
-      node.textContent = when.toLocaleString(document.documentElement.lang || undefined,
-        { dateStyle, timeStyle: "medium" });
-      node.title = node.dateTime;
-    }
-  }
   draw(null);
 })();
