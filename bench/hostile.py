@@ -362,7 +362,9 @@ async def drain_until_pong(ws: ClientConnection, pong_id: str, answers: dict[str
 async def run_attack(bridge: Bridge, attack: Attack | None, seconds: float) -> Row:
     answers: dict[str, int] = {}
     messages = 0
-    async with connect(bridge.url, max_size=None) as ws:
+    # No keepalive: aiohttp answers a WebSocket ping only when the handler reads its next frame, so a
+    # computation longer than websockets' 20 s keepalive would have the client close itself.
+    async with connect(bridge.url, max_size=None, ping_interval=None) as ws:
         await hello(ws, "w-hostile", bridge.secret)
         for message in attack.setup if attack else []:
             await ws.send(json.dumps(message))

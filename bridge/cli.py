@@ -87,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds",
     )
     limits.add_argument(
-        "--send-queue", type=at_least(1, integer=True), default=defaults.send_queue, help="answers queued per client"
+        "--send-queue", type=at_least(1, integer=True), default=defaults.send_queue, help="frames queued per client"
     )
     limits.add_argument(
         "--send-queue-bytes",

@@ -6,7 +6,16 @@ token move, a young-generation pass over ten thousand survivors adds a milliseco
 answer (the tail of the patch-to-annotations latency; ``docs/performance.md``). :class:`IdleCollector`
 turns automatic collection off and runs the same generational schedule itself, as soon as the event loop
 is done with the current callback — after the message that crossed the threshold has been answered —
-and on a timer, for allocations made outside messages. Nothing is collected less often than before.
+and on a timer, for allocations made outside messages.
+
+Pauses stay short however much the worlds hold. What a collection has once found alive is frozen
+(:func:`gc.freeze`): later passes scan only what was made since. A large frame's objects (a scene of
+220,000 objects from one ``scene.sync`` at the frame limit) are frozen without being scanned at all: a
+scene holds no reference cycles, so reference counting frees it when it is replaced or its world is
+dropped (``tests/test_collector.py`` proves it), and a young pass over it would stall every world for
+40-80 ms. Frozen objects are scanned again — one thorough pass over everything — only when what full
+passes froze has grown by a quarter since the last thorough pass (CPython's own rule for full passes),
+which bounds the cyclic garbage a frozen object can keep.
 """
 
 from __future__ import annotations
@@ -26,11 +35,22 @@ class IdleCollector:
     the rest.
     """
 
-    def __init__(self, thresholds: tuple[int, int, int] = (10_000, 50, 100), *, interval: float = 1.0) -> None:
+    def __init__(
+        self,
+        thresholds: tuple[int, int, int] = (10_000, 50, 100),
+        *,
+        interval: float = 1.0,
+        large_frame: int = 256 * 1024,
+    ) -> None:
         self.thresholds = thresholds
         self.interval = interval
+        self.large_frame = large_frame
         self.collections = [0, 0, 0]  # collections run, per generation
+        self.thorough = 0  # passes over the frozen objects too
         self._pending = False
+        self._adopt = False
+        self._grown = 0  # objects full passes froze since the last thorough pass
+        self._base = 0  # frozen objects after the last thorough pass
         self._ticker: asyncio.TimerHandle | None = None
         self._was_enabled = True
 
@@ -42,6 +62,8 @@ class IdleCollector:
         gc.collect()
         gc.freeze()
         gc.disable()
+        self._base = gc.get_freeze_count()
+        self._grown = 0
         self._tick()
 
     def stop(self) -> None:
@@ -54,16 +76,35 @@ class IdleCollector:
 
     # Scheduling.
 
-    def after_message(self) -> None:
-        """A message was handled: if a collection is due, run it once the loop is free (its answer is
-        written first: the writer was woken before this callback was queued)."""
-        if not self._pending and gc.get_count()[0] > self.thresholds[0]:
+    def after_message(self, size: int = 0) -> None:
+        """A message of ``size`` bytes was handled: if a collection is due, run it once the loop is free
+        (its answer is written first: the writer was woken before this callback was queued). After a
+        frame of at least ``large_frame`` bytes, what it made is frozen unscanned instead."""
+        if size >= self.large_frame:
+            self._adopt = True
+        if not self._pending and (self._adopt or gc.get_count()[0] > self.thresholds[0]):
             self._pending = True
             asyncio.get_running_loop().call_soon(self.collect_if_due)
 
+    def adopt(self) -> int:
+        """Freeze every object not frozen yet, unscanned (a large frame's scene); returns how many."""
+        self._adopt = False
+        before = gc.get_freeze_count()
+        gc.freeze()
+        moved = gc.get_freeze_count() - before
+        self._base += moved  # scenes do not count towards the next thorough pass
+        return moved
+
     def collect_if_due(self) -> int | None:
-        """Collect the oldest generation whose count is over its threshold, as CPython would; returns it."""
+        """Collect the oldest generation whose count is over its threshold, as CPython would; returns it.
+
+        After a large frame, :meth:`adopt` instead. A full pass freezes its survivors, and is
+        thorough (scans the frozen objects too) once those have grown by a quarter since the last
+        thorough one."""
         self._pending = False
+        if self._adopt:
+            self.adopt()
+            return None
         counts = gc.get_count()
         if counts[0] <= self.thresholds[0]:
             return None
@@ -72,9 +113,25 @@ class IdleCollector:
             if counts[older] > self.thresholds[older]:
                 generation = older
                 break
-        gc.collect(generation)  # resets the younger counts and counts one more for the next generation
+        if generation == 2 and self._grown > self._base // 4:
+            self.collect_thoroughly()
+        else:
+            gc.collect(generation)  # resets the younger counts and counts one more for the next generation
+            if generation == 2:
+                before = gc.get_freeze_count()
+                gc.freeze()
+                self._grown += gc.get_freeze_count() - before
         self.collections[generation] += 1
         return generation
+
+    def collect_thoroughly(self) -> None:
+        """One full pass over every object, frozen ones included; the survivors frozen again."""
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        self._base = gc.get_freeze_count()
+        self._grown = 0
+        self.thorough += 1
 
     def _tick(self) -> None:
         self.collect_if_due()

@@ -18,6 +18,9 @@ engines of scenes the world no longer holds go with them.
 
 Which questions the engine answers (the others take the per-pair path, ``Session.rule``, unchanged):
 
+- the engine's compiled loops are loaded: while ``sightline serve`` loads them in the background
+  (:func:`bridge.warmup.loading`, up to a minute on a fresh install) no engine is built, so the first
+  chat card never waits for a compilation;
 - a target is named (Combat Jump without a target reads no sight line);
 - the request's options are the defaults (``aware: true``, no ``options``): the engine rules every pair
   with exactly those (``SceneVisibility`` takes no per-request options);
@@ -46,6 +49,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import warmup
 from .core.rules.base import Ruling
 from .core.world import SceneState
 
@@ -105,12 +109,14 @@ class SceneEngines:
         kept = self._kept.get(key)
         try:
             if kept is None:
-                if now < self.next_build:
+                if now < self.next_build or warmup.loading():
                     return None
                 from .core.visibility import SceneVisibility
 
+                # Another engine of the scene (another action or reaction): its compiled zones are reused.
+                sibling = next((k.engine for key_, k in self._kept.items() if key_[0] == key[0]), None)
                 began = time.perf_counter()
-                engine = SceneVisibility(state, action=action, reaction=reaction)
+                engine = SceneVisibility(state, action=action, reaction=reaction, sharing=sibling)
                 took = time.perf_counter() - began
                 self.next_build = now + took / self.build_share
                 kept = _Kept(engine, state, now, _pairs(state))

@@ -229,7 +229,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 await _close_not_reading(ws, request.transport)
                 break
             if state.collector is not None:
-                state.collector.after_message()
+                state.collector.after_message(len(msg.data) if msg.type == WSMsgType.TEXT else 0)
             if any(isinstance(effect, Close) for effect in prepared):
                 await writer
                 break

@@ -4,8 +4,9 @@
 for their one signature at import (about 5 s the first time, then read from numba's cache). Nothing
 that answers ``/healthz``, ``hello``, ``scene.sync`` or a per-pair ``adjudicate`` needs them, so
 ``sightline serve`` imports them in a daemon thread after it starts listening (:func:`start`), and
-``/healthz`` reports how far it got (:func:`status`). A ``watch`` or an engine-answered
-``adjudicate`` that arrives first waits for that import (Python's import lock), never fails for it.
+``/healthz`` reports how far it got (:func:`status`). A ``watch`` that arrives first waits for that
+import (Python's import lock), never fails for it; an ``adjudicate`` is answered by the per-pair path
+meanwhile (:func:`loading`), so the first chat card of a fresh install never waits for a compilation.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 import threading
 import time
 
-__all__ = ["start", "status"]
+__all__ = ["loading", "start", "status"]
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -25,6 +26,11 @@ _seconds: float | None = None
 def status() -> dict[str, object]:
     """``{"engine": "not started" | "compiling" | "ready" | "failed", "engine_seconds": …}``."""
     return {"engine": _status, "engine_seconds": None if _seconds is None else round(_seconds, 3)}
+
+
+def loading() -> bool:
+    """Whether the background import is under way: a question that would wait for it takes another path."""
+    return _status == "compiling"
 
 
 def start() -> None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import weakref
 from collections.abc import Iterator
 
 import pytest
 
+from bench.hostile import base_scene
 from bridge.collector import IdleCollector
+from bridge.session import Session, Worlds
 
 
 class Cycle:
@@ -87,3 +90,66 @@ async def test_stop_gives_collection_back_to_cpython(collector: IdleCollector) -
     collector.start()
     collector.stop()
     assert gc.isenabled()
+
+
+async def test_a_large_frames_objects_are_frozen_unscanned(collector: IdleCollector) -> None:
+    """After a frame of ``large_frame`` bytes what it made is frozen, not collected: no pass runs."""
+    collector.large_frame = 1_000
+    collector.start()
+    frozen = gc.get_freeze_count()
+    kept = [[n] for n in range(5_000)]
+    collector.after_message(2_000)
+    await asyncio.sleep(0)
+    assert gc.get_freeze_count() >= frozen + len(kept)
+    assert collector.collections == [0, 0, 0]
+
+
+async def test_full_passes_freeze_survivors_and_a_quarter_more_brings_a_thorough_pass(
+    collector: IdleCollector,
+) -> None:
+    """What full passes froze is rescanned once it grew by a quarter: a cycle frozen then dropped is
+    freed by that thorough pass."""
+    collector.start()
+    kept = [Cycle() for _ in range(gc.get_freeze_count() // 3)]  # over a quarter of what is frozen
+    probe = weakref.ref(kept[0])
+    while collector.collections[2] == 0:
+        _garbage(300)
+        collector.collect_if_due()
+    assert collector.thorough == 0  # survivors frozen by the full pass
+    assert gc.is_tracked(kept[0]) and probe() is not None
+    del kept
+    while collector.collections[2] == 1:
+        _garbage(300)
+        collector.collect_if_due()
+    assert collector.thorough == 1
+    assert probe() is None
+
+
+def test_a_dropped_worlds_scene_is_freed_without_the_cyclic_collector() -> None:
+    """A large scene (5,000 tokens, 50,000 walls: bench.hostile's frame-limit sync) holds no reference
+    cycles: with collection off, dropping its world frees it, so freezing it unscanned keeps nothing alive."""
+    scene = base_scene("flat")
+    scene["tokens"] = [
+        {"id": f"t{i}", "x": (i * 37) % 9900, "y": (i * 91) % 9900, "width": 1, "height": 1} for i in range(5_000)
+    ]
+    scene["walls"] = [
+        {"id": f"w{i}", "c": [(i * 13) % 9900, (i * 29) % 9900, (i * 13) % 9900 + 150, (i * 29) % 9900 + 90]}
+        for i in range(50_000)
+    ]
+    text = json.dumps({"type": "scene.sync", "id": "s", "scene": scene})
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        worlds = Worlds()
+        session = Session(worlds, offline=True, logging=False)
+        assert session.receive(text)[0].message.type == "scene.synced"  # type: ignore[union-attr]
+        objects = len(gc.get_objects())
+        state = next(iter(worlds.get("offline").scenes.values()))
+        probe = weakref.ref(state)
+        del state, session
+        worlds.detach("offline").clear()
+        assert probe() is None
+        assert len(gc.get_objects()) < objects - 100_000
+    finally:
+        if was:
+            gc.enable()

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bridge import warmup
 from bridge.core.scene import Scene
 from bridge.engines import SceneEngines
 from bridge.errors import BridgeError
@@ -142,6 +143,23 @@ def test_a_second_question_on_an_unchanged_scene_is_a_look_up() -> None:
     assert second["type"] == "adjudication" and second["actor"] == "c"
     assert (client.engines.builds, client.engines.updates) == (1, 0)
     assert "geometry" not in held.__dict__  # the per-pair path's SceneGeometry was never built
+
+
+def test_while_the_engine_loads_in_the_background_the_per_pair_path_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh install's first chat card never waits for the engine's compilation: while ``sightline serve``
+    loads it in the background, a question builds no engine and gets the per-pair answer; once loaded, the
+    engine answers."""
+    monkeypatch.setattr(warmup, "_status", "compiling")
+    client, plain = Client(engines=True), Client(engines=False)
+    for each in (client, plain):
+        each.send({"type": "scene.sync", "scene": _open_field()})
+    ask = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "b", "action": "bs-attack"}
+    assert client.send(ask) == plain.send(ask)
+    assert client.engines.builds == 0
+    monkeypatch.setattr(warmup, "_status", "ready")
+    ask = {**ask, "actor": "c", "target": "a"}
+    assert client.send(ask) == plain.send(ask)
+    assert client.engines.builds == 1
 
 
 def test_a_patch_updates_the_engine_at_the_next_question() -> None:

@@ -376,23 +376,33 @@ def _parameters(coords: Any, ax: float, ay: float, bx: float, by: float) -> Any:
     return ((coords[:, 0] - ax) * dx + (coords[:, 1] - ay) * dy) / (dx * dx + dy * dy)
 
 
+#: Up to this many rows, :func:`polygon_parts_many` calls :func:`_polygon_parts` row by row.
+_FEW_ROWS = 12
+
+
 def polygon_parts_many(polygons: Any, ax: Any, ay: Any, bx: Any, by: Any) -> tuple[Any, Any, Any]:
     """:func:`_polygon_parts` for many (polygon, segment) rows at once — the same GEOS calls one row each,
     the same parameter arithmetic elementwise: ``(row, low, high)`` of every interval, by row."""
     segments = shapely.linestrings(np.stack([ax, ay, bx, by], axis=1).reshape(-1, 2, 2))
-    meeting = shapely.intersection(segments, polygons)
-    empty = shapely.is_empty(meeting)
+    if len(segments) <= _FEW_ROWS:  # a token's move: the one-row function costs less than the batch's calls
+        empty = np.ones(len(segments), dtype=bool)
+        meeting = segments
+    else:
+        meeting = shapely.intersection(segments, polygons)
+        empty = shapely.is_empty(meeting)
     rows: list[Any] = []
     lows: list[Any] = []
     highs: list[Any] = []
-    for k in np.flatnonzero(empty).tolist():  # rounding lost a contact GEOS reports, or none: one by one
+    for k in np.flatnonzero(empty).tolist():  # few rows, or rounding lost a contact GEOS reports: one by one
         for one_low, one_high in _polygon_parts(polygons[k], segments[k], ax[k], ay[k], bx[k], by[k]):
             rows.append(np.array([k]))
             lows.append(np.array([one_low]))
             highs.append(np.array([one_high]))
     full = np.flatnonzero(~empty)
-    parts, part_row = shapely.get_parts(meeting[full], return_index=True)
-    coords, coord_part = shapely.get_coordinates(parts, return_index=True)
+    coords = np.empty((0, 2))
+    if full.size:
+        parts, part_row = shapely.get_parts(meeting[full], return_index=True)
+        coords, coord_part = shapely.get_coordinates(parts, return_index=True)
     if coords.size:
         r = full[part_row[coord_part]]
         dx, dy = bx[r] - ax[r], by[r] - ay[r]

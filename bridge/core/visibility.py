@@ -83,7 +83,7 @@ from .geometry import (
 from .meetings import FROM, INTO, THROUGH, WITHIN, box_pairs, conic_entries, crossing_order, zone_meetings
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
-from .rules.effects import EffectTable, Verdicts
+from .rules.effects import Verdicts
 from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
 from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
@@ -183,7 +183,6 @@ class SceneVisibility:
         if sharing is not None:
             self._levels, self._level_spans = sharing._levels, sharing._level_spans
             self._zone_cache = dict(sharing._zone_cache)
-        self._type_codes: tuple[EffectTable, tuple[_Zone, ...], IntArray] | None = None
         self._composer: LineComposer | None = None
         self._known_traits: dict[tuple[str, ...], bool] = {}  # per ruleset: emptied with the memo
         self._names: dict[str, str] = {region.id: region.name for region in state.scene.regions}
@@ -196,7 +195,7 @@ class SceneVisibility:
         self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
         with _gc_paused():
             self._compile(state)
-            self._rulings = _Rulings(self._compute(self._all_pairs()))
+            self._rulings = _Rulings(self._compute(self._all_pairs()).reduced())
 
     # Public methods.
 
@@ -559,7 +558,7 @@ class SceneVisibility:
         return sorted(found)
 
     def _replace_all(self) -> dict[Pair, Ruling | None]:
-        fresh = _Rulings(self._compute(self._all_pairs()))
+        fresh = _Rulings(self._compute(self._all_pairs()).reduced())
         result: dict[Pair, Ruling | None] = {pair: None for pair in self._rulings if pair not in fresh}
         for pair, ruling in fresh.items():
             if self._rulings.get(pair) != ruling:
@@ -628,10 +627,7 @@ class SceneVisibility:
             s, e = (int(i[u]), int(j[u])) if d == 0 else (int(j[u]), int(i[u]))
             exact[dp] = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
         walls = self._wall_rows(idx, lines_2d)
-        batch = _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls)
-        if frame.composer is not None:
-            batch.verdicts = self._verdicts(frame, batch)
-        return batch
+        return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls)
 
     def _frame(self) -> _Frame:
         return _Frame(
@@ -651,30 +647,6 @@ class SceneVisibility:
             action=self.action,
             reaction=self.reaction,
         )
-
-    def _verdicts(self, frame: _Frame, batch: _LineBatch) -> Verdicts:
-        """Every directed line's verdict from the composer's effect table, a reduction over its crossings
-        (:meth:`~bridge.core.rules.effects.EffectTable.reduce`); lines the exact path ruled are read from
-        their rulings."""
-        assert frame.composer is not None and batch.starts is not None and batch.codes is not None
-        table = frame.composer.effects()
-        zone_type = self._zone_type_codes(table)
-        observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
-        src = np.empty(2 * len(batch.idx), dtype=np.intp)
-        src[0::2], src[1::2] = batch.idx[:, 0], batch.idx[:, 1]
-        verdicts = table.reduce(batch.starts, batch.codes, observer_of[src], zone_type, batch.walled)
-        for dp in batch.exact:
-            ruling = batch.ruling(dp)
-            verdicts.allowed[dp] = ruling.allowed
-            verdicts.modifier[dp] = 0 if ruling.modifier is None else ruling.modifier
-        return verdicts
-
-    def _zone_type_codes(self, table: EffectTable) -> IntArray:
-        cached = self._type_codes
-        if cached is None or cached[0] is not table or cached[1] is not self._zones:
-            codes = table.type_codes([zone.zone_type for zone in self._zones])
-            cached = self._type_codes = (table, self._zones, codes)
-        return cached[2]
 
     def _zone_keys(
         self,
@@ -1158,8 +1130,28 @@ class _LineBatch:
             memo[key] = ruling
         return ruling
 
+    def reduced(self) -> _LineBatch:
+        """Every line's verdict computed now, from the composer's effect table (a reduction over each
+        line's crossings, :meth:`~bridge.core.rules.effects.EffectTable.reduce`); lines the exact path
+        ruled are read from their rulings. Without a composer, nothing to do. Returns the batch."""
+        frame = self.frame
+        if frame.composer is None or self.verdicts is not None or self.starts is None or self.codes is None:
+            return self
+        table = frame.composer.effects()
+        zone_type = table.type_codes([zone.zone_type for zone in frame.zones])
+        observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
+        src = np.empty(2 * len(self.idx), dtype=np.intp)
+        src[0::2], src[1::2] = self.idx[:, 0], self.idx[:, 1]
+        verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
+        for dp in self.exact:
+            ruling = self.ruling(dp)
+            verdicts.allowed[dp] = ruling.allowed
+            verdicts.modifier[dp] = 0 if ruling.modifier is None else ruling.modifier
+        self.verdicts = verdicts
+        return self
+
     def verdict(self, dp: int) -> tuple[bool, int | None]:
-        verdicts = self.verdicts
+        verdicts = self.reduced().verdicts
         if verdicts is None:
             ruling = self.ruling(dp)
             return ruling.allowed, ruling.modifier
