@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import secrets
 import statistics
 import subprocess
 import sys
@@ -29,45 +27,17 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.hostile import Bridge
 from bench.snapshot_bench import WORLD
 from bench.snapshot_bench import run as storm
 from bridge.log.sqlite import SqliteLogStore
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class Bridge:
-    """``python -m bridge serve`` (from ``source``) on a free loopback port, over ``data_dir``."""
-
-    def __init__(self, data_dir: Path, source: Path) -> None:
-        self.secret = "s" + secrets.token_urlsafe(12)  # never starting with "-" (an option to argparse)
-        env = {**os.environ, "SIGHTLINE_DATA_DIR": str(data_dir), "PYTHONPATH": str(source)}
-        command = [sys.executable, "-m", "bridge", "serve", "--port", "0", f"--secret={self.secret}"]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env, cwd=source)
-        assert self.process.stdout is not None
-        line = ""
-        while "ws://" not in line:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError("the bridge did not start")
-        self.url = line.split()[-1]
-        self.http = "http://" + urlsplit(self.url).netloc
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
 
 
 @dataclass

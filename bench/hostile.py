@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -47,15 +48,20 @@ PING_EVERY = 0.02
 
 
 class Bridge:
-    """``sightline serve`` with its defaults on a free loopback port, in a temporary data directory."""
+    """``sightline serve`` with its defaults on a free loopback port, in a temporary data directory or over
+    ``data_dir``; the installed command, or ``python -m bridge`` from the checkout ``source`` when given."""
 
-    def __init__(self) -> None:
+    def __init__(self, data_dir: Path | None = None, source: Path | None = None) -> None:
         self.secret = "s" + secrets.token_urlsafe(12)  # never starting with "-" (an option to argparse)
-        self.tmp = tempfile.TemporaryDirectory()
-        env = {**os.environ, "SIGHTLINE_DATA_DIR": self.tmp.name}
-        self.process = subprocess.Popen(
-            [SIGHTLINE, "serve", "--port", "0", f"--secret={self.secret}"], stdout=subprocess.PIPE, text=True, env=env
-        )
+        self.tmp = tempfile.TemporaryDirectory() if data_dir is None else None
+        env = {**os.environ, "SIGHTLINE_DATA_DIR": str(data_dir) if self.tmp is None else self.tmp.name}
+        serve = ["serve", "--port", "0", f"--secret={self.secret}"]
+        if source is None:
+            command = [SIGHTLINE, *serve]
+        else:
+            env["PYTHONPATH"] = str(source)
+            command = [sys.executable, "-m", "bridge", *serve]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env, cwd=source)
         assert self.process.stdout is not None
         line = ""
         while "ws://" not in line:
@@ -63,6 +69,7 @@ class Bridge:
             if not line:
                 raise RuntimeError("the bridge did not start")
         self.url = line.split()[-1]
+        self.http = "http://" + urlsplit(self.url).netloc
 
     def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -83,7 +90,8 @@ class Bridge:
             self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
-        self.tmp.cleanup()
+        if self.tmp is not None:
+            self.tmp.cleanup()
 
 
 async def hello(ws: ClientConnection, world: str, secret: str) -> None:
