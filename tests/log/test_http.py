@@ -5,12 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from bridge.log import http as log_http
 from bridge.log.export import CSV_COLUMNS
 from bridge.log.http import COOKIE_NAME, create_log_app
 from bridge.log.records import RulingRecord
@@ -210,3 +213,29 @@ async def test_login_never_redirects_off_the_log(client: TestClient[web.Request,
         "/log/login", data={"secret": "bridge-secret", "next": "//evil.example/"}, allow_redirects=False
     )
     assert response.headers["Location"] == "/log/"
+
+
+async def test_the_session_page_and_the_api_page_are_made_off_the_event_loop(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session page's HTML and an API page's JSON are made in worker threads, never on the event loop every
+    world is served on: reading the largest session does not hold up the others."""
+    made: list[tuple[str, threading.Thread]] = []
+    page_of, json_of = log_http.session_page, log_http._ruling_json
+
+    def page(*args: Any, **kwargs: Any) -> str:
+        made.append(("page", threading.current_thread()))
+        return page_of(*args, **kwargs)
+
+    def one(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        made.append(("api", threading.current_thread()))
+        return json_of(*args, **kwargs)
+
+    monkeypatch.setattr(log_http, "session_page", page)
+    monkeypatch.setattr(log_http, "_ruling_json", one)
+    session_path = f"/log/{logged[0].world}/{logged[0].session}"
+    await client.post("/log/login", data={"secret": "ashes-secret", "next": session_path}, allow_redirects=False)
+    assert (await client.get(session_path)).status == 200
+    assert len((await (await client.get(_rulings_url(logged[0]) + "/rulings", headers=ASHES)).json())["rulings"]) == 12
+    assert {kind for kind, _ in made} == {"page", "api"}
+    assert all(thread is not threading.main_thread() for _, thread in made)
