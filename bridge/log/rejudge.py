@@ -27,6 +27,7 @@ import orjson
 from ..core.rules import RULESETS
 from ..core.rules.data_files import vocabulary
 from ..core.rules.labels import readable_citation
+from ..protocol import dump_message
 from ..session import Send, Session, StoreThenSend, Worlds
 from .records import RulingRecord
 
@@ -227,10 +228,10 @@ class Rejudge:
 
     def _ask(self, message: dict[str, Any]) -> dict[str, Any]:
         for effect in self._session.receive(orjson.dumps(message)):
-            if isinstance(effect, Send):
-                return effect.message.model_dump(mode="json")
+            if isinstance(effect, Send):  # an unlogged answer may come already in wire form (Prebuilt)
+                return dump_message(effect.message)
             if isinstance(effect, StoreThenSend) and effect.answer is not None:
-                return effect.answer.model_dump(mode="json")
+                return dump_message(effect.answer)
         return {"type": "error", "message": "no answer"}
 
 

@@ -153,7 +153,7 @@ async def test_a_log_from_before_deltas_is_migrated_and_reads_back(
     new = make_store(store_url)
     await new.connect()
     try:
-        assert await new.schema_version() == 3
+        assert await new.schema_version() == sql.load_migrations()[-1][0]  # migrated to the newest
         stored = [await new.append(ruling(n, snapshot=v)) for n, v in enumerate(versions)]
         page = await new.query("w-ashes", stored[0].session, limit=100)
         assert [r.snapshot for r in page.records if r.snapshot is not None] == versions
