@@ -357,16 +357,7 @@ class InfinityRuleset(DataRuleset[InfinityData]):
         scene's edition: the table :meth:`_judge` reads from the data, one zone type and kind at a time
         (:mod:`bridge.core.rules.effects`)."""
         rules = self.data.actions[action]
-        situation = Situation(
-            scene=scene,
-            geometry=None,  # type: ignore[arg-type]
-            actor=None,  # type: ignore[arg-type]
-            target=None,
-            action=action,
-            reaction=reaction,
-            lines=(),
-            options={"aware": True},
-        )
+        situation = _scene_only(scene, action, reaction)
         zone_types = {zone: k for k, zone in enumerate(self.data.zones)}
         shape = (len(observers), len(zone_types), 4)
         counts = np.zeros(shape, dtype=bool)
@@ -620,16 +611,7 @@ class LineComposer:
         self._locale = scene.rules.locale
         self._edition = scene.rules.edition
         # What _candidate and _describe read of a situation: the scene, its rules, action and reaction.
-        self._situation = Situation(
-            scene=scene,
-            geometry=None,  # type: ignore[arg-type]
-            actor=None,  # type: ignore[arg-type]
-            target=None,
-            action=action,
-            reaction=reaction,
-            lines=(),
-            options={"aware": True},
-        )
+        self._situation = _scene_only(scene, action, reaction)
         self._observers: dict[tuple[str, ...], Who] = {}
         self._stacked = 0  # stacked entries held by the pieces
         self._cite_groups: dict[tuple[str, ...], int] = {}
@@ -865,3 +847,18 @@ class LineComposer:
             citations=citations,
             line=line,
         )
+
+
+def _scene_only(scene: Scene, action: str, reaction: bool) -> Situation:
+    """A situation with only what a zone's candidate reads: the scene, its rules, the action and reaction
+    (no geometry, tokens or lines) — for tables and texts made once per scene, not per line."""
+    return Situation(
+        scene=scene,
+        geometry=None,  # type: ignore[arg-type]
+        actor=None,  # type: ignore[arg-type]
+        target=None,
+        action=action,
+        reaction=reaction,
+        lines=(),
+        options={"aware": True},
+    )
