@@ -18,9 +18,9 @@ engines of scenes the world no longer holds go with them.
 
 Which questions the engine answers (the others take the per-pair path, ``Session.rule``, unchanged):
 
-- the engine's compiled loops are loaded: while ``sightline serve`` loads them in the background
-  (:func:`bridge.warmup.loading`, up to a minute on a fresh install) no engine is built, so the first
-  chat card never waits for a compilation;
+- the engine's compiled loops are loaded (:func:`bridge.warmup.loaded`): while ``sightline serve``
+  loads them in the background (up to a minute on a fresh install), or in a process that never loads
+  them (``sightline demo``), no engine is built, so no chat card waits for a compilation;
 - a target is named (Combat Jump without a target reads no sight line);
 - the request's options are the defaults (``aware: true``, no ``options``): the engine rules every pair
   with exactly those (``SceneVisibility`` takes no per-request options);
@@ -109,7 +109,7 @@ class SceneEngines:
         kept = self._kept.get(key)
         try:
             if kept is None:
-                if now < self.next_build or warmup.loading():
+                if now < self.next_build or not warmup.loaded():
                     return None
                 from .core.visibility import SceneVisibility
 

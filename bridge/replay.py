@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, TextIO
 
+from . import warmup
 from .log.effects import unlogged_answer
 from .protocol import ErrorMessage, encode
 from .session import Close, Limits, Send, Session, StoreThenSend, Worlds
@@ -40,6 +41,8 @@ def replay_lines(
     on the per-pair path. No store is kept, so a logged ruling answers ``logged: false`` and its log record
     is not built, unless ``records`` (the same answers; what a replay cost before, for the benchmark)."""
     session = Session(Worlds(), offline=True, limits=limits, logging=records)
+    if limits is None or limits.engine_pairs > 0:
+        warmup.load()  # offline and long: the engine answers from the first question
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -12,10 +12,13 @@ meanwhile (:func:`loading`), so the first chat card of a fresh install never wai
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 
-__all__ = ["loading", "start", "status"]
+__all__ = ["load", "loaded", "loading", "start", "status"]
+
+_ENGINE = "bridge.core.visibility"
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -31,6 +34,17 @@ def status() -> dict[str, object]:
 def loading() -> bool:
     """Whether the background import is under way: a question that would wait for it takes another path."""
     return _status == "compiling"
+
+
+def loaded() -> bool:
+    """Whether the engine's module is imported whole (by :func:`start`, :func:`load` or anything else),
+    with no background import under way: only then may a question build an engine without waiting."""
+    return not loading() and _ENGINE in sys.modules
+
+
+def load() -> None:
+    """Import the engine's loops now, in this thread (compiled the first time, else read from cache)."""
+    import bridge.core.visibility  # noqa: F401
 
 
 def start() -> None:

@@ -63,3 +63,32 @@ def test_healthz_reports_the_engine_ready_once_loaded(tmp_path: Path) -> None:
             answer = healthz(port)
     assert answer["engine"] == "ready"
     assert isinstance(answer["engine_seconds"], float) and answer["engine_seconds"] > 0
+
+
+_NEVER_LOADED = """
+import json, sys
+from bridge.protocol import dump_message
+from bridge.replay import replay_lines
+from bridge.session import Session, Worlds, Send
+from tests.scenes import rect_region, scene, token
+
+field = scene(regions=[rect_region("dark", "low", 300, 0, 100, 400)], tokens=[token("a", 0, 100), token("b", 900, 100)])
+ask = {"type": "adjudicate", "id": "q", "scene": "s1", "actor": "a", "target": "b", "action": "bs-attack", "log": False}
+session = Session(Worlds(), offline=True)
+session.receive(json.dumps({"type": "scene.sync", "id": "s", "scene": field}))
+(answer,) = session.receive(json.dumps(ask))
+assert isinstance(answer, Send) and dump_message(answer.message)["type"] == "adjudication", answer
+print("after adjudicate:", "bridge.core.visibility" in sys.modules)
+list(replay_lines([json.dumps({"type": "scene.sync", "id": "s", "scene": field}), json.dumps(ask)]))
+print("after replay:", "bridge.core.visibility" in sys.modules)
+"""
+
+
+def test_a_question_never_waits_for_the_engine_to_load_and_replay_loads_it_up_front() -> None:
+    """In a process that never loads the engine (``sightline demo``), an ``adjudicate`` is answered by the
+    per-pair path and does not import (compile) it; ``sightline replay`` loads it before its first line."""
+    ran = subprocess.run(
+        [sys.executable, "-c", _NEVER_LOADED], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1]
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == ["after adjudicate: False", "after replay: True"]
