@@ -9,7 +9,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IgnoredRegistry, ignoredNotice, keyOf } from "../scripts/ignored.js";
 import { Sightline } from "../scripts/adapters/sightline.js";
-import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
+import { answeringSocketClass, fakeWebSocketClass } from "./helpers/fake-websocket.js";
 import { gameStub, hooksStub, notificationsStub, socketBus } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
 import { assertConforms, schemaSkipReason } from "./helpers/schema.js";
@@ -81,24 +81,11 @@ describe("the registry of what the bridge does not use", () => {
 
 /** A bridge that answers scene.sync with `ignored` (what `ignoredFor(scene)` says) and patches with `patched`. */
 function ignoringBridge(FakeWebSocket, { ignoredFor, patched = () => ({}) }) {
-  const received = [];
-  class Socket extends FakeWebSocket {
-    constructor(url) {
-      super(url);
-      queueMicrotask(() => this.open());
-    }
-    send(text) {
-      super.send(text);
-      const m = JSON.parse(text);
-      received.push(m);
-      const reply = (a) => queueMicrotask(() => this.receive(a));
-      if (m.type === "hello") reply({ type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] });
-      else if (m.type === "scene.sync") reply({ ...synced(ignoredFor(m.scene)), id: m.id, scene: m.scene.id });
-      else if (m.type === "scene.patch") reply({ type: "scene.patched", id: m.id, scene: m.scene, ...patched(m) });
-      else if (m.type === "watch") reply({ type: "error", id: m.id, code: "invalid-message", message: "type: unknown" });
-    }
-  }
-  return { Socket, received };
+  return answeringSocketClass(FakeWebSocket, (m, reply) => {
+    if (m.type === "scene.sync") reply({ ...synced(ignoredFor(m.scene)), id: m.id, scene: m.scene.id });
+    else if (m.type === "scene.patch") reply({ type: "scene.patched", id: m.id, scene: m.scene, ...patched(m) });
+    else if (m.type === "watch") reply({ type: "error", id: m.id, code: "invalid-message", message: "type: unknown" });
+  });
 }
 
 function service(user, WebSocket) {

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SocketRelay, randomRequestId } from "../scripts/adapters/socket.js";
 import { Sightline } from "../scripts/adapters/sightline.js";
-import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
+import { answeringSocketClass, fakeWebSocketClass } from "./helpers/fake-websocket.js";
 import { OWNERSHIP, gameStub, hooksStub, notificationsStub, socketBus, withOwnership } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
 
@@ -14,23 +14,11 @@ const settle = async (n = 8) => {
 /** A bridge that answers hello, scene.sync and adjudicate, and keeps every message it received. */
 function bridgeClass() {
   const { FakeWebSocket } = fakeWebSocketClass();
-  const received = [];
-  class Bridge extends FakeWebSocket {
-    constructor(url) {
-      super(url);
-      queueMicrotask(() => this.open());
-    }
-    send(text) {
-      super.send(text);
-      const m = JSON.parse(text);
-      received.push(m);
-      const reply = (a) => queueMicrotask(() => this.receive(a));
-      if (m.type === "hello") reply({ type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] });
-      else if (m.type === "scene.sync") reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: 0, tokens: m.scene.tokens.length, walls: 0 });
-      else if (m.type === "adjudicate") reply({ type: "adjudication", id: m.id, scene: m.scene, actor: m.actor, target: m.target, action: m.action, allowed: true, modifier: -6, crossings: [], modifiers: [], notes: [], citations: [] });
-      else if (m.type === "ping") reply({ type: "pong", id: m.id });
-    }
-  }
+  const { Socket: Bridge, received } = answeringSocketClass(FakeWebSocket, (m, reply) => {
+    if (m.type === "scene.sync") reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: 0, tokens: m.scene.tokens.length, walls: 0 });
+    else if (m.type === "adjudicate") reply({ type: "adjudication", id: m.id, scene: m.scene, actor: m.actor, target: m.target, action: m.action, allowed: true, modifier: -6, crossings: [], modifiers: [], notes: [], citations: [] });
+    else if (m.type === "ping") reply({ type: "pong", id: m.id });
+  });
   return { Bridge, received, adjudications: () => received.filter((m) => m.type === "adjudicate") };
 }
 

@@ -1,7 +1,7 @@
 import { test, describe, beforeEach, afterEach, mock } from "node:test";
 import assert from "node:assert/strict";
 import { Sightline, documentHookNames } from "../scripts/adapters/sightline.js";
-import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
+import { answeringSocketClass, fakeWebSocketClass } from "./helpers/fake-websocket.js";
 import { OWNERSHIP, gameStub, hooksStub, notificationsStub, socketBus, withOwnership } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
 import { assertConforms, schemaSkipReason } from "./helpers/schema.js";
@@ -20,27 +20,15 @@ const settle = async (n = 5) => {
 
 /** A fake bridge: answers hello, sync, patch and adjudicate like the contract says. */
 function autoBridge(FakeWebSocket, sockets, { ruling = { allowed: true, modifier: -6 }, watch = false } = {}) {
-  const received = [];
-  class AutoSocket extends FakeWebSocket {
-    constructor(url) {
-      super(url);
-      queueMicrotask(() => this.open());
-    }
-    send(text) {
-      super.send(text);
-      const m = JSON.parse(text);
-      received.push(m);
-      const reply = (a) => queueMicrotask(() => this.receive(a));
-      if (m.type === "hello") reply({ type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] });
-      else if (m.type === "scene.sync") reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: m.scene.regions.length, tokens: m.scene.tokens.length, walls: m.scene.walls.length });
-      else if (m.type === "scene.patch") reply({ type: "scene.patched", id: m.id, scene: m.scene });
-      else if (m.type === "watch" && watch) {
-        reply({ type: "watching", id: m.id, watch: m.id, scene: m.scene, action: m.action });
-        reply({ type: "annotations", watch: m.id, scene: m.scene, version: 1, full: true, removed: [], changed: [{ actor: "t-fus", target: "t-tgt", allowed: false, modifier: null, crossings: [], modifiers: [], notes: [], citations: [] }] });
-      } else if (m.type === "watch" || m.type === "unwatch") reply({ type: "error", id: m.id, code: "invalid-message", message: `type: unknown message type ${m.type}` });
-      else if (m.type === "adjudicate") reply({ type: "adjudication", id: m.id, scene: m.scene, actor: m.actor, target: m.target, action: m.action, ruleset: "infinity-n4", edition: "current", crossings: [{ region: "r-poor", zone: "poor", kind: "into" }], modifiers: [], notes: [], citations: ["x.txt: y"], ...ruling });
-    }
-  }
+  const { Socket: AutoSocket, received } = answeringSocketClass(FakeWebSocket, (m, reply) => {
+    if (m.type === "scene.sync") reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: m.scene.regions.length, tokens: m.scene.tokens.length, walls: m.scene.walls.length });
+    else if (m.type === "scene.patch") reply({ type: "scene.patched", id: m.id, scene: m.scene });
+    else if (m.type === "watch" && watch) {
+      reply({ type: "watching", id: m.id, watch: m.id, scene: m.scene, action: m.action });
+      reply({ type: "annotations", watch: m.id, scene: m.scene, version: 1, full: true, removed: [], changed: [{ actor: "t-fus", target: "t-tgt", allowed: false, modifier: null, crossings: [], modifiers: [], notes: [], citations: [] }] });
+    } else if (m.type === "watch" || m.type === "unwatch") reply({ type: "error", id: m.id, code: "invalid-message", message: `type: unknown message type ${m.type}` });
+    else if (m.type === "adjudicate") reply({ type: "adjudication", id: m.id, scene: m.scene, actor: m.actor, target: m.target, action: m.action, ruleset: "infinity-n4", edition: "current", crossings: [{ region: "r-poor", zone: "poor", kind: "into" }], modifiers: [], notes: [], citations: ["x.txt: y"], ...ruling });
+  });
   return { AutoSocket, received, sockets };
 }
 

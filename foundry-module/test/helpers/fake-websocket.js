@@ -31,3 +31,28 @@ export function fakeWebSocketClass() {
   }
   return { FakeWebSocket, sockets };
 }
+
+/**
+ * A bridge that answers by itself: the socket opens at once, `hello` gets a `welcome`, and every other
+ * message goes to `respond(message, reply)`. `received` holds everything the client sent.
+ * @param {any} FakeWebSocket a class from {@link fakeWebSocketClass}
+ * @param {(m: any, reply: (answer: any) => void) => void} respond
+ */
+export function answeringSocketClass(FakeWebSocket, respond) {
+  const received = [];
+  class AnsweringSocket extends FakeWebSocket {
+    constructor(url) {
+      super(url);
+      queueMicrotask(() => this.open());
+    }
+    send(text) {
+      super.send(text);
+      const m = JSON.parse(text);
+      received.push(m);
+      const reply = (a) => queueMicrotask(() => this.receive(a));
+      if (m.type === "hello") reply({ type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] });
+      else respond(m, reply);
+    }
+  }
+  return { Socket: AnsweringSocket, received };
+}
