@@ -2,7 +2,7 @@
 
 ``orjson.loads`` of a 4 MiB frame is one C call of 40-50 ms (more on a loaded machine) holding the GIL,
 and every other world's answers wait for it (``docs/architecture.md``, "Isolation between worlds").
-:func:`loads_in_slices` feeds the frame to ijson's C backend (yajl2_c) :data:`SLICE` bytes at a time:
+:func:`loads_in_slices` feeds the frame to ijson's C backend (yajl2_c) :data:`PARSE_SLICE` bytes at a time:
 each call is short, and between two of them the worker thread runs Python bytecode, where CPython
 hands the GIL to a waiting thread. It costs several times orjson's CPU, on the world's own thread.
 
@@ -25,9 +25,12 @@ import ijson
 import numpy as np
 from ijson.backends import yajl2_c
 
-__all__ = ["ORJSON_DEPTH", "SLICE", "loads_in_slices", "nesting_depth", "search_in_slices"]
+__all__ = ["ORJSON_DEPTH", "PARSE_SLICE", "SLICE", "loads_in_slices", "nesting_depth", "search_in_slices"]
 
-#: Bytes given to the C parser per call (a few milliseconds of work).
+#: Bytes given to the C parser per call (about a millisecond of work: on a loaded machine the thread may be
+#: preempted while it holds the GIL, and then every thread waits for as long as the call takes).
+PARSE_SLICE = 16 * 1024
+#: Bytes searched (or counted) per C call.
 SLICE = 64 * 1024
 #: orjson refuses nesting deeper than this ("depth limit exceeded").
 ORJSON_DEPTH = 1024
@@ -78,7 +81,7 @@ def nesting_depth(data: bytes) -> int:
 
 
 def loads_in_slices(data: bytes) -> Any | None:
-    """The JSON value of ``data`` parsed :data:`SLICE` bytes per C call, or ``None`` where it must be left to
+    """The JSON value of ``data`` parsed :data:`PARSE_SLICE` bytes per C call, or ``None`` where it must be left to
     orjson (see the module's text): the result is always what ``orjson.loads(data)`` gives."""
     if search_in_slices(SURROGATE_ESCAPE, data, 5) is not None:
         return None
@@ -87,8 +90,8 @@ def loads_in_slices(data: bytes) -> Any | None:
     values: list[Any] = ijson.sendable_list()
     parser = yajl2_c.items_coro(values, "", use_float=True)
     try:
-        for start in range(0, len(data), SLICE):
-            parser.send(data[start : start + SLICE])
+        for start in range(0, len(data), PARSE_SLICE):
+            parser.send(data[start : start + PARSE_SLICE])
         parser.close()
     except (ijson.JSONError, ValueError, UnicodeDecodeError):
         return None

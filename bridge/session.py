@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import __version__
 from .core.ignored import Ignored
+from .core.release import free_in_slices, with_items
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
 from .core.rules.traveller import explain_encounter_range
@@ -405,6 +406,10 @@ class Session:
             if problem is not None:
                 raise self._pre_hello(problem)
             message = self._validate(raw)
+            if len(text) >= SLICED_PARSE_BYTES:  # freed in slices, not in one cascade when this returns
+                parts = _json_parts(raw)
+                del raw
+                free_in_slices(parts)
             return self._dispatch(message)
         except ConnectionFatal as exc:
             self.state = "closed"
@@ -1095,6 +1100,19 @@ def _parse(text: str | bytes) -> Any:
         if str(exc).startswith("depth limit exceeded"):
             raise RecursionError from None
         raise ValueError(str(exc)) from None
+
+
+def _json_parts(raw: dict[str, Any]) -> list[Any]:
+    """A parsed frame, its members and the items of the lists two levels down (a scene's walls, a patch's
+    upserts), for :func:`bridge.core.release.free_in_slices`."""
+    found: list[Any] = [raw]
+    for value in raw.values():
+        if isinstance(value, dict):
+            with_items(found, [value])
+            with_items(found, [item for item in value.values() if isinstance(item, (list, dict))])
+        elif isinstance(value, list):
+            with_items(found, [value])
+    return found
 
 
 def _parse_in_slices(text: str | bytes) -> Any | None:

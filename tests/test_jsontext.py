@@ -38,6 +38,7 @@ def true_depth(value: Any) -> int:
 @pytest.fixture
 def tiny_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsontext, "SLICE", 7)  # every token, escape and character cut somewhere
+    monkeypatch.setattr(jsontext, "PARSE_SLICE", 7)
 
 
 @pytest.mark.usefixtures("tiny_slices")
