@@ -119,7 +119,7 @@ class BridgeState:
         return None
 
     def left(self, world: str) -> None:
-        """A connection of ``world`` is gone (its session closed on the world's worker). After the
+        """A connection of ``world`` is gone (its session's close queued on the world's worker). After the
         world's last one, its state is kept ``world_linger`` seconds (a reload comes straight back),
         then dropped."""
         with self.lock:
@@ -243,8 +243,11 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         state.outboxes.pop(session, None)
         deadline.cancel()
         if worker is not None:
-            closed = worker.submit(session.close)
-            closed.add_done_callback(lambda _: state.left(world))
+            worker.post(session.close)
+            # Counted as gone at once, not when the worker gets to the close: a client whose close was
+            # answered may reconnect at once (a page reload), and must find its place free. The world's
+            # retirement is queued on the same worker, after this close.
+            state.left(world)
         else:
             session.close()
         await _finish_writer(writer, outbox)
