@@ -241,7 +241,7 @@ class SceneVisibility:
             or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
             or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
-            self._ruler.clear()
+            self._ruler = _Ruler()  # a new one: rulings of the old passes not yet built read the old memo
             self._line_cache = {}
             self._known_traits.clear()
             self._composer = None
@@ -262,7 +262,7 @@ class SceneVisibility:
                 changed.add(k)
         if self._ruleset.reads_positions and _lights_changed(old_state.scene, new_scene, old_tokens, tokens, changed):
             # Where a light reaches is read by rulings of pairs far from the change, and by the memoised ones.
-            self._ruler.clear()
+            self._ruler = _Ruler()  # a new one: rulings of the old passes not yet built read the old memo
             self._line_cache = {}
             return self._replace_all()
         boxes: list[tuple[float, float, float, float]] = []
@@ -1325,10 +1325,6 @@ class _Ruler:
     def __init__(self) -> None:
         self._memo: dict[tuple[Any, ...], Ruling] = {}
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
-
-    def clear(self) -> None:
-        self._memo.clear()
-        self._memo_best.clear()
 
     def rule(self, frame: _Frame, s: int, e: int, crossings: tuple[Crossing, ...], walls: tuple[str, ...]) -> Ruling:
         t = frame.tokens
