@@ -89,7 +89,7 @@ from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 from .world import SceneState
 
-__all__ = ["SceneVisibility"]
+__all__ = ["LineVerdict", "SceneVisibility"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
@@ -108,6 +108,18 @@ _CHUNK_ROWS = 400_000
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
 _MEMO_LIMIT = 200_000
+
+
+class LineVerdict(NamedTuple):
+    """What a line's ruling says that the pass's arrays already know, without building the ruling: its
+    verdict, its crossings as the ruling lists them (a zone of a type the ruleset does not know left out)
+    and its sight line's ends (:meth:`SceneVisibility.verdict_items`)."""
+
+    allowed: bool
+    modifier: int | None
+    crossings: list[Crossing]
+    start: Point3
+    end: Point3
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +221,15 @@ class SceneVisibility:
         ruling's ``allowed`` and ``modifier`` — read from the pass's arrays where it has them, without
         building the ruling. Raises ``KeyError`` for a pair the engine does not watch."""
         return self._rulings.verdict((actor, target))
+
+    def verdict_items(self, pairs: Mapping[Pair, Ruling | None]) -> Iterator[tuple[Pair, Ruling | LineVerdict | None]]:
+        """``pairs.items()`` — ``pairs`` being :meth:`rulings` or what :meth:`update` returned — with each
+        ruling not built yet given as its :class:`LineVerdict` where the pass's arrays hold one (Infinity's
+        sight lines: its effect table), so that a caller reading only verdicts, crossings and lines (an
+        overlay's brief push) builds no ruling. Other pairs give their ruling (built if need be)."""
+        if isinstance(pairs, (_Rulings, _Changes)):
+            return pairs.verdict_items()
+        return iter(pairs.items())
 
     def update(self, new_state: SceneState) -> Mapping[Pair, Ruling | None]:
         """Move to ``new_state`` and return only the pairs whose ruling changed (``None``: pair gone),
@@ -1035,6 +1056,8 @@ class _LineBatch:
         self._lists: tuple[list[int], list[int], list[int]] | None = None
         self.made: dict[int, Ruling] = {}  # rulings built so far
         self.best = False  # rules.lines == "best": every ruling built by the pass
+        self._columns: tuple[list[bool], list[int], list[list[int]]] | None = None  # for line_verdict
+        self._known_zone: list[bool] | None = None  # per zone, whether the ruleset knows its type (None: all)
         ids = frame.ids
         self.pairs: list[Pair] = [pair for a, b in idx.tolist() for pair in ((ids[a], ids[b]), (ids[b], ids[a]))]
 
@@ -1148,7 +1171,40 @@ class _LineBatch:
             verdicts.allowed[dp] = ruling.allowed
             verdicts.modifier[dp] = 0 if ruling.modifier is None else ruling.modifier
         self.verdicts = verdicts
+        known = zone_type >= 0
+        self._known_zone = None if bool(known.all()) else known.tolist()
         return self
+
+    def line_verdict(self, dp: int) -> LineVerdict | None:
+        """Line ``dp``'s :class:`LineVerdict` from the arrays, or ``None`` when only its ruling tells
+        (no effect table, or the ruling is built already: the exact path's lines)."""
+        if not self.lines_known:
+            return None
+        columns = self._columns
+        if columns is None:
+            verdicts = self.reduced().verdicts  # (rules the exact path's lines: their rulings are made)
+            if verdicts is None:
+                return None
+            columns = self._columns = (verdicts.allowed.tolist(), verdicts.modifier.tolist(), self.idx.tolist())
+        if dp in self.made:
+            return None
+        allowed, modifier, ends = columns
+        lists = self._lists
+        if lists is None:
+            lists = self._lists = self._as_lists()
+        crossing_of = self.frame.crossing_list
+        codes = lists[1][lists[0][dp] : lists[0][dp + 1]]
+        known = self._known_zone
+        if known is None:
+            crossings = [crossing_of[c] for c in codes]
+        else:
+            crossings = [crossing_of[c] for c in codes if known[c >> 2]]
+        a, b = ends[dp >> 1]
+        s, e = (a, b) if dp & 1 == 0 else (b, a)
+        points = self.frame.points
+        if allowed[dp]:
+            return LineVerdict(True, modifier[dp], crossings, points[s], points[e])
+        return LineVerdict(False, None, crossings, points[s], points[e])
 
     def verdict(self, dp: int) -> tuple[bool, int | None]:
         verdicts = self.reduced().verdicts
@@ -1205,6 +1261,21 @@ class _Rulings(Mapping[Pair, Ruling]):
         batch, dp = (self._batch, entry) if isinstance(entry, int) else entry
         return batch.verdict(dp)
 
+    def verdict_items(self) -> Iterator[tuple[Pair, Ruling | LineVerdict]]:
+        """:meth:`SceneVisibility.verdict_items` of every pair."""
+        entries = self._entries
+        for pair, entry in entries.items():
+            if isinstance(entry, Ruling):
+                yield pair, entry
+                continue
+            batch, dp = (self._batch, entry) if isinstance(entry, int) else entry
+            found = batch.line_verdict(dp)
+            if found is None:
+                ruling = entries[pair] = batch.ruling(dp)  # a value replaced, not a key added: iteration goes on
+                yield pair, ruling
+            else:
+                yield pair, found
+
     def refer(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
         """The pair's ruling is now line ``dp`` of ``batch`` (built when read)."""
         self._entries[pair] = (batch, dp)
@@ -1225,6 +1296,16 @@ class _Changes(Mapping[Pair, Ruling | None]):
 
     def removed(self, pair: Pair) -> None:
         self._entries[pair] = None
+
+    def verdict_items(self) -> Iterator[tuple[Pair, Ruling | LineVerdict | None]]:
+        """:meth:`SceneVisibility.verdict_items` of every changed pair."""
+        for pair, entry in self._entries.items():
+            if entry is None:
+                yield pair, None
+                continue
+            batch, dp = entry
+            found = batch.line_verdict(dp)
+            yield pair, batch.ruling(dp) if found is None else found
 
     def __getitem__(self, pair: Pair) -> Ruling | None:
         entry = self._entries[pair]
