@@ -1211,6 +1211,8 @@ class _LineBatch:
             zone_type = table.type_codes([zone.zone_type for zone in frame.zones])
             observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
             verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
+            known = zone_type >= 0
+            self._known_zone = None if bool(known.all()) else known.tolist()
         elif frame.line_rules is not None and frame.line_scene is not None:
             dst = np.empty(2 * len(self.idx), dtype=np.intp)
             dst[0::2], dst[1::2] = self.idx[:, 1], self.idx[:, 0]
@@ -1223,14 +1225,13 @@ class _LineBatch:
             verdicts.allowed[dp] = ruling.allowed
             verdicts.modifier[dp] = 0 if ruling.modifier is None else ruling.modifier
         self.verdicts = verdicts
-        known = zone_type >= 0
-        self._known_zone = None if bool(known.all()) else known.tolist()
         return self
 
     def line_verdict(self, dp: int) -> LineVerdict | None:
-        """Line ``dp``'s :class:`LineVerdict` from the arrays, or ``None`` when only its ruling tells
-        (no effect table, or the ruling is built already: the exact path's lines)."""
-        if not self.lines_known:
+        """Line ``dp``'s :class:`LineVerdict` from the arrays, or ``None`` when only its ruling tells: no
+        composer (Traveller's and GURPS's rulings carry fields of their own, ``extra``), or the ruling is
+        built already (the exact path's lines)."""
+        if self.frame.composer is None or self.best:
             return None
         columns = self._columns
         if columns is None:
