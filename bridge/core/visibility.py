@@ -88,7 +88,7 @@ from .geometry import (
 from .meetings import FROM, INTO, THROUGH, WITHIN, box_pairs, conic_entries, crossing_order, zone_meetings
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
-from .rules.effects import Verdicts
+from .rules.effects import LineInputs, LineRules, SceneInputs, Verdicts
 from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
 from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
@@ -194,6 +194,10 @@ class SceneVisibility:
             self._levels, self._level_spans = sharing._levels, sharing._level_spans
             self._zone_cache = dict(sharing._zone_cache)
         self._composer: LineComposer | None = None
+        self._line_rules: LineRules | None = None  # rulesets that read positions: verdicts over arrays
+        self._line_rules_for: tuple[Any, ...] = ()
+        self._line_cache: dict[Any, Any] = {}  # per-token light results: replaced when lights or walls change
+        self._zone_regions: tuple[tuple[_Zone, ...], list[Region]] = ((), [])
         self._known_traits: dict[tuple[str, ...], bool] = {}  # per ruleset: emptied with the memo
         self._names: dict[str, str] = {region.id: region.name for region in state.scene.regions}
         self._rows_made_for: tuple[Any, ...] = ()
@@ -289,6 +293,7 @@ class SceneVisibility:
             or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
             self._ruler.clear()
+            self._line_cache = {}
             self._known_traits.clear()
             self._composer = None
             self._rows_made_for = ()  # every token's row anew, with the emptied memos
@@ -309,6 +314,7 @@ class SceneVisibility:
         if self._ruleset.reads_positions and _lights_changed(old_state.scene, new_scene, old_tokens, tokens, changed):
             # Where a light reaches is read by rulings of pairs far from the change, and by the memoised ones.
             self._ruler.clear()
+            self._line_cache = {}
             return self._replace_all(lazy=lazy)
         boxes: list[tuple[float, float, float, float]] = []
         if not self._zones_reused:
@@ -448,7 +454,22 @@ class SceneVisibility:
             self._line_memo = OrderedDict()  # its keys hold the composer's observer indices
         else:
             self._composer.set_scene(scene)
+        self._compile_line_rules(state)
         self._compile_token_rows(old_tokens, fresh)
+
+    def _compile_line_rules(self, state: SceneState) -> None:
+        """The ruleset's rules over arrays (``line_rules``) for rulesets without a composer that have them
+        (Traveller, GURPS), on centre lines; compiled again when the ruleset, the scene's rules, grid or
+        environment change."""
+        scene = state.scene
+        make = getattr(state.ruleset, "line_rules", None)
+        if self._composer is not None or make is None or scene.rules.lines != "center":
+            self._line_rules, self._line_rules_for = None, ()
+            return
+        made_for = (state.ruleset, scene.rules, scene.grid, scene.environment)
+        if self._line_rules is None or made_for != self._line_rules_for:
+            self._line_rules = cast(LineRules, make(self.action, self.reaction, scene))
+            self._line_rules_for = made_for
 
     def _compile_token_rows(self, old: _Tokens | None, fresh: set[int]) -> None:
         """Per token: its id, centre, and what a ruling reads of it (the composer's observer, or its
@@ -688,6 +709,22 @@ class SceneVisibility:
         return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls)
 
     def _frame(self) -> _Frame:
+        line_scene = None
+        if self._line_rules is not None:
+            if self._zone_regions[0] is not self._zones:
+                self._zone_regions = (self._zones, [zone.region for zone in self._zones])
+            state, t = self._state, self._tokens
+            line_scene = SceneInputs(
+                scene=state.scene,
+                geometry=lambda: state.geometry,
+                tokens=t.tokens,
+                x=t.cx,
+                y=t.cy,
+                z=t.cz,
+                zones=self._zone_regions[1],
+                inside=self._inside,
+                cache=self._line_cache,
+            )
         return _Frame(
             state=self._state,
             tokens=self._tokens,
@@ -698,6 +735,8 @@ class SceneVisibility:
             crossing_list=self._crossing_list,
             walls=self._walls,
             composer=self._composer,
+            line_rules=self._line_rules,
+            line_scene=line_scene,
             line_memo=self._line_memo,
             inside=self._inside,
             zones=self._zones,
@@ -1059,6 +1098,8 @@ class _Frame(NamedTuple):
     crossing_list: list[Crossing]
     walls: WallIndex
     composer: LineComposer | None
+    line_rules: LineRules | None
+    line_scene: SceneInputs | None
     line_memo: OrderedDict[tuple[Any, ...], Ruling]
     inside: BoolArray
     zones: tuple[_Zone, ...]
@@ -1105,8 +1146,10 @@ class _LineBatch:
 
     @property
     def lines_known(self) -> bool:
-        """Whether every ruling of the batch carries its centre line (Infinity's composer rules them)."""
-        return self.frame.composer is not None and not self.best
+        """Whether every ruling of the batch carries its centre line (Infinity's composer rules them, or a
+        ruleset with rules over arrays, whose rulings all carry their line)."""
+        frame = self.frame
+        return (frame.composer is not None or frame.line_rules is not None) and not self.best
 
     def line(self, dp: int) -> SightLine | None:
         """The centre line of ``dp`` when its ruling is sure to carry it (:attr:`lines_known`), else
@@ -1208,17 +1251,26 @@ class _LineBatch:
 
     def reduced(self) -> _LineBatch:
         """Every line's verdict computed now, from the composer's effect table (a reduction over each
-        line's crossings, :meth:`~bridge.core.rules.effects.EffectTable.reduce`); lines the exact path
-        ruled are read from their rulings. Without a composer, nothing to do. Returns the batch."""
+        line's crossings, :meth:`~bridge.core.rules.effects.EffectTable.reduce`) or the ruleset's rules
+        over arrays (:class:`~bridge.core.rules.effects.LineRules`: Traveller, GURPS); lines the exact
+        path ruled are read from their rulings. Without either, nothing to do. Returns the batch."""
         frame = self.frame
-        if frame.composer is None or self.verdicts is not None or self.starts is None or self.codes is None:
+        if self.verdicts is not None or self.starts is None or self.codes is None:
             return self
-        table = frame.composer.effects()
-        zone_type = table.type_codes([zone.zone_type for zone in frame.zones])
-        observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
         src = np.empty(2 * len(self.idx), dtype=np.intp)
         src[0::2], src[1::2] = self.idx[:, 0], self.idx[:, 1]
-        verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
+        if frame.composer is not None:
+            table = frame.composer.effects()
+            zone_type = table.type_codes([zone.zone_type for zone in frame.zones])
+            observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
+            verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
+        elif frame.line_rules is not None and frame.line_scene is not None:
+            dst = np.empty(2 * len(self.idx), dtype=np.intp)
+            dst[0::2], dst[1::2] = self.idx[:, 1], self.idx[:, 0]
+            lines = LineInputs(src=src, dst=dst, starts=self.starts, codes=self.codes, walled=self.walled)
+            verdicts = frame.line_rules.verdicts(frame.line_scene, lines)
+        else:
+            return self
         for dp in self.exact:
             ruling = self.ruling(dp)
             verdicts.allowed[dp] = ruling.allowed
@@ -1366,8 +1418,17 @@ class _Side:
             if len(self._memos) >= 4:  # memos of passes long gone: the oldest goes
                 del self._memos[next(iter(self._memos))]
             found = self._memos[id(memo_of)] = (memo_of, OrderedDict())
-        memo = found[1]
-        return frame._replace(composer=composer, whos=whos, line_memo=memo, ruler=self.ruler, reaction=self.reaction)
+        memo, reaction = found[1], self.reaction
+        # No rules over arrays: they reduce the engine's own flag's verdicts; this side builds rulings only.
+        return frame._replace(
+            composer=composer,
+            whos=whos,
+            line_memo=memo,
+            ruler=self.ruler,
+            reaction=reaction,
+            line_rules=None,
+            line_scene=None,
+        )
 
 
 class _Changes(Mapping[Pair, Ruling | None]):
