@@ -613,8 +613,8 @@ class Session:
         chat card ask the same question), or ``None``."""
         for watch in list(self._worlds.watchers(world_id, state.scene.id)):
             engine = watch.visibility
-            if watch.state is state and engine.action == action and engine.reaction == reaction:
-                ruling = engine.rulings().get((actor, target))
+            if watch.state is state and engine.action == action:
+                ruling = engine.rulings(reaction).get((actor, target))
                 if ruling is not None:
                     return ruling
         return None
@@ -936,7 +936,7 @@ def _annotations(
     ``changes`` is a watch's ``engine``'s :meth:`~SceneVisibility.rulings` (the first, full push) or what
     its ``update`` returned. A ``brief`` push reads verdicts, crossings and lines only: given the engine,
     they come from its arrays (:meth:`~SceneVisibility.verdict_items`) and no ruling is built for them —
-    the same JSON, byte for byte (``tests/test_session_watch.py`` compares the two).
+    the same JSON, byte for byte (``tests/test_watch.py`` compares the two).
     """
     changed = []
     removed = []
