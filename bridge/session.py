@@ -613,8 +613,8 @@ class Session:
         chat card ask the same question), or ``None``."""
         for watch in list(self._worlds.watchers(world_id, state.scene.id)):
             engine = watch.visibility
-            if watch.state is state and engine.action == action and engine.reaction == reaction:
-                ruling = engine.rulings().get((actor, target))
+            if watch.state is state and engine.action == action:
+                ruling = engine.rulings(reaction).get((actor, target))
                 if ruling is not None:
                     return ruling
         return None
