@@ -94,7 +94,7 @@ from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 from .world import SceneState
 
-__all__ = ["SceneVisibility"]
+__all__ = ["LineVerdict", "SceneVisibility"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
@@ -115,6 +115,18 @@ _RUN = 8
 _MEMO_LIMIT = 200_000
 #: Stale pairs ruled one at a time after an ``advance``; from the next read on, all of the read pair's tokens'.
 _SINGLE_READS = 1
+
+
+class LineVerdict(NamedTuple):
+    """What a line's ruling says that the pass's arrays already know, without building the ruling: its
+    verdict, its crossings as the ruling lists them (a zone of a type the ruleset does not know left out)
+    and its sight line's ends (:meth:`SceneVisibility.verdict_items`)."""
+
+    allowed: bool
+    modifier: int | None
+    crossings: list[Crossing]
+    start: Point3
+    end: Point3
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +243,15 @@ class SceneVisibility:
         ruling's ``allowed`` and ``modifier`` — read from the pass's arrays where it has them, without
         building the ruling. Raises ``KeyError`` for a pair the engine does not watch."""
         return self._rulings.verdict((actor, target))
+
+    def verdict_items(self, pairs: Mapping[Pair, Ruling | None]) -> Iterator[tuple[Pair, Ruling | LineVerdict | None]]:
+        """``pairs.items()`` — ``pairs`` being :meth:`rulings` or what :meth:`update` returned — with each
+        ruling not built yet given as its :class:`LineVerdict` where the pass's arrays hold one (Infinity's
+        sight lines: its effect table), so that a caller reading only verdicts, crossings and lines (an
+        overlay's brief push) builds no ruling. Other pairs give their ruling (built if need be)."""
+        if isinstance(pairs, (_Rulings, _Changes)):
+            return pairs.verdict_items()
+        return iter(pairs.items())
 
     def advance(self, new_state: SceneState) -> None:
         """Move to ``new_state`` ruling nothing yet: the pairs :meth:`update` would recompute are marked
@@ -1153,6 +1174,8 @@ class _LineBatch:
         #: Per other reaction flag: (its side's generation, its frame, the rulings built so far).
         self.sides: dict[bool, tuple[object, _Frame, dict[int, Ruling]]] = {}
         self.best = False  # rules.lines == "best": every ruling built by the pass
+        self._columns: tuple[list[bool], list[int], list[list[int]]] | None = None  # for line_verdict
+        self._known_zone: list[bool] | None = None  # per zone, whether the ruleset knows its type (None: all)
         ids = frame.ids
         self.pairs: list[Pair] = [pair for a, b in idx.tolist() for pair in ((ids[a], ids[b]), (ids[b], ids[a]))]
 
@@ -1281,6 +1304,8 @@ class _LineBatch:
             zone_type = table.type_codes([zone.zone_type for zone in frame.zones])
             observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
             verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
+            known = zone_type >= 0
+            self._known_zone = None if bool(known.all()) else known.tolist()
         elif frame.line_rules is not None and frame.line_scene is not None:
             dst = np.empty(2 * len(self.idx), dtype=np.intp)
             dst[0::2], dst[1::2] = self.idx[:, 1], self.idx[:, 0]
@@ -1294,6 +1319,38 @@ class _LineBatch:
             verdicts.modifier[dp] = 0 if ruling.modifier is None else ruling.modifier
         self.verdicts = verdicts
         return self
+
+    def line_verdict(self, dp: int) -> LineVerdict | None:
+        """Line ``dp``'s :class:`LineVerdict` from the arrays, or ``None`` when only its ruling tells: no
+        composer (Traveller's and GURPS's rulings carry fields of their own, ``extra``), or the ruling is
+        built already (the exact path's lines)."""
+        if self.frame.composer is None or self.best:
+            return None
+        columns = self._columns
+        if columns is None:
+            verdicts = self.reduced().verdicts  # (rules the exact path's lines: their rulings are made)
+            if verdicts is None:
+                return None
+            columns = self._columns = (verdicts.allowed.tolist(), verdicts.modifier.tolist(), self.idx.tolist())
+        if dp in self.made:
+            return None
+        allowed, modifier, ends = columns
+        lists = self._lists
+        if lists is None:
+            lists = self._lists = self._as_lists()
+        crossing_of = self.frame.crossing_list
+        codes = lists[1][lists[0][dp] : lists[0][dp + 1]]
+        known = self._known_zone
+        if known is None:
+            crossings = [crossing_of[c] for c in codes]
+        else:
+            crossings = [crossing_of[c] for c in codes if known[c >> 2]]
+        a, b = ends[dp >> 1]
+        s, e = (a, b) if dp & 1 == 0 else (b, a)
+        points = self.frame.points
+        if allowed[dp]:
+            return LineVerdict(True, modifier[dp], crossings, points[s], points[e])
+        return LineVerdict(False, None, crossings, points[s], points[e])
 
     def verdict(self, dp: int) -> tuple[bool, int | None]:
         verdicts = self.reduced().verdicts
@@ -1350,6 +1407,14 @@ class _Rulings(Mapping[Pair, Ruling]):
     def verdict(self, pair: Pair) -> tuple[bool, int | None]:
         batch, dp = self.ref(pair)
         return batch.verdict(dp)
+
+    def verdict_items(self) -> Iterator[tuple[Pair, Ruling | LineVerdict]]:
+        """:meth:`SceneVisibility.verdict_items` of every pair."""
+        ref = self.ref
+        for pair in list(self._entries):  # (a stale pair is ruled when read, which rewrites entries)
+            batch, dp = ref(pair)
+            found = batch.line_verdict(dp)
+            yield pair, batch.ruling(dp) if found is None else found
 
     def refer(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
         """The pair's ruling is now line ``dp`` of ``batch`` (built when read)."""
@@ -1464,6 +1529,16 @@ class _Changes(Mapping[Pair, Ruling | None]):
 
     def removed(self, pair: Pair) -> None:
         self._entries[pair] = None
+
+    def verdict_items(self) -> Iterator[tuple[Pair, Ruling | LineVerdict | None]]:
+        """:meth:`SceneVisibility.verdict_items` of every changed pair."""
+        for pair, entry in self._entries.items():
+            if entry is None:
+                yield pair, None
+                continue
+            batch, dp = entry
+            found = batch.line_verdict(dp)
+            yield pair, batch.ruling(dp) if found is None else found
 
     def __getitem__(self, pair: Pair) -> Ruling | None:
         entry = self._entries[pair]
