@@ -64,8 +64,30 @@ sys.exit(main())
 """
 #: Today's start: ``sightline serve`` (the port opens first, the bridge is built behind it).
 NOW = [sys.executable, "-c", _HOOK.format(first="")]
-#: The start before: the bridge's modules imported before the port opens.
-BEFORE = [sys.executable, "-c", _HOOK.format(first="import bridge.startup; bridge.startup._import_behind_the_port()")]
+#: The start before ``bridge/startup.py``: everything imported and built (the log store opened, the
+#: application set up) before the port opens, the engine loaded after.
+_OLD_SERVE = """
+import asyncio, signal
+import bridge.server, bridge.startup, bridge.warmup
+from bridge.collector import IdleCollector
+
+async def _old_serve(config, *, announce):
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    collector = IdleCollector()
+    collector.start()
+    try:
+        async with bridge.server.run_bridge(config, collector=collector) as (host, port):
+            bridge.warmup.start()
+            announce(f"Sightline bridge listening on ws://{host}:{port}/ws")
+            await stop.wait()
+    finally:
+        collector.stop()
+
+bridge.startup.serve = _old_serve
+"""
+BEFORE = [sys.executable, "-c", _HOOK.format(first=_OLD_SERVE)]
 
 
 def _status(pid: int) -> dict[str, int]:

@@ -425,6 +425,30 @@ def test_updates_return_exactly_the_changed_pairs(data: st.DataObject, scene: Sc
         before = after
 
 
+@given(st.data(), st.one_of(scenes(), positional_scenes()), st.booleans())
+@settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_advanced_engines_rule_what_is_read_under_either_reaction(
+    data: st.DataObject, scene: Scene, reaction: bool
+) -> None:
+    """All three rulesets: after random patches taken in with ``advance`` (stale pairs ruled when read, one
+    or a token's at a time), the pairs read in a random order under either reaction flag equal the plain
+    path's, as do all pairs at the end."""
+    action = data.draw(st.sampled_from(POSITIONAL_ACTIONS.get(scene.rules.ruleset, ACTIONS)))
+    state = _state(scene)
+    engine = SceneVisibility(state, action=action, reaction=reaction)
+    for serial in range(data.draw(st.integers(1, 3))):
+        state = _state(data.draw(patches(state.scene, serial)), version=serial + 1)
+        engine.advance(state)
+        flag = data.draw(st.booleans())
+        plain = plain_rulings(state, action, flag)
+        assert set(engine.rulings(flag)) == set(plain)
+        order = data.draw(st.permutations(sorted(plain)))
+        for pair in order[: data.draw(st.integers(0, len(order)))]:
+            assert engine.rulings(flag)[pair] == plain[pair], pair
+    assert dict(engine.rulings(not reaction)) == plain_rulings(state, action, not reaction)
+    assert dict(engine.rulings()) == plain_rulings(state, action, reaction)
+
+
 @given(st.data(), positional_scenes(), st.booleans())
 @settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_traveller_and_gurps_updates_return_exactly_the_changed_pairs(
