@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from . import __version__
+from . import __version__, stages
 from .core.ignored import Ignored
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
@@ -405,7 +405,11 @@ class Session:
             problem = check_json(raw, text, self._limits.max_depth)
             if problem is not None:
                 raise self._pre_hello(problem)
+            if stages.ENABLED:
+                stages.mark("parsed")
             message = self._validate(raw)
+            if stages.ENABLED:
+                stages.mark("validated")
             return self._dispatch(message)
         except ConnectionFatal as exc:
             self.state = "closed"
@@ -527,6 +531,8 @@ class Session:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first") from exc
         except SceneRejected as exc:
             raise _rejected(exc) from exc
+        if stages.ENABLED:
+            stages.mark("patched")
         answer = ScenePatched(
             id=message.id,
             scene=message.scene,
@@ -792,6 +798,8 @@ class Session:
                 watch.owner._check_watch_size(state, watch.visibility.watched)
                 changes = watch.visibility.update(state)
                 watch.state = state
+                if stages.ENABLED:
+                    stages.mark("updated")
             except (RulingError, KeyError, ValueError, TooLarge) as exc:
                 self._worlds.watches[key].remove(watch)
                 ended = Unwatched(watch=watch.watch_id, reason=f"the scene changed so that this watch ends: {exc}")
@@ -808,6 +816,8 @@ class Session:
             pushed = _annotations(
                 watch.watch_id, state, changes, full=False, brief=watch.brief, engine=watch.visibility
             )
+            if stages.ENABLED:
+                stages.mark("built")
             effects.append(Send(pushed) if watch.owner is self else Deliver(watch.owner, pushed))
         if key in self._worlds.watches and not self._worlds.watches[key]:
             del self._worlds.watches[key]
