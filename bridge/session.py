@@ -262,6 +262,8 @@ class Limits:
 
 #: The options of a request that sets none: the only ones a whole-scene engine rules with.
 _DEFAULT_OPTIONS = {"aware": True}
+#: ``_frozen`` of a request's options when it sets none but ``aware`` (the common question: no walk).
+_FROZEN_AWARE = {flag: (("aware", ("bool", flag)),) for flag in (True, False)}
 #: Most sight lines of one pair under ``rules.lines: "best"``: 9 sample points of each footprint.
 BEST_LINES = 81
 #: How much of a frame is scanned for its ``id`` when the frame is not parsed (too large, rate-limited).
@@ -573,7 +575,8 @@ class Session:
             if target is None:
                 raise UnknownToken(f"target: no token {message.target!r} in scene {scene.id!r}", field="target")
         options = {"aware": message.aware, **message.options}
-        key = (message.actor, message.target, message.action, message.reaction, _frozen(options))
+        frozen = _FROZEN_AWARE[message.aware] if not message.options else _frozen(options)
+        key = (message.actor, message.target, message.action, message.reaction, frozen)
         known = state.rulings.get(key)
         if known is not None:
             return known
@@ -929,7 +932,7 @@ def _adjudication_answer(message: Adjudicate, state: SceneState, ruling: Ruling)
             "end": {"x": float(end.x), "y": float(end.y), "z": float(end.z)},
         }
     payload["logged"] = False
-    return Prebuilt(payload=payload)
+    return Prebuilt.model_construct(payload=payload)  # a dict we just built: nothing to validate
 
 
 def _annotations(
