@@ -4,17 +4,22 @@ Run ``python -m bench.startup_bench [--runs N] [--json]``. Each run starts a rea
 loopback port and measures, from the moment the process is started:
 
 - **listen**: the "listening on" line is printed (the port accepts connections then);
-- **healthz**: the first ``GET /healthz`` answer (and the ``engine`` field it carried);
-- **cpu**: the bridge's own CPU time (user + system) when it printed the line: on this shared 2-core
-  machine wall-clock start-up stretches with the load, CPU time much less;
+- **healthz**: the first ``GET /healthz`` answer (and the ``app`` and ``engine`` fields it carried);
+- **cpu**: the bridge's own CPU time (user + system, ``time.process_time()`` in the bridge) when it
+  printed the line: on this shared 2-core machine wall-clock start-up stretches with the load, CPU time
+  much less;
+- **app**: ``/healthz`` reports ``"app": "ready"`` (the bridge imported and built behind the port: a
+  WebSocket or a log page is answered from then on; before, it waits);
 - **ready**: ``/healthz`` reports ``"engine": "ready"`` (the compiled loops loaded, from numba's cache);
 - **idle RSS**: after one client synced a 50 × 100 scene and watched all its pairs (the overlay's
   ``detail: "brief"``), then stayed idle for 3 s.
 
+Every bridge is ``sightline serve``'s own ``main`` in a fresh interpreter (what the console script
+runs), with a hook on standard output that adds the process's CPU time to the "listening on" line.
 Against a baseline run alternately in the same benchmark: the same bridge started the way it started
-before (the engine's module, and with it numba's compiled loops, imported before the port opens).
-A run with ``--cold`` points numba's cache at an empty directory, so the loops are compiled afresh:
-``/healthz`` answers meanwhile with ``"engine": "compiling"``.
+before ``bridge/startup.py`` (the bridge's modules — aiohttp, the protocol, the rules, the log store —
+imported before the port opens; the engine after). A run with ``--cold`` points numba's cache at an
+empty directory, so the loops are compiled afresh: ``/healthz`` answers meanwhile.
 """
 
 from __future__ import annotations
@@ -39,9 +44,50 @@ from .visibility_bench import make_scene
 
 __all__ = ["main", "start_once"]
 
-SIGHTLINE = str(Path(sys.executable).parent / "sightline")
-#: Today's start: the engine (numba's loops) imported before the bridge listens.
-BEFORE = [sys.executable, "-c", "import sys, bridge.core.visibility, bridge.cli; sys.exit(bridge.cli.main())"]
+_HOOK = """
+import sys, time
+{first}
+from bridge.cli import main
+
+class _Out:
+    def __init__(self, out):
+        self.out = out
+    def write(self, text):
+        if "listening on" in text:
+            text += f"\\ncpu at listen {{time.process_time():.4f}}"
+        return self.out.write(text)
+    def flush(self):
+        self.out.flush()
+
+sys.stdout = _Out(sys.stdout)
+sys.exit(main())
+"""
+#: Today's start: ``sightline serve`` (the port opens first, the bridge is built behind it).
+NOW = [sys.executable, "-c", _HOOK.format(first="")]
+#: The start before ``bridge/startup.py``: everything imported and built (the log store opened, the
+#: application set up) before the port opens, the engine loaded after.
+_OLD_SERVE = """
+import asyncio, signal
+import bridge.server, bridge.startup, bridge.warmup
+from bridge.collector import IdleCollector
+
+async def _old_serve(config, *, announce):
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    collector = IdleCollector()
+    collector.start()
+    try:
+        async with bridge.server.run_bridge(config, collector=collector) as (host, port):
+            bridge.warmup.start()
+            announce(f"Sightline bridge listening on ws://{host}:{port}/ws")
+            await stop.wait()
+    finally:
+        collector.stop()
+
+bridge.startup.serve = _old_serve
+"""
+BEFORE = [sys.executable, "-c", _HOOK.format(first=_OLD_SERVE)]
 
 
 def _status(pid: int) -> dict[str, int]:
@@ -51,11 +97,6 @@ def _status(pid: int) -> dict[str, int]:
             name, value = line.split(":")
             fields[name] = int(value.split()[0])
     return fields
-
-
-def _cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _healthz(port: int) -> dict[str, Any]:
@@ -102,11 +143,13 @@ def start_once(command: list[str], *, cold: bool = False, watch: bool = True) ->
                 if "listening on" in line:
                     port = int(line.rsplit(":", 1)[1].split("/")[0])
             listen = time.perf_counter() - began
-            cpu = _cpu(process.pid)
             first = _healthz(port)
             healthz = time.perf_counter() - began
-            health = first
+            cpu = float(process.stdout.readline().split()[-1])
+            health, app = first, None
             while health.get("engine") not in ("ready", "failed", None):
+                if app is None and health.get("app", "ready") == "ready":
+                    app = time.perf_counter() - began
                 time.sleep(0.02)
                 health = _healthz(port)
             ready = time.perf_counter() - began
@@ -114,7 +157,9 @@ def start_once(command: list[str], *, cold: bool = False, watch: bool = True) ->
                 "listen_s": listen,
                 "healthz_s": healthz,
                 "cpu_at_listen_s": cpu,
+                "first_app": first.get("app", "(no field)"),
                 "first_engine": first.get("engine", "(no field)"),
+                "app_s": ready if app is None else app,
                 "ready_s": ready,
             }
             if watch:
@@ -140,34 +185,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", action="store_true", help="also one start with an empty numba cache")
     parser.add_argument("--json", action="store_true", help="one JSON object a line")
     args = parser.parse_args(argv)
-    start_once([SIGHTLINE], watch=False)  # numba's cache filled, files in the page cache: a warm machine
+    start_once(NOW, watch=False)  # numba's cache filled, files in the page cache: a warm machine
     now_rows, before_rows = [], []
     for _ in range(args.runs):
-        now_rows.append(start_once([SIGHTLINE]))
+        now_rows.append(start_once(NOW))
         before_rows.append(start_once(BEFORE))
     summary: dict[str, Any] = {"runs": args.runs}
     for name, rows in (("now", now_rows), ("before", before_rows)):
-        for key in ("listen_s", "healthz_s", "cpu_at_listen_s", "ready_s", "rss_mib", "anon_mib", "file_mib"):
+        for key in ("listen_s", "healthz_s", "cpu_at_listen_s", "app_s", "ready_s", "rss_mib", "anon_mib", "file_mib"):
             summary[f"{name}_{key}"] = round(_median(rows, key), 3)
+            summary[f"{name}_{key}_range"] = [round(min(r[key] for r in rows), 3), round(max(r[key] for r in rows), 3)]
+        summary[f"{name}_first_app"] = sorted({row["first_app"] for row in rows})
         summary[f"{name}_first_engine"] = sorted({row["first_engine"] for row in rows})
     summary["listen_ratio"] = round(summary["before_healthz_s"] / summary["now_healthz_s"], 2)
     rows_out = [summary]
     if args.cold:
-        cold = start_once([SIGHTLINE], cold=True, watch=False)
+        cold = start_once(NOW, cold=True, watch=False)
         rows_out.append({"cold": True, **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in cold.items()}})
     for row in rows_out:
         if args.json:
             print(json.dumps(row), flush=True)
         elif "cold" in row:
             print(
-                f"cold numba cache: /healthz at {row['healthz_s']:.2f} s answering engine={row['first_engine']!r}; "
+                f"cold numba cache: /healthz at {row['healthz_s']:.2f} s answering app={row['first_app']!r}, "
+                f"engine={row['first_engine']!r}; app ready at {row['app_s']:.2f} s, "
                 f"engine ready at {row['ready_s']:.2f} s"
             )
         else:
             for name in ("now", "before"):
+                low, high = row[f"{name}_cpu_at_listen_s_range"]
                 print(
                     f"{name:6}: listen {row[f'{name}_listen_s']:.2f} s, /healthz {row[f'{name}_healthz_s']:.2f} s "
-                    f"(CPU {row[f'{name}_cpu_at_listen_s']:.2f} s; engine {row[f'{name}_first_engine']}), "
+                    f"(CPU at listen {row[f'{name}_cpu_at_listen_s']:.2f} s, {low:.2f}-{high:.2f}; "
+                    f"app {row[f'{name}_first_app']}, engine {row[f'{name}_first_engine']}), "
+                    f"app ready {row[f'{name}_app_s']:.2f} s, "
                     f"engine ready {row[f'{name}_ready_s']:.2f} s, idle RSS with a 50 x 100 scene watched "
                     f"{row[f'{name}_rss_mib']:.0f} MiB (anon {row[f'{name}_anon_mib']:.0f}, "
                     f"files {row[f'{name}_file_mib']:.0f})"
