@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from . import __version__, warmup
+from . import __version__, stages, warmup
 from .access import Access
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
@@ -54,6 +54,7 @@ from .session import (
     Worlds,
     error_message,
     forget_wire_forms,
+    peek_id,
 )
 from .startup import app_status, listening, ssl_context
 from .throttle import FailureThrottle, ThrottlePolicy, client_address
@@ -211,6 +212,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
     worker: WorldWorker | None = None
     frame_limit = config.max_frame_bytes
+    trace: stages.Trace | None = None
     try:
         async for msg in ws:
             if session.state == "awaiting-hello" and (wait := state.throttle.wait_before_attempt(address)) > 0:
@@ -224,6 +226,13 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                         worker = state.workers[world]
                 elif _is_ping(msg.data):  # on the loop: answered even while the world's worker is busy
                     prepared = _prepare(session.receive(msg.data), frame_limit)
+                elif stages.ENABLED:
+                    trace = stages.begin(peek_id(msg.data), state.collector.seconds if state.collector else None)
+                    running = worker.submit(functools.partial(_receive, session, msg.data, frame_limit, trace))
+                    trace.stamp("submitted")
+                    stages.suspend()
+                    prepared = await running
+                    stages.resume(trace, "loop")
                 else:
                     prepared = await worker.submit(functools.partial(_receive, session, msg.data, frame_limit))
             elif msg.type == WSMsgType.BINARY:
@@ -234,6 +243,9 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             if not await _enqueue(prepared, outbox, state):
                 await _close_not_reading(ws, request.transport)
                 break
+            if trace is not None:
+                outbox.trace(trace, sum(1 for item in prepared if isinstance(item, str)))
+                trace = None
             if state.collector is not None:
                 state.collector.after_message(len(msg.data) if msg.type == WSMsgType.TEXT else 0)
             if any(isinstance(effect, Close) for effect in prepared):
@@ -287,9 +299,17 @@ def _is_ping(data: str) -> bool:
     return isinstance(value, dict) and value.get("type") == "ping"
 
 
-def _receive(session: Session, data: str, frame_limit: int) -> list[Prepared]:
-    """On the world's worker: the session's answer to one frame, encoded."""
-    return _prepare(session.receive(data), frame_limit)
+def _receive(session: Session, data: str, frame_limit: int, trace: stages.Trace | None = None) -> list[Prepared]:
+    """On the world's worker: the session's answer to one frame, encoded (stamped when ``trace`` is given)."""
+    if trace is None:
+        return _prepare(session.receive(data), frame_limit)
+    stages.resume(trace, "worker")
+    effects = session.receive(data)
+    trace.stamp("answered")
+    prepared = _prepare(effects, frame_limit)
+    trace.stamp("encoded")
+    stages.suspend()
+    return prepared
 
 
 def _prepare(effects: list[Effect], frame_limit: int) -> list[Prepared]:
@@ -329,9 +349,26 @@ class Outbox:
         self.sending_since: float | None = None
         #: The writer has ended (the connection is over): nothing more goes out.
         self.closed = False
+        #: Stage traces (:mod:`bridge.stages`) waiting for their answer's last frame to be written.
+        self._traces: deque[tuple[stages.Trace, int]] = deque()
+        self._handed = 0  # items the writer has taken so far
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def trace(self, trace: stages.Trace, frames: int) -> None:
+        """``trace``'s answer holds the last ``frames`` text frames queued: it is finished (written to the
+        stages file) once the writer has written everything queued so far."""
+        trace.stamp("queued")
+        if frames <= 0:
+            stages.finish(trace)
+        else:
+            self._traces.append((trace, self._handed + len(self._items)))
+
+    def written(self) -> None:
+        """The writer has written a text frame: finish the traces whose answers are all out."""
+        while self._traces and self._traces[0][1] <= self._handed:
+            stages.finish(self._traces.popleft()[0])
 
     @classmethod
     def size(cls, item: Prepared) -> int:
@@ -396,6 +433,7 @@ class Outbox:
             self._ready.clear()
             await self._ready.wait()
         item, size = self._items.popleft()
+        self._handed += 1
         self.bytes -= size
         self._taken.set()
         return item
@@ -488,6 +526,8 @@ async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) 
                 if isinstance(effect, str):
                     outbox.sending_since = loop.time()
                     await ws.send_str(effect)
+                    if stages.ENABLED:
+                        outbox.written()
                 elif isinstance(effect, StoreThenSend):
                     text = encode(await perform(effect, state.store))
                     outbox.sending_since = loop.time()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from . import __version__
+from . import __version__, stages
 from .core.ignored import Ignored
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
@@ -262,6 +262,8 @@ class Limits:
 
 #: The options of a request that sets none: the only ones a whole-scene engine rules with.
 _DEFAULT_OPTIONS = {"aware": True}
+#: ``_frozen`` of a request's options when it sets none but ``aware`` (the common question: no walk).
+_FROZEN_AWARE = {flag: (("aware", ("bool", flag)),) for flag in (True, False)}
 #: Most sight lines of one pair under ``rules.lines: "best"``: 9 sample points of each footprint.
 BEST_LINES = 81
 #: How much of a frame is scanned for its ``id`` when the frame is not parsed (too large, rate-limited).
@@ -403,7 +405,11 @@ class Session:
             problem = check_json(raw, text, self._limits.max_depth)
             if problem is not None:
                 raise self._pre_hello(problem)
+            if stages.ENABLED:
+                stages.mark("parsed")
             message = self._validate(raw)
+            if stages.ENABLED:
+                stages.mark("validated")
             return self._dispatch(message)
         except ConnectionFatal as exc:
             self.state = "closed"
@@ -525,6 +531,8 @@ class Session:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first") from exc
         except SceneRejected as exc:
             raise _rejected(exc) from exc
+        if stages.ENABLED:
+            stages.mark("patched")
         answer = ScenePatched(
             id=message.id,
             scene=message.scene,
@@ -567,7 +575,8 @@ class Session:
             if target is None:
                 raise UnknownToken(f"target: no token {message.target!r} in scene {scene.id!r}", field="target")
         options = {"aware": message.aware, **message.options}
-        key = (message.actor, message.target, message.action, message.reaction, _frozen(options))
+        frozen = _FROZEN_AWARE[message.aware] if not message.options else _frozen(options)
+        key = (message.actor, message.target, message.action, message.reaction, frozen)
         known = state.rulings.get(key)
         if known is not None:
             return known
@@ -789,6 +798,8 @@ class Session:
                 watch.owner._check_watch_size(state, watch.visibility.watched)
                 changes = watch.visibility.update(state)
                 watch.state = state
+                if stages.ENABLED:
+                    stages.mark("updated")
             except (RulingError, KeyError, ValueError, TooLarge) as exc:
                 self._worlds.watches[key].remove(watch)
                 ended = Unwatched(watch=watch.watch_id, reason=f"the scene changed so that this watch ends: {exc}")
@@ -805,6 +816,8 @@ class Session:
             pushed = _annotations(
                 watch.watch_id, state, changes, full=False, brief=watch.brief, engine=watch.visibility
             )
+            if stages.ENABLED:
+                stages.mark("built")
             effects.append(Send(pushed) if watch.owner is self else Deliver(watch.owner, pushed))
         if key in self._worlds.watches and not self._worlds.watches[key]:
             del self._worlds.watches[key]
@@ -919,7 +932,7 @@ def _adjudication_answer(message: Adjudicate, state: SceneState, ruling: Ruling)
             "end": {"x": float(end.x), "y": float(end.y), "z": float(end.z)},
         }
     payload["logged"] = False
-    return Prebuilt(payload=payload)
+    return Prebuilt.model_construct(payload=payload)  # a dict we just built: nothing to validate
 
 
 def _annotations(

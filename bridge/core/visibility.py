@@ -202,6 +202,9 @@ class SceneVisibility:
         self._sides: dict[bool, _Side] = {}  # the other reaction flag's, once asked for
         self._lazy = False  # moved with advance(): stale pairs are ruled when read
         self._reads = 0  # stale pairs read since the last advance()
+        self._resolved = 0  # stale (unordered) pairs ruled since the last advance()
+        self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
+        self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         if sharing is not None:
             self._levels, self._level_spans = sharing._levels, sharing._level_spans
             self._zone_cache = dict(sharing._zone_cache)
@@ -253,13 +256,16 @@ class SceneVisibility:
     def advance(self, new_state: SceneState) -> None:
         """Move to ``new_state`` ruling nothing yet: the pairs :meth:`update` would recompute are marked
         stale, and each is ruled (from the scene the engine is at then) when first read — one pair, or,
-        after a few reads since the last ``advance``, every stale pair sharing a token with it in one
-        pass. For an engine that is asked about a few pairs between changes (``adjudicate``'s): it reports
-        no changes, so :meth:`update` may not follow it."""
+        when more were read since the last ``advance`` (or before it), every stale pair sharing a token
+        with it in one pass. For an engine that is asked about a few pairs between changes
+        (``adjudicate``'s): it reports no changes, so :meth:`update` may not follow it."""
         with _gc_paused():
             self._lazy = True
             self._update(new_state, lazy=True)
-        self._reads = 0
+        # Asked about more than one stale pair after the last change: each token's stale lines in one pass
+        # from the first read on (a game that asks many questions after each move).
+        self._batch_first = self._resolved > 1
+        self._reads = self._resolved = 0
 
     def update(self, new_state: SceneState) -> Mapping[Pair, Ruling | None]:
         """Move to ``new_state`` and return only the pairs whose ruling changed (``None``: pair gone),
@@ -284,15 +290,17 @@ class SceneVisibility:
         return side
 
     def _resolve(self, pair: Pair) -> None:
-        """Rule the stale ``pair`` (both directions) from the scene the engine is at. After a few reads
-        since the last :meth:`advance`, every stale pair sharing a token with it, in one pass (a question
-        per line of a moved token costs one pass, not one each)."""
+        """Rule the stale ``pair`` (both directions) from the scene the engine is at. From the second read
+        since the last :meth:`advance` (the first, when more than one pair was ruled after the change
+        before), every stale pair sharing a token with it, in one pass (a question per line of a moved
+        token costs one pass, not one each)."""
         rulings, index = self._rulings, self._tokens.index
         self._reads += 1
         found = {pair}
-        if self._reads > _SINGLE_READS:
-            found.update(rulings.stale_of(pair))
+        if self._batch_first or self._reads > _SINGLE_READS:
+            found.update(rulings.stale_of(pair, index))
         pairs = sorted({(min(index[a], index[b]), max(index[a], index[b])) for a, b in found})
+        self._resolved += len(pairs)
         with _gc_paused():
             batch = self._compute(pairs)
         for dp, each in enumerate(batch.pairs):
@@ -313,7 +321,7 @@ class SceneVisibility:
             or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
             or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
-            self._ruler.clear()
+            self._ruler = self._ruler.renewed()
             self._line_cache = {}
             self._known_traits.clear()
             self._composer = None
@@ -334,7 +342,7 @@ class SceneVisibility:
                 changed.add(k)
         if self._ruleset.reads_positions and _lights_changed(old_state.scene, new_scene, old_tokens, tokens, changed):
             # Where a light reaches is read by rulings of pairs far from the change, and by the memoised ones.
-            self._ruler.clear()
+            self._ruler = self._ruler.renewed()
             self._line_cache = {}
             return self._replace_all(lazy=lazy)
         boxes: list[tuple[float, float, float, float]] = []
@@ -924,10 +932,7 @@ class SceneVisibility:
         dst = np.empty(count, dtype=np.intp)
         src[0::2], src[1::2] = idx[:, 0], idx[:, 1]
         dst[0::2], dst[1::2] = idx[:, 1], idx[:, 0]
-        # The zones each token's footprint touches, as CSR (row-major nonzero: zones ascending).
-        rows, cols = np.nonzero(self._inside)
-        indptr = np.zeros(len(self._tokens.tokens) + 1, dtype=np.intp)
-        np.cumsum(np.bincount(rows, minlength=len(self._tokens.tokens)), out=indptr[1:])
+        indptr, cols = self._inside_csr()
         if met is None:
             none = np.empty(0, dtype=np.intp)
             met = (none, none, np.empty(0), np.empty(0), np.empty(0, dtype=bool))
@@ -945,6 +950,18 @@ class SceneVisibility:
             ambiguous=ambiguous,
         )
         return starts, codes
+
+    def _inside_csr(self) -> tuple[IntArray, IntArray]:
+        """The zones each token's footprint touches, as CSR (row-major nonzero: zones ascending); made once
+        per token × zone matrix (stale pairs are ruled a few at a time from one)."""
+        inside = self._inside
+        made = self._csr
+        if made is None or made[0] is not inside:
+            rows, cols = np.nonzero(inside)
+            indptr = np.zeros(len(self._tokens.tokens) + 1, dtype=np.intp)
+            np.cumsum(np.bincount(rows, minlength=len(self._tokens.tokens)), out=indptr[1:])
+            made = self._csr = (inside, indptr, cols.astype(np.intp, copy=False))
+        return made[1], made[2]
 
     def _exact_crossings(self, s: int, e: int) -> list[tuple[int, int]]:
         """(zone, kind) in evidence order, computed like ``SceneGeometry.evidence`` (GEOS per zone)."""
@@ -1407,11 +1424,15 @@ class _Rulings(Mapping[Pair, Ruling]):
         """The pairs' rulings are unknown until read (then ruled from the engine's current scene)."""
         self._entries.update(dict.fromkeys(pairs))
 
-    def stale_of(self, tokens: Collection[str]) -> list[Pair]:
-        """The stale pairs in which one of ``tokens`` takes part."""
-        return [
-            pair for pair, entry in self._entries.items() if entry is None and (pair[0] in tokens or pair[1] in tokens)
-        ]
+    def stale_of(self, tokens: Collection[str], ids: Iterable[str]) -> list[Pair]:
+        """The stale pairs in which one of ``tokens`` takes part (``ids``: the scene's tokens)."""
+        entries, found = self._entries, []
+        for other in ids:
+            for token in tokens:
+                for pair in ((token, other), (other, token)):
+                    if entries.get(pair, 0) is None:
+                        found.append(pair)
+        return found
 
     def drop(self, pair: Pair) -> None:
         del self._entries[pair]
@@ -1568,10 +1589,12 @@ class _Ruler:
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
         self.generation = 0  # how many times emptied (an engine's other reaction follows it)
 
-    def clear(self) -> None:
-        self._memo.clear()
-        self._memo_best.clear()
-        self.generation += 1
+    def renewed(self) -> _Ruler:
+        """An empty ruler of the next generation. The engine takes one instead of emptying its memo: the
+        old passes keep the old one, so their rulings built late (to diff them) are the old scene's."""
+        ruler = _Ruler()
+        ruler.generation = self.generation + 1
+        return ruler
 
     def rule(self, frame: _Frame, s: int, e: int, crossings: tuple[Crossing, ...], walls: tuple[str, ...]) -> Ruling:
         t = frame.tokens

@@ -299,7 +299,8 @@ def test_the_other_reaction_is_ruled_from_the_same_passes() -> None:
 
 def test_advance_rules_a_stale_pair_when_it_is_read() -> None:
     """After ``advance`` nothing is computed until a pair is read: the first read rules that pair alone, the
-    next one every stale pair of its tokens in one pass; all equal the plain path's, under both flags."""
+    next one every stale pair of its tokens in one pass (after the next change, the first read does, since
+    several were asked about); all equal the plain path's, under both flags."""
     engine = Recorder(_state([ZERO], FOUR), action="bs-attack")
     moved = _state([ZERO], [*FOUR[:3], token("d", 500, 1000, traits=["multispectral-visor-2"])], version=1)
     passes = len(engine.computed)
@@ -312,6 +313,11 @@ def test_advance_rules_a_stale_pair_when_it_is_read() -> None:
     assert engine.computed[passes:] == [{("a", "d")}, {("b", "d"), ("c", "d")}]
     assert dict(engine.rulings()) == plain and dict(engine.rulings(True)) == aro
     assert len(engine.computed) == passes + 2
+    # More than one pair was asked about after that change: after the next, the first read rules them all.
+    again = _state([ZERO], [*FOUR[:3], token("d", 600, 1000, traits=["multispectral-visor-2"])], version=2)
+    engine.advance(again)
+    assert engine.rulings()[("c", "d")] == plain_rulings(again, "bs-attack", False)[("c", "d")]
+    assert engine.computed[passes + 2 :] == [{("a", "d"), ("b", "d"), ("c", "d")}]
     with pytest.raises(RuntimeError, match="after advance"):
         engine.update(moved)
 
