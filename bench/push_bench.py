@@ -1,6 +1,6 @@
 """A watch's first (full) push: built from every pair's ruling (as before) against built from the verdicts.
 
-``python -m bench.push_bench [--sizes 50x100,200x400] [--rounds 5] [--detail brief|full]``
+``python -m bench.push_bench [--sizes 50x100,200x400] [--rounds 5] [--detail brief|full] [--moves N]``
 
 For each seeded Infinity scene (``bench.visibility_bench.make_scene``, action ``bs-attack``) and each round,
 in one process, alternately:
@@ -16,6 +16,9 @@ the push, and of the two together, as wall time (``perf_counter``) and as this t
 figure to compare. The garbage collector is held during each timed part (as the server's collector does).
 A watch of every pair of a 200 × 400 scene (39,800 pairs) is above the bridge's default ``watch_pairs``
 limit (10,000): the size shows how the cost grows.
+
+``--moves N`` also times the brief push that follows each of N one-token moves on one long-lived engine,
+alternately built from the rulings and from the verdicts (CPU time), beside the ``update()`` before it.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import random
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.visibility_bench import make_scene, state_of
+from bench.visibility_bench import make_scene, move_token, state_of
 from bridge.core.visibility import SceneVisibility
 from bridge.core.world import SceneState
 from bridge.protocol import encode_frames
@@ -90,13 +94,65 @@ def bench(tokens: int, zones: int, rounds: int, brief: bool) -> dict[str, Any]:
     return row
 
 
+def move_pushes(tokens: int, zones: int, moves: int) -> dict[str, Any]:
+    """The push after each one-token move on one long-lived engine (``update`` then the brief push, encoded),
+    alternately from the rulings (before) and from the verdicts (after): CPU p50/p99 of the push, and of
+    the ``update`` before it (the same either way)."""
+    scene = make_scene(tokens, zones, seed=1)
+    engine = SceneVisibility(state_of(scene), action="bs-attack")
+    rng = random.Random(2)
+    pushes: dict[bool, list[float]] = {True: [], False: []}
+    updates: list[float] = []
+    for i in range(moves + 20):
+        scene = move_token(scene, rng.choice(scene.tokens).id, seed=i)
+        state = state_of(scene, i + 1)
+        changes, _, update_cpu = _timed(lambda state=state: engine.update(state))
+        before = i % 2 == 1
+
+        def push(changes: Any = changes, state: SceneState = state, before: bool = before) -> list[str]:
+            if before:
+                return encode_frames(_annotations("w", state, dict(changes), full=False, brief=True), _NO_SPLIT)
+            return encode_frames(_annotations("w", state, changes, full=False, brief=True, engine=engine), _NO_SPLIT)
+
+        _, _, push_cpu = _timed(push)
+        if i >= 20:  # the first moves fill the memos
+            pushes[before].append(push_cpu)
+            updates.append(update_cpu)
+
+    def ms(values: list[float], q: float) -> float:
+        ordered = sorted(values)
+        return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+    return {
+        "scene": f"{tokens}x{zones}",
+        "moves": moves,
+        "before_push_cpu_p50_ms": ms(pushes[True], 0.5),
+        "before_push_cpu_p99_ms": ms(pushes[True], 0.99),
+        "after_push_cpu_p50_ms": ms(pushes[False], 0.5),
+        "after_push_cpu_p99_ms": ms(pushes[False], 0.99),
+        "update_cpu_p50_ms": ms(updates, 0.5),
+        "update_cpu_p99_ms": ms(updates, 0.99),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.push_bench")
     parser.add_argument("--sizes", default="50x100,200x400", help="tokens x zones, comma-separated")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--detail", choices=("brief", "full"), default="brief")
+    parser.add_argument("--moves", type=int, default=0, help="also time the brief push after this many moves")
     args = parser.parse_args(argv)
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    if args.moves:
+        for size in args.sizes.split(","):
+            tokens, zones = (int(v) for v in size.split("x"))
+            row = move_pushes(tokens, zones, args.moves)
+            print(
+                f"  {row['scene']:>8}, push after a move (CPU; {row['moves']} moves, alternately): "
+                f"before p50 {row['before_push_cpu_p50_ms']} ms p99 {row['before_push_cpu_p99_ms']} ms; "
+                f"after p50 {row['after_push_cpu_p50_ms']} ms p99 {row['after_push_cpu_p99_ms']} ms; "
+                f"(update() before it: p50 {row['update_cpu_p50_ms']} ms p99 {row['update_cpu_p99_ms']} ms)"
+            )
     for size in args.sizes.split(","):
         tokens, zones = (int(v) for v in size.split("x"))
         row = bench(tokens, zones, args.rounds, args.detail == "brief")

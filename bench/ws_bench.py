@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import json
 import os
 import random
@@ -101,15 +102,15 @@ class Bridge:
         assert json.loads(await ws.recv())["type"] == "welcome"
         return ws
 
-    def traces(self, prefix: str) -> dict[str, list[tuple[str, float, float, int]]]:
-        """The stage marks of the frames whose id starts with ``prefix``, by id."""
+    def traces(self, prefix: str) -> dict[str, dict[str, Any]]:
+        """The stage records (marks, collector seconds) of the frames whose id starts with ``prefix``, by id."""
         if not self.stages_path.exists():
             return {}
         found = {}
         for line in self.stages_path.read_bytes().splitlines():
             record = orjson.loads(line)
             if isinstance(record["id"], str) and record["id"].startswith(prefix):
-                found[record["id"]] = [tuple(mark) for mark in record["marks"]]
+                found[record["id"]] = record
         return found
 
     def close(self) -> None:
@@ -148,14 +149,19 @@ STAGES = (
 )
 
 
-def stage_rows(traces: list[list[tuple[str, float, float, int]]]) -> dict[str, Any]:
-    """Per stage, p50/p99 of wall time and (when one thread did it) CPU time, in ms; and per frame, the
-    bridge's wall time from read to written and its CPU time (the stages one thread did, summed)."""
+def stage_rows(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per stage, p50/p99 of wall time and (when one thread did it) CPU time, in ms; per frame, the
+    bridge's wall time from read to written and its CPU time (the stages one thread did, summed); and the
+    garbage collector's time on the loop between one traced frame's read and the next's."""
     rows: dict[str, Any] = {}
     walls: list[float] = []
     cpus: list[float] = []
     per_stage: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label, _, _ in STAGES}
-    for marks in traces:
+    in_order = sorted(records, key=lambda r: r["marks"][0][1])
+    collected = [r["collector"] for r in in_order if r.get("collector") is not None]
+    gc_between = [b - a for a, b in itertools.pairwise(collected)]
+    for record in records:
+        marks = record["marks"]
         at = {name: (wall, cpu, thread) for name, wall, cpu, thread in marks}
         if "read" not in at or "written" not in at:
             continue
@@ -178,6 +184,9 @@ def stage_rows(traces: list[list[tuple[str, float, float, int]]]) -> dict[str, A
 
     rows["server_wall_p50_ms"], rows["server_wall_p99_ms"] = ms(walls, 0.5), ms(walls, 0.99)
     rows["server_cpu_p50_ms"], rows["server_cpu_p99_ms"] = ms(cpus, 0.5), ms(cpus, 0.99)
+    if gc_between:
+        rows["collector_between_p50_ms"], rows["collector_between_p99_ms"] = ms(gc_between, 0.5), ms(gc_between, 0.99)
+        rows["collector_between_max_ms"] = ms(gc_between, 1.0)
     rows["stages"] = [
         {
             "stage": label,
@@ -249,7 +258,7 @@ async def latency(bridge: Bridge, tokens: int, zones: int, moves: int, tag: str 
     }
     await asyncio.sleep(0.2)  # the last trace is written once its frames are
     traces = bridge.traces(f"{tag}p")
-    row |= stage_rows([traces[key] for key in sorted(traces)])
+    row |= stage_rows(list(traces.values()))
     return row
 
 
@@ -384,6 +393,11 @@ def print_latency(row: dict[str, Any]) -> None:
         f"p99 {row['server_wall_p99_ms']:.3f} ms; CPU p50 {row['server_cpu_p50_ms']:.3f} ms "
         f"p99 {row['server_cpu_p99_ms']:.3f} ms"
     )
+    if "collector_between_p50_ms" in row:
+        print(
+            f"            garbage collector on the loop between two moves: p50 {row['collector_between_p50_ms']:.3f} "
+            f"p99 {row['collector_between_p99_ms']:.3f} max {row['collector_between_max_ms']:.3f} ms"
+        )
     for stage in row["stages"]:
         cpu = (
             f"CPU p50 {stage['cpu_p50_ms']:.3f} p99 {stage['cpu_p99_ms']:.3f}"

@@ -227,7 +227,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 elif _is_ping(msg.data):  # on the loop: answered even while the world's worker is busy
                     prepared = _prepare(session.receive(msg.data), frame_limit)
                 elif stages.ENABLED:
-                    trace = stages.begin(peek_id(msg.data))
+                    trace = stages.begin(peek_id(msg.data), state.collector.seconds if state.collector else None)
                     running = worker.submit(functools.partial(_receive, session, msg.data, frame_limit, trace))
                     trace.stamp("submitted")
                     stages.suspend()

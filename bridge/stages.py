@@ -47,22 +47,25 @@ def configure(path: str | None) -> None:
 class Trace:
     """One frame's stamps: ``(stage, wall, cpu, thread)``, in order."""
 
-    __slots__ = ("frame_id", "marks")
+    __slots__ = ("collector", "frame_id", "marks")
 
-    def __init__(self, frame_id: str | None) -> None:
+    def __init__(self, frame_id: str | None, collector: float | None = None) -> None:
         self.frame_id = frame_id
         self.marks: list[tuple[str, float, float, int]] = []
+        #: Seconds the server's garbage collector had spent so far when the frame was read (see
+        #: :class:`~bridge.collector.IdleCollector`): the difference between two frames is what it took between them.
+        self.collector = collector
 
     def stamp(self, stage: str) -> None:
         self.marks.append((stage, time.perf_counter(), time.thread_time(), threading.get_ident()))
 
     def as_json(self) -> dict[str, Any]:
-        return {"id": self.frame_id, "marks": self.marks}
+        return {"id": self.frame_id, "marks": self.marks, "collector": self.collector}
 
 
-def begin(frame_id: str | None) -> Trace:
+def begin(frame_id: str | None, collector: float | None = None) -> Trace:
     """A new trace for a frame just read, stamped ``read``, and current on this thread."""
-    trace = Trace(frame_id)
+    trace = Trace(frame_id, collector)
     trace.stamp("read")
     _local.trace = trace
     return trace

@@ -338,7 +338,7 @@ class SceneVisibility:
             or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
             or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
-            self._ruler.clear()
+            self._ruler = self._ruler.renewed()
             self._line_cache = {}
             self._known_traits.clear()
             self._composer = None
@@ -359,7 +359,7 @@ class SceneVisibility:
                 changed.add(k)
         if self._ruleset.reads_positions and _lights_changed(old_state.scene, new_scene, old_tokens, tokens, changed):
             # Where a light reaches is read by rulings of pairs far from the change, and by the memoised ones.
-            self._ruler.clear()
+            self._ruler = self._ruler.renewed()
             self._line_cache = {}
             return self._replace_all(lazy=lazy)
         boxes: list[tuple[float, float, float, float]] = []
@@ -1619,10 +1619,12 @@ class _Ruler:
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
         self.generation = 0  # how many times emptied (an engine's other reaction follows it)
 
-    def clear(self) -> None:
-        self._memo.clear()
-        self._memo_best.clear()
-        self.generation += 1
+    def renewed(self) -> _Ruler:
+        """An empty ruler of the next generation. The engine takes one instead of emptying its memo: the
+        old passes keep the old one, so their rulings built late (to diff them) are the old scene's."""
+        ruler = _Ruler()
+        ruler.generation = self.generation + 1
+        return ruler
 
     def rule(self, frame: _Frame, s: int, e: int, crossings: tuple[Crossing, ...], walls: tuple[str, ...]) -> Ruling:
         t = frame.tokens

@@ -339,6 +339,16 @@ def test_traveller_and_gurps_pairs_equal_the_plain_path(data: st.DataObject, sce
     assert dict(engine.rulings()) == plain
 
 
+@given(positional_scenes())
+@SETTINGS
+def test_lights_reaching_many_equals_one_by_one(scene: Scene) -> None:
+    """``SceneGeometry.lights_reaching_many`` (one vectorised distance call) answers what
+    ``lights_reaching`` answers token by token, on random scenes with lights, light-stopping walls, levels."""
+    geometry = _state(scene).geometry
+    ids = [token.id for token in scene.tokens]
+    assert geometry.lights_reaching_many(ids) == [geometry.lights_reaching(token_id) for token_id in ids]
+
+
 # Patches.
 
 

@@ -27,7 +27,7 @@ from ..scene import Region, Scene, Token
 from ..sight import CrossingKind
 
 if TYPE_CHECKING:
-    from ..geometry import SceneGeometry
+    from ..geometry import LightSource, SceneGeometry
 
 __all__ = [
     "KINDS",
@@ -37,6 +37,7 @@ __all__ = [
     "SceneInputs",
     "Verdicts",
     "centre_distances",
+    "lights_on",
     "no_verdicts",
     "reduce_crossings",
     "zone_classes",
@@ -221,3 +222,19 @@ def centre_distances(scene: SceneInputs, lines: LineInputs) -> npt.NDArray[np.fl
 def no_verdicts(lines: int) -> Verdicts:
     """Every line allowed at 0, no crossing applied: filled in by a ruleset's :class:`LineRules`."""
     return Verdicts(np.ones(lines, dtype=bool), np.zeros(lines, dtype=np.int64), np.full(lines, -1, dtype=np.intp))
+
+
+def lights_on(scene: SceneInputs, targets: Sequence[int]) -> list[tuple[LightSource, ...]]:
+    """``SceneGeometry.lights_reaching`` of each token number in ``targets``, kept in ``scene.cache`` per
+    token object; the missing ones asked of the geometry at once (``lights_reaching_many``)."""
+    cache, tokens = scene.cache, scene.tokens
+    missing = []
+    for t in targets:
+        found = cache.get(("lights", tokens[t].id))
+        if found is None or found[0] is not tokens[t]:
+            missing.append(t)
+    if missing:
+        reached = scene.geometry().lights_reaching_many([tokens[t].id for t in missing])
+        for t, lamps in zip(missing, reached, strict=True):
+            cache[("lights", tokens[t].id)] = (tokens[t], lamps)
+    return [cache[("lights", tokens[t].id)][1] for t in targets]

@@ -38,7 +38,7 @@ from .data_files import (
     cite,
     load_toml,
 )
-from .effects import LineInputs, SceneInputs, Verdicts, no_verdicts, reduce_crossings, zone_classes
+from .effects import LineInputs, SceneInputs, Verdicts, lights_on, no_verdicts, reduce_crossings, zone_classes
 from .notes import foreign_vocabulary_notes, region_name
 
 __all__ = ["GurpsData", "GurpsRuleset", "load_gurps"]
@@ -707,17 +707,10 @@ class GurpsLines:
     def _lit(self, scene: SceneInputs, target: int, viewer: int) -> bool:
         """Whether a white light reaching ``target`` is seen by ``viewer`` (``_lights_on``'s test)."""
         cache = scene.cache
-        tokens = scene.tokens
-        item = tokens[target]
-        key = ("gurps-lights", item.id)
-        found = cache.get(key)
-        if found is None or found[0] is not item:
-            lamps = tuple(lamp for lamp in scene.geometry().lights_reaching(item.id) if lamp.kind == "white")
-            found = cache[key] = (item, lamps)
-        if not found[1]:
-            return False
-        who = tokens[viewer]
-        for lamp in found[1]:
+        who = scene.tokens[viewer]
+        for lamp in lights_on(scene, [target])[0]:
+            if lamp.kind != "white":
+                continue
             seen_key = ("gurps-seen", who.id, lamp.id)
             seen = cache.get(seen_key)
             if seen is None or seen[0] is not who:
@@ -745,6 +738,8 @@ class GurpsLines:
         dark = value != 0
         # A light seen by the viewer lifts darkness worse than the floor (where lights help).
         ask = np.flatnonzero(dark & ~pierced & darkness[1][lit_tokens] & (value < floor))
+        if ask.size:
+            lights_on(scene, np.unique(lit_tokens[ask]).tolist())  # asked of the geometry at once
         for k in ask.tolist():
             if self._lit(scene, int(lit_tokens[k]), int(viewers[k])):
                 value[k] = floor

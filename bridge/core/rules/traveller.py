@@ -45,6 +45,7 @@ from .effects import (
     SceneInputs,
     Verdicts,
     centre_distances,
+    lights_on,
     no_verdicts,
     reduce_crossings,
     zone_classes,
@@ -854,19 +855,6 @@ class TravellerLines:
             found = self._carried[traits] = sum({self._device_bit[n] for n in names if n in self._device_bit})
         return found
 
-    def _target_lights(self, scene: SceneInputs, token: int) -> int:
-        """The light keys (bits) of the lights reaching token ``token`` (scene and carried lights)."""
-        item = scene.tokens[token]
-        key = ("traveller-lights", item.id)
-        found = scene.cache.get(key)
-        if found is None or found[0] is not item:
-            geometry = scene.geometry()
-            bits = 0
-            for lamp in geometry.lights_reaching(item.id):
-                bits |= self._light_bit(lamp.kind)
-            found = scene.cache[key] = (item, bits)
-        return int(found[1])
-
     def verdicts(self, scene: SceneInputs, lines: LineInputs) -> Verdicts:
         data = self._data
         count = lines.src.size
@@ -884,7 +872,9 @@ class TravellerLines:
         if scene.scene.lights or any(token.light is not None for token in scene.tokens):
             targets = np.unique(lines.dst)
             lit_of = np.zeros(len(scene.tokens), dtype=np.int64)
-            lit_of[targets] = [self._target_lights(scene, int(t)) for t in targets.tolist()]
+            lit_of[targets] = [
+                sum({self._light_bit(lamp.kind) for lamp in lamps}) for lamps in lights_on(scene, targets.tolist())
+            ]
             sources |= lit_of[lines.dst] >> _LIGHT_SHIFT
         # Which lights cast on the target have an effect (none in the obstacles they fail in), by spectrum.
         lit_white = np.zeros(count, dtype=bool)
