@@ -422,7 +422,14 @@ def _load_yardstick(path: Path) -> ModuleType:
 
 
 def bench_yardstick(
-    yardstick: ModuleType, tokens: int, zones: int, *, rounds: int = 5, seed: int = 0, ruleset: str = "infinity-n4"
+    yardstick: ModuleType,
+    tokens: int,
+    zones: int,
+    *,
+    rounds: int = 5,
+    seed: int = 0,
+    ruleset: str = "infinity-n4",
+    built: bool = True,
 ) -> YardstickResult:
     """Our full pass and one move against the yardstick's NumPy kernel at the same size, one of each per
     round in turn (so that load on a shared machine falls on both), medians over ``rounds``."""
@@ -458,14 +465,16 @@ def bench_yardstick(
         timed("y3", lambda: kernel.los3d(ref_scene, ia, ib))
         timed("full", lambda: SceneVisibility(state, action=action, sharing=compiled))
         timed("cold", lambda: SceneVisibility(state, action=action))
-        timed("built", lambda: dict(SceneVisibility(state, action=action, sharing=compiled).rulings()))
+        if built:
+            timed("built", lambda: dict(SceneVisibility(state, action=action, sharing=compiled).rulings()))
         timed("verdicts", lambda: _all_verdicts(SceneVisibility(state, action=action, sharing=compiled)))
         timed("ymove", lambda r=r: kernel.los3d(*ref_moves[r]))
         timed("move", lambda r=r: engine.update(moves[r]))
         engine.update(back)
-        timed("moved", lambda r=r: dict(engine.update(moves[r])))
-        engine.update(back)
-    med = {key: statistics.median(values) for key, values in times.items()}
+        if built:
+            timed("moved", lambda r=r: dict(engine.update(moves[r])))
+            engine.update(back)
+    med = {key: statistics.median(values) if values else math.nan for key, values in times.items()}
     return YardstickResult(
         tokens,
         zones,
@@ -519,6 +528,8 @@ def _best(repeats: int, run: Callable[[], object]) -> float:
 
 
 def _ms(seconds: float) -> str:
+    if math.isnan(seconds):
+        return f"{'-':>10}"
     return f"{seconds * 1000:>8.1f}ms" if seconds < 10 else f"{seconds:>8.2f}s "
 
 
@@ -532,6 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds against the yardstick")
     parser.add_argument("--ruleset", choices=sorted(ACTIONS), default="infinity-n4", help="the scenes' ruleset")
     parser.add_argument("--sizes", default=None, help="only these sizes, e.g. 200x400,50x100")
+    parser.add_argument("--no-built", action="store_true", help="skip 'all built' and 'move built' (slow rulesets)")
     args = parser.parse_args(argv)
     sizes = SIZES[:2] if args.quick else SIZES
     if args.sizes:
@@ -540,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.yardstick_only:
         if yardstick_path is None:
             raise SystemExit("no shared/bench/reference_los.py found: give --yardstick")
-        return _yardstick_main(_load_yardstick(yardstick_path), sizes, args.rounds, args.ruleset)
+        return _yardstick_main(_load_yardstick(yardstick_path), sizes, args.rounds, args.ruleset, not args.no_built)
     results = []
     for tokens, zones in sizes:
         repeats, moves = (1, 5) if args.quick else (3, 15)
@@ -562,11 +574,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _yardstick_main(
-    yardstick: ModuleType, sizes: tuple[tuple[int, int], ...], rounds: int, ruleset: str = "infinity-n4"
+    yardstick: ModuleType,
+    sizes: tuple[tuple[int, int], ...],
+    rounds: int,
+    ruleset: str = "infinity-n4",
+    built: bool = True,
 ) -> int:
     found = []
     for tokens, zones in sizes:
-        found.append(bench_yardstick(yardstick, tokens, zones, rounds=rounds, ruleset=ruleset))
+        found.append(bench_yardstick(yardstick, tokens, zones, rounds=rounds, ruleset=ruleset, built=built))
         lines = yardstick_report(found[-1:]).splitlines()
         print("\n".join(lines[:2]) if len(found) == 1 else lines[1], flush=True)
     print()

@@ -116,7 +116,8 @@ class SceneEngines:
                 # Another engine of the scene (another action): its compiled zones are reused.
                 sibling = next((k.engine for key_, k in self._kept.items() if key_[0] == key[0]), None)
                 began = time.perf_counter()
-                engine = SceneVisibility(state, action=action, reaction=reaction, sharing=sibling)
+                # Compiled, nothing ruled: the first pair is ruled alone, the next question rules the scene.
+                engine = SceneVisibility(state, action=action, reaction=reaction, sharing=sibling, lazy=True)
                 took = time.perf_counter() - began
                 self.next_build = now + took / self.build_share
                 kept = _Kept(engine, state, now, _pairs(state))
@@ -126,7 +127,10 @@ class SceneEngines:
                 kept.engine.advance(state)  # the pairs the change touches are ruled when asked about
                 kept.state, kept.pairs = state, _pairs(state)
                 self.updates += 1
+            passes = kept.engine.pass_seconds
             ruling = kept.engine.rulings(reaction).get((actor, target))
+            if kept.engine.pass_seconds > passes:  # a whole-scene pass: as much pause as after a build of it
+                self.next_build = max(self.next_build, now + (kept.engine.pass_seconds - passes) / self.build_share)
         except Exception as exc:  # a ruling error on another pair, or a bug: the per-pair path answers
             _log.debug("adjudicate engine for %s dropped (%s: %s)", key, type(exc).__name__, exc)
             self._kept.pop(key, None)

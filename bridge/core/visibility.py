@@ -50,6 +50,7 @@ import dataclasses
 import gc
 import math
 import operator
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -182,14 +183,17 @@ class SceneVisibility:
         reaction: bool = False,
         tokens: Collection[str] | None = None,
         sharing: SceneVisibility | None = None,
+        lazy: bool = False,
     ) -> None:
         """Compute every ruling of ``state`` for ``action``.
 
         ``tokens=None`` watches all ordered pairs; otherwise the pairs in which one of ``tokens`` takes
         part (ids the scene does not hold yet are watched once they appear). ``sharing``: another engine
         of the scene (another action, say), whose compiled zones are reused for the regions that are the
-        same objects — the scene's zones compiled once. Raises ``ValueError`` for an action the scene's
-        ruleset does not know.
+        same objects — the scene's zones compiled once. ``lazy``: compile the scene but rule nothing yet,
+        every pair stale as after :meth:`advance` (the first pair read is ruled alone; at the next stale
+        read, every stale pair in one whole-scene pass while most are). Raises ``ValueError`` for an
+        action the scene's ruleset does not know.
         """
         if action not in state.ruleset.actions:
             raise ValueError(f"unknown action {action!r} for {state.ruleset.id}")
@@ -205,6 +209,8 @@ class SceneVisibility:
         self._resolved = 0  # stale (unordered) pairs ruled since the last advance()
         self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
+        #: Seconds spent ruling stale pairs in whole-scene passes (a lazy build's; ``bridge.engines`` bounds them).
+        self.pass_seconds = 0.0
         if sharing is not None:
             self._levels, self._level_spans = sharing._levels, sharing._level_spans
             self._zone_cache = dict(sharing._zone_cache)
@@ -224,7 +230,13 @@ class SceneVisibility:
         self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
         with _gc_paused():
             self._compile(state)
-            self._rulings = _Rulings(self._compute(self._all_pairs()).reduced(), weakref.WeakMethod(self._resolve))
+            if lazy:
+                self._lazy = True
+                self._rulings = _Rulings(self._compute([]), weakref.WeakMethod(self._resolve))
+                ids = self._ids
+                self._rulings.mark_stale(p for a, b in self._all_pairs() for p in ((ids[a], ids[b]), (ids[b], ids[a])))
+            else:
+                self._rulings = _Rulings(self._compute(self._all_pairs()).reduced(), weakref.WeakMethod(self._resolve))
 
     # Public methods.
 
@@ -297,14 +309,19 @@ class SceneVisibility:
         rulings, index = self._rulings, self._tokens.index
         self._reads += 1
         found = {pair}
+        whole = False
         if self._batch_first or self._reads > _SINGLE_READS:
-            found.update(rulings.stale_of(pair, index))
+            whole = 2 * rulings.stale > len(rulings)  # most never ruled (a lazy build): the whole scene at once
+            found.update(rulings.stale_pairs() if whole else rulings.stale_of(pair, index))
         pairs = sorted({(min(index[a], index[b]), max(index[a], index[b])) for a, b in found})
         self._resolved += len(pairs)
+        began = time.perf_counter()
         with _gc_paused():
             batch = self._compute(pairs)
         for dp, each in enumerate(batch.pairs):
             rulings.refer(each, batch, dp)
+        if whole:
+            self.pass_seconds += time.perf_counter() - began
 
     def _update(self, new_state: SceneState, *, lazy: bool = False) -> Mapping[Pair, Ruling | None]:
         old_state, old_tokens = self._state, self._tokens
@@ -1372,6 +1389,7 @@ class _Rulings(Mapping[Pair, Ruling]):
             zip(batch.pairs, range(len(batch.pairs)), strict=True)
         )
         self._resolve = resolve  # weak: no reference cycle ties an engine to its rulings
+        self.stale = 0  # how many entries are stale
 
     def ref(self, pair: Pair) -> tuple[_LineBatch, int]:
         """The pass and line that rule ``pair`` (ruled now if stale); ``KeyError`` for a pair not held."""
@@ -1418,11 +1436,22 @@ class _Rulings(Mapping[Pair, Ruling]):
 
     def refer(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
         """The pair's ruling is now line ``dp`` of ``batch`` (built when read)."""
-        self._entries[pair] = (batch, dp)
+        entries = self._entries
+        if entries.get(pair, 0) is None:
+            self.stale -= 1
+        entries[pair] = (batch, dp)
 
     def mark_stale(self, pairs: Iterable[Pair]) -> None:
         """The pairs' rulings are unknown until read (then ruled from the engine's current scene)."""
-        self._entries.update(dict.fromkeys(pairs))
+        entries = self._entries
+        marked = dict.fromkeys(pairs)
+        already = sum(1 for pair in marked if entries.get(pair, 0) is None)
+        entries.update(marked)
+        self.stale += len(marked) - already
+
+    def stale_pairs(self) -> list[Pair]:
+        """Every stale pair."""
+        return [pair for pair, entry in self._entries.items() if entry is None]
 
     def stale_of(self, tokens: Collection[str], ids: Iterable[str]) -> list[Pair]:
         """The stale pairs in which one of ``tokens`` takes part (``ids``: the scene's tokens)."""
@@ -1435,7 +1464,8 @@ class _Rulings(Mapping[Pair, Ruling]):
         return found
 
     def drop(self, pair: Pair) -> None:
-        del self._entries[pair]
+        if self._entries.pop(pair) is None:
+            self.stale -= 1
 
 
 class _OtherReaction(Mapping[Pair, Ruling]):

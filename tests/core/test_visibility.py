@@ -322,6 +322,20 @@ def test_advance_rules_a_stale_pair_when_it_is_read() -> None:
         engine.update(moved)
 
 
+def test_a_lazy_engine_rules_one_pair_then_the_whole_scene() -> None:
+    """Built ``lazy``, an engine rules nothing until read: the first read rules that pair alone, the next
+    every stale pair in one pass (timed in ``pass_seconds``); all equal the plain path's."""
+    state = _state([ZERO], FOUR)
+    engine = Recorder(state, action="bs-attack", lazy=True)
+    assert engine.computed == [set()] and engine.pass_seconds == 0.0
+    plain = plain_rulings(state, "bs-attack", False)
+    assert engine.rulings()[("b", "d")] == plain[("b", "d")]
+    assert engine.computed[1:] == [{("b", "d")}]
+    assert engine.rulings()[("a", "c")] == plain[("a", "c")]
+    assert len(engine.computed) == 3 and len(engine.computed[2]) == 5 and engine.pass_seconds > 0
+    assert dict(engine.rulings()) == plain and len(engine.computed) == 3
+
+
 def test_an_engine_nobody_holds_is_freed_at_once() -> None:
     """No reference cycle ties an engine, or the pieces its rulings are built from, to themselves:
     dropped (a watch ended), all of it is freed by reference counting, not left for a full collection —

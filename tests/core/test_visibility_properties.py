@@ -431,11 +431,11 @@ def test_advanced_engines_rule_what_is_read_under_either_reaction(
     data: st.DataObject, scene: Scene, reaction: bool
 ) -> None:
     """All three rulesets: after random patches taken in with ``advance`` (stale pairs ruled when read, one
-    or a token's at a time), the pairs read in a random order under either reaction flag equal the plain
-    path's, as do all pairs at the end."""
+    or a token's at a time; the engine built ``lazy`` or not), the pairs read in a random order under either
+    reaction flag equal the plain path's, as do all pairs at the end."""
     action = data.draw(st.sampled_from(POSITIONAL_ACTIONS.get(scene.rules.ruleset, ACTIONS)))
     state = _state(scene)
-    engine = SceneVisibility(state, action=action, reaction=reaction)
+    engine = SceneVisibility(state, action=action, reaction=reaction, lazy=data.draw(st.booleans()))
     for serial in range(data.draw(st.integers(1, 3))):
         state = _state(data.draw(patches(state.scene, serial)), version=serial + 1)
         engine.advance(state)
