@@ -58,23 +58,77 @@ SCENE_PX = 8000
 GRID = 100
 ZONE_TYPES = ("low", "poor", "zero", "white-noise", "smoke", "eclipse")
 TRAITS = ("multispectral-visor-1", "multispectral-visor-2", "multispectral-visor-3", "marksmanship", "sixth-sense")
+#: Per ruleset (``--ruleset``): the action timed, zones (type and parameters), traits and environment.
+#: Traveller and GURPS scenes also hold lights (scene lights, and a few carried ones), which they read.
+ACTIONS = {"infinity-n4": "bs-attack", "traveller": "observation", "gurps-4e": "attack"}
+RULESET_ZONES: dict[str, tuple[dict[str, Any], ...]] = {
+    "traveller": (
+        {"type": "smoke", "density": 1},
+        {"type": "smoke", "density": 2},
+        {"type": "woods"},
+        {"type": "woods"},
+        {"type": "illuminated", "by": "white-spotlight"},
+        {"type": "illuminated", "by": "ir-spotlight"},
+    ),
+    "gurps-4e": (
+        {"type": "darkness", "penalty": -4},
+        {"type": "darkness", "penalty": -8},
+        {"type": "darkness", "total": True},
+        {"type": "unnatural-darkness"},
+        {"type": "smoke"},
+        {"type": "smoke"},
+    ),
+}
+RULESET_TRAITS = {
+    "traveller": ("image-intensifier", "ir-goggles", "thermal-viewer", "binoculars", "wide-spectrum-visual"),
+    "gurps-4e": ("night-vision-3", "dark-vision", "infravision", "blind", "invisible"),
+}
+RULESET_ENVIRONMENT: dict[str, dict[str, Any]] = {
+    "traveller": {"light": 2, "weather": "good"},
+    "gurps-4e": {"darkness": -5},
+}
 
 
-def make_scene(tokens: int, zones: int, *, seed: int = 0, walls: int | None = None) -> Scene:
-    """A seeded ~8000 × 8000 px Infinity scene: zones of mixed shape and size, tokens, some walls."""
+def make_scene(
+    tokens: int, zones: int, *, seed: int = 0, walls: int | None = None, ruleset: str = "infinity-n4"
+) -> Scene:
+    """A seeded ~8000 × 8000 px scene: zones of mixed shape and size, tokens, some walls. Infinity's by
+    default; ``ruleset`` ``traveller`` or ``gurps-4e``: the same shapes with that ruleset's zones and
+    traits, its environment, and lights (one scene light per 20 zones; every 25th token carries one)."""
     rng = random.Random(seed * 1_000_003 + tokens * 1009 + zones)
     regions = [_zone(rng, f"z{i}") for i in range(zones)]
     token_data = [_token(rng, f"t{i}") for i in range(tokens)]
     wall_count = walls if walls is not None else max(4, zones // 8)
     wall_data = [_wall(rng, f"w{i}") for i in range(wall_count)]
+    extra: dict[str, Any] = {}
+    if ruleset != "infinity-n4":
+        kinds = RULESET_ZONES[ruleset]
+        for region in regions:
+            region["zone"] = dict(rng.choice(kinds))
+        for k, token in enumerate(token_data):
+            token["traits"] = [t for t in RULESET_TRAITS[ruleset] if rng.random() < 0.08]
+            if k % 25 == 7:
+                token["light"] = {"radius": rng.choice((5, 10)), "kind": "white"}
+        lights = [
+            {
+                "id": f"l{i}",
+                "x": rng.uniform(0, SCENE_PX),
+                "y": rng.uniform(0, SCENE_PX),
+                "radius": rng.choice((3, 6, 10)),
+                "kind": rng.choice(("white", "white", "ir")),
+            }
+            for i in range(max(1, zones // 20))
+        ]
+        extra = {"lights": lights, "environment": RULESET_ENVIRONMENT[ruleset]}
     return Scene.model_validate(
         {
             "id": f"bench-{tokens}x{zones}",
             "grid": {"size": GRID, "distance": 1},
-            "rules": {"ruleset": "infinity-n4", "edition": "current", "locale": "en"},
+            "rules": {"ruleset": ruleset, "edition": "current", "locale": "en"},
             "regions": regions,
             "tokens": token_data,
             "walls": wall_data,
+            **extra,
         }
     )
 
@@ -208,13 +262,20 @@ class SizeResult:
 
 
 def bench_size(
-    tokens: int, zones: int, *, baseline_pairs: int, repeats: int, moves: int = 15, seed: int = 0
+    tokens: int,
+    zones: int,
+    *,
+    baseline_pairs: int,
+    repeats: int,
+    moves: int = 15,
+    seed: int = 0,
+    ruleset: str = "infinity-n4",
 ) -> SizeResult:
     """Full all-pairs time (best of ``repeats``) and one-token-move time (median of ``moves`` different
     moves; the baseline's median of 3), ours and the baseline's, on one seeded scene."""
-    scene = make_scene(tokens, zones, seed=seed)
+    scene = make_scene(tokens, zones, seed=seed, ruleset=ruleset)
     state = state_of(scene)
-    action = "bs-attack"
+    action = ACTIONS[ruleset]
     ids = [token.id for token in scene.tokens]
     every = [(a, b) for a in ids for b in ids if a != b]
 
@@ -319,6 +380,7 @@ class YardstickResult:
     full: float
     full_cold: float
     full_built: float
+    full_verdicts: float
     move: float
     move_built: float
     yard_full_2d: float
@@ -360,7 +422,14 @@ def _load_yardstick(path: Path) -> ModuleType:
 
 
 def bench_yardstick(
-    yardstick: ModuleType, tokens: int, zones: int, *, rounds: int = 5, seed: int = 0
+    yardstick: ModuleType,
+    tokens: int,
+    zones: int,
+    *,
+    rounds: int = 5,
+    seed: int = 0,
+    ruleset: str = "infinity-n4",
+    built: bool = True,
 ) -> YardstickResult:
     """Our full pass and one move against the yardstick's NumPy kernel at the same size, one of each per
     round in turn (so that load on a shared machine falls on both), medians over ``rounds``."""
@@ -373,15 +442,15 @@ def bench_yardstick(
         k = int(rng.integers(tokens))
         moved = ref_scene.with_token_moved(k, rng.uniform(0, yardstick.MAP_SIZE, 2), float(rng.choice((0, 1, 3))))
         ref_moves.append((moved, *yardstick.pairs_of(tokens, k)))
-    scene = make_scene(tokens, zones, seed=seed)
+    scene = make_scene(tokens, zones, seed=seed, ruleset=ruleset)
     state = state_of(scene)
-    action = "bs-attack"
+    action = ACTIONS[ruleset]
     mover = scene.tokens[tokens // 2].id
     moves = [state_of(move_token(scene, mover, seed=seed + 1 + k), version=k + 1) for k in range(rounds)]
     kernel.los2d(ref_scene, ia, ib)  # warm: first calls pay for allocation
     compiled = SceneVisibility(state, action=action)
     engine = SceneVisibility(state, action=action)
-    keys = ("full", "cold", "built", "move", "moved", "y2", "y3", "ymove")
+    keys = ("full", "cold", "built", "verdicts", "move", "moved", "y2", "y3", "ymove")
     times: dict[str, list[float]] = {key: [] for key in keys}
     back = state_of(scene, version=rounds + 1)
 
@@ -396,19 +465,23 @@ def bench_yardstick(
         timed("y3", lambda: kernel.los3d(ref_scene, ia, ib))
         timed("full", lambda: SceneVisibility(state, action=action, sharing=compiled))
         timed("cold", lambda: SceneVisibility(state, action=action))
-        timed("built", lambda: dict(SceneVisibility(state, action=action, sharing=compiled).rulings()))
+        if built:
+            timed("built", lambda: dict(SceneVisibility(state, action=action, sharing=compiled).rulings()))
+        timed("verdicts", lambda: _all_verdicts(SceneVisibility(state, action=action, sharing=compiled)))
         timed("ymove", lambda r=r: kernel.los3d(*ref_moves[r]))
         timed("move", lambda r=r: engine.update(moves[r]))
         engine.update(back)
-        timed("moved", lambda r=r: dict(engine.update(moves[r])))
-        engine.update(back)
-    med = {key: statistics.median(values) for key, values in times.items()}
+        if built:
+            timed("moved", lambda r=r: dict(engine.update(moves[r])))
+            engine.update(back)
+    med = {key: statistics.median(values) if values else math.nan for key, values in times.items()}
     return YardstickResult(
         tokens,
         zones,
         med["full"],
         med["cold"],
         med["built"],
+        med["verdicts"],
         med["move"],
         med["moved"],
         med["y2"],
@@ -417,22 +490,30 @@ def bench_yardstick(
     )
 
 
+def _all_verdicts(engine: SceneVisibility) -> int:
+    """Every pair's verdict read (allowed, modifier): what a pass must know of each line."""
+    verdict = engine.verdict
+    return sum(verdict(*pair)[0] for pair in engine.rulings())
+
+
 def yardstick_report(results: list[YardstickResult]) -> str:
     """Our times as multiples of the yardstick's NumPy kernel (target: within 2x)."""
     rows = [
         f"{'tokens x zones':>15} | {'full':>9} {'numpy 2d':>9} {'numpy 3d':>9} {'ratio':>6} | "
-        f"{'move':>9} {'numpy 3d':>9} {'ratio':>6} | {'cold':>9} {'all built':>10} {'move built':>10}"
+        f"{'move':>9} {'numpy 3d':>9} {'ratio':>6} | {'cold':>9} {'all built':>10} {'move built':>10} "
+        f"{'+verdicts':>10}"
     ]
     for r in results:
         rows.append(
             f"{f'{r.tokens} x {r.zones}':>15} | {_ms(r.full)} {_ms(r.yard_full_2d)} {_ms(r.yard_full_3d)} "
             f"{r.full_ratio:>5.2f}x | {_ms(r.move)} {_ms(r.yard_move)} {r.move_ratio:>5.2f}x | "
-            f"{_ms(r.full_cold)} {_ms(r.full_built)}  {_ms(r.move_built)}"
+            f"{_ms(r.full_cold)} {_ms(r.full_built)}  {_ms(r.move_built)}  {_ms(r.full_verdicts)}"
         )
     rows.append(
         "ratio: ours / the yardstick's (full: against the faster of its 2D and 3D kernels). full: every "
         "ordered pair's crossings, walls and verdict on a compiled scene; cold: zones compiled too; all "
-        "built: full + every Ruling built; move: update() finding the changed pairs; move built: + their Rulings"
+        "built: full + every Ruling built; move: update() finding the changed pairs; move built: + their Rulings; "
+        "+verdicts: full + every pair's verdict() read"
     )
     return "\n".join(rows)
 
@@ -447,6 +528,8 @@ def _best(repeats: int, run: Callable[[], object]) -> float:
 
 
 def _ms(seconds: float) -> str:
+    if math.isnan(seconds):
+        return f"{'-':>10}"
     return f"{seconds * 1000:>8.1f}ms" if seconds < 10 else f"{seconds:>8.2f}s "
 
 
@@ -458,17 +541,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--yardstick", type=Path, default=None, help="path of shared/bench/reference_los.py")
     parser.add_argument("--yardstick-only", action="store_true", help="only the comparison with the yardstick")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds against the yardstick")
+    parser.add_argument("--ruleset", choices=sorted(ACTIONS), default="infinity-n4", help="the scenes' ruleset")
+    parser.add_argument("--sizes", default=None, help="only these sizes, e.g. 200x400,50x100")
+    parser.add_argument("--no-built", action="store_true", help="skip 'all built' and 'move built' (slow rulesets)")
     args = parser.parse_args(argv)
     sizes = SIZES[:2] if args.quick else SIZES
+    if args.sizes:
+        sizes = tuple((int(a), int(b)) for a, b in (size.split("x") for size in args.sizes.split(",")))
     yardstick_path = args.yardstick or find_yardstick()
     if args.yardstick_only:
         if yardstick_path is None:
             raise SystemExit("no shared/bench/reference_los.py found: give --yardstick")
-        return _yardstick_main(_load_yardstick(yardstick_path), sizes, args.rounds)
+        return _yardstick_main(_load_yardstick(yardstick_path), sizes, args.rounds, args.ruleset, not args.no_built)
     results = []
     for tokens, zones in sizes:
         repeats, moves = (1, 5) if args.quick else (3, 15)
-        results.append(bench_size(tokens, zones, baseline_pairs=args.baseline_pairs, repeats=repeats, moves=moves))
+        results.append(
+            bench_size(
+                tokens, zones, baseline_pairs=args.baseline_pairs, repeats=repeats, moves=moves, ruleset=args.ruleset
+            )
+        )
         lines = report(results[-1:]).splitlines()
         print("\n".join(lines[:2]) if len(results) == 1 else lines[1], flush=True)
     print()
@@ -477,14 +569,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plot: {plot(results, args.plot)}")
     if yardstick_path is not None:
         print()
-        _yardstick_main(_load_yardstick(yardstick_path), sizes, args.rounds)
+        _yardstick_main(_load_yardstick(yardstick_path), sizes, args.rounds, args.ruleset)
     return 0 if all(r.agree for r in results) else 1
 
 
-def _yardstick_main(yardstick: ModuleType, sizes: tuple[tuple[int, int], ...], rounds: int) -> int:
+def _yardstick_main(
+    yardstick: ModuleType,
+    sizes: tuple[tuple[int, int], ...],
+    rounds: int,
+    ruleset: str = "infinity-n4",
+    built: bool = True,
+) -> int:
     found = []
     for tokens, zones in sizes:
-        found.append(bench_yardstick(yardstick, tokens, zones, rounds=rounds))
+        found.append(bench_yardstick(yardstick, tokens, zones, rounds=rounds, ruleset=ruleset, built=built))
         lines = yardstick_report(found[-1:]).splitlines()
         print("\n".join(lines[:2]) if len(found) == 1 else lines[1], flush=True)
     print()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import json
 import os
 import random
@@ -53,11 +54,19 @@ def rss_kib() -> int:
 
 
 class Bridge:
-    """``sightline serve`` on a free loopback port, logging off the hot path's way (a temp data dir)."""
+    """``sightline serve`` on a free loopback port, logging off the hot path's way (a temp data dir).
 
-    def __init__(self) -> None:
+    ``stages``: the bridge stamps each frame's stages (:mod:`bridge.stages`) into ``stages_path``.
+    """
+
+    def __init__(self, *, stages: bool = False) -> None:
         self.secret = secrets.token_urlsafe(12)
         self.tmp = tempfile.TemporaryDirectory()
+        self.stages_path = Path(self.tmp.name) / "stages.jsonl"
+        env = dict(os.environ)
+        env.pop("SIGHTLINE_STAGES", None)
+        if stages:
+            env["SIGHTLINE_STAGES"] = str(self.stages_path)
         self.process = subprocess.Popen(
             [
                 SIGHTLINE,
@@ -76,6 +85,7 @@ class Bridge:
             ],
             stdout=subprocess.PIPE,
             text=True,
+            env=env,
         )
         assert self.process.stdout is not None
         self.url = ""
@@ -91,6 +101,17 @@ class Bridge:
         await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": self.secret}))
         assert json.loads(await ws.recv())["type"] == "welcome"
         return ws
+
+    def traces(self, prefix: str) -> dict[str, dict[str, Any]]:
+        """The stage records (marks, collector seconds) of the frames whose id starts with ``prefix``, by id."""
+        if not self.stages_path.exists():
+            return {}
+        found = {}
+        for line in self.stages_path.read_bytes().splitlines():
+            record = orjson.loads(line)
+            if isinstance(record["id"], str) and record["id"].startswith(prefix):
+                found[record["id"]] = record
+        return found
 
     def close(self) -> None:
         self.process.terminate()
@@ -111,8 +132,78 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def latency(bridge: Bridge, tokens: int, zones: int, moves: int) -> dict[str, Any]:
+#: The stages of a patch's path through the bridge (bridge.stages marks): (label, from, to).
+STAGES = (
+    ("loop: frame read, handed to the world's worker", "read", "submitted"),
+    ("wait for the worker thread", "submitted", "worker"),
+    ("parse JSON", "worker", "parsed"),
+    ("validate (pydantic)", "parsed", "validated"),
+    ("World.patch", "validated", "patched"),
+    ("engine update()", "patched", "updated"),
+    ("build the push", "updated", "built"),
+    ("rest of receive", "built", "answered"),
+    ("encode (orjson)", "answered", "encoded"),
+    ("wait for the loop", "encoded", "loop"),
+    ("queue the frames", "loop", "queued"),
+    ("write the frames", "queued", "written"),
+)
+
+
+def stage_rows(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per stage, p50/p99 of wall time and (when one thread did it) CPU time, in ms; per frame, the
+    bridge's wall time from read to written and its CPU time (the stages one thread did, summed); and the
+    garbage collector's time on the loop between one traced frame's read and the next's."""
+    rows: dict[str, Any] = {}
+    walls: list[float] = []
+    cpus: list[float] = []
+    per_stage: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label, _, _ in STAGES}
+    in_order = sorted(records, key=lambda r: r["marks"][0][1])
+    collected = [r["collector"] for r in in_order if r.get("collector") is not None]
+    gc_between = [b - a for a, b in itertools.pairwise(collected)]
+    for record in records:
+        marks = record["marks"]
+        at = {name: (wall, cpu, thread) for name, wall, cpu, thread in marks}
+        if "read" not in at or "written" not in at:
+            continue
+        walls.append(at["written"][0] - at["read"][0])
+        total_cpu = 0.0
+        for label, start, end in STAGES:
+            if start not in at or end not in at:
+                continue
+            (w0, c0, t0), (w1, c1, t1) = at[start], at[end]
+            per_stage[label][0].append(w1 - w0)
+            if t0 == t1:
+                per_stage[label][1].append(c1 - c0)
+                total_cpu += c1 - c0
+        cpus.append(total_cpu)
+    if not walls:
+        return rows
+
+    def ms(values: list[float], q: float) -> float | None:
+        return round(1000 * percentile(values, q), 3) if values else None
+
+    rows["server_wall_p50_ms"], rows["server_wall_p99_ms"] = ms(walls, 0.5), ms(walls, 0.99)
+    rows["server_cpu_p50_ms"], rows["server_cpu_p99_ms"] = ms(cpus, 0.5), ms(cpus, 0.99)
+    if gc_between:
+        rows["collector_between_p50_ms"], rows["collector_between_p99_ms"] = ms(gc_between, 0.5), ms(gc_between, 0.99)
+        rows["collector_between_max_ms"] = ms(gc_between, 1.0)
+    rows["stages"] = [
+        {
+            "stage": label,
+            "wall_p50_ms": ms(wall, 0.5),
+            "wall_p99_ms": ms(wall, 0.99),
+            "cpu_p50_ms": ms(cpu, 0.5),
+            "cpu_p99_ms": ms(cpu, 0.99),
+        }
+        for label, (wall, cpu) in per_stage.items()
+        if wall
+    ]
+    return rows
+
+
+async def latency(bridge: Bridge, tokens: int, zones: int, moves: int, tag: str = "") -> dict[str, Any]:
     scene = make_scene(tokens, zones, seed=1)
+    load_before = os.getloadavg()
     ws = await bridge.client(f"lat-{tokens}x{zones}")
     await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}))
     assert json.loads(await ws.recv())["type"] == "scene.synced"
@@ -129,7 +220,7 @@ async def latency(bridge: Bridge, tokens: int, zones: int, moves: int) -> dict[s
         moved = next(t for t in current.tokens if t.id == token_id)
         patch = {
             "type": "scene.patch",
-            "id": f"p{i}",
+            "id": f"{tag}p{i}",
             "scene": scene.id,
             "upsert": {"tokens": [moved.model_dump(mode="json")]},
         }
@@ -153,16 +244,22 @@ async def latency(bridge: Bridge, tokens: int, zones: int, moves: int) -> dict[s
             plain.rulings(pairs)
             baseline.append(time.perf_counter() - begun)
     await ws.close()
+    load_after = os.getloadavg()
     p50, p99 = percentile(timings, 0.5), percentile(timings, 0.99)
     base = statistics.median(baseline)
-    return {
+    row = {
         "scene": f"{tokens}x{zones}",
         "moves": moves,
         "p50_ms": round(p50 * 1000, 2),
         "p99_ms": round(p99 * 1000, 2),
         "baseline_update_ms": round(base * 1000, 2),
         "ratio_p50": round(base / p50, 1),
+        "load_average": [round(load_before[0], 2), round(load_after[0], 2)],
     }
+    await asyncio.sleep(0.2)  # the last trace is written once its frames are
+    traces = bridge.traces(f"{tag}p")
+    row |= stage_rows(list(traces.values()))
+    return row
 
 
 async def throughput(bridge: Bridge, worlds: int, seconds: float) -> dict[str, Any]:
@@ -273,12 +370,42 @@ async def run(quick: bool) -> dict[str, Any]:
 
 
 async def latency_runs(tokens: int, zones: int, moves: int, runs: int) -> list[dict[str, Any]]:
-    """Only the latency figure, ``runs`` times on one bridge (to see how much it moves between runs)."""
-    bridge = Bridge()
+    """Only the latency figure, ``runs`` times on one bridge (to see how much it moves between runs), with
+    the bridge's own stage timings (``bridge.stages``) of every move."""
+    bridge = Bridge(stages=True)
     try:
-        return [await latency(bridge, tokens, zones, moves) for _ in range(runs)]
+        return [await latency(bridge, tokens, zones, moves, tag=f"r{run}-") for run in range(runs)]
     finally:
         bridge.close()
+
+
+def print_latency(row: dict[str, Any]) -> None:
+    """One latency run: the client's figure, the bridge's wall and CPU time, and the stages."""
+    load = row["load_average"]
+    print(
+        f"  {row['scene']:>8}: p50 {row['p50_ms']:7.2f} ms  p99 {row['p99_ms']:7.2f} ms  (client: send → annotations; "
+        f"load average {load[0]:.2f} → {load[1]:.2f})"
+    )
+    if "server_wall_p50_ms" not in row:
+        return
+    print(
+        f"            bridge, frame read → last frame written: wall p50 {row['server_wall_p50_ms']:.3f} ms "
+        f"p99 {row['server_wall_p99_ms']:.3f} ms; CPU p50 {row['server_cpu_p50_ms']:.3f} ms "
+        f"p99 {row['server_cpu_p99_ms']:.3f} ms"
+    )
+    if "collector_between_p50_ms" in row:
+        print(
+            f"            garbage collector on the loop between two moves: p50 {row['collector_between_p50_ms']:.3f} "
+            f"p99 {row['collector_between_p99_ms']:.3f} max {row['collector_between_max_ms']:.3f} ms"
+        )
+    for stage in row["stages"]:
+        cpu = (
+            f"CPU p50 {stage['cpu_p50_ms']:.3f} p99 {stage['cpu_p99_ms']:.3f}"
+            if stage["cpu_p50_ms"] is not None
+            else "(two threads: waiting)"
+        )
+        wall = f"wall p50 {stage['wall_p50_ms']:.3f} p99 {stage['wall_p99_ms']:.3f}"
+        print(f"            {stage['stage']:<48} {wall}  {cpu}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -295,11 +422,10 @@ def main(argv: list[str] | None = None) -> int:
         tokens, zones = (int(part) for part in args.latency.split("x"))
         rows = asyncio.run(latency_runs(tokens, zones, args.moves, args.runs))
         for row in rows:
-            print(
-                json.dumps(row)
-                if args.json
-                else f"  {row['scene']:>8}: p50 {row['p50_ms']:7.2f} ms  p99 {row['p99_ms']:7.2f} ms"
-            )
+            if args.json:
+                print(json.dumps(row))
+            else:
+                print_latency(row)
         return 0
     result = asyncio.run(run(args.quick))
     if args.json:

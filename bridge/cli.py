@@ -342,7 +342,7 @@ def _serve(args: argparse.Namespace) -> int:
     def announce(line: str) -> None:
         print(line, flush=True)
 
-    from .server import serve  # after the checks above: importing the engine takes a moment
+    from .startup import serve  # listens first, then builds the bridge behind the open port
 
     asyncio.run(serve(config, announce=announce))
     if any(thread.name.startswith("sightline-world:") for thread in threading.enumerate()):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 
 __all__ = ["IdleCollector"]
 
@@ -47,6 +48,7 @@ class IdleCollector:
         self.large_frame = large_frame
         self.collections = [0, 0, 0]  # collections run, per generation
         self.thorough = 0  # passes over the frozen objects too
+        self.seconds = 0.0  # wall time spent in collect_if_due so far (on the event loop)
         self._pending = False
         self._adopt = False
         self._grown = 0  # objects full passes froze since the last thorough pass
@@ -101,6 +103,13 @@ class IdleCollector:
         After a large frame, :meth:`adopt` instead. A full pass freezes its survivors, and is
         thorough (scans the frozen objects too) once those have grown by a quarter since the last
         thorough one."""
+        started = time.perf_counter()
+        try:
+            return self._collect_if_due()
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _collect_if_due(self) -> int | None:
         self._pending = False
         if self._adopt:
             self.adopt()

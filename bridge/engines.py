@@ -1,14 +1,14 @@
 """Whole-scene engines kept for ``adjudicate``: a chat card costs a look-up, not a geometry pass.
 
-When a ``watch`` of the scene (an overlay's) holds the question's action and reaction and is at the
-scene's current version, the session reads the ruling from the watch's engine instead
-(``Session._watched_ruling``): it was updated by the patch already. Otherwise, one world's
-:class:`SceneEngines` holds, per (scene, action, reaction), a
-:class:`~bridge.core.visibility.SceneVisibility` over every ordered pair of the scene. It is built the
-first time that question is asked, moved to the scene's current version with ``update()`` (incremental:
-only the pairs a change can touch) the next time one is asked after the scene changed, and answers
-from its rulings. Patches that nobody asks about cost nothing here: an engine catches up once, at the
-next question, over every change since.
+When a ``watch`` of the scene (an overlay's) holds the question's action and is at the scene's current
+version, the session reads the ruling from the watch's engine instead (``Session._watched_ruling``): it
+was updated by the patch already. Otherwise, one world's :class:`SceneEngines` holds, per (scene,
+action), a :class:`~bridge.core.visibility.SceneVisibility` over every ordered pair of the scene, which
+answers both reaction flags (``rulings(reaction)``: the same crossings and walls, ruled under either
+flag). It is built the first time the action is asked about, moved to the scene's current version with
+``advance()`` the next time one is asked after the scene changed — which rules nothing yet: the pairs
+the changes touch are ruled when asked about (one pair, then the rest of its tokens' stale pairs in
+one pass) — and answers from its rulings. Patches that nobody asks about cost nothing here.
 
 Memory stays bounded: at most :data:`ENGINES_PER_WORLD` engines a world, holding at most
 :data:`PAIRS_PER_WORLD` rulings between them (an engine costs about 2 KiB a pair: ~6 MiB at 50 × 100,
@@ -60,7 +60,7 @@ __all__ = ["BUILD_SHARE", "ENGINES_PER_WORLD", "IDLE_SECONDS", "PAIRS_PER_WORLD"
 
 _log = logging.getLogger(__name__)
 
-#: Engines one world keeps at once (scenes × actions × reaction asked about).
+#: Engines one world keeps at once (scenes × actions asked about).
 ENGINES_PER_WORLD = 4
 #: The most of a world's time whole-scene builds may take (a client alternating questions that each
 #: need a new engine gets per-pair answers meanwhile, not a pass per message).
@@ -70,8 +70,8 @@ PAIRS_PER_WORLD = 80_000
 #: An engine not asked for this long (seconds) is dropped.
 IDLE_SECONDS = 600.0
 
-#: (scene id, action, reaction)
-EngineKey = tuple[str, str, bool]
+#: (scene id, action): one engine answers both reaction flags (``SceneVisibility.rulings(reaction)``)
+EngineKey = tuple[str, str]
 
 
 @dataclass
@@ -105,7 +105,7 @@ class SceneEngines:
     ) -> Ruling | None:
         """The engine's ruling of ``actor`` → ``target`` on ``state``, or ``None`` when the engine could not
         rule the scene (the caller then takes the per-pair path)."""
-        key = (state.scene.id, action, reaction)
+        key = (state.scene.id, action)
         kept = self._kept.get(key)
         try:
             if kept is None:
@@ -113,19 +113,24 @@ class SceneEngines:
                     return None
                 from .core.visibility import SceneVisibility
 
-                # Another engine of the scene (another action or reaction): its compiled zones are reused.
+                # Another engine of the scene (another action): its compiled zones are reused.
                 sibling = next((k.engine for key_, k in self._kept.items() if key_[0] == key[0]), None)
                 began = time.perf_counter()
-                engine = SceneVisibility(state, action=action, reaction=reaction, sharing=sibling)
+                # Compiled, nothing ruled: the first pair is ruled alone, the next question rules the scene.
+                engine = SceneVisibility(state, action=action, reaction=reaction, sharing=sibling, lazy=True)
                 took = time.perf_counter() - began
                 self.next_build = now + took / self.build_share
                 kept = _Kept(engine, state, now, _pairs(state))
                 self.builds += 1
                 self._kept[key] = kept
             elif kept.state is not state:
-                kept.engine.update(state)
+                kept.engine.advance(state)  # the pairs the change touches are ruled when asked about
                 kept.state, kept.pairs = state, _pairs(state)
                 self.updates += 1
+            passes = kept.engine.pass_seconds
+            ruling = kept.engine.rulings(reaction).get((actor, target))
+            if kept.engine.pass_seconds > passes:  # a whole-scene pass: as much pause as after a build of it
+                self.next_build = max(self.next_build, now + (kept.engine.pass_seconds - passes) / self.build_share)
         except Exception as exc:  # a ruling error on another pair, or a bug: the per-pair path answers
             _log.debug("adjudicate engine for %s dropped (%s: %s)", key, type(exc).__name__, exc)
             self._kept.pop(key, None)
@@ -136,7 +141,7 @@ class SceneEngines:
             len(self._kept) > self.limit or sum(k.pairs for k in self._kept.values()) > self.pair_budget
         ):
             self._kept.popitem(last=False)
-        return kept.engine.rulings().get((actor, target))
+        return ruling
 
     def tidy(self, scenes: Mapping[str, Any], now: float) -> None:
         """Drop engines of scenes the world no longer holds and engines not asked for a while."""

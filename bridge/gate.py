@@ -7,6 +7,11 @@
 - **Connection cap.** At most ``cap`` connections are open at once, below the process's descriptor
   limit (:func:`connection_cap`). One more is answered ``503 Service Unavailable`` with a reason and
   closed at once, rather than left to fail ``accept()`` with ``EMFILE``.
+- **Held until the application is built.** A gate made without a factory (``sightline serve`` opens its
+  port before it has imported the bridge, :mod:`bridge.startup`) reads each connection's request head,
+  lets ``early`` answer it if it can (``GET /healthz``), and otherwise holds it — the head read, reading
+  paused — until :meth:`Gate.open_to` gives it the application: then the connection is handed over with
+  the bytes it sent, as if it had just arrived.
 - **Accept errors.** When ``accept()`` does fail (descriptors taken by something else), asyncio reports
   every failure, with a traceback, to the loop's exception handler: :class:`AcceptErrorLog` writes one
   line per ``interval`` with the count of those it left out.
@@ -31,6 +36,9 @@ DESCRIPTOR_RESERVE = 64
 
 _HEAD_END = b"\r\n\r\n"
 
+#: Bytes a held connection may send before reading is paused (request heads are far smaller).
+HELD_BYTES = 64 * 1024
+
 
 def connection_cap(configured: int = 0) -> int:
     """``configured`` when given, else the soft ``RLIMIT_NOFILE`` less :data:`DESCRIPTOR_RESERVE`
@@ -42,10 +50,21 @@ def connection_cap(configured: int = 0) -> int:
 
 class Gate:
     """Wraps aiohttp's protocol factory: counts open connections, refuses past the cap, enforces the
-    header deadline. ``factory`` is aiohttp's ``Server`` (called once per accepted connection)."""
+    header deadline. ``factory`` is aiohttp's ``Server`` (called once per accepted connection), or
+    ``None`` until :meth:`open_to` gives it: meanwhile ``early(method, target)`` may answer a request
+    (the whole HTTP response, after which the connection is closed) and every other one is held."""
 
-    def __init__(self, factory: Callable[[], asyncio.Protocol], *, cap: int, header_timeout: float) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], asyncio.Protocol] | None,
+        *,
+        cap: int,
+        header_timeout: float,
+        early: Callable[[str, str], bytes | None] | None = None,
+    ) -> None:
         self._factory = factory
+        self._early = early
+        self._held: set[_Guarded] = set()
         self.cap = cap
         self.header_timeout = header_timeout
         self.open = 0
@@ -56,11 +75,30 @@ class Gate:
         if self.open >= self.cap:
             self.refused += 1
             return _Refusal(self)
-        return _Guarded(self, self._factory())
+        return _Guarded(self, None if self._factory is None else self._factory())
+
+    @property
+    def held(self) -> int:
+        """Connections whose request has been read, waiting for :meth:`open_to`."""
+        return sum(1 for guarded in self._held if guarded.head_read)
+
+    def open_to(self, factory: Callable[[], asyncio.Protocol]) -> None:
+        """The application is ready: new connections go to ``factory``, and so does every held one."""
+        self._factory = factory
+        held, self._held = self._held, set()
+        for guarded in held:
+            guarded.hand_to(factory())
+
+    def drop_held(self) -> None:
+        """The application will not come (start-up failed or was stopped): close the held connections."""
+        held, self._held = self._held, set()
+        for guarded in held:
+            guarded.close()
 
 
 class _Guarded(asyncio.Protocol):
-    """aiohttp's handler behind a deadline: every protocol call is passed on unchanged."""
+    """aiohttp's handler behind a deadline: every protocol call is passed on unchanged. Without a
+    handler yet (``inner`` is ``None``), the connection is held: see :class:`Gate`."""
 
     def __init__(self, gate: Gate, inner: Any) -> None:
         self._gate = gate
@@ -68,12 +106,19 @@ class _Guarded(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._transport: asyncio.BaseTransport | None = None
         self._tail = b""  # the last bytes seen, to find the end of the head across reads
+        self._held = b""  # what a held connection sent
+        self._paused = False
+        self._answered = False
+        self.head_read = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._gate.open += 1
         self._transport = transport
         self._timer = asyncio.get_running_loop().call_later(self._gate.header_timeout, self._overdue)
-        self._inner.connection_made(transport)
+        if self._inner is not None:
+            self._inner.connection_made(transport)
+        else:
+            self._gate._held.add(self)
 
     def data_received(self, data: bytes) -> None:
         if self._timer is not None:
@@ -84,24 +129,70 @@ class _Guarded(asyncio.Protocol):
                 self._tail = b""
             else:
                 self._tail = seen[-3:]
-        self._inner.data_received(data)
+        if self._inner is not None:
+            self._inner.data_received(data)
+        elif not self._answered:
+            self._hold(data)
+
+    def _hold(self, data: bytes) -> None:
+        self._held += data
+        self.head_read = self._timer is None
+        if self.head_read and self._gate._early is not None:
+            method, _, rest = self._held.partition(b"\r\n")[0].partition(b" ")
+            target = rest.partition(b" ")[0]
+            answer = self._gate._early(method.decode("latin-1"), target.decode("latin-1"))
+            if answer is not None and isinstance(self._transport, asyncio.WriteTransport):
+                self._answered = True
+                self._gate._held.discard(self)
+                self._held = b""
+                self._transport.write(answer)
+                self._transport.close()
+                return
+        if (self.head_read or len(self._held) >= HELD_BYTES) and not self._paused:
+            self._paused = True
+            if isinstance(self._transport, asyncio.ReadTransport):
+                self._transport.pause_reading()  # until the application takes it (or the deadline drops it)
+
+    def hand_to(self, inner: Any) -> None:
+        """Give a held connection to the application's handler, with what it has sent so far."""
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            return
+        self._inner = inner
+        inner.connection_made(transport)
+        held, self._held = self._held, b""
+        if held:
+            inner.data_received(held)
+        if self._paused and isinstance(transport, asyncio.ReadTransport):
+            self._paused = False
+            transport.resume_reading()
+
+    def close(self) -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.close()
 
     def eof_received(self) -> bool | None:
+        if self._inner is None:
+            return None  # a held connection that stopped sending is closed
         result: bool | None = self._inner.eof_received()
         return result
 
     def pause_writing(self) -> None:
-        self._inner.pause_writing()
+        if self._inner is not None:
+            self._inner.pause_writing()
 
     def resume_writing(self) -> None:
-        self._inner.resume_writing()
+        if self._inner is not None:
+            self._inner.resume_writing()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._gate.open -= 1
+        self._gate._held.discard(self)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._inner.connection_lost(exc)
+        if self._inner is not None:
+            self._inner.connection_lost(exc)
 
     def _overdue(self) -> None:
         self._timer = None

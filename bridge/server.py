@@ -19,13 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
-import faulthandler
 import functools
 import logging
-import signal
-import socket
-import ssl
 import threading
 import weakref
 from collections import Counter, deque
@@ -37,13 +32,13 @@ from typing import Any
 import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from . import __version__, warmup
+from . import __version__, stages, warmup
 from .access import Access
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
 from .core.world import SceneLimits
 from .errors import InvalidMessage, TooManyConnections
-from .gate import AcceptErrorLog, Gate, connection_cap
+from .gate import Gate
 from .log.effects import perform
 from .log.http import setup_log
 from .log.store import LogOpenError, LogStore, describe_database, open_store
@@ -59,11 +54,22 @@ from .session import (
     Worlds,
     error_message,
     forget_wire_forms,
+    peek_id,
 )
+from .startup import app_status, listening, ssl_context
 from .throttle import FailureThrottle, ThrottlePolicy, client_address
 from .workers import WorldWorker, give_back_memory
 
-__all__ = ["BRIDGE", "BridgeState", "create_app", "run_bridge", "scene_limits", "serve", "ssl_context"]
+__all__ = [
+    "BRIDGE",
+    "BridgeState",
+    "create_app",
+    "describe_database",
+    "run_bridge",
+    "running_app",
+    "scene_limits",
+    "ssl_context",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -114,7 +120,7 @@ class BridgeState:
         return None
 
     def left(self, world: str) -> None:
-        """A connection of ``world`` is gone (its session closed on the world's worker). After the
+        """A connection of ``world`` is gone (its session's close queued on the world's worker). After the
         world's last one, its state is kept ``world_linger`` seconds (a reload comes straight back),
         then dropped."""
         with self.lock:
@@ -161,6 +167,7 @@ async def healthz(request: web.Request) -> web.Response:
             "connections": len(state.sockets),
             "log": state.store is not None,
             **warmup.status(),
+            **app_status(True),
         }
     )
 
@@ -205,6 +212,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
     worker: WorldWorker | None = None
     frame_limit = config.max_frame_bytes
+    trace: stages.Trace | None = None
     try:
         async for msg in ws:
             if session.state == "awaiting-hello" and (wait := state.throttle.wait_before_attempt(address)) > 0:
@@ -218,6 +226,13 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                         worker = state.workers[world]
                 elif _is_ping(msg.data):  # on the loop: answered even while the world's worker is busy
                     prepared = _prepare(session.receive(msg.data), frame_limit)
+                elif stages.ENABLED:
+                    trace = stages.begin(peek_id(msg.data), state.collector.seconds if state.collector else None)
+                    running = worker.submit(functools.partial(_receive, session, msg.data, frame_limit, trace))
+                    trace.stamp("submitted")
+                    stages.suspend()
+                    prepared = await running
+                    stages.resume(trace, "loop")
                 else:
                     prepared = await worker.submit(functools.partial(_receive, session, msg.data, frame_limit))
             elif msg.type == WSMsgType.BINARY:
@@ -228,6 +243,9 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             if not await _enqueue(prepared, outbox, state):
                 await _close_not_reading(ws, request.transport)
                 break
+            if trace is not None:
+                outbox.trace(trace, sum(1 for item in prepared if isinstance(item, str)))
+                trace = None
             if state.collector is not None:
                 state.collector.after_message(len(msg.data) if msg.type == WSMsgType.TEXT else 0)
             if any(isinstance(effect, Close) for effect in prepared):
@@ -237,8 +255,11 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         state.outboxes.pop(session, None)
         deadline.cancel()
         if worker is not None:
-            closed = worker.submit(session.close)
-            closed.add_done_callback(lambda _: state.left(world))
+            worker.post(session.close)
+            # Counted as gone at once, not when the worker gets to the close: a client whose close was
+            # answered may reconnect at once (a page reload), and must find its place free. The world's
+            # retirement is queued on the same worker, after this close.
+            state.left(world)
         else:
             session.close()
         await _finish_writer(writer, outbox)
@@ -278,9 +299,17 @@ def _is_ping(data: str) -> bool:
     return isinstance(value, dict) and value.get("type") == "ping"
 
 
-def _receive(session: Session, data: str, frame_limit: int) -> list[Prepared]:
-    """On the world's worker: the session's answer to one frame, encoded."""
-    return _prepare(session.receive(data), frame_limit)
+def _receive(session: Session, data: str, frame_limit: int, trace: stages.Trace | None = None) -> list[Prepared]:
+    """On the world's worker: the session's answer to one frame, encoded (stamped when ``trace`` is given)."""
+    if trace is None:
+        return _prepare(session.receive(data), frame_limit)
+    stages.resume(trace, "worker")
+    effects = session.receive(data)
+    trace.stamp("answered")
+    prepared = _prepare(effects, frame_limit)
+    trace.stamp("encoded")
+    stages.suspend()
+    return prepared
 
 
 def _prepare(effects: list[Effect], frame_limit: int) -> list[Prepared]:
@@ -320,9 +349,26 @@ class Outbox:
         self.sending_since: float | None = None
         #: The writer has ended (the connection is over): nothing more goes out.
         self.closed = False
+        #: Stage traces (:mod:`bridge.stages`) waiting for their answer's last frame to be written.
+        self._traces: deque[tuple[stages.Trace, int]] = deque()
+        self._handed = 0  # items the writer has taken so far
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def trace(self, trace: stages.Trace, frames: int) -> None:
+        """``trace``'s answer holds the last ``frames`` text frames queued: it is finished (written to the
+        stages file) once the writer has written everything queued so far."""
+        trace.stamp("queued")
+        if frames <= 0:
+            stages.finish(trace)
+        else:
+            self._traces.append((trace, self._handed + len(self._items)))
+
+    def written(self) -> None:
+        """The writer has written a text frame: finish the traces whose answers are all out."""
+        while self._traces and self._traces[0][1] <= self._handed:
+            stages.finish(self._traces.popleft()[0])
 
     @classmethod
     def size(cls, item: Prepared) -> int:
@@ -387,6 +433,7 @@ class Outbox:
             self._ready.clear()
             await self._ready.wait()
         item, size = self._items.popleft()
+        self._handed += 1
         self.bytes -= size
         self._taken.set()
         return item
@@ -479,6 +526,8 @@ async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) 
                 if isinstance(effect, str):
                     outbox.sending_since = loop.time()
                     await ws.send_str(effect)
+                    if stages.ENABLED:
+                        outbox.written()
                 elif isinstance(effect, StoreThenSend):
                     text = encode(await perform(effect, state.store))
                     outbox.sending_since = loop.time()
@@ -567,49 +616,37 @@ async def _close_sockets(app: web.Application) -> None:
         await asyncio.wait(closing, timeout=state.config.drain_timeout * 0.3)
 
 
-def _describe_database(config: BridgeConfig) -> str:
-    return describe_database(config.database, config.data_dir)  # never prints a password
+@contextlib.asynccontextmanager
+async def running_app(
+    config: BridgeConfig,
+    *,
+    store: LogStore | None = None,
+    extend: Callable[[web.Application, BridgeState], None] | None = None,
+    collector: IdleCollector | None = None,
+) -> AsyncIterator[web.AppRunner]:
+    """The bridge application, set up and ready to be given connections (``runner.server``).
 
-
-def ssl_context(config: BridgeConfig) -> ssl.SSLContext | None:
-    """TLS from ``--certfile``/``--keyfile`` (so the module can use ``wss://``), or ``None``;
-    :class:`StartupError` naming the file when it is missing or not a certificate and key."""
-    if config.certfile is None:
-        return None
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    for option, path in (("--certfile", config.certfile), ("--keyfile", config.keyfile)):
-        if path is not None and not path.is_file():
-            raise StartupError(f"{option} {path}: no such file")
+    The log store is opened (and migrated) first, from ``config.database`` or the data directory,
+    unless one is given or ``config.log`` is off; it is closed after the application.
+    """
+    own_store = store is None and config.log
+    if own_store:
+        idle = timedelta(minutes=config.session_idle_minutes)
+        try:
+            store = await open_store(config.database, config.data_dir, idle_timeout=idle)
+        except LogOpenError as exc:
+            raise StartupError(str(exc)) from exc
     try:
-        context.load_cert_chain(str(config.certfile), str(config.keyfile) if config.keyfile else None)
-    except (ssl.SSLError, OSError) as exc:
-        reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
-        given = f"{config.certfile}" + (f" and {config.keyfile}" if config.keyfile else "")
-        raise StartupError(
-            f"cannot use the TLS certificate {given}: {reason} (PEM certificate and key expected)"
-        ) from exc
-    return context
-
-
-def _listen_error(config: BridgeConfig, exc: OSError) -> StartupError:
-    """What a person can do about a port that cannot be opened."""
-    where = f"{config.host}:{config.port}"
-    if isinstance(exc, socket.gaierror):
-        return StartupError(
-            f"cannot listen on --host {config.host!r}: {exc.strerror or exc} (give an address of this machine)"
-        )
-    if exc.errno == errno.EADDRINUSE:
-        return StartupError(
-            f"port {config.port} on {config.host} is already in use (another bridge running?);"
-            " stop it or choose another --port"
-        )
-    if exc.errno == errno.EADDRNOTAVAIL:
-        return StartupError(f"cannot listen on {config.host}: not an address of this machine")
-    if exc.errno == errno.EACCES:
-        return StartupError(
-            f"not allowed to listen on {where} (ports below 1024 need privileges); choose another --port"
-        )
-    return StartupError(f"cannot listen on {where}: {exc.strerror or exc}")
+        app = create_app(config, store=store, extend=extend, collector=collector)
+        runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=config.drain_timeout * 0.2)
+        await runner.setup()
+        try:
+            yield runner
+        finally:
+            await runner.cleanup()
+    finally:
+        if own_store and store is not None:
+            await store.close()
 
 
 @contextlib.asynccontextmanager
@@ -622,108 +659,11 @@ async def run_bridge(
 ) -> AsyncIterator[tuple[str, int]]:
     """Start the bridge and yield the ``(host, port)`` it listens on (``port=0`` picks a free one).
 
-    The log store is opened (and migrated) before the port opens, from ``config.database`` or the data
-    directory, unless one is given or ``config.log`` is off; it is closed after the last connection.
+    Everything is built before the port opens (:func:`running_app`); ``sightline serve`` opens it first
+    instead (:mod:`bridge.startup`).
     """
-    own_store = store is None and config.log
-    if own_store:
-        idle = timedelta(minutes=config.session_idle_minutes)
-        try:
-            store = await open_store(config.database, config.data_dir, idle_timeout=idle)
-        except LogOpenError as exc:
-            raise StartupError(str(exc)) from exc
-    try:
-        async with _listening(config, store, extend, collector) as address:
-            yield address
-    finally:
-        if own_store and store is not None:
-            await store.close()
-
-
-@contextlib.asynccontextmanager
-async def _listening(
-    config: BridgeConfig,
-    store: LogStore | None,
-    extend: Callable[[web.Application, BridgeState], None] | None,
-    collector: IdleCollector | None,
-) -> AsyncIterator[tuple[str, int]]:
-    app = create_app(config, store=store, extend=extend, collector=collector)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=config.drain_timeout * 0.2)
-    await runner.setup()
-    assert runner.server is not None
-    gate = Gate(runner.server, cap=connection_cap(config.max_connections), header_timeout=config.header_timeout)
-    app[BRIDGE].gate = gate
-    loop = asyncio.get_running_loop()
-    accept_errors = AcceptErrorLog()
-    accept_errors.install(loop)
-    try:
-        server = await loop.create_server(
-            gate, config.host, config.port, ssl=ssl_context(config),
-            ssl_handshake_timeout=config.header_timeout if config.certfile else None,
-        )  # fmt: skip
-    except BaseException as exc:
-        await runner.cleanup()
-        accept_errors.uninstall(loop)
-        if isinstance(exc, OSError):
-            raise _listen_error(config, exc) from exc
-        raise
-    sockets: list[Any] = list(server.sockets or ())
-    host, port = sockets[0].getsockname()[:2] if sockets else (config.host, config.port)
-    try:
-        yield host, port
-    finally:
-        server.close()
-        await runner.cleanup()
-        accept_errors.uninstall(loop)
-
-
-async def serve(
-    config: BridgeConfig,
-    *,
-    store: LogStore | None = None,
-    extend: Callable[[web.Application, BridgeState], None] | None = None,
-    announce: Callable[[str], None],
-) -> None:
-    """Run until SIGINT or SIGTERM, then close every client with 1001 and stop."""
-    collector = IdleCollector()
-    collector.start()
-    try:
-        await _serve(config, store=store, extend=extend, announce=announce, collector=collector)
-    finally:
-        faulthandler.cancel_dump_traceback_later()
-        collector.stop()
-
-
-async def _serve(
-    config: BridgeConfig,
-    *,
-    store: LogStore | None,
-    extend: Callable[[web.Application, BridgeState], None] | None,
-    announce: Callable[[str], None],
-    collector: IdleCollector,
-) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    async with run_bridge(config, store=store, extend=extend, collector=collector) as (host, port):
-        warmup.start()  # the engine's compiled loops, now that /healthz answers
-        shown = f"[{host}]" if ":" in host else host
-        scheme = "wss" if config.certfile else "ws"
-        announce(f"Sightline bridge {__version__} listening on {scheme}://{shown}:{port}/ws")
-        announce(f"Health check: {'https' if config.certfile else 'http'}://{shown}:{port}/healthz")
-        if config.secret_is_new:
-            announce(f"Secret (new, paste into Foundry's Sightline settings): {config.secret}")
-            announce("The secret is printed only now, when it is made; `sightline secret` shows it again")
-        else:
-            announce("The secret is not printed at every start; `sightline secret` shows it")
-        announce(f"Data directory: {config.data_dir}")
-        if config.log:
-            announce(
-                f"Log: {_describe_database(config)}; browse it at {'https' if config.certfile else 'http'}://{shown}:{port}/log/"
-            )
-        await stop.wait()
-        announce("Shutting down: closing connections")
-        # Whatever a world's worker is computing, the process ends within the drain timeout: a
-        # watchdog thread outside the interpreter (it needs no GIL) exits if the orderly way has not.
-        faulthandler.dump_traceback_later(config.drain_timeout, exit=True)
+    async with running_app(config, store=store, extend=extend, collector=collector) as runner:
+        assert runner.server is not None
+        async with listening(config, runner.server) as (gate, _server, host, port):
+            runner.app[BRIDGE].gate = gate
+            yield host, port

@@ -22,7 +22,7 @@ import re
 import time
 import typing
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from . import __version__
+from . import __version__, stages
 from .core.ignored import Ignored
+from .core.release import free_in_slices, with_items
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
 from .core.rules.traveller import explain_encounter_range
@@ -54,6 +55,7 @@ from .errors import (
     UnknownToken,
     UnsupportedProtocol,
 )
+from .jsontext import SURROGATE_ESCAPE, loads_in_slices, search_in_slices
 from .log.capture import record_of, situation_of, snapshot_of
 from .log.records import Party, RulingRecord, SceneSnapshot
 from .palette import OTHER, VERDICTS, ZONES
@@ -95,7 +97,7 @@ from .protocol import (
 )
 
 if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch or engine (bridge.engines)
-    from .core.visibility import SceneVisibility
+    from .core.visibility import LineVerdict, SceneVisibility
 
 __all__ = [
     "ActiveWatch",
@@ -262,6 +264,8 @@ class Limits:
 
 #: The options of a request that sets none: the only ones a whole-scene engine rules with.
 _DEFAULT_OPTIONS = {"aware": True}
+#: ``_frozen`` of a request's options when it sets none but ``aware`` (the common question: no walk).
+_FROZEN_AWARE = {flag: (("aware", ("bool", flag)),) for flag in (True, False)}
 #: Most sight lines of one pair under ``rules.lines: "best"``: 9 sample points of each footprint.
 BEST_LINES = 81
 #: How much of a frame is scanned for its ``id`` when the frame is not parsed (too large, rate-limited).
@@ -403,7 +407,15 @@ class Session:
             problem = check_json(raw, text, self._limits.max_depth)
             if problem is not None:
                 raise self._pre_hello(problem)
+            if stages.ENABLED:
+                stages.mark("parsed")
             message = self._validate(raw)
+            if len(text) >= SLICED_PARSE_BYTES:  # freed in slices, not in one cascade when this returns
+                parts = _json_parts(raw)
+                del raw
+                free_in_slices(parts)
+            if stages.ENABLED:
+                stages.mark("validated")
             return self._dispatch(message)
         except ConnectionFatal as exc:
             self.state = "closed"
@@ -525,6 +537,8 @@ class Session:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first") from exc
         except SceneRejected as exc:
             raise _rejected(exc) from exc
+        if stages.ENABLED:
+            stages.mark("patched")
         answer = ScenePatched(
             id=message.id,
             scene=message.scene,
@@ -567,7 +581,8 @@ class Session:
             if target is None:
                 raise UnknownToken(f"target: no token {message.target!r} in scene {scene.id!r}", field="target")
         options = {"aware": message.aware, **message.options}
-        key = (message.actor, message.target, message.action, message.reaction, _frozen(options))
+        frozen = _FROZEN_AWARE[message.aware] if not message.options else _frozen(options)
+        key = (message.actor, message.target, message.action, message.reaction, frozen)
         known = state.rulings.get(key)
         if known is not None:
             return known
@@ -613,8 +628,8 @@ class Session:
         chat card ask the same question), or ``None``."""
         for watch in list(self._worlds.watchers(world_id, state.scene.id)):
             engine = watch.visibility
-            if watch.state is state and engine.action == action and engine.reaction == reaction:
-                ruling = engine.rulings().get((actor, target))
+            if watch.state is state and engine.action == action:
+                ruling = engine.rulings(reaction).get((actor, target))
                 if ruling is not None:
                     return ruling
         return None
@@ -741,7 +756,9 @@ class Session:
         self._worlds.watches.setdefault(key, []).append(
             ActiveWatch(self, message.id, message.scene, visibility, brief=message.detail == "brief", state=state)
         )
-        everything = _annotations(message.id, state, dict(rulings), full=True, brief=message.detail == "brief")
+        everything = _annotations(
+            message.id, state, rulings, full=True, brief=message.detail == "brief", engine=visibility
+        )
         return [
             Send(Watching(id=message.id, watch=message.id, scene=message.scene, action=message.action)),
             Send(everything),
@@ -787,6 +804,8 @@ class Session:
                 watch.owner._check_watch_size(state, watch.visibility.watched)
                 changes = watch.visibility.update(state)
                 watch.state = state
+                if stages.ENABLED:
+                    stages.mark("updated")
             except (RulingError, KeyError, ValueError, TooLarge) as exc:
                 self._worlds.watches[key].remove(watch)
                 ended = Unwatched(watch=watch.watch_id, reason=f"the scene changed so that this watch ends: {exc}")
@@ -800,7 +819,11 @@ class Session:
                 continue
             if not changes:
                 continue
-            pushed = _annotations(watch.watch_id, state, changes, full=False, brief=watch.brief)
+            pushed = _annotations(
+                watch.watch_id, state, changes, full=False, brief=watch.brief, engine=watch.visibility
+            )
+            if stages.ENABLED:
+                stages.mark("built")
             effects.append(Send(pushed) if watch.owner is self else Deliver(watch.owner, pushed))
         if key in self._worlds.watches and not self._worlds.watches[key]:
             del self._worlds.watches[key]
@@ -915,20 +938,46 @@ def _adjudication_answer(message: Adjudicate, state: SceneState, ruling: Ruling)
             "end": {"x": float(end.x), "y": float(end.y), "z": float(end.z)},
         }
     payload["logged"] = False
-    return Prebuilt(payload=payload)
+    return Prebuilt.model_construct(payload=payload)  # a dict we just built: nothing to validate
 
 
 def _annotations(
-    watch_id: str, state: SceneState, changes: Mapping[tuple[str, str], Ruling | None], *, full: bool, brief: bool
+    watch_id: str,
+    state: SceneState,
+    changes: Mapping[tuple[str, str], Ruling | None],
+    *,
+    full: bool,
+    brief: bool,
+    engine: SceneVisibility | None = None,
 ) -> Prebuilt:
-    """An ``annotations`` push, built straight into wire form: it carries every changed pair of a scene."""
+    """An ``annotations`` push, built straight into wire form: it carries every changed pair of a scene.
+
+    ``changes`` is a watch's ``engine``'s :meth:`~SceneVisibility.rulings` (the first, full push) or what
+    its ``update`` returned. A ``brief`` push reads verdicts, crossings and lines only: given the engine,
+    they come from its arrays (:meth:`~SceneVisibility.verdict_items`) and no ruling is built for them —
+    the same JSON, byte for byte (``tests/test_watch.py`` compares the two).
+    """
     changed = []
     removed = []
-    for (actor, target), ruling in changes.items():
-        if ruling is None:
+    crossing_wire, point_wire = _crossing_wire, _point_wire
+    items: Iterable[tuple[tuple[str, str], Ruling | LineVerdict | None]]
+    items = changes.items() if engine is None or not brief else engine.verdict_items(changes)
+    for (actor, target), found in items:
+        if found is None:
             removed.append({"actor": actor, "target": target})
-        else:
-            changed.append(_ruling_wire(ruling, brief=brief, pair={"actor": actor, "target": target}))
+        elif isinstance(found, Ruling):
+            changed.append(_ruling_wire(found, brief=brief, pair={"actor": actor, "target": target}))
+        else:  # a LineVerdict: what _ruling_wire(brief=True) gives of its ruling (no extra: Infinity's lines)
+            changed.append(
+                {
+                    "actor": actor,
+                    "target": target,
+                    "allowed": found.allowed,
+                    "modifier": found.modifier,
+                    "crossings": list(map(crossing_wire, found.crossings)),
+                    "line": {"start": point_wire(found.start), "end": point_wire(found.end)},
+                }
+            )
     return Prebuilt(
         payload={
             "type": "annotations",
@@ -1073,11 +1122,19 @@ def nesting_depth(text: str | bytes) -> int:
 #: :func:`check_json` can name the field at fault. A larger frame gets orjson's reason: parsing it twice
 #: would hold the interpreter (and every other world) for as long again.
 STRICT_PARSE_BYTES = 64 * 1024
+#: Frames from this size on are parsed in slices (:func:`bridge.jsontext.loads_in_slices`): orjson would hold
+#: the interpreter for one C call of about 10 ms per 256 KiB (40-50 ms for a 4 MiB frame).
+SLICED_PARSE_BYTES = 256 * 1024
 
 
 def _parse(text: str | bytes) -> Any:
     """A frame's JSON, by orjson: several times faster than the standard library, and the interpreter lock
-    is held for that long (another world's answers wait for it); see :data:`STRICT_PARSE_BYTES`."""
+    is held for that long (another world's answers wait for it); see :data:`STRICT_PARSE_BYTES`. A frame of
+    :data:`SLICED_PARSE_BYTES` or more is parsed in slices to the same value, orjson naming what is wrong."""
+    if len(text) >= SLICED_PARSE_BYTES:
+        sliced = _parse_in_slices(text)
+        if sliced is not None:
+            return sliced
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
@@ -1086,6 +1143,29 @@ def _parse(text: str | bytes) -> Any:
         if str(exc).startswith("depth limit exceeded"):
             raise RecursionError from None
         raise ValueError(str(exc)) from None
+
+
+def _json_parts(raw: dict[str, Any]) -> list[Any]:
+    """A parsed frame, its members and the items of the lists two levels down (a scene's walls, a patch's
+    upserts), for :func:`bridge.core.release.free_in_slices`."""
+    found: list[Any] = [raw]
+    for value in raw.values():
+        if isinstance(value, dict):
+            with_items(found, [value])
+            with_items(found, [item for item in value.values() if isinstance(item, (list, dict))])
+        elif isinstance(value, list):
+            with_items(found, [value])
+    return found
+
+
+def _parse_in_slices(text: str | bytes) -> Any | None:
+    """What :func:`bridge.jsontext.loads_in_slices` makes of a frame (``None``: left to orjson)."""
+    if isinstance(text, str):
+        try:
+            text = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate in the str (a replay file): orjson names it
+            return None
+    return loads_in_slices(text)
 
 
 def _too_deep(depth: int, limit: int) -> TooLarge:
@@ -1106,10 +1186,13 @@ def check_json(value: Any, text: str | bytes, max_depth: int) -> BridgeError | N
     limit cannot nest deeper, and one without a surrogate escape (or raw surrogate) cannot hold one.
     """
     brackets = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    # Searched in slices: one search over a 4 MiB frame would hold the interpreter for tens of milliseconds.
     if isinstance(text, str):
-        surrogates = _SURROGATE_ESCAPE.search(text) is not None or _SURROGATE.search(text) is not None
+        surrogates = search_in_slices(_SURROGATE_ESCAPE, text, 5) is not None or (
+            not text.isascii() and search_in_slices(_SURROGATE, text, 0) is not None
+        )
     else:
-        surrogates = _SURROGATE_ESCAPE.search(text.decode("latin-1")) is not None
+        surrogates = search_in_slices(SURROGATE_ESCAPE, text, 5) is not None
     if brackets <= max_depth and not surrogates:
         return None
     stack: list[tuple[Any, str, int]] = [(value, "", 1)]

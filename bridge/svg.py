@@ -201,7 +201,8 @@ def _defs() -> str:
 
 def _title(scene: Scene, texts: Mapping[str, str], x0: float, y0: float, locale: str) -> str:
     rules = scene.rules
-    heading = f"{scene.name or scene.id} — {label(rules.ruleset, 'ruleset', rules.ruleset, locale)} ({rules.edition})"
+    ruleset = label(rules.ruleset, "ruleset", rules.ruleset, locale)
+    heading = f"{scene.name or scene.id} — {ruleset} ({label(rules.ruleset, 'edition', rules.edition, locale)})"
     scale = texts["scale"].format(distance=_n(scene.grid.distance), units=scene.grid.units).strip()
     return (
         f'<text class="title" x="{_n(x0)}" y="{_n(y0 - 38)}" font-size="28" font-weight="bold" fill="#111111">'

@@ -291,3 +291,21 @@ def test_a_note_naming_the_actor_names_each_actor() -> None:
         assert answer == plain.send(ask)
         assert any(f"{actor} carries neither" in note for note in answer["notes"])
     assert client.engines.builds == 1
+
+
+def test_the_whole_scene_pass_of_a_lazy_engine_pauses_new_builds() -> None:
+    """An engine is built compiled but unruled (its first question rules one pair); the question that then
+    rules the whole scene holds back new engines as a build of that pass would (``BUILD_SHARE``)."""
+    now = [100.0]
+    worlds = Worlds()
+    session = Session(worlds, offline=True, monotonic=lambda: now[0])
+    session.receive(json.dumps({"type": "scene.sync", "id": "s", "scene": _open_field()}))
+    engines = worlds.engines_of("offline")
+    base = {"type": "adjudicate", "scene": "s1", "action": "bs-attack", "log": False}
+    session.receive(json.dumps({**base, "id": "q1", "actor": "a", "target": "b"}))
+    (kept,) = engines._kept.values()
+    assert engines.builds == 1 and engines.next_build > now[0] and kept.engine.pass_seconds == 0.0
+    engines.next_build = float("-inf")  # (the build's pause over)
+    session.receive(json.dumps({**base, "id": "q2", "actor": "c", "target": "a"}))
+    assert kept.engine.pass_seconds > 0
+    assert engines.next_build == now[0] + kept.engine.pass_seconds / engines.build_share

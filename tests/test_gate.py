@@ -18,6 +18,7 @@ from websockets.asyncio.client import connect
 from bridge.config import BridgeConfig
 from bridge.gate import AcceptErrorLog, connection_cap
 from bridge.server import run_bridge
+from bridge.startup import _early_health, listening
 
 SECRET = "gate-secret"
 
@@ -125,3 +126,24 @@ def test_accept_failures_are_logged_once_per_interval(caplog: pytest.LogCaptureF
     assert "Too many open files" in lines[0]
     assert "999 more" in lines[1]
     assert [c["message"] for c in passed] == ["something else broke"]
+
+
+async def test_while_the_bridge_loads_a_trickling_client_is_still_cut_off_and_healthz_answered(tmp_path: Path) -> None:
+    """Behind a port opened before the application exists (`sightline serve` while it loads), the header
+    deadline still closes a client trickling its head; a /healthz sent in two parts is answered early."""
+    config = replace(
+        BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET, log=False), header_timeout=0.5
+    )
+    async with listening(config, early=_early_health(config)) as (gate, _server, host, port):
+        slow_reader, slow_writer = await asyncio.open_connection(host, port)
+        slow_writer.write(b"GET /ws HTTP/1.1\r\nHost: bridge\r\n")
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: bridge\r\n")
+        await asyncio.sleep(0.1)
+        writer.write(b"\r\n")
+        answer = await asyncio.wait_for(reader.read(), timeout=10)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 200") and json.loads(answer.partition(b"\r\n\r\n")[2])["app"] == "loading"
+        assert await asyncio.wait_for(slow_reader.read(), timeout=10) == b""
+        slow_writer.close()
+        assert gate.timed_out == 1 and gate.held == 0

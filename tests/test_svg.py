@@ -189,7 +189,7 @@ def test_texts_from_the_scene_are_escaped() -> None:
     (group,) = _by_class(root, "sight-line")
     assert group.get("data-action") == "<i>"
     title = _by_class(root, "title")[0]
-    assert title.text == 'Docks <script> & "co" — Infinity N4 (current)'  # the ruleset by its title
+    assert title.text == 'Docks <script> & "co" — Infinity N4 (current rules)'  # ruleset and edition by their titles
 
 
 def test_legend_lists_zone_types_in_the_locale() -> None:

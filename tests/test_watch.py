@@ -11,11 +11,20 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 
+from bridge import session as session_module
 from bridge.config import BridgeConfig
+from bridge.core.rules import RULESETS
+from bridge.core.scene import Scene, Zone
+from bridge.core.visibility import LineVerdict, SceneVisibility
+from bridge.core.world import SceneState
+from bridge.protocol import encode
 from bridge.schema import SCHEMA_PATH
 from bridge.server import run_bridge
+from tests.core import test_visibility_properties as prop
 from tests.scenes import OfflineClient, rect_region, scene, token
 
 SECRET = "s"
@@ -165,3 +174,72 @@ def test_brief_watch_leaves_out_the_texts() -> None:
     assert set(pair) == {"actor", "target", "allowed", "modifier", "crossings", "line"}
     assert pair["crossings"] == [{"region": "r-low", "zone": "low", "kind": "through"}]
     assert len(json.dumps(brief)) < len(json.dumps(full))
+
+
+# A push built from the engine's verdicts is the push built from its rulings.
+
+ALL_ZONE_TYPES = sorted({zone for ruleset in RULESETS.values() for zone in ruleset.zone_types})
+
+
+@st.composite
+def zones_of(draw: st.DrawFn, ruleset: str) -> Zone:
+    """A zone of any ruleset's type, with the parameters ``ruleset`` needs when the type is its own."""
+    zone_type = draw(st.sampled_from(ALL_ZONE_TYPES))
+    params: dict[str, Any] = {}
+    if ruleset == "traveller" and zone_type == "smoke":
+        params = {"density": draw(st.integers(1, 3))}
+    elif ruleset == "traveller" and zone_type == "illuminated":
+        params = {"by": draw(st.sampled_from(["ir-spotlight", "white-spotlight", "illumination-round"]))}
+    elif ruleset == "gurps-4e" and zone_type == "darkness":
+        params = draw(st.sampled_from([{}, {"penalty": -3}, {"total": True}]))
+    return Zone.model_validate({"type": zone_type, **params})
+
+
+@st.composite
+def any_ruleset_scenes(draw: st.DrawFn) -> Scene:
+    """Random scenes of any ruleset: zones of every ruleset's types (the others' are foreign), tokens with
+    Infinity's traits (foreign outside it), walls of every kind, tokens on one spot now and then."""
+    ruleset = draw(st.sampled_from(sorted(RULESETS)))
+    zone_list = [
+        draw(prop.regions(f"r{i}")).model_copy(update={"zone": draw(zones_of(ruleset))})
+        for i in range(draw(st.integers(0, 5)))
+    ]
+    token_list = [draw(prop.tokens(f"t{i}")) for i in range(draw(st.integers(2, 5)))]
+    wall_list = [draw(prop.walls(f"w{i}")) for i in range(draw(st.integers(0, 4)))]
+    made = prop._scene(zone_list, token_list, wall_list, ruleset=ruleset, locale=draw(st.sampled_from(["en", "es"])))
+    if ruleset == "traveller":
+        environment = {"light": draw(st.sampled_from(["day", 1, 3])), "weather": "good"}
+        made = made.model_copy(update={"environment": environment})
+    return made
+
+
+@given(st.data(), any_ruleset_scenes(), st.booleans())
+@settings(max_examples=max(1, prop.EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_pushes_from_verdicts_are_the_json_of_the_rulings(data: st.DataObject, scene: Scene, brief: bool) -> None:
+    """For every ruleset, action and detail, a watch's first push and its pushes after random patches, built
+    from the engine's verdicts, are byte for byte the JSON built from every pair's ruling (as before)."""
+    ruleset = RULESETS[scene.rules.ruleset]
+    action = data.draw(st.sampled_from(sorted(ruleset.actions)))
+    reaction = data.draw(st.booleans())
+    state = SceneState(scene, ruleset)
+    fast = SceneVisibility(state, action=action, reaction=reaction)
+    plain = SceneVisibility(state, action=action, reaction=reaction)
+    first = encode(session_module._annotations("w", state, fast.rulings(), full=True, brief=brief, engine=fast))
+    assert first == encode(session_module._annotations("w", state, dict(plain.rulings()), full=True, brief=brief))
+    for serial in range(data.draw(st.integers(1, 3))):
+        state = SceneState(data.draw(prop.patches(state.scene, serial)), ruleset, version=serial + 1)
+        pushed = session_module._annotations("w", state, fast.update(state), full=False, brief=brief, engine=fast)
+        expected = session_module._annotations("w", state, dict(plain.update(state)), full=False, brief=brief)
+        assert encode(pushed) == encode(expected)
+
+
+def test_a_brief_push_of_infinity_builds_no_ruling() -> None:
+    """On an Infinity scene a brief push reads every pair from the verdicts: the engine hands out no ruling."""
+    client = CheckedClient()
+    client.sync(three_tokens())
+    state = client.session._worlds.get("offline").use("s1")
+    assert state is not None
+    engine = SceneVisibility(state, action="bs-attack")
+    found = dict(engine.verdict_items(engine.rulings()))
+    assert len(found) == 6 and all(isinstance(item, LineVerdict) for item in found.values())
+    assert found[("a", "t")].modifier == -3 and [c.region for c in found[("a", "t")].crossings] == ["r-low"]

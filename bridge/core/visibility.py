@@ -9,7 +9,7 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
 - Each unordered pair of tokens is one 2D segment; both directions share its geometry.
 - Candidate (segment, zone) pairs are those whose boxes meet: every box against every box for a few
   lines (a token move), an STRtree for many.
-- For those pairs a compiled loop (:mod:`bridge.core.meetings`, numba) intersects the segment with the
+- For those pairs a compiled loop (:mod:`bridge.core.meetings`, Cython) intersects the segment with the
   zone's edges (holes included; zones and runs of edges surely on one side of the line skipped): the
   crossing parameters ``t`` and whether each end is inside (GEOS, closed) give, per direction and per
   elevation span, whether the line meets the zone and the first ``t`` it does — as GEOS ``intersects``
@@ -37,7 +37,11 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
   itself for rulesets that read distances or lights (``Ruleset.reads_positions``: Traveller, GURPS),
   whose rulings are all redone when a light, a light bearer or (with lights shining) a wall changes.
   Action, reaction, edition, locale and ruleset are fixed per engine.
-- ``update`` reuses every compiled zone, wall and token whose object is unchanged.
+- ``update`` reuses every compiled zone, wall and token whose object is unchanged. ``advance`` moves the
+  same way but rules nothing: the pairs ``update`` would recompute are stale until read (``adjudicate``'s
+  engines, asked about a few pairs between changes).
+- One engine answers both reaction flags: ``rulings(reaction)`` rules the same passes' crossings and
+  walls under the other flag with that flag's composer or ruler (:class:`_Side`), when read.
 """
 
 from __future__ import annotations
@@ -46,8 +50,10 @@ import dataclasses
 import gc
 import math
 import operator
+import time
+import weakref
 from collections import OrderedDict
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
@@ -83,13 +89,13 @@ from .geometry import (
 from .meetings import FROM, INTO, THROUGH, WITHIN, box_pairs, conic_entries, crossing_order, zone_meetings
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
-from .rules.effects import Verdicts
+from .rules.effects import LineInputs, LineRules, SceneInputs, Verdicts
 from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
 from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 from .world import SceneState
 
-__all__ = ["SceneVisibility"]
+__all__ = ["LineVerdict", "SceneVisibility"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
@@ -108,6 +114,20 @@ _CHUNK_ROWS = 400_000
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
 _MEMO_LIMIT = 200_000
+#: Stale pairs ruled one at a time after an ``advance``; from the next read on, all of the read pair's tokens'.
+_SINGLE_READS = 1
+
+
+class LineVerdict(NamedTuple):
+    """What a line's ruling says that the pass's arrays already know, without building the ruling: its
+    verdict, its crossings as the ruling lists them (a zone of a type the ruleset does not know left out)
+    and its sight line's ends (:meth:`SceneVisibility.verdict_items`)."""
+
+    allowed: bool
+    modifier: int | None
+    crossings: list[Crossing]
+    start: Point3
+    end: Point3
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,14 +183,17 @@ class SceneVisibility:
         reaction: bool = False,
         tokens: Collection[str] | None = None,
         sharing: SceneVisibility | None = None,
+        lazy: bool = False,
     ) -> None:
         """Compute every ruling of ``state`` for ``action``.
 
         ``tokens=None`` watches all ordered pairs; otherwise the pairs in which one of ``tokens`` takes
         part (ids the scene does not hold yet are watched once they appear). ``sharing``: another engine
         of the scene (another action, say), whose compiled zones are reused for the regions that are the
-        same objects — the scene's zones compiled once. Raises ``ValueError`` for an action the scene's
-        ruleset does not know.
+        same objects — the scene's zones compiled once. ``lazy``: compile the scene but rule nothing yet,
+        every pair stale as after :meth:`advance` (the first pair read is ruled alone; at the next stale
+        read, every stale pair in one whole-scene pass while most are). Raises ``ValueError`` for an
+        action the scene's ruleset does not know.
         """
         if action not in state.ruleset.actions:
             raise ValueError(f"unknown action {action!r} for {state.ruleset.id}")
@@ -180,10 +203,22 @@ class SceneVisibility:
         self._zone_cache: dict[str, _Zone] = {}
         self._regions: tuple[Region, ...] = ()
         self._ruler = _Ruler()
+        self._sides: dict[bool, _Side] = {}  # the other reaction flag's, once asked for
+        self._lazy = False  # moved with advance(): stale pairs are ruled when read
+        self._reads = 0  # stale pairs read since the last advance()
+        self._resolved = 0  # stale (unordered) pairs ruled since the last advance()
+        self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
+        self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
+        #: Seconds spent ruling stale pairs in whole-scene passes (a lazy build's; ``bridge.engines`` bounds them).
+        self.pass_seconds = 0.0
         if sharing is not None:
             self._levels, self._level_spans = sharing._levels, sharing._level_spans
             self._zone_cache = dict(sharing._zone_cache)
         self._composer: LineComposer | None = None
+        self._line_rules: LineRules | None = None  # rulesets that read positions: verdicts over arrays
+        self._line_rules_for: tuple[Any, ...] = ()
+        self._line_cache: dict[Any, Any] = {}  # per-token light results: replaced when lights or walls change
+        self._zone_regions: tuple[tuple[_Zone, ...], list[Region]] = ((), [])
         self._known_traits: dict[tuple[str, ...], bool] = {}  # per ruleset: emptied with the memo
         self._names: dict[str, str] = {region.id: region.name for region in state.scene.regions}
         self._rows_made_for: tuple[Any, ...] = ()
@@ -195,20 +230,54 @@ class SceneVisibility:
         self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
         with _gc_paused():
             self._compile(state)
-            self._rulings = _Rulings(self._compute(self._all_pairs()).reduced())
+            if lazy:
+                self._lazy = True
+                self._rulings = _Rulings(self._compute([]), weakref.WeakMethod(self._resolve))
+                ids = self._ids
+                self._rulings.mark_stale(p for a, b in self._all_pairs() for p in ((ids[a], ids[b]), (ids[b], ids[a])))
+            else:
+                self._rulings = _Rulings(self._compute(self._all_pairs()).reduced(), weakref.WeakMethod(self._resolve))
 
     # Public methods.
 
-    def rulings(self) -> Mapping[Pair, Ruling]:
+    def rulings(self, reaction: bool | None = None) -> Mapping[Pair, Ruling]:
         """Every watched ``(actor_id, target_id) -> Ruling`` (actor ≠ target), read-only. A ruling is
-        built when first read (the pass computes every line's verdict, not its entries and texts)."""
-        return self._rulings
+        built when first read (the pass computes every line's verdict, not its entries and texts).
+
+        ``reaction`` other than the engine's: the rulings under that flag, from the same passes (the flag
+        changes how a line's crossings are ruled, not which they are), each built when first read."""
+        if reaction is None or reaction == self.reaction:
+            return self._rulings
+        return _OtherReaction(self, reaction)
 
     def verdict(self, actor: str, target: str) -> tuple[bool, int | None]:
         """Whether ``actor`` may act on ``target`` and the modifier (``None`` when not allowed) — the
         ruling's ``allowed`` and ``modifier`` — read from the pass's arrays where it has them, without
         building the ruling. Raises ``KeyError`` for a pair the engine does not watch."""
         return self._rulings.verdict((actor, target))
+
+    def verdict_items(self, pairs: Mapping[Pair, Ruling | None]) -> Iterator[tuple[Pair, Ruling | LineVerdict | None]]:
+        """``pairs.items()`` — ``pairs`` being :meth:`rulings` or what :meth:`update` returned — with each
+        ruling not built yet given as its :class:`LineVerdict` where the pass's arrays hold one (Infinity's
+        sight lines: its effect table), so that a caller reading only verdicts, crossings and lines (an
+        overlay's brief push) builds no ruling. Other pairs give their ruling (built if need be)."""
+        if isinstance(pairs, (_Rulings, _Changes)):
+            return pairs.verdict_items()
+        return iter(pairs.items())
+
+    def advance(self, new_state: SceneState) -> None:
+        """Move to ``new_state`` ruling nothing yet: the pairs :meth:`update` would recompute are marked
+        stale, and each is ruled (from the scene the engine is at then) when first read — one pair, or,
+        when more were read since the last ``advance`` (or before it), every stale pair sharing a token
+        with it in one pass. For an engine that is asked about a few pairs between changes
+        (``adjudicate``'s): it reports no changes, so :meth:`update` may not follow it."""
+        with _gc_paused():
+            self._lazy = True
+            self._update(new_state, lazy=True)
+        # Asked about more than one stale pair after the last change: each token's stale lines in one pass
+        # from the first read on (a game that asks many questions after each move).
+        self._batch_first = self._resolved > 1
+        self._reads = self._resolved = 0
 
     def update(self, new_state: SceneState) -> Mapping[Pair, Ruling | None]:
         """Move to ``new_state`` and return only the pairs whose ruling changed (``None``: pair gone),
@@ -219,10 +288,42 @@ class SceneVisibility:
         changed; a zone or wall change recomputes the pairs whose sight line touches its old or new
         bounds, and the pairs of tokens whose footprint does (from/into/within are footprint-based).
         """
+        if self._lazy:
+            raise RuntimeError("update() after advance(): the changes since are not known")
         with _gc_paused():
             return self._update(new_state)
 
-    def _update(self, new_state: SceneState) -> Mapping[Pair, Ruling | None]:
+    def _side(self, reaction: bool) -> _Side:
+        """What rules lines under ``reaction`` when it is not the engine's own flag, following the engine."""
+        side = self._sides.get(reaction)
+        if side is None:
+            side = self._sides[reaction] = _Side(reaction)
+        side.sync(self)
+        return side
+
+    def _resolve(self, pair: Pair) -> None:
+        """Rule the stale ``pair`` (both directions) from the scene the engine is at. From the second read
+        since the last :meth:`advance` (the first, when more than one pair was ruled after the change
+        before), every stale pair sharing a token with it, in one pass (a question per line of a moved
+        token costs one pass, not one each)."""
+        rulings, index = self._rulings, self._tokens.index
+        self._reads += 1
+        found = {pair}
+        whole = False
+        if self._batch_first or self._reads > _SINGLE_READS:
+            whole = 2 * rulings.stale > len(rulings)  # most never ruled (a lazy build): the whole scene at once
+            found.update(rulings.stale_pairs() if whole else rulings.stale_of(pair, index))
+        pairs = sorted({(min(index[a], index[b]), max(index[a], index[b])) for a, b in found})
+        self._resolved += len(pairs)
+        began = time.perf_counter()
+        with _gc_paused():
+            batch = self._compute(pairs)
+        for dp, each in enumerate(batch.pairs):
+            rulings.refer(each, batch, dp)
+        if whole:
+            self.pass_seconds += time.perf_counter() - began
+
+    def _update(self, new_state: SceneState, *, lazy: bool = False) -> Mapping[Pair, Ruling | None]:
         old_state, old_tokens = self._state, self._tokens
         old_zones, old_inside, old_regions = self._zones, self._inside, self._regions
         self._compile(new_state)
@@ -237,12 +338,13 @@ class SceneVisibility:
             or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
             or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
-            self._ruler.clear()
+            self._ruler = self._ruler.renewed()
+            self._line_cache = {}
             self._known_traits.clear()
             self._composer = None
             self._rows_made_for = ()  # every token's row anew, with the emptied memos
             self._compile(new_state)
-            return self._replace_all()
+            return self._replace_all(lazy=lazy)
 
         tokens = self._tokens
         index = tokens.index
@@ -257,8 +359,9 @@ class SceneVisibility:
                 changed.add(k)
         if self._ruleset.reads_positions and _lights_changed(old_state.scene, new_scene, old_tokens, tokens, changed):
             # Where a light reaches is read by rulings of pairs far from the change, and by the memoised ones.
-            self._ruler.clear()
-            return self._replace_all()
+            self._ruler = self._ruler.renewed()
+            self._line_cache = {}
+            return self._replace_all(lazy=lazy)
         boxes: list[tuple[float, float, float, float]] = []
         if not self._zones_reused:
             old_by_id = {zone.region_id: zone for zone in old_zones}
@@ -289,7 +392,6 @@ class SceneVisibility:
             rest = [pair for pair in self._all_pairs() if pair not in mine]
             if rest:
                 pairs += [rest[k] for k in np.flatnonzero(self._touched(rest, boxes, segments))]
-        fresh = self._compute(pairs)
         result = _Changes()
         gone = old_tokens.index.keys() - index.keys()
         rulings = self._rulings
@@ -297,6 +399,11 @@ class SceneVisibility:
             for pair in [p for p in rulings if p[0] in gone or p[1] in gone]:
                 rulings.drop(pair)
                 result.removed(pair)
+        if lazy:
+            ids = self._ids
+            rulings.mark_stale(each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a])))
+            return result
+        fresh = self._compute(pairs)
         # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
         # and no ruling need be built to tell (when the batch's rulings carry the centre line).
         sure = np.zeros(2 * len(fresh.idx), dtype=bool)
@@ -393,7 +500,22 @@ class SceneVisibility:
             self._line_memo = OrderedDict()  # its keys hold the composer's observer indices
         else:
             self._composer.set_scene(scene)
+        self._compile_line_rules(state)
         self._compile_token_rows(old_tokens, fresh)
+
+    def _compile_line_rules(self, state: SceneState) -> None:
+        """The ruleset's rules over arrays (``line_rules``) for rulesets without a composer that have them
+        (Traveller, GURPS), on centre lines; compiled again when the ruleset, the scene's rules, grid or
+        environment change."""
+        scene = state.scene
+        make = getattr(state.ruleset, "line_rules", None)
+        if self._composer is not None or make is None or scene.rules.lines != "center":
+            self._line_rules, self._line_rules_for = None, ()
+            return
+        made_for = (state.ruleset, scene.rules, scene.grid, scene.environment)
+        if self._line_rules is None or made_for != self._line_rules_for:
+            self._line_rules = cast(LineRules, make(self.action, self.reaction, scene))
+            self._line_rules_for = made_for
 
     def _compile_token_rows(self, old: _Tokens | None, fresh: set[int]) -> None:
         """Per token: its id, centre, and what a ruling reads of it (the composer's observer, or its
@@ -557,8 +679,11 @@ class SceneVisibility:
         found = {(min(i, j), max(i, j)) for i in mine for j in range(n) if j != i}
         return sorted(found)
 
-    def _replace_all(self) -> dict[Pair, Ruling | None]:
-        fresh = _Rulings(self._compute(self._all_pairs()).reduced())
+    def _replace_all(self, *, lazy: bool = False) -> dict[Pair, Ruling | None]:
+        fresh = _Rulings(self._compute(self._all_pairs()).reduced(), weakref.WeakMethod(self._resolve))
+        if lazy:  # no changes to report: the old rulings are not compared
+            self._rulings = fresh
+            return {}
         result: dict[Pair, Ruling | None] = {pair: None for pair in self._rulings if pair not in fresh}
         for pair, ruling in fresh.items():
             if self._rulings.get(pair) != ruling:
@@ -630,6 +755,22 @@ class SceneVisibility:
         return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls)
 
     def _frame(self) -> _Frame:
+        line_scene = None
+        if self._line_rules is not None:
+            if self._zone_regions[0] is not self._zones:
+                self._zone_regions = (self._zones, [zone.region for zone in self._zones])
+            state, t = self._state, self._tokens
+            line_scene = SceneInputs(
+                scene=state.scene,
+                geometry=lambda: state.geometry,
+                tokens=t.tokens,
+                x=t.cx,
+                y=t.cy,
+                z=t.cz,
+                zones=self._zone_regions[1],
+                inside=self._inside,
+                cache=self._line_cache,
+            )
         return _Frame(
             state=self._state,
             tokens=self._tokens,
@@ -640,6 +781,8 @@ class SceneVisibility:
             crossing_list=self._crossing_list,
             walls=self._walls,
             composer=self._composer,
+            line_rules=self._line_rules,
+            line_scene=line_scene,
             line_memo=self._line_memo,
             inside=self._inside,
             zones=self._zones,
@@ -806,10 +949,7 @@ class SceneVisibility:
         dst = np.empty(count, dtype=np.intp)
         src[0::2], src[1::2] = idx[:, 0], idx[:, 1]
         dst[0::2], dst[1::2] = idx[:, 1], idx[:, 0]
-        # The zones each token's footprint touches, as CSR (row-major nonzero: zones ascending).
-        rows, cols = np.nonzero(self._inside)
-        indptr = np.zeros(len(self._tokens.tokens) + 1, dtype=np.intp)
-        np.cumsum(np.bincount(rows, minlength=len(self._tokens.tokens)), out=indptr[1:])
+        indptr, cols = self._inside_csr()
         if met is None:
             none = np.empty(0, dtype=np.intp)
             met = (none, none, np.empty(0), np.empty(0), np.empty(0, dtype=bool))
@@ -827,6 +967,18 @@ class SceneVisibility:
             ambiguous=ambiguous,
         )
         return starts, codes
+
+    def _inside_csr(self) -> tuple[IntArray, IntArray]:
+        """The zones each token's footprint touches, as CSR (row-major nonzero: zones ascending); made once
+        per token × zone matrix (stale pairs are ruled a few at a time from one)."""
+        inside = self._inside
+        made = self._csr
+        if made is None or made[0] is not inside:
+            rows, cols = np.nonzero(inside)
+            indptr = np.zeros(len(self._tokens.tokens) + 1, dtype=np.intp)
+            np.cumsum(np.bincount(rows, minlength=len(self._tokens.tokens)), out=indptr[1:])
+            made = self._csr = (inside, indptr, cols.astype(np.intp, copy=False))
+        return made[1], made[2]
 
     def _exact_crossings(self, s: int, e: int) -> list[tuple[int, int]]:
         """(zone, kind) in evidence order, computed like ``SceneGeometry.evidence`` (GEOS per zone)."""
@@ -1001,6 +1153,8 @@ class _Frame(NamedTuple):
     crossing_list: list[Crossing]
     walls: WallIndex
     composer: LineComposer | None
+    line_rules: LineRules | None
+    line_scene: SceneInputs | None
     line_memo: OrderedDict[tuple[Any, ...], Ruling]
     inside: BoolArray
     zones: tuple[_Zone, ...]
@@ -1034,7 +1188,11 @@ class _LineBatch:
         self.verdicts: Verdicts | None = None
         self._lists: tuple[list[int], list[int], list[int]] | None = None
         self.made: dict[int, Ruling] = {}  # rulings built so far
+        #: Per other reaction flag: (its side's generation, its frame, the rulings built so far).
+        self.sides: dict[bool, tuple[object, _Frame, dict[int, Ruling]]] = {}
         self.best = False  # rules.lines == "best": every ruling built by the pass
+        self._columns: tuple[list[bool], list[int], list[list[int]]] | None = None  # for line_verdict
+        self._known_zone: list[bool] | None = None  # per zone, whether the ruleset knows its type (None: all)
         ids = frame.ids
         self.pairs: list[Pair] = [pair for a, b in idx.tolist() for pair in ((ids[a], ids[b]), (ids[b], ids[a]))]
 
@@ -1045,8 +1203,10 @@ class _LineBatch:
 
     @property
     def lines_known(self) -> bool:
-        """Whether every ruling of the batch carries its centre line (Infinity's composer rules them)."""
-        return self.frame.composer is not None and not self.best
+        """Whether every ruling of the batch carries its centre line (Infinity's composer rules them, or a
+        ruleset with rules over arrays, whose rulings all carry their line)."""
+        frame = self.frame
+        return (frame.composer is not None or frame.line_rules is not None) and not self.best
 
     def line(self, dp: int) -> SightLine | None:
         """The centre line of ``dp`` when its ruling is sure to carry it (:attr:`lines_known`), else
@@ -1100,12 +1260,28 @@ class _LineBatch:
         """The ruling of line ``dp``: what ``adjudicate`` answers for it (built once)."""
         made = self.made.get(dp)
         if made is None:
-            made = self.made[dp] = self._build(dp)
+            made = self.made[dp] = self._build(dp, self.frame)
         return made
 
-    def _build(self, dp: int) -> Ruling:
-        frame = self.frame
+    def ruling_as(self, dp: int, side: _Side) -> Ruling:
+        """The ruling of line ``dp`` under the other reaction flag (``side``): the same crossings and walls,
+        ruled by that flag's composer or ruler (built once per side)."""
+        key = side.reaction
+        found = self.sides.get(key)
+        if found is None or found[0] is not side.generation:
+            found = self.sides[key] = (side.generation, side.frame_for(self.frame), {})
+        made = found[2].get(dp)
+        if made is None:
+            made = found[2][dp] = self._build(dp, found[1])
+        return made
+
+    def _build(self, dp: int, frame: _Frame) -> Ruling:
         s, e = self.ends(dp)
+        if self.best:
+            geometry = frame.state.geometry
+            sid, eid = frame.ids[s], frame.ids[e]
+            lines = tuple(geometry.evidence(sid, eid, line) for line in geometry.sight_lines(sid, eid, "best"))
+            return frame.ruler.rule_lines(frame, s, e, lines)
         code = self.crossing_codes(dp)
         walls = self.blocking_walls(dp)
         crossing_of = frame.crossing_list
@@ -1132,23 +1308,66 @@ class _LineBatch:
 
     def reduced(self) -> _LineBatch:
         """Every line's verdict computed now, from the composer's effect table (a reduction over each
-        line's crossings, :meth:`~bridge.core.rules.effects.EffectTable.reduce`); lines the exact path
-        ruled are read from their rulings. Without a composer, nothing to do. Returns the batch."""
+        line's crossings, :meth:`~bridge.core.rules.effects.EffectTable.reduce`) or the ruleset's rules
+        over arrays (:class:`~bridge.core.rules.effects.LineRules`: Traveller, GURPS); lines the exact
+        path ruled are read from their rulings. Without either, nothing to do. Returns the batch."""
         frame = self.frame
-        if frame.composer is None or self.verdicts is not None or self.starts is None or self.codes is None:
+        if self.verdicts is not None or self.starts is None or self.codes is None:
             return self
-        table = frame.composer.effects()
-        zone_type = table.type_codes([zone.zone_type for zone in frame.zones])
-        observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
         src = np.empty(2 * len(self.idx), dtype=np.intp)
         src[0::2], src[1::2] = self.idx[:, 0], self.idx[:, 1]
-        verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
+        if frame.composer is not None:
+            table = frame.composer.effects()
+            zone_type = table.type_codes([zone.zone_type for zone in frame.zones])
+            observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
+            verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
+            known = zone_type >= 0
+            self._known_zone = None if bool(known.all()) else known.tolist()
+        elif frame.line_rules is not None and frame.line_scene is not None:
+            dst = np.empty(2 * len(self.idx), dtype=np.intp)
+            dst[0::2], dst[1::2] = self.idx[:, 1], self.idx[:, 0]
+            lines = LineInputs(src=src, dst=dst, starts=self.starts, codes=self.codes, walled=self.walled)
+            verdicts = frame.line_rules.verdicts(frame.line_scene, lines)
+        else:
+            return self
         for dp in self.exact:
             ruling = self.ruling(dp)
             verdicts.allowed[dp] = ruling.allowed
             verdicts.modifier[dp] = 0 if ruling.modifier is None else ruling.modifier
         self.verdicts = verdicts
         return self
+
+    def line_verdict(self, dp: int) -> LineVerdict | None:
+        """Line ``dp``'s :class:`LineVerdict` from the arrays, or ``None`` when only its ruling tells: no
+        composer (Traveller's and GURPS's rulings carry fields of their own, ``extra``), or the ruling is
+        built already (the exact path's lines)."""
+        if self.frame.composer is None or self.best:
+            return None
+        columns = self._columns
+        if columns is None:
+            verdicts = self.reduced().verdicts  # (rules the exact path's lines: their rulings are made)
+            if verdicts is None:
+                return None
+            columns = self._columns = (verdicts.allowed.tolist(), verdicts.modifier.tolist(), self.idx.tolist())
+        if dp in self.made:
+            return None
+        allowed, modifier, ends = columns
+        lists = self._lists
+        if lists is None:
+            lists = self._lists = self._as_lists()
+        crossing_of = self.frame.crossing_list
+        codes = lists[1][lists[0][dp] : lists[0][dp + 1]]
+        known = self._known_zone
+        if known is None:
+            crossings = [crossing_of[c] for c in codes]
+        else:
+            crossings = [crossing_of[c] for c in codes if known[c >> 2]]
+        a, b = ends[dp >> 1]
+        s, e = (a, b) if dp & 1 == 0 else (b, a)
+        points = self.frame.points
+        if allowed[dp]:
+            return LineVerdict(True, modifier[dp], crossings, points[s], points[e])
+        return LineVerdict(False, None, crossings, points[s], points[e])
 
     def verdict(self, dp: int) -> tuple[bool, int | None]:
         verdicts = self.reduced().verdicts
@@ -1160,24 +1379,33 @@ class _LineBatch:
 
 
 class _Rulings(Mapping[Pair, Ruling]):
-    """The engine's rulings by pair, in pass order: each entry a built ruling, or the number of its line
-    in the pass that computed it (built, and kept, on first read)."""
+    """The engine's rulings by pair, in pass order: each entry the number of its line in the pass that
+    computed it, or a (pass, line) a later one put there — its ruling built, and kept by that pass, on
+    first read — or ``None``: stale, ruled when first read (``resolve``, after :meth:`SceneVisibility.advance`)."""
 
-    def __init__(self, batch: _LineBatch) -> None:
+    def __init__(self, batch: _LineBatch, resolve: weakref.WeakMethod[Callable[[Pair], None]] | None = None) -> None:
         self._batch = batch
-        self._entries: dict[Pair, Ruling | int | tuple[_LineBatch, int]] = dict(
+        self._entries: dict[Pair, int | tuple[_LineBatch, int] | None] = dict(
             zip(batch.pairs, range(len(batch.pairs)), strict=True)
         )
-        for dp, ruling in batch.made.items():
-            self._entries[batch.pairs[dp]] = ruling
+        self._resolve = resolve  # weak: no reference cycle ties an engine to its rulings
+        self.stale = 0  # how many entries are stale
+
+    def ref(self, pair: Pair) -> tuple[_LineBatch, int]:
+        """The pass and line that rule ``pair`` (ruled now if stale); ``KeyError`` for a pair not held."""
+        entry = self._entries[pair]
+        if entry is None:
+            resolve = self._resolve() if self._resolve is not None else None
+            if resolve is None:
+                raise LookupError(f"the engine of these rulings is gone; {pair} was not ruled yet")
+            resolve(pair)
+            entry = self._entries[pair]
+            assert entry is not None
+        return (self._batch, entry) if isinstance(entry, int) else entry
 
     def __getitem__(self, pair: Pair) -> Ruling:
-        entry = self._entries[pair]
-        if isinstance(entry, Ruling):
-            return entry
-        batch, dp = (self._batch, entry) if isinstance(entry, int) else entry
-        ruling = self._entries[pair] = batch.ruling(dp)
-        return ruling
+        batch, dp = self.ref(pair)
+        return batch.ruling(dp)
 
     def __iter__(self) -> Iterator[Pair]:
         return iter(self._entries)
@@ -1190,27 +1418,133 @@ class _Rulings(Mapping[Pair, Ruling]):
 
     def line(self, pair: Pair) -> SightLine | None:
         """The pair's sight line, without building its ruling when the pass knows it."""
-        entry = self._entries[pair]
-        if not isinstance(entry, Ruling):
-            batch, dp = (self._batch, entry) if isinstance(entry, int) else entry
-            line = batch.line(dp)
-            if line is not None:
-                return line
-        return self[pair].line
+        batch, dp = self.ref(pair)
+        line = batch.line(dp)
+        return line if line is not None else batch.ruling(dp).line
 
     def verdict(self, pair: Pair) -> tuple[bool, int | None]:
-        entry = self._entries[pair]
-        if isinstance(entry, Ruling):
-            return entry.allowed, entry.modifier
-        batch, dp = (self._batch, entry) if isinstance(entry, int) else entry
+        batch, dp = self.ref(pair)
         return batch.verdict(dp)
+
+    def verdict_items(self) -> Iterator[tuple[Pair, Ruling | LineVerdict]]:
+        """:meth:`SceneVisibility.verdict_items` of every pair."""
+        ref = self.ref
+        for pair in list(self._entries):  # (a stale pair is ruled when read, which rewrites entries)
+            batch, dp = ref(pair)
+            found = batch.line_verdict(dp)
+            yield pair, batch.ruling(dp) if found is None else found
 
     def refer(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
         """The pair's ruling is now line ``dp`` of ``batch`` (built when read)."""
-        self._entries[pair] = (batch, dp)
+        entries = self._entries
+        if entries.get(pair, 0) is None:
+            self.stale -= 1
+        entries[pair] = (batch, dp)
+
+    def mark_stale(self, pairs: Iterable[Pair]) -> None:
+        """The pairs' rulings are unknown until read (then ruled from the engine's current scene)."""
+        entries = self._entries
+        marked = dict.fromkeys(pairs)
+        already = sum(1 for pair in marked if entries.get(pair, 0) is None)
+        entries.update(marked)
+        self.stale += len(marked) - already
+
+    def stale_pairs(self) -> list[Pair]:
+        """Every stale pair."""
+        return [pair for pair, entry in self._entries.items() if entry is None]
+
+    def stale_of(self, tokens: Collection[str], ids: Iterable[str]) -> list[Pair]:
+        """The stale pairs in which one of ``tokens`` takes part (``ids``: the scene's tokens)."""
+        entries, found = self._entries, []
+        for other in ids:
+            for token in tokens:
+                for pair in ((token, other), (other, token)):
+                    if entries.get(pair, 0) is None:
+                        found.append(pair)
+        return found
 
     def drop(self, pair: Pair) -> None:
-        del self._entries[pair]
+        if self._entries.pop(pair) is None:
+            self.stale -= 1
+
+
+class _OtherReaction(Mapping[Pair, Ruling]):
+    """The rulings of the engine's scene under its other reaction flag: the same passes (crossings and
+    walls do not depend on the flag), each line ruled by that flag's composer or ruler when first read."""
+
+    def __init__(self, engine: SceneVisibility, reaction: bool) -> None:
+        self._engine = engine
+        self._reaction = reaction
+
+    def __getitem__(self, pair: Pair) -> Ruling:
+        engine = self._engine
+        batch, dp = engine._rulings.ref(pair)
+        return batch.ruling_as(dp, engine._side(self._reaction))
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self._engine._rulings)
+
+    def __len__(self) -> int:
+        return len(self._engine._rulings)
+
+    def __contains__(self, pair: object) -> bool:
+        return pair in self._engine._rulings
+
+
+class _Side:
+    """What rules an engine's lines under its other reaction flag: that flag's composer (Infinity) or
+    ruler, and its memos — remade whenever the engine's own are (new composer, emptied ruler memo)."""
+
+    def __init__(self, reaction: bool) -> None:
+        self.reaction = reaction
+        self.generation = object()  # a pass's rulings built for this side hold while it is the same
+        self.composer: LineComposer | None = None
+        self._composer_for: object = None
+        self._ruler_generation = -1
+        self._scene: Scene | None = None
+        self.ruler = _Ruler()
+        self._memos: dict[int, tuple[object, OrderedDict[tuple[Any, ...], Ruling]]] = {}
+
+    def sync(self, engine: SceneVisibility) -> None:
+        """Follow ``engine``'s composer, ruler memo and scene."""
+        composer, state = engine._composer, engine._state
+        if self._composer_for is not composer or self._ruler_generation != engine._ruler.generation:
+            self._composer_for = composer
+            self._ruler_generation = engine._ruler.generation
+            self.composer = (
+                None
+                if composer is None
+                else LineComposer(cast(InfinityRuleset, state.ruleset), state.scene, engine.action, self.reaction)
+            )
+            self._scene = state.scene
+            self.ruler = _Ruler()
+            self._memos = {}
+            self.generation = object()
+        elif self.composer is not None and self._scene is not state.scene:
+            self.composer.set_scene(state.scene)
+            self._scene = state.scene
+
+    def frame_for(self, frame: _Frame) -> _Frame:
+        """``frame`` (a pass's) with this side's composer, observers, memos and reaction."""
+        composer = self.composer
+        whos = [composer.who(token) for token in frame.tokens.tokens] if composer is not None else []
+        memo_of = frame.line_memo
+        found = self._memos.get(id(memo_of))
+        if found is None or found[0] is not memo_of:
+            if len(self._memos) >= 4:  # memos of passes long gone: the oldest goes
+                del self._memos[next(iter(self._memos))]
+            found = self._memos[id(memo_of)] = (memo_of, OrderedDict())
+        memo, reaction = found[1], self.reaction
+        # No rules over arrays: they reduce the engine's own flag's verdicts; this side builds rulings only.
+        return frame._replace(
+            composer=composer,
+            whos=whos,
+            line_memo=memo,
+            ruler=self.ruler,
+            reaction=reaction,
+            line_rules=None,
+            line_scene=None,
+        )
 
 
 class _Changes(Mapping[Pair, Ruling | None]):
@@ -1225,6 +1559,16 @@ class _Changes(Mapping[Pair, Ruling | None]):
 
     def removed(self, pair: Pair) -> None:
         self._entries[pair] = None
+
+    def verdict_items(self) -> Iterator[tuple[Pair, Ruling | LineVerdict | None]]:
+        """:meth:`SceneVisibility.verdict_items` of every changed pair."""
+        for pair, entry in self._entries.items():
+            if entry is None:
+                yield pair, None
+                continue
+            batch, dp = entry
+            found = batch.line_verdict(dp)
+            yield pair, batch.ruling(dp) if found is None else found
 
     def __getitem__(self, pair: Pair) -> Ruling | None:
         entry = self._entries[pair]
@@ -1273,10 +1617,14 @@ class _Ruler:
     def __init__(self) -> None:
         self._memo: dict[tuple[Any, ...], Ruling] = {}
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
+        self.generation = 0  # how many times emptied (an engine's other reaction follows it)
 
-    def clear(self) -> None:
-        self._memo.clear()
-        self._memo_best.clear()
+    def renewed(self) -> _Ruler:
+        """An empty ruler of the next generation. The engine takes one instead of emptying its memo: the
+        old passes keep the old one, so their rulings built late (to diff them) are the old scene's."""
+        ruler = _Ruler()
+        ruler.generation = self.generation + 1
+        return ruler
 
     def rule(self, frame: _Frame, s: int, e: int, crossings: tuple[Crossing, ...], walls: tuple[str, ...]) -> Ruling:
         t = frame.tokens

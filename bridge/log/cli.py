@@ -20,16 +20,28 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..config import data_dir_from
-from .export import FORMATS
-from .records import RulingRecord
-from .rejudge import Rejudge, RejudgeError
-from .rejudge_output import REJUDGE_FORMATS
-from .store import LoggedSession, LogOpenError, LogStore, open_store
 
-__all__ = ["add_log_parser", "default_data_dir", "run_log_command", "run_log_command_async"]
+if TYPE_CHECKING:
+    from .records import RulingRecord
+    from .store import LoggedSession, LogStore
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "REJUDGE_FORMATS",
+    "add_log_parser",
+    "default_data_dir",
+    "run_log_command",
+    "run_log_command_async",
+]
+
+#: The names of :data:`bridge.log.export.FORMATS` and :data:`bridge.log.rejudge_output.REJUDGE_FORMATS`
+#: (a test checks they agree): the parser is built by every ``sightline`` command, ``serve`` too, which
+#: must not import the log's modules (and the rules behind them) before it listens.
+EXPORT_FORMATS = ("csv", "jsonl", "md")
+REJUDGE_FORMATS = ("csv", "jsonl", "md", "table")
 
 
 def default_data_dir() -> Path:
@@ -59,7 +71,7 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write one session's rulings")
     export.add_argument("--session", required=True, help="session id (see `sightline log sessions`)")
     export.add_argument("--world", help="the session's world (checked when given)")
-    export.add_argument("--format", choices=sorted(FORMATS), default="jsonl", help="output format (default jsonl)")
+    export.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="output format (default jsonl)")
     export.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
     export.add_argument(
         "--locale", choices=["en", "es"], default="en", help="language of the Markdown export's words (default en)"
@@ -78,9 +90,7 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     rejudge.add_argument(
         "--edition", help="judge under this edition (default: current when --ruleset changes, else each ruling's own)"
     )
-    rejudge.add_argument(
-        "--format", choices=sorted(REJUDGE_FORMATS), default="table", help="output format (default table)"
-    )
+    rejudge.add_argument("--format", choices=REJUDGE_FORMATS, default="table", help="output format (default table)")
     rejudge.add_argument("--all", action="store_true", help="list unchanged rulings too")
     rejudge.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
     _storage_options(rejudge)
@@ -100,6 +110,8 @@ async def run_log_command_async(
     err = stderr or sys.stderr
     database = getattr(args, "database", None) or os.environ.get("SIGHTLINE_DATABASE") or None
     data_dir = getattr(args, "data_dir", None) or default_data_dir()
+    from .store import LogOpenError, open_store
+
     try:
         store = await open_store(database, Path(data_dir))
     except LogOpenError as exc:
@@ -174,6 +186,9 @@ async def _find_session(store: LogStore, args: argparse.Namespace, err: TextIO) 
 
 
 async def _rejudge(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .rejudge import Rejudge, RejudgeError
+    from .rejudge_output import REJUDGE_FORMATS as WRITERS
+
     try:
         judge = Rejudge(ruleset=args.ruleset, edition=args.edition)
     except RejudgeError as exc:
@@ -182,7 +197,7 @@ async def _rejudge(store: LogStore, args: argparse.Namespace, out: TextIO, err: 
     session = await _find_session(store, args, err)
     if session is None:
         return 1
-    writer = REJUDGE_FORMATS[args.format]
+    writer = WRITERS[args.format]
     progress = _Progress(err, session.rulings, verb="re-judged")
     outcomes = judge.outcomes(progress.counted(store.export(session.world, session.id)))
     chunks = writer(outcomes, session=session, judge=judge, keep_same=args.all, summary_to=err)
@@ -210,6 +225,8 @@ async def _write_chunks(chunks: AsyncIterator[str], output: Path | None, out: Te
 
 
 async def _export(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .export import FORMATS
+
     session = await _find_session(store, args, err)
     if session is None:
         return 1

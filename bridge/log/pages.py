@@ -175,11 +175,11 @@ def _json_for_script(data: Any) -> str:
     return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def rejudge_choices() -> list[tuple[str, str]]:
+def rejudge_choices(lang: str) -> list[tuple[str, str]]:
     """Every ``ruleset:edition`` a page can re-judge under, with its label (ruleset title — edition)."""
     rows = vocabulary().rulesets
     return [
-        (f"{rid}:{edition}", f"{rows[rid].title} — {edition}")
+        (f"{rid}:{edition}", f"{rows[rid].title} — {label(rid, 'edition', edition, lang)}")
         for rid, ruleset in RULESETS.items()
         for edition in ruleset.editions
     ]
@@ -207,7 +207,7 @@ def _rejudged_cell(t: Mapping[str, str], outcome: Mapping[str, Any] | None) -> t
 def _rejudge_form(
     t: Mapping[str, str], lang: str, base: str, filters: Mapping[str, str], chosen: str, summary: str
 ) -> str:
-    options = [("", t["rejudge_none"]), *rejudge_choices()]
+    options = [("", t["rejudge_none"]), *rejudge_choices(lang)]
     select = "".join(
         f'<option value="{escape(value)}"{" selected" if value == chosen else ""}>{escape(label)}</option>'
         for value, label in options

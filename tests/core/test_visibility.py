@@ -276,6 +276,66 @@ def test_shared_rulings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
 
 
+ZERO = region("zero", rect(450, 300, 100, 300), zone="zero")
+FOUR = [*ROW, token("d", 1000, 1400, traits=["multispectral-visor-2"])]
+
+
+def test_the_other_reaction_is_ruled_from_the_same_passes() -> None:
+    """``rulings(reaction)`` of the other flag equals the plain path's, and an engine of that flag's, before
+    and after a move — here the flag changes a ruling (an ARO through a Zero zone is allowed at -6)."""
+    state = _state([ZERO], FOUR)
+    engine = SceneVisibility(state, action="bs-attack", reaction=False)
+    aro = plain_rulings(state, "bs-attack", True)
+    assert aro[("a", "b")] != plain_rulings(state, "bs-attack", False)[("a", "b")]
+    assert (
+        dict(engine.rulings(True)) == aro == dict(SceneVisibility(state, action="bs-attack", reaction=True).rulings())
+    )
+    assert engine.rulings(False) is engine.rulings()
+    moved = _state([ZERO], [*FOUR[:2], token("c", 450, 1000), FOUR[3]], version=1)
+    engine.update(moved)
+    assert dict(engine.rulings(True)) == plain_rulings(moved, "bs-attack", True)
+    assert dict(engine.rulings()) == plain_rulings(moved, "bs-attack", False)
+
+
+def test_advance_rules_a_stale_pair_when_it_is_read() -> None:
+    """After ``advance`` nothing is computed until a pair is read: the first read rules that pair alone, the
+    next one every stale pair of its tokens in one pass (after the next change, the first read does, since
+    several were asked about); all equal the plain path's, under both flags."""
+    engine = Recorder(_state([ZERO], FOUR), action="bs-attack")
+    moved = _state([ZERO], [*FOUR[:3], token("d", 500, 1000, traits=["multispectral-visor-2"])], version=1)
+    passes = len(engine.computed)
+    engine.advance(moved)
+    assert len(engine.computed) == passes
+    plain, aro = plain_rulings(moved, "bs-attack", False), plain_rulings(moved, "bs-attack", True)
+    assert engine.rulings()[("a", "d")] == plain[("a", "d")]
+    assert engine.computed[passes:] == [{("a", "d")}]
+    assert engine.rulings(True)[("d", "b")] == aro[("d", "b")]
+    assert engine.computed[passes:] == [{("a", "d")}, {("b", "d"), ("c", "d")}]
+    assert dict(engine.rulings()) == plain and dict(engine.rulings(True)) == aro
+    assert len(engine.computed) == passes + 2
+    # More than one pair was asked about after that change: after the next, the first read rules them all.
+    again = _state([ZERO], [*FOUR[:3], token("d", 600, 1000, traits=["multispectral-visor-2"])], version=2)
+    engine.advance(again)
+    assert engine.rulings()[("c", "d")] == plain_rulings(again, "bs-attack", False)[("c", "d")]
+    assert engine.computed[passes + 2 :] == [{("a", "d"), ("b", "d"), ("c", "d")}]
+    with pytest.raises(RuntimeError, match="after advance"):
+        engine.update(moved)
+
+
+def test_a_lazy_engine_rules_one_pair_then_the_whole_scene() -> None:
+    """Built ``lazy``, an engine rules nothing until read: the first read rules that pair alone, the next
+    every stale pair in one pass (timed in ``pass_seconds``); all equal the plain path's."""
+    state = _state([ZERO], FOUR)
+    engine = Recorder(state, action="bs-attack", lazy=True)
+    assert engine.computed == [set()] and engine.pass_seconds == 0.0
+    plain = plain_rulings(state, "bs-attack", False)
+    assert engine.rulings()[("b", "d")] == plain[("b", "d")]
+    assert engine.computed[1:] == [{("b", "d")}]
+    assert engine.rulings()[("a", "c")] == plain[("a", "c")]
+    assert len(engine.computed) == 3 and len(engine.computed[2]) == 5 and engine.pass_seconds > 0
+    assert dict(engine.rulings()) == plain and len(engine.computed) == 3
+
+
 def test_an_engine_nobody_holds_is_freed_at_once() -> None:
     """No reference cycle ties an engine, or the pieces its rulings are built from, to themselves:
     dropped (a watch ended), all of it is freed by reference counting, not left for a full collection —
@@ -298,6 +358,14 @@ def test_an_engine_nobody_holds_is_freed_at_once() -> None:
         engine = SceneVisibility(_state([POOR, other], ROW, [wall("w", 5000, 0, 5000, 100)]), action="bs-attack")
         engine.update(_state([POOR, other], [ROW[0], ROW[1], token("c", 450, 1000)], version=1))
         assert engine.rulings()[("a", "b")].modifier == -6 and pieces() > before
+        held = weakref.ref(engine)
+        del engine
+        assert held() is None
+        assert pieces() == before
+        # Nor one moved lazily and read under its other reaction flag.
+        engine = SceneVisibility(_state([POOR, other], ROW), action="bs-attack")
+        engine.advance(_state([POOR, other], [ROW[0], ROW[1], token("c", 450, 1000)], version=1))
+        assert engine.rulings(True)[("c", "a")] is not None and engine.rulings()[("a", "c")] is not None
         held = weakref.ref(engine)
         del engine
         assert held() is None

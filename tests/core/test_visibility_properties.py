@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from bridge.core.geometry import CrossingRing, ring_polygon
 from bridge.core.rules import RULESETS, Ruling, Situation
-from bridge.core.scene import Region, Scene, Token, Wall
+from bridge.core.scene import Region, Scene, Token, Wall, Zone
 from bridge.core.visibility import SceneVisibility
 from bridge.core.world import SceneState
 
@@ -28,6 +28,72 @@ ACTIONS = ("bs-attack", "dodge", "discover", "combat-jump", "speculative-attack"
 ZONE_TYPES = ("low", "poor", "zero", "white-noise", "smoke", "eclipse")
 NAMES = ("", "", "Smoke stack", "r0", 'The "{fog}"')
 TRAITS = ("multispectral-visor-1", "multispectral-visor-2", "multispectral-visor-3", "marksmanship", "sixth-sense")
+
+# The rulesets that read positions (distances, lights): their zones with parameters (and one zone type
+# of another ruleset, ignored), traits (one foreign), environments, actions.
+POSITIONAL_ZONES: dict[str, tuple[dict[str, Any], ...]] = {
+    "traveller": (
+        {"type": "smoke", "density": 1},
+        {"type": "smoke", "density": 3},
+        {"type": "woods"},
+        {"type": "illuminated", "by": "white-spotlight"},
+        {"type": "illuminated", "by": "ir-spotlight"},
+        {"type": "illuminated", "by": "illumination-round"},
+        {"type": "low"},
+    ),
+    "gurps-4e": (
+        {"type": "darkness", "penalty": -2},
+        {"type": "darkness", "penalty": -7},
+        {"type": "darkness", "total": True},
+        {"type": "darkness"},
+        {"type": "unnatural-darkness"},
+        {"type": "smoke"},
+        {"type": "poor"},
+    ),
+}
+POSITIONAL_TRAITS: dict[str, tuple[str, ...]] = {
+    "traveller": (
+        "binoculars",
+        "image-intensifier",
+        "color-enhancement",
+        "la-goggles",
+        "ir-goggles",
+        "thermal-viewer",
+        "wide-spectrum-visual",
+        "radar",
+        "ladar",
+        "sixth-sense",
+    ),
+    "gurps-4e": (
+        "blind",
+        "accustomed-to-blindness",
+        "invisible",
+        "night-vision-2",
+        "night-vision-5",
+        "dark-vision",
+        "infravision",
+        "marksmanship",
+    ),
+}
+POSITIONAL_ENVIRONMENTS: dict[str, tuple[dict[str, Any], ...]] = {
+    "traveller": (
+        {},
+        {"light": 1},
+        {"light": 3},
+        {"weather": "poor"},
+        {"light": 2, "weather": "very-poor"},
+        {"light": "day", "weather": "poor"},
+    ),
+    "gurps-4e": ({}, {"darkness": -5}, {"darkness": -10}, {"darkness": -2}),
+}
+POSITIONAL_ACTIONS = {"traveller": ("observation", "sensors"), "gurps-4e": ("attack", "dodge", "parry", "block")}
+#: Grid scales (distance per square, units): ranges from a few metres to kilometres, an unknown unit.
+GRIDS = (
+    {"distance": 1},
+    {"distance": 5, "units": "m"},
+    {"distance": 50, "units": "ft"},
+    {"distance": 2, "units": "hex"},
+)
 
 # Small integer coordinates make the degenerate cases common: lines through vertices, along edges,
 # tokens on zone boundaries, shared edges, walls ending on lines. Halves add non-integer points.
@@ -78,20 +144,34 @@ def _drawable(points: list[float]) -> bool:
 
 
 @st.composite
-def regions(draw: st.DrawFn, region_id: str, levels: tuple[dict[str, Any], ...] = ()) -> Region:
+def regions(
+    draw: st.DrawFn, region_id: str, levels: tuple[dict[str, Any], ...] = (), ruleset: str = "infinity-n4"
+) -> Region:
     parts = draw(st.lists(shapes(), min_size=1, max_size=2))
     parts += draw(st.lists(shapes(hole=True), max_size=1))
     bottom, top = draw(height), draw(height)
     if bottom is not None and top is not None and bottom > top:
         bottom, top = top, bottom
-    zone = draw(st.sampled_from(ZONE_TYPES) | st.none())
-    made = region(region_id, *parts, zone=zone, bottom=bottom, top=top)
+    update: dict[str, Any] = {}
+    if ruleset in POSITIONAL_ZONES:
+        zone = draw(st.sampled_from(POSITIONAL_ZONES[ruleset]) | st.none())
+        update["zone"] = None if zone is None else Zone.model_validate(zone)
+        made = region(region_id, *parts, zone=None, bottom=bottom, top=top)
+    else:
+        made = region(region_id, *parts, zone=draw(st.sampled_from(ZONE_TYPES) | st.none()), bottom=bottom, top=top)
     # Rulings name the applied zone in their texts: by its name, or its id when it has none.
-    return made.model_copy(update={"name": draw(st.sampled_from(NAMES)), "levels": on_levels(draw, levels)})
+    update |= {"name": draw(st.sampled_from(NAMES)), "levels": on_levels(draw, levels)}
+    return made.model_copy(update=update)
 
 
 @st.composite
-def tokens(draw: st.DrawFn, token_id: str, levels: tuple[dict[str, Any], ...] = ()) -> Token:
+def tokens(
+    draw: st.DrawFn, token_id: str, levels: tuple[dict[str, Any], ...] = (), ruleset: str = "infinity-n4"
+) -> Token:
+    trait_names = POSITIONAL_TRAITS.get(ruleset, TRAITS)
+    light = None
+    if ruleset in POSITIONAL_TRAITS and draw(st.integers(0, 4)) == 0:  # now and then a carried light
+        light = {"radius": draw(st.sampled_from([0.5, 1, 3])), "kind": draw(st.sampled_from(["white", "ir"]))}
     made = token(
         token_id,
         draw(coord),
@@ -100,8 +180,9 @@ def tokens(draw: st.DrawFn, token_id: str, levels: tuple[dict[str, Any], ...] = 
         height=draw(st.sampled_from([0.5, 1, 2])),
         shape=draw(st.sampled_from(["rectangle", "ellipse"])),
         elevation=draw(st.sampled_from([0, 0, 1, 3, -1, 5])),
-        traits=draw(st.lists(st.sampled_from(TRAITS), max_size=2, unique=True)),
+        traits=draw(st.lists(st.sampled_from(trait_names), max_size=3, unique=True)),
         name=draw(st.sampled_from(["", "Fusilier"])),
+        light=light,
     )
     if levels and draw(st.booleans()):  # its level (whatever its elevation: only overlays and logs read it)
         return made.model_copy(update={"level": draw(st.sampled_from([level["id"] for level in levels]))})
@@ -118,6 +199,11 @@ def walls(draw: st.DrawFn, wall_id: str, levels: tuple[dict[str, Any], ...] = ()
     }
     if fields["sight"] in (30, 40):
         fields["threshold"] = {"sight": draw(st.sampled_from([0, 1, 2, 4]))}
+    light = draw(st.sampled_from([None, None, 0, 20, 30]))  # absent: the wall's sight stops light
+    if light is not None:
+        fields["light"] = light
+        if light == 30:
+            fields["threshold"] = {**fields.get("threshold", {}), "light": draw(st.sampled_from([0, 1, 3]))}
     fields["levels"] = on_levels(draw, levels)
     return wall(wall_id, draw(coord), draw(coord), draw(coord), draw(coord), **fields)
 
@@ -134,6 +220,43 @@ def scenes(draw: st.DrawFn) -> Scene:
     return _scene(zone_list, token_list, wall_list, lines=lines, ruleset=ruleset, locale=locale, levels=levels)
 
 
+@st.composite
+def lights(draw: st.DrawFn, light_id: str, levels: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
+    """A scene light: white or IR, radius in grid units, on some levels or all."""
+    return {
+        "id": light_id,
+        "x": draw(coord),
+        "y": draw(coord),
+        "radius": draw(st.sampled_from([0.5, 1, 2, 4])),
+        "kind": draw(st.sampled_from(["white", "white", "ir"])),
+        "levels": on_levels(draw, levels),
+    }
+
+
+@st.composite
+def positional_scenes(draw: st.DrawFn) -> Scene:
+    """Traveller and GURPS scenes: their zones (with parameters), traits, environment and lights, on
+    grids of several scales."""
+    ruleset = draw(st.sampled_from(sorted(POSITIONAL_ZONES)))
+    levels = draw(st.sampled_from(LEVEL_SETS))
+    zone_list = [draw(regions(f"r{i}", levels, ruleset)) for i in range(draw(st.integers(0, 5)))]
+    token_list = [draw(tokens(f"t{i}", levels, ruleset)) for i in range(draw(st.integers(2, 5)))]
+    wall_list = [draw(walls(f"w{i}", levels)) for i in range(draw(st.integers(0, 5)))]
+    light_list = [draw(lights(f"l{i}", levels)) for i in range(draw(st.integers(0, 3)))]
+    return _scene(
+        zone_list,
+        token_list,
+        wall_list,
+        lines=draw(st.sampled_from(["center", "center", "center", "best"])),
+        ruleset=ruleset,
+        locale=draw(st.sampled_from(["en", "en", "es"])),
+        levels=levels,
+        lights=light_list,
+        environment=draw(st.sampled_from(POSITIONAL_ENVIRONMENTS[ruleset])),
+        grid=draw(st.sampled_from(GRIDS)),
+    )
+
+
 def _scene(
     regions: list[Region],
     tokens: list[Token],
@@ -143,16 +266,21 @@ def _scene(
     ruleset: str = "infinity-n4",
     locale: str = "en",
     levels: Sequence[Any] = (),
+    lights: Sequence[Any] = (),
+    environment: dict[str, Any] | None = None,
+    grid: dict[str, Any] | None = None,
 ) -> Scene:
     return Scene.model_validate(
         {
             "id": "s-prop",
-            "grid": {"size": 100, "distance": 1},
+            "grid": {"size": 100, "distance": 1, **(grid or {})},
             "rules": {"ruleset": ruleset, "lines": lines, "locale": locale},
             "regions": regions,
             "tokens": tokens,
             "walls": walls,
             "levels": list(levels),
+            "lights": list(lights),
+            "environment": environment or {},
         }
     )
 
@@ -197,6 +325,30 @@ def test_all_pairs_equal_the_plain_path(scene: Scene, action: str, reaction: boo
     assert dict(engine.rulings()) == plain
 
 
+@given(st.data(), positional_scenes(), st.booleans())
+@SETTINGS
+def test_traveller_and_gurps_pairs_equal_the_plain_path(data: st.DataObject, scene: Scene, reaction: bool) -> None:
+    """On random Traveller and GURPS scenes (zone parameters, devices and vision traits, night, weather and
+    darkness, scene and carried lights, walls that stop light or not, levels, grid scales), every verdict
+    reduced over arrays and every ruling equals the plain one."""
+    action = data.draw(st.sampled_from(POSITIONAL_ACTIONS[scene.rules.ruleset]))
+    state = _state(scene)
+    engine = SceneVisibility(state, action=action, reaction=reaction)
+    plain = plain_rulings(state, action, reaction)
+    assert {pair: engine.verdict(*pair) for pair in plain} == {p: (r.allowed, r.modifier) for p, r in plain.items()}
+    assert dict(engine.rulings()) == plain
+
+
+@given(positional_scenes())
+@SETTINGS
+def test_lights_reaching_many_equals_one_by_one(scene: Scene) -> None:
+    """``SceneGeometry.lights_reaching_many`` (one vectorised distance call) answers what
+    ``lights_reaching`` answers token by token, on random scenes with lights, light-stopping walls, levels."""
+    geometry = _state(scene).geometry
+    ids = [token.id for token in scene.tokens]
+    assert geometry.lights_reaching_many(ids) == [geometry.lights_reaching(token_id) for token_id in ids]
+
+
 # Patches.
 
 
@@ -204,8 +356,12 @@ def test_all_pairs_equal_the_plain_path(scene: Scene, action: str, reaction: boo
 def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
     """One change as a ``scene.patch`` would make it: a move, or a region or wall added, changed, removed."""
     regions_, tokens_, walls_ = list(scene.regions), list(scene.tokens), list(scene.walls)
+    lights_ = [light.model_dump() for light in scene.lights]
     levels = tuple(level.model_dump() for level in scene.levels)
+    ruleset = scene.rules.ruleset
     kinds = ["move", "move", "token+", "token-", "region+", "region~", "region-", "wall+", "wall-"]
+    if ruleset in POSITIONAL_ZONES:
+        kinds += ["light+", "light-"]
     kind = draw(st.sampled_from(kinds))
     if kind == "move" and tokens_:
         k = draw(st.integers(0, len(tokens_) - 1))
@@ -214,23 +370,36 @@ def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
             update["elevation"] = draw(st.sampled_from([0, 1, 3, -1]))
         tokens_[k] = tokens_[k].model_copy(update=update)
     elif kind == "token+":
-        tokens_.append(draw(tokens(f"t-new{serial}", levels)))
+        tokens_.append(draw(tokens(f"t-new{serial}", levels, ruleset)))
     elif kind == "token-" and len(tokens_) > 2:
         tokens_.pop(draw(st.integers(0, len(tokens_) - 1)))
     elif kind == "region+":
-        regions_.insert(draw(st.integers(0, len(regions_))), draw(regions(f"r-new{serial}", levels)))
+        regions_.insert(draw(st.integers(0, len(regions_))), draw(regions(f"r-new{serial}", levels, ruleset)))
     elif kind == "region~" and regions_:
         k = draw(st.integers(0, len(regions_) - 1))
-        regions_[k] = draw(regions(regions_[k].id, levels))
+        regions_[k] = draw(regions(regions_[k].id, levels, ruleset))
     elif kind == "region-" and regions_:
         regions_.pop(draw(st.integers(0, len(regions_) - 1)))
     elif kind == "wall+":
         walls_.append(draw(walls(f"w-new{serial}", levels)))
     elif kind == "wall-" and walls_:
         walls_.pop(draw(st.integers(0, len(walls_) - 1)))
+    elif kind == "light+":
+        lights_.append(draw(lights(f"l-new{serial}", levels)))
+    elif kind == "light-" and lights_:
+        lights_.pop(draw(st.integers(0, len(lights_) - 1)))
     rules = scene.rules
     return _scene(
-        regions_, tokens_, walls_, lines=rules.lines, ruleset=rules.ruleset, locale=rules.locale, levels=scene.levels
+        regions_,
+        tokens_,
+        walls_,
+        lines=rules.lines,
+        ruleset=rules.ruleset,
+        locale=rules.locale,
+        levels=scene.levels,
+        lights=lights_,
+        environment=dict(scene.environment),
+        grid=scene.grid.model_dump(),
     )
 
 
@@ -239,6 +408,56 @@ def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
 def test_updates_return_exactly_the_changed_pairs(data: st.DataObject, scene: Scene, action: str, watch: bool) -> None:
     """After random patches, ``update`` returns exactly the pairs whose ruling differs, and the engine
     holds what a fresh engine (and the plain path) would."""
+    state = _state(scene)
+    watched = {scene.tokens[0].id} if watch else None
+    engine = SceneVisibility(state, action=action, tokens=watched)
+    before = _watched(plain_rulings(state, action, False), watched)
+    for serial in range(data.draw(st.integers(1, 4))):
+        state = _state(data.draw(patches(state.scene, serial)), version=serial + 1)
+        after = _watched(plain_rulings(state, action, False), watched)
+        expected = {pair: ruling for pair, ruling in after.items() if before.get(pair) != ruling}
+        expected |= {pair: None for pair in before if pair not in after}
+        changes = engine.update(state)
+        assert {pair: engine.verdict(*pair) for pair in after} == {p: (r.allowed, r.modifier) for p, r in after.items()}
+        assert changes == expected
+        assert dict(engine.rulings()) == after
+        assert dict(SceneVisibility(state, action=action, tokens=watched).rulings()) == after
+        before = after
+
+
+@given(st.data(), st.one_of(scenes(), positional_scenes()), st.booleans())
+@settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_advanced_engines_rule_what_is_read_under_either_reaction(
+    data: st.DataObject, scene: Scene, reaction: bool
+) -> None:
+    """All three rulesets: after random patches taken in with ``advance`` (stale pairs ruled when read, one
+    or a token's at a time; the engine built ``lazy`` or not), the pairs read in a random order under either
+    reaction flag equal the plain path's, as do all pairs at the end."""
+    action = data.draw(st.sampled_from(POSITIONAL_ACTIONS.get(scene.rules.ruleset, ACTIONS)))
+    state = _state(scene)
+    engine = SceneVisibility(state, action=action, reaction=reaction, lazy=data.draw(st.booleans()))
+    for serial in range(data.draw(st.integers(1, 3))):
+        state = _state(data.draw(patches(state.scene, serial)), version=serial + 1)
+        engine.advance(state)
+        flag = data.draw(st.booleans())
+        plain = plain_rulings(state, action, flag)
+        assert set(engine.rulings(flag)) == set(plain)
+        order = data.draw(st.permutations(sorted(plain)))
+        for pair in order[: data.draw(st.integers(0, len(order)))]:
+            assert engine.rulings(flag)[pair] == plain[pair], pair
+    assert dict(engine.rulings(not reaction)) == plain_rulings(state, action, not reaction)
+    assert dict(engine.rulings()) == plain_rulings(state, action, reaction)
+
+
+@given(st.data(), positional_scenes(), st.booleans())
+@settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_traveller_and_gurps_updates_return_exactly_the_changed_pairs(
+    data: st.DataObject, scene: Scene, watch: bool
+) -> None:
+    """Traveller and GURPS: after random patches (lights added and removed too), ``update`` returns exactly
+    the pairs whose ruling differs, every verdict equals the plain one, and the engine holds what a fresh
+    engine (and the plain path) would."""
+    action = data.draw(st.sampled_from(POSITIONAL_ACTIONS[scene.rules.ruleset]))
     state = _state(scene)
     watched = {scene.tokens[0].id} if watch else None
     engine = SceneVisibility(state, action=action, tokens=watched)

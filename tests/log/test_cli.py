@@ -8,8 +8,10 @@ import io
 import json
 from pathlib import Path
 
-from bridge.log.cli import add_log_parser, run_log_command_async
+from bridge.log.cli import EXPORT_FORMATS, REJUDGE_FORMATS, add_log_parser, run_log_command_async
+from bridge.log.export import FORMATS
 from bridge.log.records import RulingRecord
+from bridge.log.rejudge_output import REJUDGE_FORMATS as REJUDGE_WRITERS
 from bridge.log.sql import SqlLogStore
 
 from .sample import ruling
@@ -27,6 +29,13 @@ class FakeTerminal(io.StringIO):
 
     def isatty(self) -> bool:
         return True
+
+
+def test_the_parsers_format_names_are_the_writers() -> None:
+    """The --format choices the parser offers without importing the writers (so that `serve` starts
+    light) are exactly the export and rejudge writers' names."""
+    assert tuple(sorted(FORMATS)) == EXPORT_FORMATS
+    assert tuple(sorted(REJUDGE_WRITERS)) == REJUDGE_FORMATS
 
 
 async def test_sessions_table_and_json(store: SqlLogStore, store_url: str, tmp_path: Path) -> None:

@@ -39,3 +39,13 @@ def test_scene_difficulty_and_modifier_are_read_as_people_read_them() -> None:
     assert '<td class="mod">\u22126</td>' in page and '<td class="action">Observación</td>' in page
     infinity = session_page("en", SESSION, [ruling(0).model_copy(update={"id": "01R"})], filters={}, next_cursor=None)
     assert "<th>Difficulty</th>" not in infinity  # only pages holding a Traveller ruling have the column
+
+
+def test_rejudge_choices_name_editions_in_the_readers_words() -> None:
+    """The re-judge list reads "Infinity N4 — Update 1.2" / "— reglamento vigente", not edition ids."""
+    from bridge.log.pages import rejudge_choices
+
+    english = dict(rejudge_choices("en"))
+    assert english["infinity-n4:1.2"].endswith("— Update 1.2")
+    assert english["infinity-n4:current"].endswith("— current rules")
+    assert dict(rejudge_choices("es"))["gurps-4e:current"].endswith("— reglamento vigente")

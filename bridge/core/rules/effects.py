@@ -17,12 +17,31 @@ hold the two equal.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["EffectTable", "Verdicts"]
+from ..scene import Region, Scene, Token
+from ..sight import CrossingKind
+
+if TYPE_CHECKING:
+    from ..geometry import LightSource, SceneGeometry
+
+__all__ = [
+    "KINDS",
+    "EffectTable",
+    "LineInputs",
+    "LineRules",
+    "SceneInputs",
+    "Verdicts",
+    "centre_distances",
+    "lights_on",
+    "no_verdicts",
+    "reduce_crossings",
+    "zone_classes",
+]
 
 IntArray = npt.NDArray[np.intp]
 BoolArray = npt.NDArray[np.bool_]
@@ -105,3 +124,117 @@ class EffectTable(NamedTuple):
         zone_value[first_lines] = np.where(blocks[chosen], 0, value[chosen])
         modifier = np.where(blocked, 0, zone_value + own)
         return Verdicts(~blocked, modifier, applied)
+
+
+# --- Rulesets that read positions: line rules ------------------------------------------------------
+
+
+class SceneInputs(NamedTuple):
+    """What a ruleset's :class:`LineRules` may read of the scene of a whole-scene pass, besides the lines.
+
+    ``zones`` are the regions of the pass's zones, in the order of the crossing codes (``4 × zone +
+    kind``); ``inside[token, zone]`` whether the token's footprint is in the zone (as ``SceneGeometry.
+    inside``); ``x``, ``y``, ``z`` the tokens' centres (pixels; ``z`` in grid units), as
+    ``SceneGeometry.center``; ``geometry`` gives the scene's ``SceneGeometry`` (built when first asked:
+    only lights need it). ``cache`` lives as long as where lights reach and what walls stand stays the
+    same (the engine replaces it when either changes): a ruleset keeps per-token results in it, keyed by
+    the token object.
+    """
+
+    scene: Scene
+    geometry: Callable[[], SceneGeometry]
+    tokens: Sequence[Token]
+    x: npt.NDArray[np.float64]
+    y: npt.NDArray[np.float64]
+    z: npt.NDArray[np.float64]
+    zones: Sequence[Region]
+    inside: BoolArray
+    cache: dict[Any, Any]
+
+
+class LineInputs(NamedTuple):
+    """A batch of directed lines: actor ``src[k]`` to target ``dst[k]`` (token numbers), crossings
+    ``codes[starts[k]:starts[k + 1]]`` (each ``4 × zone + kind``, kinds in the order of :data:`KINDS`),
+    ``walled[k]`` whether a wall blocks the line."""
+
+    src: IntArray
+    dst: IntArray
+    starts: IntArray
+    codes: IntArray
+    walled: BoolArray
+
+
+class LineRules(Protocol):
+    """A ruleset's rules compiled for one action, reaction and scene (edition, environment, grid), ruling
+    many lines at once: each line's verdict — what the ruleset's ``adjudicate`` answers as ``allowed``
+    and ``modifier`` on that line, under the request's default options."""
+
+    def verdicts(self, scene: SceneInputs, lines: LineInputs) -> Verdicts: ...
+
+
+#: The crossing kinds in the order of the codes' ``kind`` (``code % 4``).
+KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
+
+
+def zone_classes(zones: Sequence[Region], key: Callable[[Region], Hashable]) -> tuple[IntArray, list[Region]]:
+    """Each zone's class (zones with the same ``key`` — type and the parameters a ruleset reads — share
+    one row of an effect table) and one region of each class, in class order."""
+    classes: dict[Hashable, int] = {}
+    first: list[Region] = []
+    numbers = np.empty(len(zones), dtype=np.intp)
+    for k, region in enumerate(zones):
+        found = key(region)
+        number = classes.get(found)
+        if number is None:
+            number = classes[found] = len(first)
+            first.append(region)
+        numbers[k] = number
+    return numbers, first
+
+
+def reduce_crossings(
+    lines: LineInputs, zone_class: IntArray, table: npt.NDArray[np.int64], ufunc: np.ufunc, identity: int
+) -> npt.NDArray[np.int64]:
+    """``ufunc`` (``np.minimum``, ``np.add``, ``np.bitwise_or``) over each line's crossings of
+    ``table[zone class, kind]``; ``identity`` for a line with none."""
+    sizes = np.diff(lines.starts)
+    out = np.full(sizes.size, identity, dtype=np.int64)
+    if lines.codes.size == 0:
+        return out
+    values = table[zone_class[lines.codes // 4], lines.codes % 4]
+    some = np.flatnonzero(sizes > 0)
+    if some.size:
+        out[some] = ufunc.reduceat(values, lines.starts[some])
+    return out
+
+
+def centre_distances(scene: SceneInputs, lines: LineInputs) -> npt.NDArray[np.float64]:
+    """Each line's 3D length in grid distance units, as ``SceneGeometry.distance`` computes it (the same
+    operations in the same order)."""
+    per_px = scene.scene.grid.distance / scene.scene.grid.size
+    dx = (scene.x[lines.dst] - scene.x[lines.src]) * per_px
+    dy = (scene.y[lines.dst] - scene.y[lines.src]) * per_px
+    dz = scene.z[lines.dst] - scene.z[lines.src]
+    result: npt.NDArray[np.float64] = np.sqrt(dx * dx + dy * dy + dz**2)
+    return result
+
+
+def no_verdicts(lines: int) -> Verdicts:
+    """Every line allowed at 0, no crossing applied: filled in by a ruleset's :class:`LineRules`."""
+    return Verdicts(np.ones(lines, dtype=bool), np.zeros(lines, dtype=np.int64), np.full(lines, -1, dtype=np.intp))
+
+
+def lights_on(scene: SceneInputs, targets: Sequence[int]) -> list[tuple[LightSource, ...]]:
+    """``SceneGeometry.lights_reaching`` of each token number in ``targets``, kept in ``scene.cache`` per
+    token object; the missing ones asked of the geometry at once (``lights_reaching_many``)."""
+    cache, tokens = scene.cache, scene.tokens
+    missing = []
+    for t in targets:
+        found = cache.get(("lights", tokens[t].id))
+        if found is None or found[0] is not tokens[t]:
+            missing.append(t)
+    if missing:
+        reached = scene.geometry().lights_reaching_many([tokens[t].id for t in missing])
+        for t, lamps in zip(missing, reached, strict=True):
+            cache[("lights", tokens[t].id)] = (tokens[t], lamps)
+    return [cache[("lights", tokens[t].id)][1] for t in targets]

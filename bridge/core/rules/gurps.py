@@ -16,14 +16,16 @@ Sign: modifiers are added to skill; negative is harder.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import model_validator
 
 from ..geometry import LightSource
-from ..scene import Token, Zone
+from ..scene import Region, Scene, Token, Zone
 from ..sight import Crossing, LineEvidence, Point3
 from .base import ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
@@ -36,6 +38,7 @@ from .data_files import (
     cite,
     load_toml,
 )
+from .effects import LineInputs, SceneInputs, Verdicts, lights_on, no_verdicts, reduce_crossings, zone_classes
 from .notes import foreign_vocabulary_notes, region_name
 
 __all__ = ["GurpsData", "GurpsRuleset", "load_gurps"]
@@ -209,6 +212,10 @@ class GurpsRuleset(DataRuleset[GurpsData]):
         rulings = [self._attack(situation, action, evidence, notes) for evidence in situation.lines]
         # The attacker takes the most favourable line: allowed first, then the mildest penalty.
         return max(rulings, key=lambda r: (r.allowed, r.modifier if r.modifier is not None else 0))
+
+    def line_rules(self, action: str, reaction: bool, scene: Scene) -> GurpsLines:
+        """This ruleset's verdicts over arrays for ``action`` in ``scene`` (its environment)."""
+        return GurpsLines(self, action, scene)
 
     # --- Attacks ---
 
@@ -573,9 +580,12 @@ class GurpsRuleset(DataRuleset[GurpsData]):
         return self._text("light_label", s.locale)
 
     def _vision(self, token: Token, locale: str) -> _Vision:
+        return self._vision_of(token.traits, locale)
+
+    def _vision_of(self, traits: Sequence[str], locale: str) -> _Vision:
         night_vision, nv_label = 0, ""
         piercing: list[TraitRules] = []
-        for trait in token.traits:
+        for trait in traits:
             match = _NIGHT_VISION.fullmatch(trait)
             if match:
                 level = int(match.group(1))
@@ -615,3 +625,214 @@ class GurpsRuleset(DataRuleset[GurpsData]):
 
     def _text(self, key: str, locale: str, /, **values: Any) -> str:
         return self.data.texts[key].get(locale, **values)
+
+
+# --- Rules over arrays ------------------------------------------------------------------------------
+
+
+class GurpsLines:
+    """:meth:`GurpsRuleset.adjudicate`'s ``allowed`` and ``modifier`` for many lines at once, compiled from
+    the data for one action and scene (:class:`~bridge.core.rules.effects.LineRules`), under the request's
+    default options (aware; a warm foe).
+
+    An attack: the worst of the observer's own penalty (blind), the target's (invisible), the darkness
+    where the target stands for the observer's eyes — after a light reaching the target that the observer
+    sees (per pair, asked of the geometry only where it could change the answer) — and, from a table by
+    (zone type, kind) reduced by minimum over the line's crossings, smoke; never beyond the cap; a wall
+    forbids it. A defence reads the two tokens alone: whether the defender cannot see the blow coming.
+    """
+
+    def __init__(self, ruleset: GurpsRuleset, action: str, scene: Scene) -> None:
+        self._ruleset = ruleset
+        self._data = data = ruleset.data
+        self._defence = data.actions[action].kind == "defence"
+        self._scene_darkness = int(scene.environment.get("darkness", 0))
+        self._eyes: dict[tuple[str, ...], tuple[int, bool, int, int]] = {}
+        self._defender_darkness: list[int] = []
+
+    def _eyes_of(self, traits: tuple[str, ...]) -> tuple[int, bool, int, int]:
+        """What a token's traits give a ruling: (its blindness penalty or 0, whether its vision pierces any
+        darkness (with a warm foe), its Night Vision level, the penalty total darkness gives it)."""
+        found = self._eyes.get(traits)
+        if found is None:
+            conditions = self._data.conditions
+            accustomed = "accustomed-to-blindness" in traits
+            blind = 0
+            if "blind" in traits:
+                rules = conditions["blind"]
+                assert rules.value is not None
+                blind = rules.accustomed if accustomed and rules.accustomed is not None else rules.value
+            dark = conditions["total-darkness"]
+            assert dark.value is not None
+            total = dark.accustomed if accustomed and dark.accustomed is not None else dark.value
+            vision = self._ruleset._vision_of(traits, "en")
+            found = self._eyes[traits] = (blind, bool(vision.piercing), vision.night_vision, total)
+        return found
+
+    def _darkness(
+        self, scene: SceneInputs
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Per token, as ``_darkness_at``: the darkness where it stands, and whether lights and Night Vision
+        help there (the zone's rules; the scene's darkness: both)."""
+        data = self._data
+        total = data.darkness.total
+        n = len(scene.tokens)
+        value = np.full(n, self._scene_darkness, dtype=np.int64)
+        lights_help = np.ones(n, dtype=bool)
+        night_vision_helps = np.ones(n, dtype=bool)
+        # (value, not unnatural) per zone: the smallest wins, as min(found, key=...) picks it.
+        rank = np.full(len(scene.zones), np.iinfo(np.int64).max, dtype=np.int64)
+        for z, region in enumerate(scene.zones):
+            zone = region.zone
+            if zone is None or zone.type not in ("darkness", "unnatural-darkness"):
+                continue
+            level = (
+                total
+                if zone.type == "unnatural-darkness" or "penalty" not in zone.params
+                else int(zone.params["penalty"])
+            )
+            rank[z] = 2 * level + (zone.type != "unnatural-darkness")
+        if scene.inside.size and (rank != np.iinfo(np.int64).max).any():
+            ranks = np.where(scene.inside, rank[None, :], np.iinfo(np.int64).max)
+            first = ranks.argmin(axis=1)
+            found = ranks[np.arange(n), first] != np.iinfo(np.int64).max
+            for t in np.flatnonzero(found).tolist():
+                zone = scene.zones[int(first[t])].zone
+                assert zone is not None
+                value[t] = rank[first[t]] // 2
+                rules = data.zones[zone.type]
+                lights_help[t], night_vision_helps[t] = rules.lights_help, rules.night_vision_helps
+        return value, lights_help, night_vision_helps
+
+    def _lit(
+        self, scene: SceneInputs, targets: npt.NDArray[np.intp], viewers: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        """Per (target, viewer): whether a white light reaching the target is seen by the viewer
+        (``_lights_on``'s test); each (viewer, light) asked of the geometry once, kept in the cache."""
+        lit = np.zeros(targets.size, dtype=bool)
+        chosen = np.unique(targets)
+        reaching = [
+            tuple(lamp for lamp in lamps if lamp.kind == "white") for lamps in lights_on(scene, chosen.tolist())
+        ]
+        lamps: dict[str, int] = {}
+        for found in reaching:
+            for lamp in found:
+                lamps.setdefault(lamp.id, len(lamps))
+        if not lamps:
+            return lit
+        everyone = [lamp for found in reaching for lamp in found]
+        by_number = {lamps[lamp.id]: lamp for lamp in everyone}
+        reach = np.zeros((chosen.size, len(lamps)), dtype=bool)
+        for row, found in enumerate(reaching):
+            reach[row, [lamps[lamp.id] for lamp in found]] = True
+        rows, lamp_of = np.nonzero(reach[np.searchsorted(chosen, targets)])
+        if not rows.size:
+            return lit
+        wanted, which = np.unique(viewers[rows] * len(lamps) + lamp_of, return_inverse=True)
+        seen = np.array(
+            [self._sees(scene, int(v), by_number[int(j)]) for v, j in zip(*np.divmod(wanted, len(lamps)), strict=True)],
+            dtype=bool,
+        )
+        lit[rows[seen[which]]] = True
+        return lit
+
+    def _sees(self, scene: SceneInputs, viewer: int, lamp: LightSource) -> bool:
+        """Whether no wall stops ``viewer``'s sight of ``lamp`` (at the viewer's height), kept in the cache."""
+        who = scene.tokens[viewer]
+        key = ("gurps-seen", who.id, lamp.id)
+        seen = scene.cache.get(key)
+        if seen is None or seen[0] is not who:
+            geometry = scene.geometry()
+            centre = geometry.center(who.id)
+            seen = scene.cache[key] = (who, not geometry.wall_blocked(centre, Point3(lamp.x, lamp.y, centre.z)))
+        return bool(seen[1])
+
+    def _seen_darkness(
+        self,
+        scene: SceneInputs,
+        viewers: npt.NDArray[np.intp],
+        lit_tokens: npt.NDArray[np.intp],
+        eyes: npt.NDArray[np.int64],
+        darkness: tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """``_darkness_candidate``'s value for each (viewer, token where the darkness is), and whether it
+        is total darkness (the candidate's key); 0 where there is no darkness."""
+        data = self._data
+        total, floor = data.darkness.total, data.darkness.light_floor
+        value = darkness[0][lit_tokens].copy()
+        pierced = eyes[viewers, 1].astype(bool)
+        dark = value != 0
+        # A light seen by the viewer lifts darkness worse than the floor (where lights help).
+        ask = np.flatnonzero(dark & ~pierced & darkness[1][lit_tokens] & (value < floor))
+        if ask.size:
+            value[ask[self._lit(scene, lit_tokens[ask], viewers[ask])]] = floor
+        is_total = dark & ~pierced & (value <= total)
+        night_vision = eyes[viewers, 2]
+        helped = dark & ~pierced & ~is_total & (night_vision > 0) & darkness[2][lit_tokens]
+        value = np.where(helped, np.minimum(0, value + night_vision), value)
+        value = np.where(is_total, eyes[viewers, 3], value)
+        value = np.where(pierced | ~dark, 0, value)
+        return value, is_total
+
+    def verdicts(self, scene: SceneInputs, lines: LineInputs) -> Verdicts:
+        data = self._data
+        count = lines.src.size
+        result = no_verdicts(count)
+        if not count:
+            return result
+        traits = [tuple(token.traits) for token in scene.tokens]
+        eyes = np.array([self._eyes_of(t) for t in traits], dtype=np.int64).reshape(-1, 4)
+        invisible = np.array(["invisible" in t for t in traits], dtype=bool)
+        darkness = self._darkness(scene)
+        if self._defence:
+            return self._defences(scene, lines, eyes, invisible, darkness, result)
+        smoke_value = data.conditions["smoke"].value
+        invisible_value = data.conditions["invisible"].value
+        assert smoke_value is not None and invisible_value is not None
+        zone_class, classes = zone_classes(scene.zones, self._class_key)
+        table = np.array(
+            [[smoke_value if region.zone is not None and region.zone.type == "smoke" else 0] * 4 for region in classes],
+            dtype=np.int64,
+        ).reshape(-1, 4)
+        worst = reduce_crossings(lines, zone_class, table, np.minimum, 0)
+        worst = np.minimum(worst, eyes[lines.src, 0])
+        worst = np.minimum(worst, np.where(invisible[lines.dst], invisible_value, 0))
+        seen, _ = self._seen_darkness(scene, lines.src, lines.dst, eyes, darkness)
+        worst = np.minimum(worst, seen)
+        modifier = np.where(worst < 0, np.maximum(worst, data.vision.cap), 0)
+        result.allowed[:] = ~lines.walled
+        result.modifier[:] = np.where(lines.walled, 0, modifier)
+        return result
+
+    def _defences(
+        self,
+        scene: SceneInputs,
+        lines: LineInputs,
+        eyes: npt.NDArray[np.int64],
+        invisible: npt.NDArray[np.bool_],
+        darkness: tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+        result: Verdicts,
+    ) -> Verdicts:
+        """``_defence``: −4 when the attacker is invisible, the defender blind, in smoke, or in total darkness
+        its eyes do not pierce (a light it sees lifts it); walls play no part."""
+        n = len(scene.tokens)
+        smoke = np.array(
+            [region.zone is not None and region.zone.type == "smoke" for region in scene.zones], dtype=bool
+        )
+        in_smoke: npt.NDArray[np.bool_] = np.zeros(n, dtype=bool)
+        if n and smoke.any():
+            in_smoke = np.asarray(scene.inside[:, smoke].any(axis=1), dtype=bool)
+        everyone = np.arange(n, dtype=np.intp)
+        candidates = darkness[0] <= self._data.darkness.total
+        total = np.zeros(n, dtype=bool)
+        if candidates.any():
+            _, is_total = self._seen_darkness(scene, everyone, everyone, eyes, darkness)
+            total = candidates & is_total
+        unseen = invisible[lines.dst] | (eyes[lines.src, 0] != 0) | in_smoke[lines.src] | total[lines.src]
+        result.modifier[:] = np.where(unseen, self._data.defence.unseen, 0)
+        return result
+
+    @staticmethod
+    def _class_key(region: Region) -> str:
+        zone = region.zone
+        return "" if zone is None else zone.type

@@ -16,7 +16,7 @@ from .data_files import Text
 
 __all__ = ["KINDS", "label", "readable_citation"]
 
-Kind = Literal["action", "zone", "trait", "kind", "difficulty", "ruleset"]
+Kind = Literal["action", "zone", "trait", "kind", "difficulty", "ruleset", "edition"]
 
 #: How a line meets a zone (contract: from, into, within, through), as a reason reads it.
 KINDS: Final = {
@@ -33,6 +33,14 @@ _RULESET_TITLES: Final = {
     "traveller": Text(en="Traveller", es="Traveller"),
 }
 
+#: An edition as its source heads it: 002 heads each dated text "Update 1.2, Jan 2022" and the first
+#: one "Original"; ``current`` is whatever is newest (contract, "Rules").
+_EDITIONS: Final = {
+    "current": Text(en="current rules", es="reglamento vigente"),
+    "original": Text(en="original text", es="texto original"),
+}
+_UPDATE: Final = Text(en="Update {n}", es="Actualización {n}")
+
 _NUMBERED = re.compile(r"(.+-)(\d+)")
 
 
@@ -43,6 +51,10 @@ def label(ruleset: str | None, kind: Kind, value: str, locale: str) -> str:
         return KINDS[value].get(locale) if value in KINDS else value
     if kind == "ruleset":
         return _RULESET_TITLES[value].get(locale) if value in _RULESET_TITLES else value
+    if kind == "edition":
+        if value in _EDITIONS:
+            return _EDITIONS[value].get(locale)
+        return _UPDATE.get(locale, n=value) if re.fullmatch(r"\d+(\.\d+)*", value) else value
     from . import RULESETS  # the registry imports this module's siblings: look it up when asked
 
     order = [ruleset] if ruleset is not None and ruleset in RULESETS else []

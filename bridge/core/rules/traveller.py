@@ -22,9 +22,11 @@ from fractions import Fraction
 from functools import cache
 from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import Field, model_validator
 
-from ..scene import Zone
+from ..scene import Region, Scene, Zone
 from ..sight import Crossing, CrossingKind, LineEvidence
 from .base import MissingParameter, ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
@@ -36,6 +38,17 @@ from .data_files import (
     check_vocabulary,
     cite,
     load_toml,
+)
+from .effects import (
+    KINDS,
+    LineInputs,
+    SceneInputs,
+    Verdicts,
+    centre_distances,
+    lights_on,
+    no_verdicts,
+    reduce_crossings,
+    zone_classes,
 )
 from .notes import foreign_vocabulary_notes
 
@@ -367,6 +380,10 @@ class TravellerRuleset(DataRuleset[TravellerData]):
                 r.modifier if r.modifier is not None else 0,
             ),
         )
+
+    def line_rules(self, action: str, reaction: bool, scene: Scene) -> TravellerLines:
+        """This ruleset's verdicts over arrays for ``action`` in ``scene`` (its environment and grid)."""
+        return TravellerLines(self, action, scene)
 
     # --- One sight line ---
 
@@ -768,6 +785,181 @@ class TravellerRuleset(DataRuleset[TravellerData]):
 
 
 _TARGET_INSIDE = (CrossingKind.INTO, CrossingKind.WITHIN)
+
+
+# --- Rules over arrays ------------------------------------------------------------------------------
+
+#: Obstacle bits of a line (the low bits of its crossings' OR); light keys' bits follow them.
+_OBSTACLE_BITS: dict[Obstacle, int] = {"woods": 1, "smoke": 2, "poor-weather": 4}
+_LIGHT_SHIFT = 3
+
+
+class TravellerLines:
+    """:meth:`TravellerRuleset._rule_line`'s ``allowed`` and ``modifier`` for many lines at once, compiled
+    from the data for one action and scene (:class:`~bridge.core.rules.effects.LineRules`).
+
+    Per crossing, from a table by (zone type and parameters, kind): the obstacles it puts on the line
+    (woods, smoke), the light it casts on the target (an ``illuminated`` zone the target is in) and its
+    smoke density — reduced per line by OR and sum. Per line: its length (range), the lights reaching
+    the target (``SceneGeometry.lights_reaching``, per token). Per device the observer may use, over all
+    lines at once: whether it has an effect, its diff mods (range, night, weather, smoke, each as
+    ``_evaluate`` sums them), its level; the best reachable device as ``_preference`` orders them.
+    """
+
+    def __init__(self, ruleset: TravellerRuleset, action: str, scene: Scene) -> None:
+        data = ruleset.data
+        self._ruleset = ruleset
+        self._data = data
+        kind = data.actions[action].asset_kind
+        self._devices = [name for name, rules in data.devices.items() if rules.asset_kind == kind]
+        self._device_bit = {name: 1 << k for k, name in enumerate(self._devices)}
+        self._order = [ruleset._device_order[name] for name in self._devices]
+        self._lights = list(data.lights)
+        env = scene.environment
+        raw_light = env.get("light", "day")
+        self._light = 0 if raw_light == "day" else int(raw_light)
+        self._weather = str(env.get("weather", "good"))
+        self._per_unit = data.units.get(scene.grid.units.strip().lower(), 1.0)
+        self._carried: dict[tuple[str, ...], int] = {}
+
+    def _light_bit(self, key: str) -> int:
+        return 1 << (_LIGHT_SHIFT + self._lights.index(key))
+
+    def _class_key(self, region: Region) -> tuple[Any, ...]:
+        zone = region.zone
+        assert zone is not None
+        return (zone.type, zone.params.get("density"), zone.params.get("by"))
+
+    def _tables(self, classes: list[Region]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Per (zone class, kind): the bits it sets (obstacles, lights on the target), its smoke density."""
+        bits = np.zeros((len(classes), 4), dtype=np.int64)
+        density = np.zeros((len(classes), 4), dtype=np.int64)
+        for c, region in enumerate(classes):
+            zone = region.zone
+            assert zone is not None
+            for k, kind in enumerate(KINDS):
+                if zone.type == "smoke":
+                    bits[c, k] = _OBSTACLE_BITS["smoke"]
+                    density[c, k] = int(zone.params["density"])
+                elif zone.type == "woods":
+                    bits[c, k] = _OBSTACLE_BITS["woods"]
+                elif zone.type == "illuminated" and kind in _TARGET_INSIDE:
+                    bits[c, k] = self._light_bit(str(zone.params["by"]))
+        return bits, density
+
+    def _carried_by(self, traits: tuple[str, ...]) -> int:
+        """The devices (bits) an observer with ``traits`` may use: the fallback and its own, of the kind."""
+        found = self._carried.get(traits)
+        if found is None:
+            names = [self._data.fallback, *traits]
+            found = self._carried[traits] = sum({self._device_bit[n] for n in names if n in self._device_bit})
+        return found
+
+    def verdicts(self, scene: SceneInputs, lines: LineInputs) -> Verdicts:
+        data = self._data
+        count = lines.src.size
+        result = no_verdicts(count)
+        if not count:
+            return result
+        zone_class, classes = zone_classes(scene.zones, self._class_key)
+        bits_table, density_table = self._tables(classes)
+        bits = reduce_crossings(lines, zone_class, bits_table, np.bitwise_or, 0)
+        density = reduce_crossings(lines, zone_class, density_table, np.add, 0)
+        obstacles = bits & ((1 << _LIGHT_SHIFT) - 1)
+        if self._weather != "good":
+            obstacles |= _OBSTACLE_BITS["poor-weather"]
+        sources = bits >> _LIGHT_SHIFT
+        if scene.scene.lights or any(token.light is not None for token in scene.tokens):
+            targets = np.unique(lines.dst)
+            lit_of = np.zeros(len(scene.tokens), dtype=np.int64)
+            lit_of[targets] = [
+                sum({self._light_bit(lamp.kind) for lamp in lamps}) for lamps in lights_on(scene, targets.tolist())
+            ]
+            sources |= lit_of[lines.dst] >> _LIGHT_SHIFT
+        # Which lights cast on the target have an effect (none in the obstacles they fail in), by spectrum.
+        lit_white = np.zeros(count, dtype=bool)
+        lit_ir = np.zeros(count, dtype=bool)
+        for k, key in enumerate(self._lights):
+            light = data.lights[key]
+            fails = sum(_OBSTACLE_BITS[o] for o in set(light.no_effect_in))
+            works = ((sources >> k) & 1).astype(bool) & ((obstacles & fails) == 0)
+            if light.spectrum == "white":
+                lit_white |= works
+            else:
+                lit_ir |= works
+        distance = centre_distances(scene, lines) * self._per_unit
+        carried = np.array([self._carried_by(tuple(token.traits)) for token in scene.tokens], dtype=np.int64)
+        carried_line = carried[lines.src]
+        levels = len(data.ladder.levels)
+        base = data.ladder.index(data.ladder.base)
+        weather = data.weather[self._weather]
+        best_key = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
+        best_total = np.zeros(count, dtype=np.int64)
+        max_asset = max((data.devices[name].asset for name in self._devices), default=0)
+        for d, name in enumerate(self._devices):
+            # Only the lines whose observer may use the device (all for the fallback).
+            rows = np.flatnonzero((carried_line >> d) & 1)
+            if not rows.size:
+                continue
+            rules = data.devices[name]
+            fails = sum(_OBSTACLE_BITS[o] for o in set(rules.no_effect_in))
+            lit = (lit_white | lit_ir)[rows] if rules.sees_ir_light else lit_white[rows]
+            usable = (obstacles[rows] & fails) == 0
+            if "daylight" in rules.needs and self._light:
+                usable &= lit
+            if "good-weather" in rules.needs and self._weather != "good":
+                usable[:] = False
+            total = self._range(rules, distance[rows])
+            if self._light:
+                night = self._condition("night", self._light * data.night.mod_per_level, rules)
+                total += np.where(lit, 0, night)
+            if weather.mod:
+                total += self._condition("weather", weather.mod, rules)
+            if "smoke" not in rules.ignores:
+                smoke = density[rows]
+                total += smoke - np.minimum(rules.disregards.get("smoke", 0), smoke)
+            index = base + total
+            reachable = usable & (index < levels)
+            # _preference: the easiest level, the highest asset, the lowest raw sum, the table's order.
+            level = np.clip(index, 0, levels)
+            rank = (level * 1024 + (max_asset - rules.asset)) << 24
+            rank = (rank + np.clip(total + (1 << 23), 0, (1 << 24) - 1)) * 64 + (self._order[d] + 1)
+            better = reachable & (rank < best_key[rows])
+            best_key[rows[better]] = rank[better]
+            best_total[rows[better]] = total[better]
+        allowed = (best_key != np.iinfo(np.int64).max) & ~lines.walled
+        result.allowed[:] = allowed
+        result.modifier[:] = np.where(allowed, best_total, 0)
+        return result
+
+    def _range(self, rules: DeviceRules, distance: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+        """``_range_entry``'s value (0 where it does not apply), the same comparisons over arrays."""
+        short = rules.short_range
+        if short is None:
+            return np.zeros(distance.size, dtype=np.int64)
+        halvings = np.zeros(distance.size, dtype=np.int64)
+        for step in range(1, self._data.range.max_halvings + 1):
+            halvings[(halvings == step - 1) & (distance <= short / 2**step)] = step
+        doublings = np.ones(distance.size, dtype=np.int64)
+        beyond = distance > short * 2
+        step = 1
+        while beyond.any():
+            step += 1
+            doublings[beyond] = step
+            beyond &= distance > short * 2**step
+        inside = distance <= short
+        value: npt.NDArray[np.int64] = np.where(
+            inside, halvings * self._data.range.halving, doublings * self._data.range.doubling
+        )
+        return value
+
+    @staticmethod
+    def _condition(source: Condition, raw: int, rules: DeviceRules) -> int:
+        """What ``_condition_entry`` adds to the sum: 0 when ignored, less what the device disregards."""
+        if source in rules.ignores:
+            return 0
+        count = rules.disregards.get(source, 0)
+        return max(raw - count, 0) if count else raw
 
 
 def _entry(

@@ -119,3 +119,20 @@ def test_a_citation_logged_with_a_seed_file_name_reads_as_its_title_now() -> Non
         == f"Infinity N4 rules update 1.2 (Jan 2022) — Visibility Conditions: {zero_12['quote']}"
     )
     assert readable_citation("a note of someone else") == "a note of someone else"
+
+
+def test_editions_read_as_their_sources_head_them() -> None:
+    """An edition is shown as 002 heads its texts ("Update 1.2", "Original"), never as the wire id."""
+    from bridge.core.rules import RULESETS
+    from bridge.core.rules.labels import label
+
+    shown = {edition: label("infinity-n4", "edition", edition, "en") for edition in RULESETS["infinity-n4"].editions}
+    assert shown == {
+        "original": "original text",
+        "1.2": "Update 1.2",
+        "1.3": "Update 1.3",
+        "2.1": "Update 2.1",
+        "current": "current rules",
+    }
+    assert label("gurps-4e", "edition", "current", "es") == "reglamento vigente"
+    assert label("infinity-n4", "edition", "1.3", "es") == "Actualización 1.3"
