@@ -1,6 +1,6 @@
 """A hostile world against a real bridge: what its costliest messages cost, and what another world waits.
 
-``python -m bench.hostile [--seconds 5] [--only NAME]``
+``python -m bench.hostile [--seconds 5] [--only NAME ...] [--repeat N]``
 
 A real ``sightline serve`` child process runs with its default limits. For each kind of message, the
 hostile world (holding a valid secret) builds the costliest one those limits let through — frames at
@@ -425,17 +425,17 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-async def main_async(seconds: float, only: str | None) -> list[Row]:
-    bridge = Bridge()
+async def main_async(seconds: float, only: list[str] | None, repeat: int = 1, source: Path | None = None) -> list[Row]:
+    chosen = [attack for attack in attacks() if not only or any(name in attack.name for name in only)]
+    bridge = Bridge(source=source)
     rows = []
     try:
-        rows.append(await run_attack(bridge, None, seconds))
-        print(table(rows[-1:]).splitlines()[-1], flush=True)
-        for attack in attacks():
-            if only and only not in attack.name:
-                continue
-            rows.append(await run_attack(bridge, attack, seconds))
-            print(table(rows[-1:]).splitlines()[-1], f"(bridge RSS {bridge.rss_mib():.0f} MiB)", flush=True)
+        for _ in range(repeat):
+            rows.append(await run_attack(bridge, None, seconds))
+            print(table(rows[-1:]).splitlines()[-1], flush=True)
+            for attack in chosen:
+                rows.append(await run_attack(bridge, attack, seconds))
+                print(table(rows[-1:]).splitlines()[-1], f"(bridge RSS {bridge.rss_mib():.0f} MiB)", flush=True)
     finally:
         bridge.stop()
     return rows
@@ -444,14 +444,18 @@ async def main_async(seconds: float, only: str | None) -> list[Row]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.hostile", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="how long each kind of message is sent")
-    parser.add_argument("--only", help="run only the kinds whose name contains this")
+    parser.add_argument(
+        "--only", action="append", help="run only the kinds whose name contains this (may be given again)"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="run the chosen rows this many times (one build)")
+    parser.add_argument("--source", type=Path, help="run the bridge from this checkout (e.g. an older commit's)")
     parser.add_argument("--pinger", nargs=3, metavar=("URL", "SECRET", "SECONDS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.pinger:
         url, secret, seconds = args.pinger
         print(json.dumps(asyncio.run(ping_for(url, secret, float(seconds)))))
         return 0
-    rows = asyncio.run(main_async(args.seconds, args.only))
+    rows = asyncio.run(main_async(args.seconds, args.only, args.repeat, args.source))
     print()
     print(table(rows))
     return 0

@@ -8,9 +8,13 @@ loopback port and measures, from the moment the process is started:
 - **cpu**: the bridge's own CPU time (user + system, ``time.process_time()`` in the bridge) when it
   printed the line: on this shared 2-core machine wall-clock start-up stretches with the load, CPU time
   much less;
-- **app**: ``/healthz`` reports ``"app": "ready"`` (the bridge imported and built behind the port: a
-  WebSocket or a log page is answered from then on; before, it waits);
-- **ready**: ``/healthz`` reports ``"engine": "ready"`` (the compiled loops loaded, from numba's cache);
+- **app**: the bridge is imported and built behind the port (``/healthz`` says ``"app": "ready"``; a
+  WebSocket or a log page is answered from then on, before it waits): when it prints its "Log:" line,
+  and its CPU time then;
+- **ready**: ``/healthz`` reports ``"engine": "ready"`` (the engine imported, its compiled loops with it);
+- **slowest /healthz**: the longest round trip of the ``/healthz`` requests (the first at once, then
+  every 100 ms) while the app loads, and while the engine loads (a thread's import holding the
+  interpreter delays the loop);
 - **idle RSS**: after one client synced a 50 × 100 scene and watched all its pairs (the overlay's
   ``detail: "brief"``), then stayed idle for 3 s.
 
@@ -19,7 +23,9 @@ runs), with a hook on standard output that adds the process's CPU time to the "l
 Against a baseline run alternately in the same benchmark: the same bridge started the way it started
 before ``bridge/startup.py`` (the bridge's modules — aiohttp, the protocol, the rules, the log store —
 imported before the port opens; the engine after). A run with ``--cold`` points numba's cache at an
-empty directory, so the loops are compiled afresh: ``/healthz`` answers meanwhile.
+empty directory: until issue 15 the loops were numba's and were compiled afresh then (about a minute);
+since they are Cython's, compiled when the package is built, nothing reads it and a cold start is like
+any other.
 """
 
 from __future__ import annotations
@@ -28,11 +34,13 @@ import argparse
 import asyncio
 import json
 import os
+import queue
 import secrets
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -55,6 +63,8 @@ class _Out:
     def write(self, text):
         if "listening on" in text:
             text += f"\\ncpu at listen {{time.process_time():.4f}}"
+        elif text.startswith("Log: "):  # printed once the application is ready
+            text += f"\\ncpu at app {{time.process_time():.4f}}"
         return self.out.write(text)
     def flush(self):
         self.out.flush()
@@ -81,6 +91,7 @@ async def _old_serve(config, *, announce):
         async with bridge.server.run_bridge(config, collector=collector) as (host, port):
             bridge.warmup.start()
             announce(f"Sightline bridge listening on ws://{host}:{port}/ws")
+            announce("Log: ready")
             await stop.wait()
     finally:
         collector.stop()
@@ -88,6 +99,10 @@ async def _old_serve(config, *, announce):
 bridge.startup.serve = _old_serve
 """
 BEFORE = [sys.executable, "-c", _HOOK.format(first=_OLD_SERVE)]
+#: Seconds between ``/healthz`` polls. Each poll takes the interpreter from the thread that is importing
+#: (on a loaded machine that thread may then wait for a core): polling every 20 ms stretched the
+#: app's loading by most of a second of wall time; a monitor polls every few seconds.
+POLL = 0.1
 
 
 def _status(pid: int) -> dict[str, int]:
@@ -97,6 +112,13 @@ def _status(pid: int) -> dict[str, int]:
             name, value = line.split(":")
             fields[name] = int(value.split()[0])
     return fields
+
+
+def _cpu_line(lines: queue.Queue[tuple[float, str]], name: str) -> tuple[float, float]:
+    """When the bridge's hook printed ``name`` (``perf_counter``) and the CPU time it printed (waiting for it)."""
+    while not (line := lines.get(timeout=120))[1].startswith(name):
+        pass
+    return line[0], float(line[1].split()[-1])
 
 
 def _healthz(port: int) -> dict[str, Any]:
@@ -145,22 +167,34 @@ def start_once(command: list[str], *, cold: bool = False, watch: bool = True) ->
             listen = time.perf_counter() - began
             first = _healthz(port)
             healthz = time.perf_counter() - began
-            cpu = float(process.stdout.readline().split()[-1])
-            health, app = first, None
+            lines: queue.Queue[tuple[float, str]] = queue.Queue()
+            reader = threading.Thread(
+                target=lambda: [lines.put((time.perf_counter(), line)) for line in process.stdout or ()], daemon=True
+            )
+            reader.start()
+            _, cpu = _cpu_line(lines, "cpu at listen")
+            health = first
+            answered: dict[str, list[float]] = {"loading": [], "engine": []}  # /healthz round trips, by phase
+            answered["loading" if first.get("app") == "loading" else "engine"].append(healthz - listen)
             while health.get("engine") not in ("ready", "failed", None):
-                if app is None and health.get("app", "ready") == "ready":
-                    app = time.perf_counter() - began
-                time.sleep(0.02)
+                time.sleep(POLL)
+                asked = time.perf_counter()
                 health = _healthz(port)
+                phase = "loading" if health.get("app") == "loading" else "engine"
+                answered[phase].append(time.perf_counter() - asked)
             ready = time.perf_counter() - began
+            app, cpu_app = _cpu_line(lines, "cpu at app")
             row: dict[str, Any] = {
                 "listen_s": listen,
                 "healthz_s": healthz,
                 "cpu_at_listen_s": cpu,
+                "cpu_at_app_s": cpu_app,
                 "first_app": first.get("app", "(no field)"),
                 "first_engine": first.get("engine", "(no field)"),
-                "app_s": ready if app is None else app,
+                "app_s": app - began,
                 "ready_s": ready,
+                "healthz_loading_max_ms": 1000 * max(answered["loading"], default=0.0),
+                "healthz_engine_max_ms": 1000 * max(answered["engine"], default=0.0),
             }
             if watch:
                 _watch_scene.pid = process.pid  # type: ignore[attr-defined]
@@ -182,17 +216,28 @@ def _median(rows: list[dict[str, Any]], key: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.startup_bench")
     parser.add_argument("--runs", type=int, default=5, help="starts of each kind (medians reported)")
-    parser.add_argument("--cold", action="store_true", help="also one start with an empty numba cache")
+    parser.add_argument("--cold", action="store_true", help="also one start with an empty (numba) cache")
     parser.add_argument("--json", action="store_true", help="one JSON object a line")
     args = parser.parse_args(argv)
-    start_once(NOW, watch=False)  # numba's cache filled, files in the page cache: a warm machine
+    start_once(NOW, watch=False)  # files in the page cache: a warm machine
     now_rows, before_rows = [], []
     for _ in range(args.runs):
         now_rows.append(start_once(NOW))
         before_rows.append(start_once(BEFORE))
     summary: dict[str, Any] = {"runs": args.runs}
     for name, rows in (("now", now_rows), ("before", before_rows)):
-        for key in ("listen_s", "healthz_s", "cpu_at_listen_s", "app_s", "ready_s", "rss_mib", "anon_mib", "file_mib"):
+        keys = (
+            "listen_s",
+            "healthz_s",
+            "cpu_at_listen_s",
+            "cpu_at_app_s",
+            "app_s",
+            "ready_s",
+            "rss_mib",
+            "anon_mib",
+            "file_mib",
+        )
+        for key in (*keys, "healthz_loading_max_ms", "healthz_engine_max_ms"):
             summary[f"{name}_{key}"] = round(_median(rows, key), 3)
             summary[f"{name}_{key}_range"] = [round(min(r[key] for r in rows), 3), round(max(r[key] for r in rows), 3)]
         summary[f"{name}_first_app"] = sorted({row["first_app"] for row in rows})
@@ -207,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(row), flush=True)
         elif "cold" in row:
             print(
-                f"cold numba cache: /healthz at {row['healthz_s']:.2f} s answering app={row['first_app']!r}, "
+                f"cold (empty numba cache): /healthz at {row['healthz_s']:.2f} s answering app={row['first_app']!r}, "
                 f"engine={row['first_engine']!r}; app ready at {row['app_s']:.2f} s, "
                 f"engine ready at {row['ready_s']:.2f} s"
             )
@@ -218,8 +263,11 @@ def main(argv: list[str] | None = None) -> int:
                     f"{name:6}: listen {row[f'{name}_listen_s']:.2f} s, /healthz {row[f'{name}_healthz_s']:.2f} s "
                     f"(CPU at listen {row[f'{name}_cpu_at_listen_s']:.2f} s, {low:.2f}-{high:.2f}; "
                     f"app {row[f'{name}_first_app']}, engine {row[f'{name}_first_engine']}), "
-                    f"app ready {row[f'{name}_app_s']:.2f} s, "
-                    f"engine ready {row[f'{name}_ready_s']:.2f} s, idle RSS with a 50 x 100 scene watched "
+                    f"app ready {row[f'{name}_app_s']:.2f} s (CPU {row[f'{name}_cpu_at_app_s']:.2f} s), "
+                    f"engine ready {row[f'{name}_ready_s']:.2f} s; "
+                    f"slowest /healthz (polled every {POLL * 1000:.0f} ms) while "
+                    f"the app loads {row[f'{name}_healthz_loading_max_ms']:.0f} ms, while the engine loads "
+                    f"{row[f'{name}_healthz_engine_max_ms']:.0f} ms; idle RSS with a 50 x 100 scene watched "
                     f"{row[f'{name}_rss_mib']:.0f} MiB (anon {row[f'{name}_anon_mib']:.0f}, "
                     f"files {row[f'{name}_file_mib']:.0f})"
                 )

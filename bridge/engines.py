@@ -18,9 +18,9 @@ engines of scenes the world no longer holds go with them.
 
 Which questions the engine answers (the others take the per-pair path, ``Session.rule``, unchanged):
 
-- the engine's compiled loops are loaded (:func:`bridge.warmup.loaded`): while ``sightline serve``
-  loads them in the background (up to a minute on a fresh install), or in a process that never loads
-  them (``sightline demo``), no engine is built, so no chat card waits for a compilation;
+- the engine is loaded (:func:`bridge.warmup.loaded`): while ``sightline serve`` imports it in the
+  background (a few tenths of a second), or in a process that never loads it (``sightline demo``), no
+  engine is built, so no chat card waits for an import;
 - a target is named (Combat Jump without a target reads no sight line);
 - the request's options are the defaults (``aware: true``, no ``options``): the engine rules every pair
   with exactly those (``SceneVisibility`` takes no per-request options);
@@ -54,7 +54,7 @@ from . import warmup
 from .core.rules.base import Ruling
 from .core.world import SceneState
 
-if TYPE_CHECKING:  # the engine's module imports numba's compiled loops: imported when first needed
+if TYPE_CHECKING:  # the engine's module (shapely, its compiled loops): imported when first needed
     from .core.visibility import SceneVisibility
 
 __all__ = ["BUILD_SHARE", "ENGINES_PER_WORLD", "IDLE_SECONDS", "PAIRS_PER_WORLD", "EngineKey", "SceneEngines"]

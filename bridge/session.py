@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import __version__, stages
 from .core.ignored import Ignored
+from .core.release import free_in_slices, with_items
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
 from .core.rules.traveller import explain_encounter_range
@@ -54,6 +55,7 @@ from .errors import (
     UnknownToken,
     UnsupportedProtocol,
 )
+from .jsontext import SURROGATE_ESCAPE, loads_in_slices, search_in_slices
 from .log.capture import record_of, situation_of, snapshot_of
 from .log.records import Party, RulingRecord, SceneSnapshot
 from .palette import OTHER, VERDICTS, ZONES
@@ -94,7 +96,7 @@ from .protocol import (
     WirePoint,
 )
 
-if TYPE_CHECKING:  # imports numba's compiled loops: imported by the first watch or engine (bridge.engines)
+if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch or engine (bridge.engines)
     from .core.visibility import LineVerdict, SceneVisibility
 
 __all__ = [
@@ -408,6 +410,10 @@ class Session:
             if stages.ENABLED:
                 stages.mark("parsed")
             message = self._validate(raw)
+            if len(text) >= SLICED_PARSE_BYTES:  # freed in slices, not in one cascade when this returns
+                parts = _json_parts(raw)
+                del raw
+                free_in_slices(parts)
             if stages.ENABLED:
                 stages.mark("validated")
             return self._dispatch(message)
@@ -1116,11 +1122,19 @@ def nesting_depth(text: str | bytes) -> int:
 #: :func:`check_json` can name the field at fault. A larger frame gets orjson's reason: parsing it twice
 #: would hold the interpreter (and every other world) for as long again.
 STRICT_PARSE_BYTES = 64 * 1024
+#: Frames from this size on are parsed in slices (:func:`bridge.jsontext.loads_in_slices`): orjson would hold
+#: the interpreter for one C call of about 10 ms per 256 KiB (40-50 ms for a 4 MiB frame).
+SLICED_PARSE_BYTES = 256 * 1024
 
 
 def _parse(text: str | bytes) -> Any:
     """A frame's JSON, by orjson: several times faster than the standard library, and the interpreter lock
-    is held for that long (another world's answers wait for it); see :data:`STRICT_PARSE_BYTES`."""
+    is held for that long (another world's answers wait for it); see :data:`STRICT_PARSE_BYTES`. A frame of
+    :data:`SLICED_PARSE_BYTES` or more is parsed in slices to the same value, orjson naming what is wrong."""
+    if len(text) >= SLICED_PARSE_BYTES:
+        sliced = _parse_in_slices(text)
+        if sliced is not None:
+            return sliced
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
@@ -1129,6 +1143,29 @@ def _parse(text: str | bytes) -> Any:
         if str(exc).startswith("depth limit exceeded"):
             raise RecursionError from None
         raise ValueError(str(exc)) from None
+
+
+def _json_parts(raw: dict[str, Any]) -> list[Any]:
+    """A parsed frame, its members and the items of the lists two levels down (a scene's walls, a patch's
+    upserts), for :func:`bridge.core.release.free_in_slices`."""
+    found: list[Any] = [raw]
+    for value in raw.values():
+        if isinstance(value, dict):
+            with_items(found, [value])
+            with_items(found, [item for item in value.values() if isinstance(item, (list, dict))])
+        elif isinstance(value, list):
+            with_items(found, [value])
+    return found
+
+
+def _parse_in_slices(text: str | bytes) -> Any | None:
+    """What :func:`bridge.jsontext.loads_in_slices` makes of a frame (``None``: left to orjson)."""
+    if isinstance(text, str):
+        try:
+            text = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate in the str (a replay file): orjson names it
+            return None
+    return loads_in_slices(text)
 
 
 def _too_deep(depth: int, limit: int) -> TooLarge:
@@ -1149,10 +1186,13 @@ def check_json(value: Any, text: str | bytes, max_depth: int) -> BridgeError | N
     limit cannot nest deeper, and one without a surrogate escape (or raw surrogate) cannot hold one.
     """
     brackets = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    # Searched in slices: one search over a 4 MiB frame would hold the interpreter for tens of milliseconds.
     if isinstance(text, str):
-        surrogates = _SURROGATE_ESCAPE.search(text) is not None or _SURROGATE.search(text) is not None
+        surrogates = search_in_slices(_SURROGATE_ESCAPE, text, 5) is not None or (
+            not text.isascii() and search_in_slices(_SURROGATE, text, 0) is not None
+        )
     else:
-        surrogates = _SURROGATE_ESCAPE.search(text.decode("latin-1")) is not None
+        surrogates = search_in_slices(SURROGATE_ESCAPE, text, 5) is not None
     if brackets <= max_depth and not surrogates:
         return None
     stack: list[tuple[Any, str, int]] = [(value, "", 1)]

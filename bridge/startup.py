@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import errno
 import faulthandler
+import gc
 import json
 import signal
 import socket
@@ -237,7 +238,11 @@ async def _serve(config: BridgeConfig, *, announce: Callable[[str], None]) -> No
             try:
                 async with bridge.running_app(config, collector=collector) as runner:
                     assert runner.server is not None
-                    collector.start()  # what start-up made is frozen, never scanned again
+                    # What start-up made is frozen, never scanned again. Automatic collection ran while it
+                    # was made, so it is frozen as it is: a full pass over it here would stall the loop
+                    # (0.05 s of CPU), and collector.start() then scans only what is not frozen.
+                    gc.freeze()
+                    collector.start()
                     gate.open_to(runner.server)
                     _app_seconds = time.perf_counter() - opened
                     ready = True

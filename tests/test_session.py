@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bridge import session as session_module
 from bridge.core.world import SceneLimits
 from bridge.protocol import encode
 from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds, peek_id
@@ -536,3 +537,28 @@ def test_scenes_per_world_forget_the_least_recently_used_unwatched_one() -> None
     refused = one(session, {"type": "scene.sync", "id": "q4", "scene": scene(tokens=tokens, scene_id="s4")})
     _limit(refused, "too-large", "scenes-per-world", 3, 2, "q4")
     assert one(session, {**ask, "id": "a4"})["type"] == "adjudication"
+
+
+def test_a_large_frames_parsed_json_is_freed_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parsed JSON of a frame of 256 KiB or more is handed to free_in_slices (the frame itself first, then
+    each wall), not left to one cascade of deallocations; a small frame's is not."""
+    handed: list[list[Any]] = []
+    real = session_module.free_in_slices
+
+    def spy(found: list[Any]) -> None:
+        handed.append(list(found))
+        real(found)
+
+    monkeypatch.setattr(session_module, "free_in_slices", spy)
+    session = online()
+    walls = [wall(f"w{i}", i, 0, i, 10) for i in range(6000)]
+    frame = json.dumps({"type": "scene.sync", "id": "q", "scene": scene(walls=walls)})
+    assert len(frame) >= session_module.SLICED_PARSE_BYTES
+    assert one(session, frame)["type"] == "scene.synced"
+    parsed = [found for found in handed if found and isinstance(found[0], dict) and found[0].get("id") == "q"]
+    assert len(parsed) == 1
+    assert sum(isinstance(part, dict) and str(part.get("id", "")).startswith("w") for part in parsed[0]) == 6000
+    handed.clear()
+    small = {"type": "scene.sync", "id": "small", "scene": scene(walls=walls[:10])}
+    assert one(session, small)["type"] == "scene.synced"
+    assert not [found for found in handed if found and isinstance(found[0], dict) and found[0].get("id") == "small"]

@@ -9,7 +9,7 @@ How the geometry is vectorised (``docs/performance.md`` has the figures):
 - Each unordered pair of tokens is one 2D segment; both directions share its geometry.
 - Candidate (segment, zone) pairs are those whose boxes meet: every box against every box for a few
   lines (a token move), an STRtree for many.
-- For those pairs a compiled loop (:mod:`bridge.core.meetings`, numba) intersects the segment with the
+- For those pairs a compiled loop (:mod:`bridge.core.meetings`, Cython) intersects the segment with the
   zone's edges (holes included; zones and runs of edges surely on one side of the line skipped): the
   crossing parameters ``t`` and whether each end is inside (GEOS, closed) give, per direction and per
   elevation span, whether the line meets the zone and the first ``t`` it does — as GEOS ``intersects``

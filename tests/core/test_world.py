@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 import weakref
 from typing import Any
 
 import pytest
 
+from bridge.core import world as world_module
 from bridge.core.scene import Region, Scene, Token, Wall
 from bridge.core.world import SceneRejected, World, check_scene
 
@@ -208,3 +210,42 @@ def test_one_ring_over_the_ring_limit_is_refused_naming_it() -> None:
         world.sync(Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": [region]}))
     assert refused.value.field == "scene.regions[0].polygons[1]" and "'Fog bank'" in str(refused.value)
     assert (refused.value.limit, refused.value.value, refused.value.most) == ("ring-vertices", 11, 10)
+
+
+def _walled(n: int, name: str) -> Scene:
+    walls = [{"id": f"w{i}", "c": [i, 0, i, 10]} for i in range(n)]
+    return Scene.model_validate({"id": "s", "name": name, "rules": {"ruleset": "infinity-n4"}, "walls": walls})
+
+
+def test_a_replaced_scene_is_freed_slice_by_slice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scene.sync over a held scene frees the old state (collection off: by reference counting alone), through
+    free_in_slices, which gets the old state first and each of its walls after it."""
+    handed: list[list[Any]] = []
+    real = world_module.free_in_slices
+
+    def spy(found: list[Any]) -> None:
+        handed.append(list(found))
+        real(found)
+
+    monkeypatch.setattr(world_module, "free_in_slices", spy)
+    world = World("w")
+    old = world.sync(_walled(3000, "old"))
+    probe = weakref.ref(old)
+    old_walls = list(old.scene.walls)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del old
+        world.sync(_walled(3000, "new"))
+        (found,) = [parts for parts in handed if parts]
+        assert found[0] is probe()
+        held = {id(part) for part in found}
+        assert all(id(old_walls[i]) in held for i in range(0, 3000, 500))
+        handed.clear()
+        del found
+        assert probe() is None
+        references = sys.getrefcount(old_walls[0])
+        assert references == 2  # this test's list and the call's argument: nothing else
+    finally:
+        if enabled:
+            gc.enable()

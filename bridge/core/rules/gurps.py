@@ -704,22 +704,48 @@ class GurpsLines:
                 lights_help[t], night_vision_helps[t] = rules.lights_help, rules.night_vision_helps
         return value, lights_help, night_vision_helps
 
-    def _lit(self, scene: SceneInputs, target: int, viewer: int) -> bool:
-        """Whether a white light reaching ``target`` is seen by ``viewer`` (``_lights_on``'s test)."""
-        cache = scene.cache
+    def _lit(
+        self, scene: SceneInputs, targets: npt.NDArray[np.intp], viewers: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        """Per (target, viewer): whether a white light reaching the target is seen by the viewer
+        (``_lights_on``'s test); each (viewer, light) asked of the geometry once, kept in the cache."""
+        lit = np.zeros(targets.size, dtype=bool)
+        chosen = np.unique(targets)
+        reaching = [
+            tuple(lamp for lamp in lamps if lamp.kind == "white") for lamps in lights_on(scene, chosen.tolist())
+        ]
+        lamps: dict[str, int] = {}
+        for found in reaching:
+            for lamp in found:
+                lamps.setdefault(lamp.id, len(lamps))
+        if not lamps:
+            return lit
+        everyone = [lamp for found in reaching for lamp in found]
+        by_number = {lamps[lamp.id]: lamp for lamp in everyone}
+        reach = np.zeros((chosen.size, len(lamps)), dtype=bool)
+        for row, found in enumerate(reaching):
+            reach[row, [lamps[lamp.id] for lamp in found]] = True
+        rows, lamp_of = np.nonzero(reach[np.searchsorted(chosen, targets)])
+        if not rows.size:
+            return lit
+        wanted, which = np.unique(viewers[rows] * len(lamps) + lamp_of, return_inverse=True)
+        seen = np.array(
+            [self._sees(scene, int(v), by_number[int(j)]) for v, j in zip(*np.divmod(wanted, len(lamps)), strict=True)],
+            dtype=bool,
+        )
+        lit[rows[seen[which]]] = True
+        return lit
+
+    def _sees(self, scene: SceneInputs, viewer: int, lamp: LightSource) -> bool:
+        """Whether no wall stops ``viewer``'s sight of ``lamp`` (at the viewer's height), kept in the cache."""
         who = scene.tokens[viewer]
-        for lamp in lights_on(scene, [target])[0]:
-            if lamp.kind != "white":
-                continue
-            seen_key = ("gurps-seen", who.id, lamp.id)
-            seen = cache.get(seen_key)
-            if seen is None or seen[0] is not who:
-                geometry = scene.geometry()
-                centre = geometry.center(who.id)
-                seen = cache[seen_key] = (who, not geometry.wall_blocked(centre, Point3(lamp.x, lamp.y, centre.z)))
-            if seen[1]:
-                return True
-        return False
+        key = ("gurps-seen", who.id, lamp.id)
+        seen = scene.cache.get(key)
+        if seen is None or seen[0] is not who:
+            geometry = scene.geometry()
+            centre = geometry.center(who.id)
+            seen = scene.cache[key] = (who, not geometry.wall_blocked(centre, Point3(lamp.x, lamp.y, centre.z)))
+        return bool(seen[1])
 
     def _seen_darkness(
         self,
@@ -739,10 +765,7 @@ class GurpsLines:
         # A light seen by the viewer lifts darkness worse than the floor (where lights help).
         ask = np.flatnonzero(dark & ~pierced & darkness[1][lit_tokens] & (value < floor))
         if ask.size:
-            lights_on(scene, np.unique(lit_tokens[ask]).tolist())  # asked of the geometry at once
-        for k in ask.tolist():
-            if self._lit(scene, int(lit_tokens[k]), int(viewers[k])):
-                value[k] = floor
+            value[ask[self._lit(scene, lit_tokens[ask], viewers[ask])]] = floor
         is_total = dark & ~pierced & (value <= total)
         night_vision = eyes[viewers, 2]
         helped = dark & ~pierced & ~is_total & (night_vision > 0) & darkness[2][lit_tokens]
