@@ -11,7 +11,7 @@ loopback port and measures, from the moment the process is started:
 - **app**: the bridge is imported and built behind the port (``/healthz`` says ``"app": "ready"``; a
   WebSocket or a log page is answered from then on, before it waits): when it prints its "Log:" line,
   and its CPU time then;
-- **ready**: ``/healthz`` reports ``"engine": "ready"`` (the compiled loops loaded, from numba's cache);
+- **ready**: ``/healthz`` reports ``"engine": "ready"`` (the engine imported, its compiled loops with it);
 - **slowest /healthz**: the longest round trip of the ``/healthz`` requests (the first at once, then
   every 100 ms) while the app loads, and while the engine loads (a thread's import holding the
   interpreter delays the loop);
@@ -23,7 +23,9 @@ runs), with a hook on standard output that adds the process's CPU time to the "l
 Against a baseline run alternately in the same benchmark: the same bridge started the way it started
 before ``bridge/startup.py`` (the bridge's modules — aiohttp, the protocol, the rules, the log store —
 imported before the port opens; the engine after). A run with ``--cold`` points numba's cache at an
-empty directory, so the loops are compiled afresh: ``/healthz`` answers meanwhile.
+empty directory: until issue 15 the loops were numba's and were compiled afresh then (about a minute);
+since they are Cython's, compiled when the package is built, nothing reads it and a cold start is like
+any other.
 """
 
 from __future__ import annotations
@@ -214,10 +216,10 @@ def _median(rows: list[dict[str, Any]], key: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.startup_bench")
     parser.add_argument("--runs", type=int, default=5, help="starts of each kind (medians reported)")
-    parser.add_argument("--cold", action="store_true", help="also one start with an empty numba cache")
+    parser.add_argument("--cold", action="store_true", help="also one start with an empty (numba) cache")
     parser.add_argument("--json", action="store_true", help="one JSON object a line")
     args = parser.parse_args(argv)
-    start_once(NOW, watch=False)  # numba's cache filled, files in the page cache: a warm machine
+    start_once(NOW, watch=False)  # files in the page cache: a warm machine
     now_rows, before_rows = [], []
     for _ in range(args.runs):
         now_rows.append(start_once(NOW))
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(row), flush=True)
         elif "cold" in row:
             print(
-                f"cold numba cache: /healthz at {row['healthz_s']:.2f} s answering app={row['first_app']!r}, "
+                f"cold (empty numba cache): /healthz at {row['healthz_s']:.2f} s answering app={row['first_app']!r}, "
                 f"engine={row['first_engine']!r}; app ready at {row['app_s']:.2f} s, "
                 f"engine ready at {row['ready_s']:.2f} s"
             )

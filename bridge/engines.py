@@ -18,9 +18,9 @@ engines of scenes the world no longer holds go with them.
 
 Which questions the engine answers (the others take the per-pair path, ``Session.rule``, unchanged):
 
-- the engine's compiled loops are loaded (:func:`bridge.warmup.loaded`): while ``sightline serve``
-  loads them in the background (up to a minute on a fresh install), or in a process that never loads
-  them (``sightline demo``), no engine is built, so no chat card waits for a compilation;
+- the engine is loaded (:func:`bridge.warmup.loaded`): while ``sightline serve`` imports it in the
+  background (a few tenths of a second), or in a process that never loads it (``sightline demo``), no
+  engine is built, so no chat card waits for an import;
 - a target is named (Combat Jump without a target reads no sight line);
 - the request's options are the defaults (``aware: true``, no ``options``): the engine rules every pair
   with exactly those (``SceneVisibility`` takes no per-request options);
@@ -29,10 +29,11 @@ Which questions the engine answers (the others take the per-pair path, ``Session
   pair for one question (the per-pair path is bounded by ``Limits.best_line_tests``);
 - the scene has at most ``Limits.engine_pairs`` ordered pairs (a first question on a larger one would
   cost a whole-scene pass);
-- a new engine may be built: building one takes a whole-scene pass (up to ~1 s at 200 × 400 on a quiet
-  machine), so after a build of ``T`` seconds the world builds no other for ``T / BUILD_SHARE − T``
-  (whole-scene passes take at most a fifth of its time, whatever a client asks; updates, bounded by
-  the change, are not held back);
+- a new engine may be built: an engine is built compiled but unruled (``lazy``: its first question
+  rules one pair), and its second stale question rules the whole scene in one pass (up to ~1 s at
+  200 × 400 on a quiet machine); after a build or such a pass of ``T`` seconds the world builds no other
+  engine for ``T / BUILD_SHARE − T`` (whole-scene passes take at most a fifth of its time, whatever a
+  client asks; updates, bounded by the change, are not held back);
 - the engine could be built or updated: if it raises (a ruling error on some other pair), it is dropped
   and the question takes the per-pair path, which answers or raises exactly as before.
 
@@ -53,7 +54,7 @@ from . import warmup
 from .core.rules.base import Ruling
 from .core.world import SceneState
 
-if TYPE_CHECKING:  # the engine's module imports numba's compiled loops: imported when first needed
+if TYPE_CHECKING:  # the engine's module (shapely, its compiled loops): imported when first needed
     from .core.visibility import SceneVisibility
 
 __all__ = ["BUILD_SHARE", "ENGINES_PER_WORLD", "IDLE_SECONDS", "PAIRS_PER_WORLD", "EngineKey", "SceneEngines"]

@@ -30,8 +30,8 @@ __all__ = ["AcceptErrorLog", "Gate", "connection_cap"]
 
 log = logging.getLogger("sightline.gate")
 
-#: Descriptors kept for everything else a bridge opens: its listening sockets, the log database, the
-#: numba cache, log files, the interpreter's own.
+#: Descriptors kept for everything else a bridge opens: its listening sockets, the log database, log
+#: files, the interpreter's own.
 DESCRIPTOR_RESERVE = 64
 
 _HEAD_END = b"\r\n\r\n"

@@ -249,12 +249,15 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             if trace is not None:
                 outbox.trace(trace, sum(1 for item in prepared if isinstance(item, str)))
                 trace = None
+                stages.suspend()  # the loop is done with it (a ping answered here next must not stamp it)
             if state.collector is not None:
                 state.collector.after_message(len(msg.data) if msg.type == WSMsgType.TEXT else 0)
             if any(isinstance(effect, Close) for effect in prepared):
                 await writer
                 break
     finally:
+        if trace is not None:
+            stages.suspend()
         state.outboxes.pop(session, None)
         deadline.cancel()
         if worker is not None:
@@ -307,11 +310,13 @@ def _receive(session: Session, data: str, frame_limit: int, trace: stages.Trace 
     if trace is None:
         return _prepare(session.receive(data), frame_limit)
     stages.resume(trace, "worker")
-    effects = session.receive(data)
-    trace.stamp("answered")
-    prepared = _prepare(effects, frame_limit)
-    trace.stamp("encoded")
-    stages.suspend()
+    try:
+        effects = session.receive(data)
+        trace.stamp("answered")
+        prepared = _prepare(effects, frame_limit)
+        trace.stamp("encoded")
+    finally:
+        stages.suspend()
     return prepared
 
 

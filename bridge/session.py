@@ -97,7 +97,7 @@ from .protocol import (
     WirePoint,
 )
 
-if TYPE_CHECKING:  # imports numba's compiled loops: imported by the first watch or engine (bridge.engines)
+if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch or engine (bridge.engines)
     from .core.visibility import LineVerdict, SceneVisibility
 
 __all__ = [

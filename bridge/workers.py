@@ -4,7 +4,7 @@ The event loop only pumps bytes: it reads frames, hands each one to the world's 
 (``Session.receive`` → prepared effects: answers already encoded to text), and writes what comes back.
 While one world's worker is busy with a costly ruling, the loop keeps serving every other world's
 frames and pings; CPython's switch interval hands it the GIL every few milliseconds, and the engine's
-compiled loops (numba ``nogil``) and shapely's vectorised calls release it altogether.
+compiled loops (Cython, run in ``nogil`` blocks) and shapely's vectorised calls release it altogether.
 
 Threads are daemons: a computation that is still running when the bridge is told to stop does not keep
 the process alive (``sightline serve`` exits once its drain timeout has passed, whatever a worker is

@@ -146,10 +146,9 @@ def test_a_second_question_on_an_unchanged_scene_is_a_look_up() -> None:
 
 
 def test_while_the_engine_loads_in_the_background_the_per_pair_path_answers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fresh install's first chat card never waits for the engine's compilation: while ``sightline serve``
-    loads it in the background, a question builds no engine and gets the per-pair answer; once loaded, the
-    engine answers."""
-    monkeypatch.setattr(warmup, "_status", "compiling")
+    """A first chat card never waits for the engine's import: while ``sightline serve`` loads it in the
+    background, a question builds no engine and gets the per-pair answer; once loaded, the engine answers."""
+    monkeypatch.setattr(warmup, "_status", "loading")
     client, plain = Client(engines=True), Client(engines=False)
     for each in (client, plain):
         each.send({"type": "scene.sync", "scene": _open_field()})

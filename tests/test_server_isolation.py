@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
@@ -69,6 +70,18 @@ async def hello(ws: ClientConnection, world: str) -> None:
 async def ask(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
     await ws.send(json.dumps(message))
     return json.loads(await ws.recv())
+
+
+async def engine_loaded(url: str) -> None:
+    """Wait until the bridge at ``url`` says its engine is loaded (it loads in the background)."""
+    healthz = url.replace("ws://", "http://").removesuffix("/ws") + "/healthz"
+    async with aiohttp.ClientSession() as http:
+        for _ in range(3000):
+            async with http.get(healthz) as response:
+                if (await response.json())["engine"] in ("ready", "failed"):
+                    return
+            await asyncio.sleep(0.1)
+    raise AssertionError("the engine was never loaded")
 
 
 def rss_kib(pid: int) -> int:
@@ -241,6 +254,7 @@ async def test_a_worlds_memory_is_given_back_after_its_clients_leave(tmp_path: P
     with serve(tmp_path, "--world-linger", "0") as (process, url):
         async with connect(url) as idle:
             await hello(idle, "w-idle")
+            await engine_loaded(url)  # its ~100 MB are the process's, not the world's: measured before
             await asyncio.sleep(0.5)
             before = rss_kib(process.pid)
             async with connect(url, max_size=None) as ws:

@@ -55,6 +55,7 @@ async def test_a_watched_patch_is_stamped_at_every_stage_in_order(traced: Path, 
         await ws.recv()
     records = [json.loads(line) for line in traced.read_text().splitlines()]
     (record,) = [r for r in records if r["id"] == "move"]
+    assert not [r for r in records if r["id"] == "after"]  # a ping, answered on the loop: not traced
     names = [mark[0] for mark in record["marks"]]
     expected = ["read", "submitted", "worker", "parsed", "validated", "patched", "updated", "built"]
     expected += ["answered", "encoded", "loop", "queued", "written"]

@@ -19,12 +19,12 @@ from bridge.startup import _early_health, listening
 SECRET = "startup-secret"
 
 #: Modules `serve` needs only behind its open port: the web framework, the protocol's pydantic models,
-#: the rulesets (their TOML data and its validation), the log store, NumPy and numba (the engine).
+#: the rulesets (their TOML data and its validation), the log store, NumPy and the engine (its compiled loops).
 HEAVY = [
     "aiohttp",
     "pydantic",
     "numpy",
-    "numba",
+    "bridge.core.meetings",
     "bridge.server",
     "bridge.protocol",
     "bridge.session",
@@ -67,7 +67,7 @@ print(json.dumps({"status": status, **seen}))
 
 def test_serve_opens_its_port_before_importing_the_heavy_parts(tmp_path: Path) -> None:
     """When `sightline serve` says it listens (and the port takes a connection), none of aiohttp, pydantic,
-    NumPy, numba, the protocol, the session, the rules or the log store is imported yet; stopped then,
+    NumPy, the engine, the protocol, the session, the rules or the log store is imported yet; stopped then,
     while it loads, it exits cleanly."""
     ran = subprocess.run(
         [sys.executable, "-c", _AT_LISTEN, json.dumps(HEAVY), str(tmp_path)],

@@ -704,22 +704,53 @@ class GurpsLines:
                 lights_help[t], night_vision_helps[t] = rules.lights_help, rules.night_vision_helps
         return value, lights_help, night_vision_helps
 
-    def _lit(self, scene: SceneInputs, target: int, viewer: int) -> bool:
-        """Whether a white light reaching ``target`` is seen by ``viewer`` (``_lights_on``'s test)."""
-        cache = scene.cache
-        who = scene.tokens[viewer]
-        for lamp in lights_on(scene, [target])[0]:
-            if lamp.kind != "white":
-                continue
-            seen_key = ("gurps-seen", who.id, lamp.id)
-            seen = cache.get(seen_key)
-            if seen is None or seen[0] is not who:
-                geometry = scene.geometry()
-                centre = geometry.center(who.id)
-                seen = cache[seen_key] = (who, not geometry.wall_blocked(centre, Point3(lamp.x, lamp.y, centre.z)))
-            if seen[1]:
-                return True
-        return False
+    def _lit(
+        self, scene: SceneInputs, targets: npt.NDArray[np.intp], viewers: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        """Per (target, viewer): whether a white light reaching the target is seen by the viewer
+        (``_lights_on``'s test); each (viewer, light) asked of the geometry once, kept in the cache."""
+        lit = np.zeros(targets.size, dtype=bool)
+        chosen = np.unique(targets)
+        reaching = [
+            tuple(lamp for lamp in lamps if lamp.kind == "white") for lamps in lights_on(scene, chosen.tolist())
+        ]
+        lamps: dict[str, int] = {}
+        for found in reaching:
+            for lamp in found:
+                lamps.setdefault(lamp.id, len(lamps))
+        if not lamps:
+            return lit
+        everyone = [lamp for found in reaching for lamp in found]
+        by_number = {lamps[lamp.id]: lamp for lamp in everyone}
+        reach = np.zeros((chosen.size, len(lamps)), dtype=bool)
+        for row, found in enumerate(reaching):
+            reach[row, [lamps[lamp.id] for lamp in found]] = True
+        rows, lamp_of = np.nonzero(reach[np.searchsorted(chosen, targets)])
+        if not rows.size:
+            return lit
+        wanted, which = np.unique(viewers[rows] * len(lamps) + lamp_of, return_inverse=True)
+        asked = [(int(v), by_number[int(j)]) for v, j in zip(*np.divmod(wanted, len(lamps)), strict=True)]
+        seen = np.array(self._sees(scene, asked), dtype=bool)
+        lit[rows[seen[which]]] = True
+        return lit
+
+    def _sees(self, scene: SceneInputs, asked: list[tuple[int, LightSource]]) -> list[bool]:
+        """Per (viewer, lamp): whether no wall stops the viewer's sight of the lamp (at the viewer's height),
+        as ``_lights_on`` asks ``wall_blocked``; kept in the cache, the missing ones asked at once."""
+        cache, tokens = scene.cache, scene.tokens
+        missing = []
+        for viewer, lamp in asked:
+            found = cache.get(("gurps-seen", tokens[viewer].id, lamp.id))
+            if found is None or found[0] is not tokens[viewer]:
+                missing.append((viewer, lamp))
+        if missing:
+            geometry = scene.geometry()
+            centres = [geometry.center(tokens[viewer].id) for viewer, _ in missing]
+            lamps = [Point3(lamp.x, lamp.y, centre.z) for (_, lamp), centre in zip(missing, centres, strict=True)]
+            blocked = geometry.sight_blocked_many(centres, lamps)
+            for (viewer, lamp), stopped in zip(missing, blocked, strict=True):
+                cache[("gurps-seen", tokens[viewer].id, lamp.id)] = (tokens[viewer], not stopped)
+        return [bool(cache[("gurps-seen", tokens[viewer].id, lamp.id)][1]) for viewer, lamp in asked]
 
     def _seen_darkness(
         self,
@@ -739,10 +770,7 @@ class GurpsLines:
         # A light seen by the viewer lifts darkness worse than the floor (where lights help).
         ask = np.flatnonzero(dark & ~pierced & darkness[1][lit_tokens] & (value < floor))
         if ask.size:
-            lights_on(scene, np.unique(lit_tokens[ask]).tolist())  # asked of the geometry at once
-        for k in ask.tolist():
-            if self._lit(scene, int(lit_tokens[k]), int(viewers[k])):
-                value[k] = floor
+            value[ask[self._lit(scene, lit_tokens[ask], viewers[ask])]] = floor
         is_total = dark & ~pierced & (value <= total)
         night_vision = eyes[viewers, 2]
         helped = dark & ~pierced & ~is_total & (night_vision > 0) & darkness[2][lit_tokens]

@@ -897,31 +897,36 @@ class TravellerLines:
         best_total = np.zeros(count, dtype=np.int64)
         max_asset = max((data.devices[name].asset for name in self._devices), default=0)
         for d, name in enumerate(self._devices):
+            # Only the lines whose observer may use the device (all for the fallback).
+            rows = np.flatnonzero((carried_line >> d) & 1)
+            if not rows.size:
+                continue
             rules = data.devices[name]
             fails = sum(_OBSTACLE_BITS[o] for o in set(rules.no_effect_in))
-            lit = lit_white | lit_ir if rules.sees_ir_light else lit_white
-            usable = (obstacles & fails) == 0
+            lit = (lit_white | lit_ir)[rows] if rules.sees_ir_light else lit_white[rows]
+            usable = (obstacles[rows] & fails) == 0
             if "daylight" in rules.needs and self._light:
                 usable &= lit
             if "good-weather" in rules.needs and self._weather != "good":
                 usable[:] = False
-            total = self._range(rules, distance)
+            total = self._range(rules, distance[rows])
             if self._light:
                 night = self._condition("night", self._light * data.night.mod_per_level, rules)
                 total += np.where(lit, 0, night)
             if weather.mod:
                 total += self._condition("weather", weather.mod, rules)
             if "smoke" not in rules.ignores:
-                total += density - np.minimum(rules.disregards.get("smoke", 0), density)
+                smoke = density[rows]
+                total += smoke - np.minimum(rules.disregards.get("smoke", 0), smoke)
             index = base + total
-            reachable = usable & (index < levels) & ((carried_line >> d) & 1).astype(bool)
+            reachable = usable & (index < levels)
             # _preference: the easiest level, the highest asset, the lowest raw sum, the table's order.
             level = np.clip(index, 0, levels)
             rank = (level * 1024 + (max_asset - rules.asset)) << 24
             rank = (rank + np.clip(total + (1 << 23), 0, (1 << 24) - 1)) * 64 + (self._order[d] + 1)
-            better = reachable & (rank < best_key)
-            best_key = np.where(better, rank, best_key)
-            best_total = np.where(better, total, best_total)
+            better = reachable & (rank < best_key[rows])
+            best_key[rows[better]] = rank[better]
+            best_total[rows[better]] = total[better]
         allowed = (best_key != np.iinfo(np.int64).max) & ~lines.walled
         result.allowed[:] = allowed
         result.modifier[:] = np.where(allowed, best_total, 0)

@@ -1,0 +1,745 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+# cython: infer_types=True
+"""The whole-scene engine's inner loops, in Cython's pure-Python mode: compiled ahead of time when the
+package is built (``setup.py``), else run as they are by Python — the same source, slower, same answers.
+
+:mod:`bridge.core.meetings` wraps them (its docstrings say what each computes); nothing else imports
+this module. Every loop runs with the GIL released (``with cython.nogil``), so worlds ruling on other
+threads run beside it; arrays are allocated, and grown, with the GIL held.
+
+The arithmetic is plain IEEE double, evaluated as written: the C compiler is told not to contract
+``a * b + c`` into fused multiply-adds (``-ffp-contract=off`` in ``setup.py``; x86-64's baseline has none,
+but arm64's does), so the error bounds in :mod:`bridge.core.visibility` hold as they did with NumPy.
+
+Typed arguments, all C-contiguous (the wrappers make them so): ``long long`` for NumPy's int64 (``intp`` on
+64-bit platforms), ``unsigned char`` for booleans (the wrappers pass ``bool`` arrays as ``uint8`` views of
+the same memory), ``double``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:
+    import cython
+    from cython.cimports.libc.math import INFINITY, NAN, copysign, fabs, hypot, sqrt
+except ImportError:  # Cython not installed and this module not compiled: the same source, run by Python
+    import math
+
+    from . import _no_cython as cython
+
+    # Python's math in place of C's (named through globals(): to Cython, those names are C's functions).
+    globals().update(
+        INFINITY=math.inf, NAN=math.nan, copysign=math.copysign, fabs=math.fabs, hypot=math.hypot, sqrt=math.sqrt
+    )
+
+__all__ = ["COMPILED", "box_pairs", "conic_entries", "crossing_order", "meetings"]
+
+#: Whether this module is the compiled extension (False: the source, run by Python).
+COMPILED: bool = cython.compiled
+
+#: Relative error allowed on one orientation product before its sign counts as uncertain.
+ORIENT_TOL = 1e-13
+_ORIENT_TOL = cython.declare(cython.double, 1e-13)
+
+
+def _grown(values: Any, capacity: int) -> Any:
+    bigger = np.empty(capacity, dtype=values.dtype)
+    bigger[: values.size] = values
+    return bigger
+
+
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _orient(
+    ax: cython.double, ay: cython.double, bx: cython.double, by: cython.double, cx: cython.double, cy: cython.double
+) -> tuple[cython.double, cython.double]:
+    """The orientation product of ``c`` against the line ``a``→``b``, and the magnitude of its error."""
+    p: cython.double = (ay - cy) * (bx - cx)
+    q: cython.double = (ax - cx) * (by - cy)
+    return p - q, fabs(p) + fabs(q)
+
+
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _span(
+    z0: cython.double, z1: cython.double, bottom: cython.double, top: cython.double
+) -> tuple[cython.double, cython.double, cython.bint]:
+    """The ``t`` interval of the line where its height is within ``[bottom, top]``, and whether it exists."""
+    dz: cython.double = z1 - z0
+    lo: cython.double
+    hi: cython.double
+    if dz == 0:
+        return 0.0, 1.0, bottom <= z0 and z0 <= top
+    lo = (bottom - z0) / dz
+    hi = (top - z0) / dz
+    lo, hi = min(lo, hi), max(lo, hi)
+    lo, hi = max(lo, 0.0), min(hi, 1.0)
+    return lo, hi, lo <= hi
+
+
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _py_min(a: cython.double, b: cython.double) -> cython.double:
+    """Python's ``min(a, b)``: ``a`` unless ``b`` is smaller (so the same signed zero)."""
+    return b if b < a else a
+
+
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _py_max(a: cython.double, b: cython.double) -> cython.double:
+    """Python's ``max(a, b)``: ``a`` unless ``b`` is larger."""
+    return b if b > a else a
+
+
+def meetings(
+    li: cython.longlong[::1],
+    zi: cython.longlong[::1],
+    line_ids: cython.longlong[::1],
+    x0: cython.double[::1],
+    y0: cython.double[::1],
+    x1: cython.double[::1],
+    y1: cython.double[::1],
+    za: cython.double[::1],
+    zb: cython.double[::1],
+    start_in: cython.uchar[::1],
+    end_in: cython.uchar[::1],
+    zone_bounds: cython.double[:, ::1],
+    zone_scale: cython.double[::1],
+    zone_slack: cython.double[::1],
+    bottom: cython.double[::1],
+    top: cython.double[::1],
+    run_start: cython.longlong[::1],
+    run_count: cython.longlong[::1],
+    run_x0: cython.double[::1],
+    run_y0: cython.double[::1],
+    run_x1: cython.double[::1],
+    run_y1: cython.double[::1],
+    run_first_edge: cython.longlong[::1],
+    run_edges: cython.longlong[::1],
+    ex0: cython.double[::1],
+    ey0: cython.double[::1],
+    ex1: cython.double[::1],
+    ey1: cython.double[::1],
+    max_edges: cython.Py_ssize_t,
+    ambiguous: cython.uchar[::1],
+) -> tuple[Any, Any, Any, Any, Any]:
+    """:func:`bridge.core.meetings.zone_meetings`."""
+    count: cython.Py_ssize_t = li.shape[0]
+    capacity: cython.Py_ssize_t = max(16, 2 * count)
+    a_dp = np.empty(capacity, dtype=np.int64)
+    a_z = np.empty(capacity, dtype=np.int64)
+    a_key = np.empty(capacity, dtype=np.float64)
+    a_err = np.empty(capacity, dtype=np.float64)
+    a_exact = np.empty(capacity, dtype=np.bool_)
+    out_dp: cython.longlong[::1] = a_dp
+    out_z: cython.longlong[::1] = a_z
+    out_key: cython.double[::1] = a_key
+    out_err: cython.double[::1] = a_err
+    out_exact: cython.uchar[::1] = a_exact.view(np.uint8)
+    ts: cython.double[::1] = np.empty(max(max_edges, 1), dtype=np.float64)
+    es: cython.double[::1] = np.empty(max(max_edges, 1), dtype=np.float64)
+    found: cython.Py_ssize_t = 0
+    k: cython.Py_ssize_t
+    line: cython.Py_ssize_t
+    z: cython.Py_ssize_t
+    r: cython.Py_ssize_t
+    e: cython.Py_ssize_t
+    c: cython.Py_ssize_t
+    d: cython.Py_ssize_t
+    n: cython.Py_ssize_t
+    m: cython.Py_ssize_t
+    before: cython.Py_ssize_t
+    dp: cython.longlong
+    px: cython.double
+    py: cython.double
+    qx: cython.double
+    qy: cython.double
+    dx: cython.double
+    dy: cython.double
+    slack: cython.double
+    near_line: cython.double
+    bx0: cython.double
+    by0: cython.double
+    bx1: cython.double
+    by1: cython.double
+    s1: cython.double
+    s2: cython.double
+    s3: cython.double
+    s4: cython.double
+    margin: cython.double
+    scale: cython.double
+    rx0: cython.double
+    ry0: cython.double
+    rx1: cython.double
+    ry1: cython.double
+    ax: cython.double
+    ay: cython.double
+    bx: cython.double
+    by: cython.double
+    sa: cython.double
+    sa_m: cython.double
+    sb: cython.double
+    sb_m: cython.double
+    oa: cython.double
+    oa_m: cython.double
+    ob: cython.double
+    ob_m: cython.double
+    near_edge: cython.double
+    pad: cython.double
+    length: cython.double
+    big: cython.double
+    err: cython.double
+    t: cython.double
+    lo: cython.double
+    hi: cython.double
+    nxt: cython.double
+    nxt_err: cython.double
+    tc: cython.double
+    ce: cython.double
+    doubt: cython.bint
+    near_a: cython.bint
+    near_b: cython.bint
+    near: cython.bint
+    s_in: cython.bint
+    e_in: cython.bint
+    valid: cython.bint
+    inside: cython.bint
+    inside_lo: cython.bint
+    unsure: cython.bint
+    with cython.nogil:
+        for k in range(count):
+            line, z = li[k], zi[k]
+            px, py, qx, qy = x0[line], y0[line], x1[line], y1[line]
+            dx, dy = qx - px, qy - py
+            # A zone with curves: its true boundary lies within `slack` of its edges (chords of the curves).
+            # `near` is that distance times the line's length, as the orientation products measure it.
+            slack = zone_slack[z]
+            near_line = 4.0 * slack * hypot(dx, dy)
+            # The zone's box wholly on one side of the line: it cannot meet the segment.
+            bx0, by0, bx1, by1 = zone_bounds[z, 0], zone_bounds[z, 1], zone_bounds[z, 2], zone_bounds[z, 3]
+            s1 = dx * (by0 - py) - dy * (bx0 - px)
+            s2 = dx * (by0 - py) - dy * (bx1 - px)
+            s3 = dx * (by1 - py) - dy * (bx1 - px)
+            s4 = dx * (by1 - py) - dy * (bx0 - px)
+            margin = 1e-9 * (fabs(dx) + fabs(dy)) * (1.0 + zone_scale[z] + fabs(px) + fabs(py)) + near_line
+            if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
+                continue
+            doubt = False
+            n = 0
+            for r in range(run_start[z], run_start[z] + run_count[z]):
+                rx0, ry0, rx1, ry1 = run_x0[r], run_y0[r], run_x1[r], run_y1[r]
+                s1 = dx * (ry0 - py) - dy * (rx0 - px)
+                s2 = dx * (ry0 - py) - dy * (rx1 - px)
+                s3 = dx * (ry1 - py) - dy * (rx1 - px)
+                s4 = dx * (ry1 - py) - dy * (rx0 - px)
+                scale = max(max(fabs(rx0), fabs(rx1)), max(fabs(ry0), fabs(ry1)))
+                margin = 1e-9 * (fabs(dx) + fabs(dy)) * (1.0 + scale + fabs(px) + fabs(py)) + near_line
+                if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
+                    continue
+                for e in range(run_first_edge[r], run_first_edge[r] + run_edges[r]):
+                    ax, ay, bx, by = ex0[e], ey0[e], ex1[e], ey1[e]
+                    sa, sa_m = _orient(px, py, qx, qy, ax, ay)
+                    sb, sb_m = _orient(px, py, qx, qy, bx, by)
+                    # An edge of a curve: an end within 4 slack of the line may hide a tangent or a graze
+                    # of the true curve (which lies within slack of the edge) that the edge itself misses.
+                    near_a = fabs(sa) <= _ORIENT_TOL * sa_m or fabs(sa) <= near_line
+                    near_b = fabs(sb) <= _ORIENT_TOL * sb_m or fabs(sb) <= near_line
+                    if not (near_a or near_b or sa * sb <= 0):
+                        continue  # both ends surely on one side of the line
+                    oa, oa_m = _orient(ax, ay, bx, by, px, py)
+                    ob, ob_m = _orient(ax, ay, bx, by, qx, qy)
+                    near_edge = 4.0 * slack * hypot(bx - ax, by - ay)  # a line end that close to a curve's edge
+                    near = (
+                        near_a
+                        or near_b
+                        or fabs(oa) <= _ORIENT_TOL * oa_m
+                        or fabs(ob) <= _ORIENT_TOL * ob_m
+                        or fabs(oa) <= near_edge
+                        or fabs(ob) <= near_edge
+                    )
+                    if near:
+                        pad = 4.0 * slack
+                        if (
+                            min(ax, bx) - pad <= max(px, qx)
+                            and min(px, qx) <= max(ax, bx) + pad
+                            and min(ay, by) - pad <= max(py, qy)
+                            and min(py, qy) <= max(ay, by) + pad
+                        ):
+                            doubt = True
+                        continue
+                    if sa * sb < 0 and oa * ob < 0:
+                        length = hypot(qx - px, qy - py)
+                        big = max(max(max(fabs(px), fabs(py)), fabs(qx)), fabs(qy))
+                        # A curve crosses the line within slack / sin(angle) of where its edge does.
+                        err = (
+                            10.0 * _ORIENT_TOL * (oa_m + ob_m) / (fabs(oa) + fabs(ob))
+                            + (1e-10 * big + 1e-9) / length
+                            + 1e-12
+                            + 2.0 * slack * hypot(bx - ax, by - ay) / fabs(sb - sa)
+                        )
+                        # Kept in order along the line (ties keep their order): an insertion.
+                        t = oa / (oa - ob)
+                        m = n
+                        while m > 0 and ts[m - 1] > t:
+                            ts[m] = ts[m - 1]
+                            es[m] = es[m - 1]
+                            m -= 1
+                        ts[m] = t
+                        es[m] = err
+                        n += 1
+            s_in, e_in = start_in[k] != 0, end_in[k] != 0
+            # Parity must agree with GEOS at the far end. A candidate with no crossing and neither end
+            # inside does not meet the zone (a touch of its boundary would have raised a doubt).
+            if (s_in != (n % 2 == 1)) != e_in:
+                doubt = True
+            if doubt and slack > 0.0:
+                # A zone with curves: this (line, zone) alone is judged from the curves' equations, by the
+                # caller (a row with error -1 in each direction), rather than the whole line by the exact path.
+                for d in range(2):
+                    if found == capacity:
+                        with cython.gil:
+                            capacity *= 2
+                            a_dp, a_z = _grown(a_dp, capacity), _grown(a_z, capacity)
+                            a_key, a_err = _grown(a_key, capacity), _grown(a_err, capacity)
+                            a_exact = _grown(a_exact, capacity)
+                            out_dp, out_z, out_key, out_err = a_dp, a_z, a_key, a_err
+                            out_exact = a_exact.view(np.uint8)
+                    out_dp[found] = 2 * line_ids[line] + d
+                    out_z[found] = z
+                    out_key[found] = NAN
+                    out_err[found] = -1.0
+                    out_exact[found] = False
+                    found += 1
+                continue
+            for d in range(2):
+                if d == 0:
+                    lo, hi, valid = _span(za[line], zb[line], bottom[z], top[z])
+                    inside = s_in
+                else:
+                    lo, hi, valid = _span(zb[line], za[line], bottom[z], top[z])
+                    inside = e_in
+                before = 0
+                unsure = doubt
+                nxt = INFINITY
+                nxt_err = 0.0
+                for c in range(n):
+                    tc = ts[c] if d == 0 else 1.0 - ts[n - 1 - c]
+                    ce = es[c] if d == 0 else es[n - 1 - c]
+                    if tc < lo:
+                        before += 1
+                    elif nxt == INFINITY:
+                        nxt, nxt_err = tc, ce  # the first crossing at or after lo
+                    if fabs(tc - lo) <= ce or fabs(tc - hi) <= ce:
+                        unsure = True
+                dp = 2 * line_ids[line] + d
+                if valid and unsure:
+                    ambiguous[dp] = True
+                inside_lo = inside != (before % 2 == 1)
+                if not (valid and (inside_lo or nxt <= hi)):
+                    continue
+                if found == capacity:
+                    with cython.gil:
+                        capacity *= 2
+                        a_dp, a_z = _grown(a_dp, capacity), _grown(a_z, capacity)
+                        a_key, a_err = _grown(a_key, capacity), _grown(a_err, capacity)
+                        a_exact = _grown(a_exact, capacity)
+                        out_dp, out_z, out_key, out_err = a_dp, a_z, a_key, a_err
+                        out_exact = a_exact.view(np.uint8)
+                out_dp[found] = dp
+                out_z[found] = z
+                out_key[found] = lo if inside_lo else nxt
+                out_err[found] = 0.0 if inside_lo else nxt_err
+                out_exact[found] = inside_lo
+                found += 1
+    return a_dp[:found], a_z[:found], a_key[:found], a_err[:found], a_exact[:found]
+
+
+def crossing_order(
+    src: cython.longlong[::1],
+    dst: cython.longlong[::1],
+    indptr: cython.longlong[::1],
+    zones_of: cython.longlong[::1],
+    met_dp: cython.longlong[::1],
+    met_z: cython.longlong[::1],
+    met_key: cython.double[::1],
+    met_err: cython.double[::1],
+    met_exact: cython.uchar[::1],
+    zones: cython.Py_ssize_t,
+    ambiguous: cython.uchar[::1],
+) -> tuple[Any, Any]:
+    """:func:`bridge.core.meetings.crossing_order`."""
+    count: cython.Py_ssize_t = src.shape[0]
+    rows: cython.Py_ssize_t = met_dp.shape[0]
+    many: cython.Py_ssize_t = max(zones, 1)
+    met_start: cython.longlong[::1] = np.zeros(count + 1, dtype=np.int64)
+    met_rows: cython.longlong[::1] = np.empty(rows, dtype=np.int64)
+    fill: cython.longlong[::1] = np.empty(count + 1, dtype=np.int64)
+    slot: cython.longlong[::1] = np.full(many, -1, dtype=np.int64)  # a zone's place in the line's list, or -1
+    g_zone: cython.longlong[::1] = np.empty(many, dtype=np.int64)
+    g_flags: cython.longlong[::1] = np.empty(many, dtype=np.int64)  # 1: the actor touches it, 2: the target does
+    g_key: cython.double[::1] = np.empty(many, dtype=np.float64)
+    g_err: cython.double[::1] = np.empty(many, dtype=np.float64)
+    g_exact: cython.uchar[::1] = np.empty(many, dtype=np.uint8)
+    a_starts = np.empty(count + 1, dtype=np.int64)
+    starts: cython.longlong[::1] = a_starts
+    capacity: cython.Py_ssize_t = max(16, 2 * rows)
+    a_codes = np.empty(capacity, dtype=np.int64)
+    codes: cython.longlong[::1] = a_codes
+    total: cython.Py_ssize_t = 0
+    r: cython.Py_ssize_t
+    d: cython.Py_ssize_t
+    n: cython.Py_ssize_t
+    end: cython.Py_ssize_t
+    p: cython.Py_ssize_t
+    q: cython.Py_ssize_t
+    a: cython.Py_ssize_t
+    b: cython.Py_ssize_t
+    z: cython.longlong
+    token: cython.longlong
+    zone: cython.longlong
+    flags: cython.longlong
+    key: cython.double
+    err: cython.double
+    exact: cython.uchar
+    with cython.nogil:
+        # The meetings of each directed line, found by a counting sort on the line.
+        for r in range(rows):
+            met_start[met_dp[r] + 1] += 1
+        for d in range(count):
+            met_start[d + 1] += met_start[d]
+        for d in range(count):
+            fill[d] = met_start[d]
+        for r in range(rows):
+            met_rows[fill[met_dp[r]]] = r
+            fill[met_dp[r]] += 1
+        starts[0] = 0
+        for d in range(count):
+            n = 0
+            for end in range(2):
+                token = src[d] if end == 0 else dst[d]
+                for p in range(indptr[token], indptr[token + 1]):
+                    z = zones_of[p]
+                    if slot[z] < 0:
+                        slot[z] = n
+                        g_zone[n], g_flags[n], g_key[n], g_err[n], g_exact[n] = z, 0, 1.0, 0.0, True
+                        n += 1
+                    g_flags[slot[z]] |= 1 if end == 0 else 2
+            for q in range(met_start[d], met_start[d + 1]):
+                r = met_rows[q]
+                z = met_z[r]
+                if slot[z] < 0:
+                    slot[z] = n
+                    g_zone[n], g_flags[n] = z, 0
+                    n += 1
+                a = slot[z]
+                g_key[a], g_err[a], g_exact[a] = met_key[r], met_err[r], met_exact[r]
+            for a in range(n):
+                slot[g_zone[a]] = -1
+                if g_flags[a] & 1:  # from or within: where the line starts
+                    g_key[a], g_err[a], g_exact[a] = 0.0, 0.0, True
+            # Evidence order: by key, then scene order (an insertion sort: a line meets few zones).
+            for a in range(1, n):
+                zone, flags, key, err, exact = g_zone[a], g_flags[a], g_key[a], g_err[a], g_exact[a]
+                b = a
+                while b > 0 and (g_key[b - 1] > key or (g_key[b - 1] == key and g_zone[b - 1] > zone)):
+                    g_zone[b], g_flags[b], g_key[b] = g_zone[b - 1], g_flags[b - 1], g_key[b - 1]
+                    g_err[b], g_exact[b] = g_err[b - 1], g_exact[b - 1]
+                    b -= 1
+                g_zone[b], g_flags[b], g_key[b], g_err[b], g_exact[b] = zone, flags, key, err, exact
+            for a in range(1, n):
+                if not (g_exact[a] and g_exact[a - 1]) and g_key[a] - g_key[a - 1] <= g_err[a] + g_err[a - 1]:
+                    ambiguous[d] = True  # two meetings too close to order
+            if total + n > capacity:
+                with cython.gil:
+                    capacity = max(2 * capacity, total + n)
+                    a_codes = _grown(a_codes, capacity)
+                    codes = a_codes
+            for a in range(n):
+                # The kind, by which ends' footprints touch the zone: 1 (the actor's) from (0), 2 (the
+                # target's) into (1), 3 (both) within (2), 0 (neither) through (3).
+                codes[total] = 4 * g_zone[a] + (g_flags[a] + 3) % 4
+                total += 1
+            starts[d + 1] = total
+    return a_starts, a_codes[:total]
+
+
+@cython.cfunc
+@cython.nogil
+@cython.exceptval(check=False)
+def _conic_interval(
+    cx: cython.double,
+    cy: cython.double,
+    rx: cython.double,
+    ry: cython.double,
+    cos: cython.double,
+    sin: cython.double,
+    ax: cython.double,
+    ay: cython.double,
+    bx: cython.double,
+    by: cython.double,
+    interior: cython.bint,
+    touch_eps: cython.double,
+) -> tuple[cython.double, cython.double, cython.int]:
+    """:meth:`bridge.core.curves.Conic.interval`, the same expressions in the same order: ``(lo, hi, 1)``,
+    ``(0, 0, 0)`` when the line misses, ``(0, 0, -1)`` for a degenerate line (left to the caller)."""
+    ex: cython.double = ax - cx
+    ey: cython.double = ay - cy
+    dx: cython.double = bx - ax
+    dy: cython.double = by - ay
+    qa: cython.double
+    qb: cython.double
+    qc: cython.double
+    rx2: cython.double
+    ry2: cython.double
+    if not (sin == 0.0 and cos == 1.0):
+        ex, ey = ex * cos + ey * sin, -ex * sin + ey * cos
+        dx, dy = dx * cos + dy * sin, -dx * sin + dy * cos
+    if rx == ry:
+        qa = dx * dx + dy * dy
+        qb = 2.0 * (ex * dx + ey * dy)
+        qc = ex * ex + ey * ey - rx * rx
+    else:
+        rx2, ry2 = rx * rx, ry * ry
+        qa = dx * dx / rx2 + dy * dy / ry2
+        qb = 2.0 * (ex * dx / rx2 + ey * dy / ry2)
+        qc = ex * ex / rx2 + ey * ey / ry2 - 1.0
+    if qa == 0.0:
+        return 0.0, 0.0, -1
+    disc: cython.double = qb * qb - 4.0 * qa * qc
+    slack: cython.double = touch_eps * (qb * qb + 4.0 * fabs(qa * qc))
+    if interior:
+        if disc <= slack:
+            return 0.0, 0.0, 0
+    elif disc < -slack:
+        return 0.0, 0.0, 0
+    root: cython.double = sqrt(_py_max(disc, 0.0))
+    q: cython.double = -0.5 * (qb + copysign(root, qb)) if qb != 0.0 else -0.5 * root
+    if q == 0.0:
+        return 0.0, 0.0, 1
+    t0: cython.double = q / qa
+    t1: cython.double = qc / q
+    return _py_min(t0, t1), _py_max(t0, t1), 1
+
+
+def conic_entries(
+    dp: cython.longlong[::1],
+    zone: cython.longlong[::1],
+    pair_a: cython.longlong[::1],
+    pair_b: cython.longlong[::1],
+    cx: cython.double[::1],
+    cy: cython.double[::1],
+    cz: cython.double[::1],
+    bottom: cython.double[::1],
+    top: cython.double[::1],
+    part_start: cython.longlong[::1],
+    part_count: cython.longlong[::1],
+    pcx: cython.double[::1],
+    pcy: cython.double[::1],
+    prx: cython.double[::1],
+    pry: cython.double[::1],
+    pcos: cython.double[::1],
+    psin: cython.double[::1],
+    phole: cython.uchar[::1],
+    extra_start: cython.longlong[::1],
+    extra_low: cython.double[::1],
+    extra_high: cython.double[::1],
+    touch_eps: cython.double,
+) -> tuple[Any, Any]:
+    """:func:`bridge.core.meetings.conic_entries`."""
+    rows: cython.Py_ssize_t = dp.shape[0]
+    a_first = np.full(rows, np.nan)
+    a_judged = np.ones(rows, dtype=np.bool_)
+    first: cython.double[::1] = a_first
+    judged: cython.uchar[::1] = a_judged.view(np.uint8)
+    most: cython.Py_ssize_t = 1
+    z: cython.Py_ssize_t
+    k: cython.Py_ssize_t
+    for z in range(part_count.shape[0]):
+        most = max(most, part_count[z])
+    for k in range(rows):
+        most = max(most, part_count[zone[k]] + extra_start[k + 1] - extra_start[k])
+    lows: cython.double[::1] = np.empty(2 * most + 2, dtype=np.float64)
+    highs: cython.double[::1] = np.empty(2 * most + 2, dtype=np.float64)
+    next_lows: cython.double[::1] = np.empty(2 * most + 2, dtype=np.float64)
+    next_highs: cython.double[::1] = np.empty(2 * most + 2, dtype=np.float64)
+    u: cython.longlong
+    d: cython.longlong
+    s: cython.longlong
+    e: cython.longlong
+    p: cython.Py_ssize_t
+    q: cython.Py_ssize_t
+    c: cython.Py_ssize_t
+    m: cython.Py_ssize_t
+    n: cython.Py_ssize_t
+    merged: cython.Py_ssize_t
+    kept: cython.Py_ssize_t
+    found: cython.int
+    z0: cython.double
+    z1: cython.double
+    dz: cython.double
+    lo: cython.double
+    hi: cython.double
+    ax: cython.double
+    ay: cython.double
+    bx: cython.double
+    by: cython.double
+    low: cython.double
+    high: cython.double
+    a: cython.double
+    b: cython.double
+    degenerate: cython.bint
+    with cython.nogil:
+        for k in range(rows):
+            u, d = dp[k] // 2, dp[k] % 2
+            if d == 0:
+                s, e = pair_a[u], pair_b[u]
+            else:
+                s, e = pair_b[u], pair_a[u]
+            z = zone[k]
+            # geometry._span_params: where the line's height is within the zone's span.
+            z0, z1 = cz[s], cz[e]
+            dz = z1 - z0
+            if dz == 0:
+                if not (bottom[z] <= z0 and z0 <= top[z]):
+                    continue
+                lo, hi = 0.0, 1.0
+            else:
+                lo = (bottom[z] - z0) / dz
+                hi = (top[z] - z0) / dz
+                if lo > hi:
+                    lo, hi = hi, lo
+                lo, hi = _py_max(lo, 0.0), _py_min(hi, 1.0)
+                if not lo <= hi:
+                    continue
+            ax, ay, bx, by = cx[s], cy[s], cx[e], cy[e]
+            # CurvedArea.segment_parts: the solids' closed intervals, merged, minus the holes' open ones.
+            n = 0
+            degenerate = False
+            for p in range(part_start[z], part_start[z] + part_count[z] + extra_start[k + 1] - extra_start[k]):
+                if p >= part_start[z] + part_count[z]:  # a solid polygon's interval, clipped already
+                    q = extra_start[k] + p - part_start[z] - part_count[z]
+                    low, high = extra_low[q], extra_high[q]
+                else:
+                    if phole[p]:
+                        continue
+                    low, high, found = _conic_interval(
+                        pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, False, touch_eps
+                    )
+                    if found < 0:
+                        degenerate = True
+                    if found != 1 or not (high >= 0.0 and low <= 1.0):
+                        continue
+                    low, high = _py_max(low, 0.0), _py_min(high, 1.0)
+                m = n  # sorted (low, high), as `sorted` orders tuples; ties keep their order
+                while m > 0 and (lows[m - 1] > low or (lows[m - 1] == low and highs[m - 1] > high)):
+                    lows[m], highs[m] = lows[m - 1], highs[m - 1]
+                    m -= 1
+                lows[m], highs[m] = low, high
+                n += 1
+            merged = 0
+            for c in range(n):
+                low, high = lows[c], highs[c]
+                if merged and low <= highs[merged - 1]:
+                    if high > highs[merged - 1]:
+                        highs[merged - 1] = high
+                else:
+                    lows[merged], highs[merged] = low, high
+                    merged += 1
+            n = merged
+            for p in range(part_start[z], part_start[z] + part_count[z]):
+                if not phole[p]:
+                    continue
+                if n == 0:
+                    break
+                low, high, found = _conic_interval(
+                    pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, True, touch_eps
+                )
+                if found < 0:
+                    degenerate = True
+                    continue
+                if found == 0:
+                    continue
+                kept = 0
+                for c in range(n):
+                    a, b = lows[c], highs[c]
+                    if b <= low or a >= high:
+                        next_lows[kept], next_highs[kept] = a, b
+                        kept += 1
+                        continue
+                    if a <= low:
+                        next_lows[kept], next_highs[kept] = a, low
+                        kept += 1
+                    if high <= b:
+                        next_lows[kept], next_highs[kept] = high, b
+                        kept += 1
+                for c in range(kept):
+                    lows[c], highs[c] = next_lows[c], next_highs[c]
+                n = kept
+            # A single point left in a zone with holes may be one a hole leaves bare (CurvedArea._left_bare,
+            # judged from the shapes at that point): left to the caller, which asks segment_parts.
+            for p in range(part_start[z], part_start[z] + part_count[z]):
+                if phole[p]:
+                    for c in range(n):
+                        if lows[c] == highs[c]:
+                            degenerate = True
+                    break
+            if degenerate:
+                judged[k] = False
+                continue
+            for c in range(n):
+                if lows[c] <= hi and highs[c] >= lo:
+                    first[k] = _py_min(_py_max(lows[c], lo), hi)
+                    break
+    return a_first, a_judged
+
+
+def box_pairs(
+    x0: cython.double[::1],
+    y0: cython.double[::1],
+    x1: cython.double[::1],
+    y1: cython.double[::1],
+    zx0: cython.double[::1],
+    zy0: cython.double[::1],
+    zx1: cython.double[::1],
+    zy1: cython.double[::1],
+) -> tuple[Any, Any]:
+    """:func:`bridge.core.meetings.box_pairs`."""
+    lines: cython.Py_ssize_t = x0.shape[0]
+    zones: cython.Py_ssize_t = zx0.shape[0]
+    capacity: cython.Py_ssize_t = max(16, 4 * lines)
+    a_l = np.empty(capacity, dtype=np.int64)
+    a_z = np.empty(capacity, dtype=np.int64)
+    out_l: cython.longlong[::1] = a_l
+    out_z: cython.longlong[::1] = a_z
+    count: cython.Py_ssize_t = 0
+    k: cython.Py_ssize_t
+    z: cython.Py_ssize_t
+    lx: cython.double
+    hx: cython.double
+    ly: cython.double
+    hy: cython.double
+    with cython.nogil:
+        for k in range(lines):
+            lx, hx = min(x0[k], x1[k]), max(x0[k], x1[k])
+            ly, hy = min(y0[k], y1[k]), max(y0[k], y1[k])
+            if count + zones > capacity:
+                with cython.gil:
+                    capacity = max(2 * capacity, count + zones)
+                    a_l, a_z = _grown(a_l, capacity), _grown(a_z, capacity)
+                    out_l, out_z = a_l, a_z
+            for z in range(zones):  # no branch in the hot loop: every zone written, the count moved by a hit
+                out_l[count] = k
+                out_z[count] = z
+                count += (lx <= zx1[z]) & (zx0[z] <= hx) & (ly <= zy1[z]) & (zy0[z] <= hy)
+    return a_l[:count], a_z[:count]
