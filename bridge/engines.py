@@ -29,10 +29,11 @@ Which questions the engine answers (the others take the per-pair path, ``Session
   pair for one question (the per-pair path is bounded by ``Limits.best_line_tests``);
 - the scene has at most ``Limits.engine_pairs`` ordered pairs (a first question on a larger one would
   cost a whole-scene pass);
-- a new engine may be built: building one takes a whole-scene pass (up to ~1 s at 200 × 400 on a quiet
-  machine), so after a build of ``T`` seconds the world builds no other for ``T / BUILD_SHARE − T``
-  (whole-scene passes take at most a fifth of its time, whatever a client asks; updates, bounded by
-  the change, are not held back);
+- a new engine may be built: an engine is built compiled but unruled (``lazy``: its first question
+  rules one pair), and its second stale question rules the whole scene in one pass (up to ~1 s at
+  200 × 400 on a quiet machine); after a build or such a pass of ``T`` seconds the world builds no other
+  engine for ``T / BUILD_SHARE − T`` (whole-scene passes take at most a fifth of its time, whatever a
+  client asks; updates, bounded by the change, are not held back);
 - the engine could be built or updated: if it raises (a ruling error on some other pair), it is dropped
   and the question takes the per-pair path, which answers or raises exactly as before.
 

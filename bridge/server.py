@@ -36,7 +36,7 @@ from . import __version__, stages, warmup
 from .access import Access
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
-from .core.world import SceneLimits
+from .core.world import SceneLimits, World
 from .errors import InvalidMessage, TooManyConnections
 from .gate import Gate
 from .log.effects import perform
@@ -146,6 +146,9 @@ class BridgeState:
 
 
 def _release(held: list[Any]) -> None:
+    for item in held:
+        if isinstance(item, World):
+            item.release()  # its scenes in slices: one cascade would hold the GIL while other worlds wait
     held.clear()
     forget_wire_forms()
     give_back_memory()

@@ -56,6 +56,7 @@ from .errors import (
     UnsupportedProtocol,
 )
 from .jsontext import SURROGATE_ESCAPE, loads_in_slices, search_in_slices
+from .jsontext import nesting_depth as nesting_depth_of
 from .log.capture import record_of, situation_of, snapshot_of
 from .log.records import Party, RulingRecord, SceneSnapshot
 from .palette import OTHER, VERDICTS, ZONES
@@ -1186,6 +1187,8 @@ def check_json(value: Any, text: str | bytes, max_depth: int) -> BridgeError | N
     limit cannot nest deeper, and one without a surrogate escape (or raw surrogate) cannot hold one.
     """
     brackets = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    if brackets > max_depth and len(text) >= SLICED_PARSE_BYTES and _text_depth(text) <= max_depth:
+        brackets = 0  # a large frame's depth is counted in numpy slices: walking it all in Python costs ~250 ms
     # Searched in slices: one search over a 4 MiB frame would hold the interpreter for tens of milliseconds.
     if isinstance(text, str):
         surrogates = search_in_slices(_SURROGATE_ESCAPE, text, 5) is not None or (
@@ -1213,6 +1216,16 @@ def check_json(value: Any, text: str | bytes, max_depth: int) -> BridgeError | N
         elif surrogates and isinstance(item, str) and _SURROGATE.search(item):
             return _lone_surrogate(path or "message")
     return None
+
+
+def _text_depth(text: str | bytes) -> int:
+    """How deep a parsed JSON text nests (:func:`bridge.jsontext.nesting_depth`); a ``str`` holding a lone
+    surrogate (a replay file) is counted as too deep, so that :func:`check_json` walks it."""
+    try:
+        data = text.encode() if isinstance(text, str) else text
+    except UnicodeEncodeError:
+        return 1 << 30
+    return nesting_depth_of(data)
 
 
 def _depth_of(value: Any, depth: int) -> int:

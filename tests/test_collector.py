@@ -153,3 +153,24 @@ def test_a_dropped_worlds_scene_is_freed_without_the_cyclic_collector() -> None:
     finally:
         if was:
             gc.enable()
+
+
+async def test_adopting_a_large_frame_never_walks_the_frozen_objects(
+    collector: IdleCollector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a large frame the collector freezes what it made and counts only that: gc.get_freeze_count (a walk
+    over every frozen object, one long hold of the GIL on the loop) is not called."""
+    collector.start()
+    base = collector._base
+
+    def walked() -> int:
+        raise AssertionError("gc.get_freeze_count walks every frozen object")
+
+    monkeypatch.setattr(gc, "get_freeze_count", walked)
+    made = [Cycle() for _ in range(5_000)]
+    collector.after_message(collector.large_frame)
+    await asyncio.sleep(0)
+    monkeypatch.undo()
+    assert collector._base - base >= 5_000  # counted: the scene's objects do not bring a thorough pass
+    assert gc.get_count()[0] < 5_000  # frozen: out of the young generation
+    del made

@@ -507,7 +507,14 @@ class SceneGeometry:
             self._take_zones(previous)
         else:
             self._compile_zones(scene)
-        self._tokens: dict[str, _TokenInfo] = {token.id: self._compile_token(token) for token in scene.tokens}
+        # Tokens are compiled when first asked for (a whole-scene engine asks for a few: lights, centres); one
+        # the previous geometry compiled is taken over while it is the same object on the same grid.
+        self._scene_tokens: dict[str, Token] = {token.id: token for token in scene.tokens}
+        self._tokens: dict[str, _TokenInfo] = {}
+        if same_grid and previous is not None:
+            for token_id, info in previous._tokens.items():
+                if self._scene_tokens.get(token_id) is info.token:
+                    self._tokens[token_id] = info
         self._inside_cache: dict[tuple[str, str], bool] = {}
         if same_grid and previous is not None and previous.scene.walls is scene.walls:
             self._walls = previous._walls
@@ -759,6 +766,15 @@ class SceneGeometry:
             )
         return self._light_walls.blocked(a, b, external_radius=external_radius)
 
+    def sight_blocked_many(self, a: Sequence[Point3], b: Sequence[Point3]) -> list[bool]:
+        """Per line ``a[k] → b[k]``: whether :meth:`wall_blocked` names any wall (point sources), for many
+        lines at once (:meth:`WallIndex.blocked_any`)."""
+        if not a:
+            return []
+        ends = np.array([(p.x, p.y, p.z, q.x, q.y, q.z) for p, q in zip(a, b, strict=True)], dtype=np.float64)
+        found: list[bool] = self._walls.blocked_any(*ends.T).tolist()
+        return found
+
     def wall_blocked(self, a: Point3, b: Point3, *, external_radius: float = 0.0) -> tuple[str, ...]:
         """Ids of the walls that stop sight from ``a`` to ``b``, ordered along the line.
 
@@ -808,10 +824,13 @@ class SceneGeometry:
     # Private: tokens and sampling.
 
     def _token(self, token_id: str) -> _TokenInfo:
-        try:
-            return self._tokens[token_id]
-        except KeyError:
-            raise KeyError(token_id) from None
+        info = self._tokens.get(token_id)
+        if info is None:
+            token = self._scene_tokens.get(token_id)
+            if token is None:
+                raise KeyError(token_id)
+            info = self._tokens[token_id] = self._compile_token(token)
+        return info
 
     def _sample_points(self, info: _TokenInfo) -> list[Point3]:
         size = self.scene.grid.size
@@ -1045,6 +1064,57 @@ class WallIndex:
         if candidates.size == 0:
             return ()
         return self.blocking(candidates, a.x, a.y, b.x, b.y, external_radius, z0=a.z, z1=b.z)
+
+    def blocked_any(
+        self,
+        x0: FloatArray,
+        y0: FloatArray,
+        z0: FloatArray,
+        x1: FloatArray,
+        y1: FloatArray,
+        z1: FloatArray,
+        external_radius: float = 0.0,
+    ) -> npt.NDArray[np.bool_]:
+        """Per line ``k``: whether :meth:`blocked` names any wall for ``(x0, y0, z0)[k] → (x1, y1, z1)[k]``.
+
+        Every (line, wall) at once, the same floats as :meth:`blocking` (:func:`wall_sides`, the same
+        thresholds), the walls :meth:`candidates` would give (all of them, or those whose box meets the
+        line's); a line that meets an effective wall at a corner, or one that names levels, is asked of
+        :meth:`blocked` itself."""
+        out: npt.NDArray[np.bool_] = np.zeros(x0.size, dtype=bool)
+        if not self.ids or not x0.size:
+            return out
+        ax, ay, bx, by = self.ax[None, :], self.ay[None, :], self.bx[None, :], self.by[None, :]
+        X0, Y0, X1, Y1 = x0[:, None], y0[:, None], x1[:, None], y1[:, None]
+        o_start, _, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, X0, Y0, X1, Y1)
+        corner = straddles & ((s_a == 0) | (s_b == 0))
+        hit = proper | corner
+        if len(self.ids) > self.TREE_ABOVE:  # candidates: the walls whose box meets the line's box
+            hit &= (np.minimum(X0, X1) <= np.maximum(ax, bx)) & (np.maximum(X0, X1) >= np.minimum(ax, bx))
+            hit &= (np.minimum(Y0, Y1) <= np.maximum(ay, by)) & (np.maximum(Y0, Y1) >= np.minimum(ay, by))
+        direction = self.direction[None, :]
+        effective = hit & (
+            (direction == 0) | ((direction == _DIR_LEFT) & (o_start > 0)) | ((direction == _DIR_RIGHT) & (o_start < 0))
+        )
+        threshold = self.threshold[None, :]
+        has_threshold = effective & ~np.isnan(threshold)
+        if has_threshold.any():
+            rows = np.flatnonzero(has_threshold.any(axis=1))
+            distance = np.full(effective.shape, np.nan)
+            distance[rows] = _segment_distance(X0[rows], Y0[rows], ax, ay, bx, by)  # type: ignore[arg-type]
+            kind = self.kind[None, :]
+            proximity_pass = (kind == _SIGHT_PROXIMITY) & (np.maximum(distance - external_radius, 0.0) < threshold)
+            distance_pass = (kind == _SIGHT_DISTANCE) & (distance + external_radius > threshold)
+            effective &= ~(has_threshold & (proximity_pass | distance_pass))
+        same = (x0 == x1) & (y0 == y1)
+        limited = self.limited[None, :]
+        out = np.asarray(((effective & ~limited).any(axis=1) | ((effective & limited).sum(axis=1) >= 2)) & ~same)
+        slow = ((effective & corner & ~proper) | (effective & self.leveled[None, :])).any(axis=1) & ~same
+        for k in np.flatnonzero(slow).tolist():
+            a = Point3(float(x0[k]), float(y0[k]), float(z0[k]))
+            b = Point3(float(x1[k]), float(y1[k]), float(z1[k]))
+            out[k] = bool(self.blocked(a, b, external_radius=external_radius))
+        return out
 
     def candidates(self, a: Point3, b: Point3) -> npt.NDArray[np.intp]:
         """Indices of the walls ``blocking`` must look at for the line ``a → b``, ascending."""

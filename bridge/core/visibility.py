@@ -1310,7 +1310,8 @@ class _LineBatch:
         """Every line's verdict computed now, from the composer's effect table (a reduction over each
         line's crossings, :meth:`~bridge.core.rules.effects.EffectTable.reduce`) or the ruleset's rules
         over arrays (:class:`~bridge.core.rules.effects.LineRules`: Traveller, GURPS); lines the exact
-        path ruled are read from their rulings. Without either, nothing to do. Returns the batch."""
+        path ruled are read from their rulings (the composer's) or reduced from their own crossings and
+        walls (rules over arrays). Without either, nothing to do. Returns the batch."""
         frame = self.frame
         if self.verdicts is not None or self.starts is None or self.codes is None:
             return self
@@ -1328,6 +1329,25 @@ class _LineBatch:
             dst[0::2], dst[1::2] = self.idx[:, 1], self.idx[:, 0]
             lines = LineInputs(src=src, dst=dst, starts=self.starts, codes=self.codes, walled=self.walled)
             verdicts = frame.line_rules.verdicts(frame.line_scene, lines)
+            if self.exact:
+                # The exact path's lines: their own crossings and walls, through the same rules over arrays.
+                exact = list(self.exact)
+                found = [self.exact[dp] for dp in exact]
+                sizes = np.array([len(codes) for codes in found], dtype=np.intp)
+                where = np.array(exact, dtype=np.intp)
+                again = LineInputs(
+                    src=src[where],
+                    dst=dst[where],
+                    starts=np.concatenate(([0], np.cumsum(sizes))).astype(np.intp),
+                    codes=np.array([c for codes in found for c in codes], dtype=np.intp),
+                    walled=np.array([bool(self.blocking_walls(dp)) for dp in exact], dtype=bool),
+                )
+                exact_verdicts = frame.line_rules.verdicts(frame.line_scene, again)
+                verdicts.allowed[where] = exact_verdicts.allowed
+                verdicts.modifier[where] = exact_verdicts.modifier
+                verdicts.applied[where] = exact_verdicts.applied
+            self.verdicts = verdicts
+            return self
         else:
             return self
         for dp in self.exact:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from bridge.core.geometry import CrossingRing, ring_polygon
 from bridge.core.rules import RULESETS, Ruling, Situation
 from bridge.core.scene import Region, Scene, Token, Wall, Zone
+from bridge.core.sight import Point3
 from bridge.core.visibility import SceneVisibility
 from bridge.core.world import SceneState
 
@@ -347,6 +348,35 @@ def test_lights_reaching_many_equals_one_by_one(scene: Scene) -> None:
     geometry = _state(scene).geometry
     ids = [token.id for token in scene.tokens]
     assert geometry.lights_reaching_many(ids) == [geometry.lights_reaching(token_id) for token_id in ids]
+
+
+def _sight_lines_alike(geometry: Any, scene: Scene) -> None:
+    centres = [geometry.center(token.id) for token in scene.tokens]
+    lamps = [Point3(light.x, light.y, 0.0) for light in scene.lights] + [Point3(300.0, 300.0, 2.0)]
+    starts = [a for a in centres for _ in (*centres, *lamps)]
+    ends = [b for _ in centres for b in (*centres, *lamps)]
+    many = geometry.sight_blocked_many(starts, ends)
+    assert many == [bool(geometry.wall_blocked(a, b)) for a, b in zip(starts, ends, strict=True)]
+
+
+@given(positional_scenes())
+@SETTINGS
+def test_sight_blocked_many_equals_one_by_one(scene: Scene) -> None:
+    """``SceneGeometry.sight_blocked_many`` (every (line, wall) at once) answers whether ``wall_blocked``
+    names a wall, line by line — token to token (on one spot too) and token to light, walls of every kind."""
+    _sight_lines_alike(_state(scene).geometry, scene)
+
+
+@given(positional_scenes(), st.lists(st.integers(0, 12), min_size=65, max_size=90))
+@settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_sight_blocked_many_with_a_wall_tree_equals_one_by_one(scene: Scene, ends: list[int]) -> None:
+    """The same with more walls than ``WallIndex.TREE_ABOVE`` (only walls whose box meets the line's count)."""
+    more = [
+        wall(f"m{k}", ends[k] * 50.0, ends[k - 1] * 50.0, ends[k - 2] * 50.0, ends[k - 3] * 50.0, sight=20)
+        for k in range(len(ends))
+    ]
+    crowded = scene.model_copy(update={"walls": [*scene.walls, *more]})
+    _sight_lines_alike(_state(crowded).geometry, crowded)
 
 
 # Patches.

@@ -249,3 +249,28 @@ def test_a_replaced_scene_is_freed_slice_by_slice(monkeypatch: pytest.MonkeyPatc
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_dropped_world_frees_its_scenes_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """World.release (a world nobody is connected to) empties it and frees every state through free_in_slices
+    (collection off: by reference counting alone)."""
+    handed: list[int] = []
+    real = world_module.free_in_slices
+
+    def spy(found: list[Any]) -> None:
+        handed.append(len(found))
+        real(found)
+
+    world = World("w")
+    probes = [weakref.ref(world.sync(_walled(2000, "x").model_copy(update={"id": scene_id}))) for scene_id in "ab"]
+    monkeypatch.setattr(world_module, "free_in_slices", spy)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        world.release()
+        assert world.scenes == {}
+        assert handed and handed[0] > 4000  # two states, their scenes and each of their 4,000 walls
+        assert all(probe() is None for probe in probes)
+    finally:
+        if enabled:
+            gc.enable()

@@ -176,9 +176,19 @@ class LineRules(Protocol):
 KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
 
 
-def zone_classes(zones: Sequence[Region], key: Callable[[Region], Hashable]) -> tuple[IntArray, list[Region]]:
+def zone_classes(
+    zones: Sequence[Region], key: Callable[[Region], Hashable], cache: dict[Any, Any] | None = None
+) -> tuple[IntArray, list[Region]]:
     """Each zone's class (zones with the same ``key`` — type and the parameters a ruleset reads — share
-    one row of an effect table) and one region of each class, in class order."""
+    one row of an effect table) and one region of each class, in class order; kept in ``cache`` (a
+    :class:`SceneInputs` cache) while ``zones`` is the same object."""
+    if cache is not None:
+        found = cache.get(("zone-classes", key))
+        if found is not None and found[0] is zones:
+            return found[1]  # type: ignore[no-any-return]
+        made = zone_classes(zones, key)
+        cache[("zone-classes", key)] = (zones, made)
+        return made
     classes: dict[Hashable, int] = {}
     first: list[Region] = []
     numbers = np.empty(len(zones), dtype=np.intp)

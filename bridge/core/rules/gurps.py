@@ -729,23 +729,28 @@ class GurpsLines:
         if not rows.size:
             return lit
         wanted, which = np.unique(viewers[rows] * len(lamps) + lamp_of, return_inverse=True)
-        seen = np.array(
-            [self._sees(scene, int(v), by_number[int(j)]) for v, j in zip(*np.divmod(wanted, len(lamps)), strict=True)],
-            dtype=bool,
-        )
+        asked = [(int(v), by_number[int(j)]) for v, j in zip(*np.divmod(wanted, len(lamps)), strict=True)]
+        seen = np.array(self._sees(scene, asked), dtype=bool)
         lit[rows[seen[which]]] = True
         return lit
 
-    def _sees(self, scene: SceneInputs, viewer: int, lamp: LightSource) -> bool:
-        """Whether no wall stops ``viewer``'s sight of ``lamp`` (at the viewer's height), kept in the cache."""
-        who = scene.tokens[viewer]
-        key = ("gurps-seen", who.id, lamp.id)
-        seen = scene.cache.get(key)
-        if seen is None or seen[0] is not who:
+    def _sees(self, scene: SceneInputs, asked: list[tuple[int, LightSource]]) -> list[bool]:
+        """Per (viewer, lamp): whether no wall stops the viewer's sight of the lamp (at the viewer's height),
+        as ``_lights_on`` asks ``wall_blocked``; kept in the cache, the missing ones asked at once."""
+        cache, tokens = scene.cache, scene.tokens
+        missing = []
+        for viewer, lamp in asked:
+            found = cache.get(("gurps-seen", tokens[viewer].id, lamp.id))
+            if found is None or found[0] is not tokens[viewer]:
+                missing.append((viewer, lamp))
+        if missing:
             geometry = scene.geometry()
-            centre = geometry.center(who.id)
-            seen = scene.cache[key] = (who, not geometry.wall_blocked(centre, Point3(lamp.x, lamp.y, centre.z)))
-        return bool(seen[1])
+            centres = [geometry.center(tokens[viewer].id) for viewer, _ in missing]
+            lamps = [Point3(lamp.x, lamp.y, centre.z) for (_, lamp), centre in zip(missing, centres, strict=True)]
+            blocked = geometry.sight_blocked_many(centres, lamps)
+            for (viewer, lamp), stopped in zip(missing, blocked, strict=True):
+                cache[("gurps-seen", tokens[viewer].id, lamp.id)] = (tokens[viewer], not stopped)
+        return [bool(cache[("gurps-seen", tokens[viewer].id, lamp.id)][1]) for viewer, lamp in asked]
 
     def _seen_darkness(
         self,
@@ -789,7 +794,7 @@ class GurpsLines:
         smoke_value = data.conditions["smoke"].value
         invisible_value = data.conditions["invisible"].value
         assert smoke_value is not None and invisible_value is not None
-        zone_class, classes = zone_classes(scene.zones, self._class_key)
+        zone_class, classes = zone_classes(scene.zones, self._class_key, scene.cache)
         table = np.array(
             [[smoke_value if region.zone is not None and region.zone.type == "smoke" else 0] * 4 for region in classes],
             dtype=np.int64,
