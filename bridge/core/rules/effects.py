@@ -114,8 +114,13 @@ class EffectTable(NamedTuple):
         np.minimum.at(lowest, line_of, rank)
         # The first counted crossing of its line at the line's lowest rank.
         at_lowest = np.flatnonzero(counts & (rank == lowest[line_of]))
-        first_lines, first = np.unique(line_of[at_lowest], return_index=True)
-        chosen = at_lowest[first]
+        # at_lowest ascends and line_of never falls: each line's first is where the line changes.
+        lowest_lines = line_of[at_lowest]
+        change = np.empty(lowest_lines.size, dtype=bool)
+        change[:1] = True
+        np.not_equal(lowest_lines[1:], lowest_lines[:-1], out=change[1:])
+        first = np.flatnonzero(change)
+        first_lines, chosen = lowest_lines[first], at_lowest[first]
         applied = np.full(lines, -1, dtype=np.intp)
         applied[first_lines] = chosen - starts[first_lines]
         blocked = walled.copy()
