@@ -329,16 +329,23 @@ class SceneVisibility:
     def _update(self, new_state: SceneState, *, lazy: bool = False) -> Mapping[Pair, Ruling | None]:
         old_state, old_tokens = self._state, self._tokens
         old_zones, old_inside, old_regions = self._zones, self._inside, self._regions
-        self._compile(new_state)
         old_scene, new_scene = old_state.scene, new_state.scene
-        same_regions = _same_objects(old_regions, self._regions)  # then no rename and the same zones
-        if (
+        same_regions = _same_objects(old_regions, tuple(new_scene.regions))  # then no rename and the same zones
+        everything = (
             old_state.ruleset is not new_state.ruleset
             or (old_scene.rules is not new_scene.rules and old_scene.rules != new_scene.rules)
             or (old_scene.grid is not new_scene.grid and old_scene.grid != new_scene.grid)
             or (old_scene.environment is not new_scene.environment and old_scene.environment != new_scene.environment)
-            or self._levels_changed
             or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
+        )
+        if everything:
+            # A new composer: the old one stays with the old scene, for the old rulings still to be built
+            # (``set_scene`` would make them read the new scene's names and rules, and equal the new ones).
+            self._composer = None
+        self._compile(new_state)
+        if (
+            everything
+            or self._levels_changed
             or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
             self._ruler = self._ruler.renewed()
@@ -449,6 +456,7 @@ class SceneVisibility:
             self._zone_cache = {}  # every zone's heights (and every wall's) follow the levels
         self._levels = levels
         regions = tuple(scene.regions)
+        regions_kept = _same_objects(getattr(self, "_regions", ()), regions)
         old_zones: tuple[_Zone, ...] | None = None if self._levels_changed else getattr(self, "_zones", None)
         if old_zones is not None and _same_objects(self._regions, regions):
             zones = list(old_zones)  # the very same regions: nothing to look at
@@ -506,7 +514,10 @@ class SceneVisibility:
         self._compile_inside(old_tokens if self._zones_reused else None, fresh)
         if scene.rules.lines != "center" or not LineComposer.applies(state.ruleset, self.action):
             self._composer = None
-        elif self._composer is None:
+        elif self._composer is None or not regions_kept:
+            # Regions changed: a new composer, since the old one stays with the old scene for the rulings of
+            # earlier passes still to be built (read when a change is compared, or later): ``set_scene``
+            # would make them name the new scene's regions.
             self._composer = LineComposer(cast(InfinityRuleset, state.ruleset), scene, self.action, self.reaction)
             self._line_memo = OrderedDict()  # its keys hold the composer's observer indices
         else:
