@@ -352,7 +352,11 @@ class SceneVisibility:
         tokens = self._tokens
         index = tokens.index
         changed: set[int] = set()
-        for k, token in enumerate(tokens.tokens):
+        if index is old_tokens.index:  # the same ids in the same order (``_compile_tokens`` kept the index)
+            for k, (before, token) in enumerate(zip(old_tokens.tokens, tokens.tokens, strict=True)):
+                if before is not token and before != token:
+                    changed.add(k)
+        for k, token in enumerate(() if index is old_tokens.index else tokens.tokens):
             old_index = old_tokens.index.get(token.id)
             if old_index is None:
                 changed.add(k)
@@ -1873,19 +1877,39 @@ def _compile_tokens(
     of the tokens compiled afresh. With ``old`` (compiled from ``cache``), when the scene holds the same
     token ids in the same order, only the rows of the tokens compiled afresh are rewritten."""
     size = scene.grid.size
-    shapes: list[_TokenShape] = []
     fresh: set[int] = set()
-    for k, token in enumerate(scene.tokens):
-        shape = cache.get(token.id)
-        if shape is None or shape.size != size or not (shape.token is token or shape.token == token):
-            shape = _token_shape(token, size)
-            fresh.add(k)
-        shapes.append(shape)
-    n = len(shapes)
-    if (
-        old is not None
-        and len(old.tokens) == n
-        and all(old_token.id == shape.token.id for old_token, shape in zip(old.tokens, shapes, strict=True))
+    listed = scene.tokens
+    first = cache.get(listed[0].id) if listed else None
+    touched: list[int] | None = None
+    if old is not None and len(old.tokens) == len(listed) and first is not None and first.size == size:
+        # A patch keeps the objects of the tokens it does not touch (and every shape in the cache has the
+        # grid size of ``old``): only the others can need a new shape, or hold another id here.
+        touched = [k for k, (before, token) in enumerate(zip(old.tokens, listed, strict=True)) if before is not token]
+        if any(old.tokens[k].id != listed[k].id for k in touched):
+            touched = None
+    made: dict[int, _TokenShape] = {}  # the shapes compiled afresh, by row
+    shapes: list[_TokenShape] = []  # every row's, when not only the touched rows were looked at
+    if touched is not None:
+        for k in touched:
+            token = listed[k]
+            shape = cache.get(token.id)
+            if shape is None or not (shape.token is token or shape.token == token):
+                made[k] = _token_shape(token, size)
+                fresh.add(k)
+    else:
+        for k, token in enumerate(listed):
+            shape = cache.get(token.id)
+            if shape is None or shape.size != size or not (shape.token is token or shape.token == token):
+                shape = made[k] = _token_shape(token, size)
+                fresh.add(k)
+            shapes.append(shape)
+    n = len(listed)
+    if old is not None and (
+        touched is not None
+        or (
+            len(old.tokens) == n
+            and all(old_token.id == shape.token.id for old_token, shape in zip(old.tokens, shapes, strict=True))
+        )
     ):
         # The same ids in the same order: every row not compiled afresh holds the same shape as before.
         if fresh:
@@ -1900,14 +1924,14 @@ def _compile_tokens(
                 probes=old.probes.copy(),
             )
             for k in fresh:
-                shape = shapes[k]
+                shape = made[k]
                 tokens_.cx[k], tokens_.cy[k], tokens_.cz[k] = shape.centre
                 tokens_.radius[k] = shape.radius
                 tokens_.box[k] = shape.box
                 tokens_.probes[k] = shape.probe
             cache = dict(cache)
             for k in fresh:
-                cache[shapes[k].token.id] = shapes[k]
+                cache[made[k].token.id] = made[k]
         else:
             tokens_ = dataclasses.replace(old, tokens=tuple(scene.tokens))
         return tokens_, cast(dict[str, _TokenShape], cache), fresh
