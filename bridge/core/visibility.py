@@ -1595,6 +1595,7 @@ class _Side:
                 else LineComposer(cast(InfinityRuleset, state.ruleset), state.scene, engine.action, self.reaction)
             )
             self._scene = state.scene
+            # Safe to start afresh: this flag reads only engine._rulings, whose passes a renewal replaced.
             self.ruler = _Ruler()
             self._memos = {}
             self.generation = object()
