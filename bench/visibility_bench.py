@@ -430,6 +430,7 @@ def bench_yardstick(
     seed: int = 0,
     ruleset: str = "infinity-n4",
     built: bool = True,
+    verdicts: bool = True,
 ) -> YardstickResult:
     """Our full pass and one move against the yardstick's NumPy kernel at the same size, one of each per
     round in turn (so that load on a shared machine falls on both), medians over ``rounds``."""
@@ -467,7 +468,8 @@ def bench_yardstick(
         timed("cold", lambda: SceneVisibility(state, action=action))
         if built:
             timed("built", lambda: dict(SceneVisibility(state, action=action, sharing=compiled).rulings()))
-        timed("verdicts", lambda: _all_verdicts(SceneVisibility(state, action=action, sharing=compiled)))
+        if verdicts:
+            timed("verdicts", lambda: _all_verdicts(SceneVisibility(state, action=action, sharing=compiled)))
         timed("ymove", lambda r=r: kernel.los3d(*ref_moves[r]))
         timed("move", lambda r=r: engine.update(moves[r]))
         engine.update(back)
@@ -544,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ruleset", choices=sorted(ACTIONS), default="infinity-n4", help="the scenes' ruleset")
     parser.add_argument("--sizes", default=None, help="only these sizes, e.g. 200x400,50x100")
     parser.add_argument("--no-built", action="store_true", help="skip 'all built' and 'move built' (slow rulesets)")
+    parser.add_argument("--no-verdicts", action="store_true", help="skip '+verdicts' (slow before rules over arrays)")
     args = parser.parse_args(argv)
     sizes = SIZES[:2] if args.quick else SIZES
     if args.sizes:
@@ -552,7 +555,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.yardstick_only:
         if yardstick_path is None:
             raise SystemExit("no shared/bench/reference_los.py found: give --yardstick")
-        return _yardstick_main(_load_yardstick(yardstick_path), sizes, args.rounds, args.ruleset, not args.no_built)
+        return _yardstick_main(
+            _load_yardstick(yardstick_path), sizes, args.rounds, args.ruleset, not args.no_built, not args.no_verdicts
+        )
     results = []
     for tokens, zones in sizes:
         repeats, moves = (1, 5) if args.quick else (3, 15)
@@ -579,10 +584,13 @@ def _yardstick_main(
     rounds: int,
     ruleset: str = "infinity-n4",
     built: bool = True,
+    verdicts: bool = True,
 ) -> int:
     found = []
     for tokens, zones in sizes:
-        found.append(bench_yardstick(yardstick, tokens, zones, rounds=rounds, ruleset=ruleset, built=built))
+        found.append(
+            bench_yardstick(yardstick, tokens, zones, rounds=rounds, ruleset=ruleset, built=built, verdicts=verdicts)
+        )
         lines = yardstick_report(found[-1:]).splitlines()
         print("\n".join(lines[:2]) if len(found) == 1 else lines[1], flush=True)
     print()

@@ -507,7 +507,14 @@ class SceneGeometry:
             self._take_zones(previous)
         else:
             self._compile_zones(scene)
-        self._tokens: dict[str, _TokenInfo] = {token.id: self._compile_token(token) for token in scene.tokens}
+        # Tokens are compiled when first asked for (a whole-scene engine asks for a few: lights, centres); one
+        # the previous geometry compiled is taken over while it is the same object on the same grid.
+        self._scene_tokens: dict[str, Token] = {token.id: token for token in scene.tokens}
+        self._tokens: dict[str, _TokenInfo] = {}
+        if same_grid and previous is not None:
+            for token_id, info in previous._tokens.items():
+                if self._scene_tokens.get(token_id) is info.token:
+                    self._tokens[token_id] = info
         self._inside_cache: dict[tuple[str, str], bool] = {}
         if same_grid and previous is not None and previous.scene.walls is scene.walls:
             self._walls = previous._walls
@@ -817,10 +824,13 @@ class SceneGeometry:
     # Private: tokens and sampling.
 
     def _token(self, token_id: str) -> _TokenInfo:
-        try:
-            return self._tokens[token_id]
-        except KeyError:
-            raise KeyError(token_id) from None
+        info = self._tokens.get(token_id)
+        if info is None:
+            token = self._scene_tokens.get(token_id)
+            if token is None:
+                raise KeyError(token_id)
+            info = self._tokens[token_id] = self._compile_token(token)
+        return info
 
     def _sample_points(self, info: _TokenInfo) -> list[Point3]:
         size = self.scene.grid.size

@@ -56,6 +56,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -108,6 +109,8 @@ _Met = tuple[
 #: A wall a segment crosses properly: wall index, orientation of either end, distance from either end.
 _WallHit = tuple[int, float, float, float, float]
 
+#: shapely's type id of a Polygon.
+_POLYGON = 3
 #: Most (segment, zone edge) rows handled by one numpy pass (bounds memory: ~100 bytes a row).
 _CHUNK_ROWS = 400_000
 #: Consecutive zone edges tested together against a line by their box before one by one.
@@ -326,16 +329,23 @@ class SceneVisibility:
     def _update(self, new_state: SceneState, *, lazy: bool = False) -> Mapping[Pair, Ruling | None]:
         old_state, old_tokens = self._state, self._tokens
         old_zones, old_inside, old_regions = self._zones, self._inside, self._regions
-        self._compile(new_state)
         old_scene, new_scene = old_state.scene, new_state.scene
-        same_regions = _same_objects(old_regions, self._regions)  # then no rename and the same zones
-        if (
+        same_regions = _same_objects(old_regions, tuple(new_scene.regions))  # then no rename and the same zones
+        everything = (
             old_state.ruleset is not new_state.ruleset
             or (old_scene.rules is not new_scene.rules and old_scene.rules != new_scene.rules)
             or (old_scene.grid is not new_scene.grid and old_scene.grid != new_scene.grid)
             or (old_scene.environment is not new_scene.environment and old_scene.environment != new_scene.environment)
-            or self._levels_changed
             or (not same_regions and self._renamed(new_scene))  # rulings name regions in their reasons
+        )
+        if everything:
+            # A new composer: the old one stays with the old scene, for the old rulings still to be built
+            # (``set_scene`` would make them read the new scene's names and rules, and equal the new ones).
+            self._composer = None
+        self._compile(new_state)
+        if (
+            everything
+            or self._levels_changed
             or (not same_regions and not _same_relative_order(old_zones, self._zones))
         ):
             self._ruler = self._ruler.renewed()
@@ -349,7 +359,11 @@ class SceneVisibility:
         tokens = self._tokens
         index = tokens.index
         changed: set[int] = set()
-        for k, token in enumerate(tokens.tokens):
+        if index is old_tokens.index:  # the same ids in the same order (``_compile_tokens`` kept the index)
+            for k, (before, token) in enumerate(zip(old_tokens.tokens, tokens.tokens, strict=True)):
+                if before is not token and before != token:
+                    changed.add(k)
+        for k, token in enumerate(() if index is old_tokens.index else tokens.tokens):
             old_index = old_tokens.index.get(token.id)
             if old_index is None:
                 changed.add(k)
@@ -410,6 +424,10 @@ class SceneVisibility:
         if fresh.lines_known:
             moved = _moved(old_tokens, tokens)
             sure[0::2] = sure[1::2] = moved[fresh.idx[:, 0]] | moved[fresh.idx[:, 1]]
+        if sure.all():  # (a move: every line of the moved token) all changed, no ruling read: in bulk
+            result.changed_all(fresh)
+            rulings.refer_all(fresh)
+            return result
         for dp, (pair, known) in enumerate(zip(fresh.pairs, sure.tolist(), strict=True)):
             if known or pair not in rulings:
                 result.changed(pair, fresh, dp)
@@ -438,6 +456,7 @@ class SceneVisibility:
             self._zone_cache = {}  # every zone's heights (and every wall's) follow the levels
         self._levels = levels
         regions = tuple(scene.regions)
+        regions_kept = _same_objects(getattr(self, "_regions", ()), regions)
         old_zones: tuple[_Zone, ...] | None = None if self._levels_changed else getattr(self, "_zones", None)
         if old_zones is not None and _same_objects(self._regions, regions):
             zones = list(old_zones)  # the very same regions: nothing to look at
@@ -495,7 +514,10 @@ class SceneVisibility:
         self._compile_inside(old_tokens if self._zones_reused else None, fresh)
         if scene.rules.lines != "center" or not LineComposer.applies(state.ruleset, self.action):
             self._composer = None
-        elif self._composer is None:
+        elif self._composer is None or not regions_kept:
+            # Regions changed: a new composer, since the old one stays with the old scene for the rulings of
+            # earlier passes still to be built (read when a change is compared, or later): ``set_scene``
+            # would make them name the new scene's regions.
             self._composer = LineComposer(cast(InfinityRuleset, state.ruleset), scene, self.action, self.reaction)
             self._line_memo = OrderedDict()  # its keys hold the composer's observer indices
         else:
@@ -617,8 +639,17 @@ class SceneVisibility:
         if todo.size and m:
             # The tree holds areas around the curves: a zone with curves is then judged exactly, the way
             # SceneGeometry.inside and _first_entry judge it.
-            ti, zi = self._zone_tree.query(t.probes[todo], predicate="intersects")
+            probes = t.probes[todo]
+            ti, zi = self._zone_tree.query(probes, predicate="intersects")
             ti = todo[ti]
+            if bool((shapely.get_type_id(probes) == _POLYGON).all()):
+                # Each centre lies inside its (solid) footprint, so the zones whose area holds it are among
+                # those the footprint meets: the same GEOS predicate on those, without a second tree query.
+                hit = shapely.intersects_xy(self._areas[zi], t.cx[ti], t.cy[ti])
+                centre_rows, cz = ti[hit], zi[hit]
+            else:
+                ci, cz = self._zone_tree.query(shapely.points(t.cx[todo], t.cy[todo]), predicate="intersects")
+                centre_rows = todo[ci]
             within = (self._bottom[zi] <= t.cz[ti]) & (t.cz[ti] <= self._top[zi])
             for k in np.flatnonzero(within & self._split[zi]).tolist():  # within the hull: which span?
                 within[k] = in_spans(float(t.cz[ti[k]]), self._zones[int(zi[k])].spans)
@@ -627,15 +658,13 @@ class SceneVisibility:
                 if zone.curved is not None:
                     within[k] = touches_zone(zone.area, zone.curved, t.probes[ti[k]])
             inside[ti[within], zi[within]] = True
-            centres = shapely.points(t.cx[todo], t.cy[todo])
-            ci, cz = self._zone_tree.query(centres, predicate="intersects")
-            met = np.ones(ci.size, dtype=bool)
-            for k in range(ci.size):
+            met = np.ones(centre_rows.size, dtype=bool)
+            for k in range(centre_rows.size):
                 zone = self._zones[int(cz[k])]
                 if zone.curved is not None:
-                    row = int(todo[ci[k]])
+                    row = int(centre_rows[k])
                     met[k] = point_in_zone(zone.area, zone.curved, float(t.cx[row]), float(t.cy[row]))
-            centre_in[todo[ci[met]], cz[met]] = True
+            centre_in[centre_rows[met], cz[met]] = True
         self._inside, self._centre_in = inside, centre_in
 
     def _renamed(self, scene: Scene) -> bool:
@@ -1026,30 +1055,49 @@ class SceneVisibility:
         if not len(walls) or lines.size == 0:
             return _WallRows(none_i, none_i, none_f, none_f, none_f, none_f, {}, walled)
         i, j = idx[lines, 0], idx[lines, 1]
-        if len(walls) <= WallIndex.TREE_ABOVE:
-            li = np.repeat(np.arange(lines.size, dtype=np.intp), len(walls))
-            wi = np.tile(np.arange(len(walls), dtype=np.intp), lines.size)
+        few = len(walls) <= WallIndex.TREE_ABOVE
+        if few and lines.size * len(walls) <= _CHUNK_ROWS:
+            # Every line against every wall at once, broadcast (the same floats, element by element): a
+            # token's move, and most scenes' passes.
+            blocks: list[tuple[IntArray, IntArray] | tuple[None, None]] = [(None, None)]
         else:
-            assert walls.tree is not None
-            segs = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
-            li, wi = walls.tree.query(segs)
+            if few:
+                li = np.repeat(np.arange(lines.size, dtype=np.intp), len(walls))
+                wi = np.tile(np.arange(len(walls), dtype=np.intp), lines.size)
+            else:
+                assert walls.tree is not None
+                segs = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
+                li, wi = walls.tree.query(segs)
+            blocks = [(li[lo : lo + _CHUNK_ROWS], wi[lo : lo + _CHUNK_ROWS]) for lo in range(0, li.size, _CHUNK_ROWS)]
         parts: list[tuple[Any, ...]] = []
         cornered: list[IntArray] = []
-        for lo in range(0, li.size, _CHUNK_ROWS):
-            lc, wc = li[lo : lo + _CHUNK_ROWS], wi[lo : lo + _CHUNK_ROWS]
-            x0, y0, x1, y1 = t.cx[i[lc]], t.cy[i[lc]], t.cx[j[lc]], t.cy[j[lc]]
-            ax, ay, bx, by = walls.ax[wc], walls.ay[wc], walls.bx[wc], walls.by[wc]
+        for lc, wc in blocks:
             # The function WallIndex.blocking uses, so the same floats and the same signs.
-            o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
-            rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
-            if rows.size == 0:
-                continue
-            cornered.append(lines[lc[rows[~proper[rows]]]])
-            rows = rows[proper[rows]]
-            # Distances from either end to each wall, as WallIndex.blocking computes them.
-            d0 = _segment_distance(x0[rows], y0[rows], ax[rows], ay[rows], bx[rows], by[rows])
-            d1 = _segment_distance(x1[rows], y1[rows], ax[rows], ay[rows], bx[rows], by[rows])
-            parts.append((lines[lc[rows]], wc[rows], o_start[rows], o_end[rows], d0, d1))
+            if lc is None or wc is None:
+                columns = [column[:, None] for column in (t.cx[i], t.cy[i], t.cx[j], t.cy[j])]
+                sides = wall_sides(walls.ax, walls.ay, walls.bx, walls.by, *columns)
+                o_start, o_end, s_a, s_b, straddles, proper = (column.ravel() for column in sides)
+                rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
+                if rows.size == 0:
+                    continue
+                lc, wc = np.divmod(rows, len(walls))  # (line, wall) of each row: row-major over the two
+            else:
+                x0, y0, x1, y1 = t.cx[i[lc]], t.cy[i[lc]], t.cx[j[lc]], t.cy[j[lc]]
+                ax, ay, bx, by = walls.ax[wc], walls.ay[wc], walls.bx[wc], walls.by[wc]
+                o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
+                rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
+                if rows.size == 0:
+                    continue
+                lc, wc = lc[rows], wc[rows]
+            o_start, o_end, proper = o_start[rows], o_end[rows], proper[rows]
+            cornered.append(lines[lc[~proper]])
+            lc, wc, o_start, o_end = lc[proper], wc[proper], o_start[proper], o_end[proper]
+            # Distances from either end to each wall, as WallIndex.blocking computes them (both ends at once).
+            ax, ay, bx, by = (np.concatenate((c[wc], c[wc])) for c in (walls.ax, walls.ay, walls.bx, walls.by))
+            px: Any = np.concatenate((t.cx[i[lc]], t.cx[j[lc]]))
+            py: Any = np.concatenate((t.cy[i[lc]], t.cy[j[lc]]))
+            distances = _segment_distance(px, py, ax, ay, bx, by)
+            parts.append((lines[lc], wc, o_start, o_end, distances[: lc.size], distances[lc.size :]))
         corners = np.unique(np.concatenate(cornered)) if cornered else none_i
         u: Any
         w: Any
@@ -1063,8 +1111,11 @@ class SceneVisibility:
                 u, w, o_start, o_end, d0, d1 = (a[order] for a in (u, w, o_start, o_end, d0, d1))
         else:
             u, w, o_start, o_end, d0, d1 = none_i, none_i, none_f, none_f, none_f, none_f
-        for d in range(2):
-            self._walled(idx, u, w, (o_start, o_end) if d == 0 else (o_end, o_start), d0 if d == 0 else d1, d, walled)
+        if u.size:  # both directions at once: rows of direction 0, then of direction 1
+            both = (np.concatenate((u, u)), np.concatenate((w, w)))
+            direction = np.repeat(np.array([0, 1], dtype=np.intp), u.size)
+            sides = (np.concatenate((o_start, o_end)), np.concatenate((o_end, o_start)))
+            self._walled(idx, *both, sides, np.concatenate((d0, d1)), direction, walled)
         walls_of: dict[int, tuple[str, ...]] = {}
         points = self._points
         for c in corners.tolist():
@@ -1082,10 +1133,10 @@ class SceneVisibility:
         w: IntArray,
         sides: tuple[FloatArray, FloatArray],
         distance: FloatArray,
-        d: int,
+        d: IntArray,
         walled: BoolArray,
     ) -> None:
-        """Whether direction ``d`` of each line is blocked by the walls it crosses properly (rows ``u``,
+        """Whether direction ``d[k]`` of line ``u[k]`` is blocked by the walls it crosses properly (rows ``u``,
         ``w``): :meth:`_blocking`'s tests over all rows at once, the walls that name levels one by one."""
         if u.size == 0:
             return
@@ -1461,6 +1512,13 @@ class _Rulings(Mapping[Pair, Ruling]):
             self.stale -= 1
         entries[pair] = (batch, dp)
 
+    def refer_all(self, batch: _LineBatch) -> None:
+        """:meth:`refer` for every line of ``batch``, in its order."""
+        entries, pairs = self._entries, batch.pairs
+        if self.stale:
+            self.stale -= sum(1 for pair in pairs if entries.get(pair, 0) is None)
+        entries.update(zip(pairs, zip(repeat(batch), range(len(pairs))), strict=False))
+
     def mark_stale(self, pairs: Iterable[Pair]) -> None:
         """The pairs' rulings are unknown until read (then ruled from the engine's current scene)."""
         entries = self._entries
@@ -1537,6 +1595,7 @@ class _Side:
                 else LineComposer(cast(InfinityRuleset, state.ruleset), state.scene, engine.action, self.reaction)
             )
             self._scene = state.scene
+            # Safe to start afresh: this flag reads only engine._rulings, whose passes a renewal replaced.
             self.ruler = _Ruler()
             self._memos = {}
             self.generation = object()
@@ -1576,6 +1635,10 @@ class _Changes(Mapping[Pair, Ruling | None]):
 
     def changed(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
         self._entries[pair] = (batch, dp)
+
+    def changed_all(self, batch: _LineBatch) -> None:
+        """:meth:`changed` for every line of ``batch``, in its order."""
+        self._entries.update(zip(batch.pairs, zip(repeat(batch), range(len(batch.pairs))), strict=False))
 
     def removed(self, pair: Pair) -> None:
         self._entries[pair] = None
@@ -1825,19 +1888,39 @@ def _compile_tokens(
     of the tokens compiled afresh. With ``old`` (compiled from ``cache``), when the scene holds the same
     token ids in the same order, only the rows of the tokens compiled afresh are rewritten."""
     size = scene.grid.size
-    shapes: list[_TokenShape] = []
     fresh: set[int] = set()
-    for k, token in enumerate(scene.tokens):
-        shape = cache.get(token.id)
-        if shape is None or shape.size != size or not (shape.token is token or shape.token == token):
-            shape = _token_shape(token, size)
-            fresh.add(k)
-        shapes.append(shape)
-    n = len(shapes)
-    if (
-        old is not None
-        and len(old.tokens) == n
-        and all(old_token.id == shape.token.id for old_token, shape in zip(old.tokens, shapes, strict=True))
+    listed = scene.tokens
+    first = cache.get(listed[0].id) if listed else None
+    touched: list[int] | None = None
+    if old is not None and len(old.tokens) == len(listed) and first is not None and first.size == size:
+        # A patch keeps the objects of the tokens it does not touch (and every shape in the cache has the
+        # grid size of ``old``): only the others can need a new shape, or hold another id here.
+        touched = [k for k, (before, token) in enumerate(zip(old.tokens, listed, strict=True)) if before is not token]
+        if any(old.tokens[k].id != listed[k].id for k in touched):
+            touched = None
+    made: dict[int, _TokenShape] = {}  # the shapes compiled afresh, by row
+    shapes: list[_TokenShape] = []  # every row's, when not only the touched rows were looked at
+    if touched is not None:
+        for k in touched:
+            token = listed[k]
+            shape = cache.get(token.id)
+            if shape is None or not (shape.token is token or shape.token == token):
+                made[k] = _token_shape(token, size)
+                fresh.add(k)
+    else:
+        for k, token in enumerate(listed):
+            shape = cache.get(token.id)
+            if shape is None or shape.size != size or not (shape.token is token or shape.token == token):
+                shape = made[k] = _token_shape(token, size)
+                fresh.add(k)
+            shapes.append(shape)
+    n = len(listed)
+    if old is not None and (
+        touched is not None
+        or (
+            len(old.tokens) == n
+            and all(old_token.id == shape.token.id for old_token, shape in zip(old.tokens, shapes, strict=True))
+        )
     ):
         # The same ids in the same order: every row not compiled afresh holds the same shape as before.
         if fresh:
@@ -1852,14 +1935,14 @@ def _compile_tokens(
                 probes=old.probes.copy(),
             )
             for k in fresh:
-                shape = shapes[k]
+                shape = made[k]
                 tokens_.cx[k], tokens_.cy[k], tokens_.cz[k] = shape.centre
                 tokens_.radius[k] = shape.radius
                 tokens_.box[k] = shape.box
                 tokens_.probes[k] = shape.probe
             cache = dict(cache)
             for k in fresh:
-                cache[shapes[k].token.id] = shapes[k]
+                cache[made[k].token.id] = made[k]
         else:
             tokens_ = dataclasses.replace(old, tokens=tuple(scene.tokens))
         return tokens_, cast(dict[str, _TokenShape], cache), fresh

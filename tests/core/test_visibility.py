@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from bridge.core.rules import RULESETS
+from bridge.core.rules import RULESETS, Ruling
 from bridge.core.scene import Region, Scene, Token, Wall
 from bridge.core.sight import CrossingKind
-from bridge.core.visibility import SceneVisibility
+from bridge.core.visibility import Pair, SceneVisibility
 from bridge.core.world import SceneState
 
 from .shapes import circle, ellipse, rect, region, token, wall
@@ -484,3 +485,31 @@ def test_a_lines_verdict_is_the_most_restrictive_effect_of_its_crossings(
     assert engine.verdict("a", "b") == verdict
     ruling = plain_rulings(state, "bs-attack", False)[("a", "b")]
     assert (ruling.allowed, ruling.modifier) == verdict
+
+
+def test_the_other_reaction_reads_only_passes_made_since_the_last_light_change() -> None:
+    """A moved light gives the engine a new ruler and its other flag a fresh memo; that is safe because
+    change sets (read late, after later update()s) answer under the engine's flag only, from their own
+    passes, and rulings(other flag) reach only passes made under the current ruler — an update() or
+    advance() that kept older passes there would let them pick up the new scene's rulings."""
+    row = [token("obs", 0, 0, traits=["la-goggles"]), token("near", 50, 0), token("far", 300, 0), token("lit", 0, 200)]
+    lamp = {"id": "lamp", "x": 0, "y": 204, "radius": 5}
+    engine = SceneVisibility(_traveller(row, [lamp]), action="observation")
+    advanced = SceneVisibility(_traveller(row, [lamp]), action="observation", lazy=True)
+    assert engine.rulings(True)[("obs", "lit")] == advanced.rulings(True)[("obs", "lit")]
+    held: list[tuple[Mapping[Pair, Ruling | None], dict[Pair, Ruling]]] = []
+    for version, (x, y) in enumerate([(50, 4), (300, 4), (0, 204)], start=1):
+        # A token moves (the ruler stays), then the light does (a new ruler, the other flag's memo emptied).
+        row = [*row[:2], token("far", 300 + version, 0), row[3]]
+        for state in (_traveller(row, [lamp]), _traveller(row, [lamp := {**lamp, "x": x, "y": y}])):
+            held.append((engine.update(state), plain_rulings(state, "observation", False)))
+            advanced.advance(state)
+            other = plain_rulings(state, "observation", True)
+            for each in (engine, advanced):
+                assert each.rulings(True)[("obs", "lit")] == other[("obs", "lit")]
+                assert {each._rulings.ref(pair)[0].frame.ruler for pair in each._rulings} == {each._ruler}
+                assert dict(each.rulings(True)) == other
+        assert other == dict(SceneVisibility(state, action="observation", reaction=True).rulings())
+    assert sum(("obs", "lit") in changes for changes, _ in held) == 2  # the lamp left it, then came back
+    for changes, plain in held:
+        assert {pair: changes[pair] for pair in changes} == {pair: plain[pair] for pair in changes}

@@ -114,8 +114,13 @@ class EffectTable(NamedTuple):
         np.minimum.at(lowest, line_of, rank)
         # The first counted crossing of its line at the line's lowest rank.
         at_lowest = np.flatnonzero(counts & (rank == lowest[line_of]))
-        first_lines, first = np.unique(line_of[at_lowest], return_index=True)
-        chosen = at_lowest[first]
+        # at_lowest ascends and line_of never falls: each line's first is where the line changes.
+        lowest_lines = line_of[at_lowest]
+        change = np.empty(lowest_lines.size, dtype=bool)
+        change[:1] = True
+        np.not_equal(lowest_lines[1:], lowest_lines[:-1], out=change[1:])
+        first = np.flatnonzero(change)
+        first_lines, chosen = lowest_lines[first], at_lowest[first]
         applied = np.full(lines, -1, dtype=np.intp)
         applied[first_lines] = chosen - starts[first_lines]
         blocked = walled.copy()
@@ -176,9 +181,19 @@ class LineRules(Protocol):
 KINDS = (CrossingKind.FROM, CrossingKind.INTO, CrossingKind.WITHIN, CrossingKind.THROUGH)
 
 
-def zone_classes(zones: Sequence[Region], key: Callable[[Region], Hashable]) -> tuple[IntArray, list[Region]]:
+def zone_classes(
+    zones: Sequence[Region], key: Callable[[Region], Hashable], cache: dict[Any, Any] | None = None
+) -> tuple[IntArray, list[Region]]:
     """Each zone's class (zones with the same ``key`` — type and the parameters a ruleset reads — share
-    one row of an effect table) and one region of each class, in class order."""
+    one row of an effect table) and one region of each class, in class order; kept in ``cache`` (a
+    :class:`SceneInputs` cache) while ``zones`` is the same object."""
+    if cache is not None:
+        found = cache.get(("zone-classes", key))
+        if found is not None and found[0] is zones:
+            return found[1]  # type: ignore[no-any-return]
+        made = zone_classes(zones, key)
+        cache[("zone-classes", key)] = (zones, made)
+        return made
     classes: dict[Hashable, int] = {}
     first: list[Region] = []
     numbers = np.empty(len(zones), dtype=np.intp)

@@ -794,7 +794,7 @@ class GurpsLines:
         smoke_value = data.conditions["smoke"].value
         invisible_value = data.conditions["invisible"].value
         assert smoke_value is not None and invisible_value is not None
-        zone_class, classes = zone_classes(scene.zones, self._class_key)
+        zone_class, classes = zone_classes(scene.zones, self._class_key, scene.cache)
         table = np.array(
             [[smoke_value if region.zone is not None and region.zone.type == "smoke" else 0] * 4 for region in classes],
             dtype=np.int64,

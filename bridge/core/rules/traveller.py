@@ -861,7 +861,7 @@ class TravellerLines:
         result = no_verdicts(count)
         if not count:
             return result
-        zone_class, classes = zone_classes(scene.zones, self._class_key)
+        zone_class, classes = zone_classes(scene.zones, self._class_key, scene.cache)
         bits_table, density_table = self._tables(classes)
         bits = reduce_crossings(lines, zone_class, bits_table, np.bitwise_or, 0)
         density = reduce_crossings(lines, zone_class, density_table, np.add, 0)
