@@ -22,7 +22,7 @@ import re
 import time
 import typing
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
@@ -98,7 +98,7 @@ from .protocol import (
 )
 
 if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch or engine (bridge.engines)
-    from .core.visibility import LineVerdict, SceneVisibility
+    from .core.visibility import SceneVisibility, VerdictRun
 
 __all__ = [
     "ActiveWatch",
@@ -955,30 +955,30 @@ def _annotations(
 
     ``changes`` is a watch's ``engine``'s :meth:`~SceneVisibility.rulings` (the first, full push) or what
     its ``update`` returned. A ``brief`` push reads verdicts, crossings and lines only: given the engine,
-    they come from its arrays (:meth:`~SceneVisibility.verdict_items`) and no ruling is built for them —
-    the same JSON, byte for byte (``tests/test_watch.py`` compares the two).
+    they come from its arrays in bulk (:meth:`~SceneVisibility.verdict_runs`), no ruling is built for them
+    and each pair is written already encoded (:func:`_run_wire`) — the same JSON, byte for byte
+    (``tests/test_watch.py`` compares the two).
     """
-    changed = []
+    changed: list[Any] = []
     removed = []
-    crossing_wire, point_wire = _crossing_wire, _point_wire
-    items: Iterable[tuple[tuple[str, str], Ruling | LineVerdict | None]]
-    items = changes.items() if engine is None or not brief else engine.verdict_items(changes)
-    for (actor, target), found in items:
-        if found is None:
-            removed.append({"actor": actor, "target": target})
-        elif isinstance(found, Ruling):
-            changed.append(_ruling_wire(found, brief=brief, pair={"actor": actor, "target": target}))
-        else:  # a LineVerdict: what _ruling_wire(brief=True) gives of its ruling (no extra: Infinity's lines)
-            changed.append(
-                {
-                    "actor": actor,
-                    "target": target,
-                    "allowed": found.allowed,
-                    "modifier": found.modifier,
-                    "crossings": list(map(crossing_wire, found.crossings)),
-                    "line": {"start": point_wire(found.start), "end": point_wire(found.end)},
-                }
-            )
+    if engine is None or not brief:
+        for (actor, target), found in changes.items():
+            if found is None:
+                removed.append({"actor": actor, "target": target})
+            else:
+                changed.append(_ruling_wire(found, brief=brief, pair={"actor": actor, "target": target}))
+    else:
+        from .core.visibility import VerdictRun
+
+        for item in engine.verdict_runs(changes):
+            if isinstance(item, VerdictRun):
+                changed += _run_wire(item)
+                continue
+            (actor, target), found = item
+            if found is None:
+                removed.append({"actor": actor, "target": target})
+            else:
+                changed.append(_ruling_wire(found, brief=True, pair={"actor": actor, "target": target}))
     return Prebuilt(
         payload={
             "type": "annotations",
@@ -990,6 +990,102 @@ def _annotations(
             "removed": removed,
         }
     )
+
+
+def _run_wire(run: VerdictRun) -> list[Any]:
+    """Each line of ``run`` as its pushed JSON, already encoded (an ``orjson.Fragment``): the bytes orjson
+    writes for the dictionary :func:`_ruling_wire` (``brief``) makes of the line's ruling — ``actor``,
+    ``target``, ``allowed``, ``modifier``, ``crossings``, ``line`` — put together from the encoded pieces
+    a scene shares (a token's id and centre, a zone's crossing, a verdict). Should a piece not encode (a
+    lone surrogate: refused on the way in), the dictionaries instead, for the encoder's own error path."""
+    try:
+        actor_of, target_of = _token_fragments(run.ids)
+        point_of = _point_fragments(run.points)
+        crossing_of = _crossing_fragments(run.crossings).__getitem__
+    except TypeError:  # orjson.JSONEncodeError
+        return [
+            {
+                "actor": actor,
+                "target": target,
+                "allowed": found.allowed,
+                "modifier": found.modifier,
+                "crossings": list(map(_crossing_wire, found.crossings)),
+                "line": {"start": _point_wire(found.start), "end": _point_wire(found.end)},
+            }
+            for (actor, target), found in run.items()
+        ]
+    src, dst, allowed, modifier, starts, codes = run.src, run.dst, run.allowed, run.modifier, run.starts, run.codes
+    verdicts, join, comma, fragment = _VERDICT_FRAGMENTS, b"".join, b",".join, orjson.Fragment
+    refused, line, end, close = b'false,"modifier":null,"crossings":[', b'],"line":{"start":', b',"end":', b"}}"
+    out = []
+    for dp in run.lines:
+        s, e = src[dp], dst[dp]
+        if allowed[dp]:
+            head = verdicts.get(modifier[dp])
+            if head is None:
+                head = verdicts[modifier[dp]] = b'true,"modifier":' + orjson.dumps(modifier[dp]) + b',"crossings":['
+        else:
+            head = refused
+        out.append(
+            fragment(
+                join(
+                    (
+                        actor_of[s],
+                        target_of[e],
+                        head,
+                        comma(map(crossing_of, codes[starts[dp] : starts[dp + 1]])),
+                        line,
+                        point_of[s],
+                        end,
+                        point_of[e],
+                        close,
+                    )
+                )
+            )
+        )
+    return out
+
+
+#: An allowed line's verdict, encoded with what follows it up to its crossings, by modifier.
+_VERDICT_FRAGMENTS: dict[int, bytes] = {}
+#: A token id's pieces of a pair's JSON: ``{"actor":ID`` and ``,"target":ID,"allowed":``.
+_ID_FRAGMENTS: dict[str, tuple[bytes, bytes]] = {}
+_ID_FRAGMENTS_LIMIT = 10_000
+
+
+def _token_fragments(ids: list[str]) -> tuple[list[bytes], list[bytes]]:
+    """Each token's ``actor`` and ``target`` pieces of a pair's JSON (:data:`_ID_FRAGMENTS`)."""
+    held = _ID_FRAGMENTS
+    actors: list[bytes] = []
+    targets: list[bytes] = []
+    for token_id in ids:
+        pieces = held.get(token_id)
+        if pieces is None:
+            encoded = orjson.dumps(token_id)
+            pieces = (b'{"actor":' + encoded, b',"target":' + encoded + b',"allowed":')
+            if len(held) >= _ID_FRAGMENTS_LIMIT:
+                held.clear()  # (ids are short strings: a rare, small refill)
+            held[token_id] = pieces
+        actors.append(pieces[0])
+        targets.append(pieces[1])
+    return actors, targets
+
+
+def _point_fragments(points: list[Point3]) -> list[bytes]:
+    """Each token centre's JSON (``_point_wire``'s dictionary, encoded), found by identity."""
+    held = _point_json._held
+    found: list[bytes] = []
+    for point in points:
+        entry = held.get(id(point))
+        found.append(entry[1] if entry is not None and entry[0] is point else _point_json(point))
+    return found
+
+
+def _crossing_fragments(crossings: list[Crossing]) -> list[bytes]:
+    """Each crossing's JSON (``_crossing_wire``'s dictionary, encoded), by crossing code: kept per list of
+    crossings (a pass's zones; the engine never changes such a list)."""
+    found: list[bytes] = _crossing_list_json(crossings)
+    return found
 
 
 class _WireByIdentity(Generic[T]):
@@ -1023,6 +1119,10 @@ class _WireByIdentity(Generic[T]):
 
 _crossing_wire = _WireByIdentity[Crossing](lambda c: {"region": c.region, "zone": c.zone, "kind": c.kind.value}, 10_000)
 _point_wire = _WireByIdentity[Point3](lambda p: {"x": p.x, "y": p.y, "z": p.z}, 10_000)
+#: The same forms encoded (pieces of a brief push's JSON, :func:`_run_wire`).
+_crossing_json = _WireByIdentity[Crossing](lambda c: orjson.dumps(_crossing_wire(c)), 10_000)
+_point_json = _WireByIdentity[Point3](lambda p: orjson.dumps(_point_wire(p)), 10_000)
+_crossing_list_json = _WireByIdentity[list[Crossing]](lambda cs: [_crossing_json(c) for c in cs], 16)
 
 
 def forget_wire_forms() -> None:
@@ -1030,6 +1130,10 @@ def forget_wire_forms() -> None:
     their objects alive, scattered over the heap, and with them pages the allocator cannot give back."""
     _crossing_wire.clear()
     _point_wire.clear()
+    _crossing_json.clear()
+    _point_json.clear()
+    _crossing_list_json.clear()
+    _ID_FRAGMENTS.clear()
 
 
 def _ruling_wire(ruling: Ruling, *, brief: bool = False, pair: dict[str, Any] | None = None) -> dict[str, Any]:

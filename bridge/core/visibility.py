@@ -96,7 +96,7 @@ from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
 from .world import SceneState
 
-__all__ = ["LineVerdict", "SceneVisibility"]
+__all__ = ["LineVerdict", "SceneVisibility", "VerdictRun"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
@@ -131,6 +131,40 @@ class LineVerdict(NamedTuple):
     crossings: list[Crossing]
     start: Point3
     end: Point3
+
+
+class VerdictRun(NamedTuple):
+    """Lines of one pass, in bulk, whose rulings are not built (:meth:`SceneVisibility.verdict_runs`): what
+    each line's :class:`LineVerdict` holds, as the pass's columns. Line ``dp`` of ``lines`` runs from token
+    ``src[dp]`` to token ``dst[dp]`` (numbers into ``ids`` and ``points``, the sight line's ends); its
+    verdict is ``allowed[dp]`` with ``modifier[dp]`` (0 where not allowed: the ruling says ``None``); its
+    crossings, as the ruling lists them (a zone of a type the ruleset does not know left out), are
+    ``crossings[c]`` for ``c`` in ``codes[starts[dp]:starts[dp + 1]]``. The columns are the pass's (every
+    line of it) and shared: nothing may change them."""
+
+    lines: list[int]
+    src: list[int]
+    dst: list[int]
+    allowed: list[bool]
+    modifier: list[int]
+    starts: list[int]
+    codes: list[int]
+    ids: list[str]
+    points: list[Point3]
+    crossings: list[Crossing]
+
+    def items(self) -> Iterator[tuple[Pair, LineVerdict]]:
+        """Each line's pair and :class:`LineVerdict`, in order."""
+        src, dst, ids, points, crossing_of = self.src, self.dst, self.ids, self.points, self.crossings
+        allowed, modifier, starts, codes = self.allowed, self.modifier, self.starts, self.codes
+        for dp in self.lines:
+            s, e = src[dp], dst[dp]
+            crossings = [crossing_of[c] for c in codes[starts[dp] : starts[dp + 1]]]
+            found = allowed[dp]
+            yield (
+                (ids[s], ids[e]),
+                LineVerdict(found, modifier[dp] if found else None, crossings, points[s], points[e]),
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,8 +298,18 @@ class SceneVisibility:
         ruling not built yet given as its :class:`LineVerdict` where the pass's arrays hold one (Infinity's
         sight lines: its effect table), so that a caller reading only verdicts, crossings and lines (an
         overlay's brief push) builds no ruling. Other pairs give their ruling (built if need be)."""
+        for item in self.verdict_runs(pairs):
+            if isinstance(item, VerdictRun):
+                yield from item.items()
+            else:
+                yield item
+
+    def verdict_runs(self, pairs: Mapping[Pair, Ruling | None]) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
+        """:meth:`verdict_items` in bulk: consecutive pairs whose :class:`LineVerdict` the same pass holds
+        come as one :class:`VerdictRun` (its columns, no object per line); the other pairs as
+        ``(pair, ruling)`` (``None``: pair gone). The same pairs in the same order."""
         if isinstance(pairs, (_Rulings, _Changes)):
-            return pairs.verdict_items()
+            return pairs.verdict_runs()
         return iter(pairs.items())
 
     def advance(self, new_state: SceneState) -> None:
@@ -1262,8 +1306,8 @@ class _LineBatch:
         #: Per other reaction flag: (its side's generation, its frame, the rulings built so far).
         self.sides: dict[bool, tuple[object, _Frame, dict[int, Ruling]]] = {}
         self.best = False  # rules.lines == "best": every ruling built by the pass
-        self._columns: tuple[list[bool], list[int], list[list[int]]] | None = None  # for line_verdict
-        self._known_zone: list[bool] | None = None  # per zone, whether the ruleset knows its type (None: all)
+        self._run: VerdictRun | None = None  # the lines' columns in bulk (run_columns)
+        self._known_zone: BoolArray | None = None  # per zone, whether the ruleset knows its type (None: all)
         ids = frame.ids
         self.pairs: list[Pair] = [pair for a, b in idx.tolist() for pair in ((ids[a], ids[b]), (ids[b], ids[a]))]
 
@@ -1394,7 +1438,7 @@ class _LineBatch:
             observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
             verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
             known = zone_type >= 0
-            self._known_zone = None if bool(known.all()) else known.tolist()
+            self._known_zone = None if bool(known.all()) else known
         elif frame.line_rules is not None and frame.line_scene is not None:
             dst = np.empty(2 * len(self.idx), dtype=np.intp)
             dst[0::2], dst[1::2] = self.idx[:, 1], self.idx[:, 0]
@@ -1428,37 +1472,43 @@ class _LineBatch:
         self.verdicts = verdicts
         return self
 
-    def line_verdict(self, dp: int) -> LineVerdict | None:
-        """Line ``dp``'s :class:`LineVerdict` from the arrays, or ``None`` when only its ruling tells: no
-        composer (Traveller's and GURPS's rulings carry fields of their own, ``extra``), or the ruling is
-        built already (the exact path's lines)."""
-        if self.frame.composer is None or self.best:
+    def run_columns(self) -> VerdictRun | None:
+        """Every line's :class:`LineVerdict` from the arrays, as columns (a :class:`VerdictRun` of no line:
+        the caller names the lines), or ``None`` when only rulings tell: no composer (Traveller's and GURPS's
+        rulings carry fields of their own, ``extra``) or every ruling built by the pass (``best`` lines).
+        Lines whose ruling is built (:attr:`made`: the exact path's, once reduced) are to be read from it.
+        Made once."""
+        found = self._run
+        if found is not None or self.frame.composer is None or self.best:
+            return found
+        verdicts = self.reduced().verdicts  # (rules the exact path's lines: their rulings are made)
+        if verdicts is None or self.starts is None or self.codes is None:
             return None
-        columns = self._columns
-        if columns is None:
-            verdicts = self.reduced().verdicts  # (rules the exact path's lines: their rulings are made)
-            if verdicts is None:
-                return None
-            columns = self._columns = (verdicts.allowed.tolist(), verdicts.modifier.tolist(), self.idx.tolist())
-        if dp in self.made:
-            return None
-        allowed, modifier, ends = columns
-        lists = self._lists
-        if lists is None:
-            lists = self._lists = self._as_lists()
-        crossing_of = self.frame.crossing_list
-        codes = lists[1][lists[0][dp] : lists[0][dp + 1]]
+        idx = self.idx
+        src = np.empty(2 * len(idx), dtype=np.intp)
+        dst = np.empty(2 * len(idx), dtype=np.intp)
+        src[0::2], src[1::2] = idx[:, 0], idx[:, 1]
+        dst[0::2], dst[1::2] = idx[:, 1], idx[:, 0]
+        starts, codes = self.starts, self.codes
         known = self._known_zone
-        if known is None:
-            crossings = [crossing_of[c] for c in codes]
-        else:
-            crossings = [crossing_of[c] for c in codes if known[c >> 2]]
-        a, b = ends[dp >> 1]
-        s, e = (a, b) if dp & 1 == 0 else (b, a)
-        points = self.frame.points
-        if allowed[dp]:
-            return LineVerdict(True, modifier[dp], crossings, points[s], points[e])
-        return LineVerdict(False, None, crossings, points[s], points[e])
+        if known is not None:  # the crossings of zones of a type the ruleset does not know: left out
+            keep = known[codes >> 2]
+            codes = codes[keep]
+            starts = np.concatenate(([0], np.cumsum(keep)))[starts]
+        frame = self.frame
+        found = self._run = VerdictRun(
+            [],
+            src.tolist(),
+            dst.tolist(),
+            verdicts.allowed.tolist(),
+            verdicts.modifier.tolist(),
+            starts.tolist(),
+            codes.tolist(),
+            frame.ids,
+            frame.points,
+            frame.crossing_list,
+        )
+        return found
 
     def verdict(self, dp: int) -> tuple[bool, int | None]:
         verdicts = self.reduced().verdicts
@@ -1517,13 +1567,15 @@ class _Rulings(Mapping[Pair, Ruling]):
         batch, dp = self.ref(pair)
         return batch.verdict(dp)
 
-    def verdict_items(self) -> Iterator[tuple[Pair, Ruling | LineVerdict]]:
-        """:meth:`SceneVisibility.verdict_items` of every pair."""
-        ref = self.ref
-        for pair in list(self._entries):  # (a stale pair is ruled when read, which rewrites entries)
-            batch, dp = ref(pair)
-            found = batch.line_verdict(dp)
-            yield pair, batch.ruling(dp) if found is None else found
+    def verdict_runs(self) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
+        """:meth:`SceneVisibility.verdict_runs` of every pair."""
+        return _verdict_runs(self._refs())
+
+    def _refs(self) -> Iterator[tuple[Pair, tuple[_LineBatch, int] | None]]:
+        entries, batch, ref = self._entries, self._batch, self.ref
+        for pair in list(entries):  # (a stale pair is ruled when read, which rewrites entries)
+            entry = entries[pair]
+            yield pair, (batch, entry) if type(entry) is int else ref(pair)
 
     def refer(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
         """The pair's ruling is now line ``dp`` of ``batch`` (built when read)."""
@@ -1663,15 +1715,9 @@ class _Changes(Mapping[Pair, Ruling | None]):
     def removed(self, pair: Pair) -> None:
         self._entries[pair] = None
 
-    def verdict_items(self) -> Iterator[tuple[Pair, Ruling | LineVerdict | None]]:
-        """:meth:`SceneVisibility.verdict_items` of every changed pair."""
-        for pair, entry in self._entries.items():
-            if entry is None:
-                yield pair, None
-                continue
-            batch, dp = entry
-            found = batch.line_verdict(dp)
-            yield pair, batch.ruling(dp) if found is None else found
+    def verdict_runs(self) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
+        """:meth:`SceneVisibility.verdict_runs` of every changed pair."""
+        return _verdict_runs(self._entries.items())
 
     def __getitem__(self, pair: Pair) -> Ruling | None:
         entry = self._entries[pair]
@@ -1685,6 +1731,36 @@ class _Changes(Mapping[Pair, Ruling | None]):
 
     def __contains__(self, pair: object) -> bool:
         return pair in self._entries
+
+
+def _verdict_runs(
+    refs: Iterable[tuple[Pair, tuple[_LineBatch, int] | None]],
+) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
+    """Consecutive lines of one pass whose rulings are not built, as one :class:`VerdictRun`; the others as
+    ``(pair, ruling)`` (``None``: the pair is gone)."""
+    current: _LineBatch | None = None
+    columns: VerdictRun | None = None
+    lines: list[int] = []
+    for pair, entry in refs:
+        if entry is not None:
+            batch, dp = entry
+            if batch is not current:
+                if lines:
+                    assert columns is not None
+                    yield columns._replace(lines=lines)
+                    lines = []
+                current, columns = batch, batch.run_columns()
+            if columns is not None and dp not in batch.made:
+                lines.append(dp)
+                continue
+        if lines:
+            assert columns is not None
+            yield columns._replace(lines=lines)
+            lines = []
+        yield pair, None if entry is None else entry[0].ruling(entry[1])
+    if lines:
+        assert columns is not None
+        yield columns._replace(lines=lines)
 
 
 def _blocking(

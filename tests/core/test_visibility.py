@@ -10,7 +10,7 @@ import pytest
 from bridge.core.rules import RULESETS, Ruling
 from bridge.core.scene import Region, Scene, Token, Wall
 from bridge.core.sight import CrossingKind
-from bridge.core.visibility import Pair, SceneVisibility
+from bridge.core.visibility import Pair, SceneVisibility, VerdictRun
 from bridge.core.world import SceneState
 
 from .shapes import circle, ellipse, rect, region, token, wall
@@ -91,6 +91,31 @@ def test_a_move_recomputes_only_the_pairs_of_the_moved_token() -> None:
     assert engine.computed[-1] == {("a", "c"), ("b", "c")}
     assert set(changes) == {("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")}
     assert all(r is not None and r.line is not None and 150 in (r.line.start.x, r.line.end.x) for r in changes.values())
+
+
+def test_a_moves_changed_pairs_come_in_bulk_as_their_rulings_say() -> None:
+    """After a move, ``verdict_runs`` gives the changed pairs of an Infinity engine as one run of columns
+    (no ruling built), in ``update()``'s order; each line is its plain ruling's verdict, crossings (a
+    foreign zone's left out) and line."""
+    woods = region("woods", rect(0, 800, 300, 100), zone="woods")  # Traveller's: Infinity leaves it out
+    low = region("low", rect(500, 800, 200, 200), zone="low")  # on the b-c line
+    engine = SceneVisibility(_state([POOR, woods, low], ROW), action="bs-attack")
+    moved = _state([POOR, woods, low], [ROW[0], ROW[1], token("c", 100, 1400)], version=1)
+    changes = engine.update(moved)
+    runs = list(engine.verdict_runs(changes))
+    assert len(runs) == 1 and isinstance(runs[0], VerdictRun)
+    found = list(runs[0].items())
+    assert [pair for pair, _ in found] == list(changes)
+    plain = plain_rulings(moved, "bs-attack", False)
+    for pair, line in found:
+        ruling = plain[pair]
+        assert ruling.line is not None
+        assert (line.allowed, line.modifier) == (ruling.allowed, ruling.modifier)
+        assert line.crossings == list(ruling.crossings)
+        assert (line.start, line.end) == (ruling.line.start, ruling.line.end)
+    assert all(bool(line.crossings) == ("b" in pair) for pair, line in found)  # a-c crosses the woods only
+    batches = {entry[0] for entry in changes._entries.values() if entry is not None}
+    assert len(batches) == 1 and not any(batch.made for batch in batches)
 
 
 def test_an_unchanged_answer_is_not_returned() -> None:
