@@ -37,10 +37,22 @@ ENGINE = Limits(messages_per_second=float("inf"), burst=1)
 PER_PAIR = Limits(messages_per_second=float("inf"), burst=1, engine_pairs=0)
 
 
-def record_game(tokens: int, zones: int, orders: int, *, mix: str = "aro", seed: int = 0) -> list[str]:
-    """The client messages of a seeded game on a ``tokens`` × ``zones`` scene, one JSON text a line."""
+def record_game(
+    tokens: int,
+    zones: int,
+    orders: int,
+    *,
+    mix: str = "aro",
+    seed: int = 0,
+    ruleset: str = "infinity-n4",
+    actions: tuple[str, str] = ("bs-attack", "bs-attack"),
+) -> list[str]:
+    """The client messages of a seeded game on a ``tokens`` × ``zones`` scene, one JSON text a line.
+
+    ``ruleset``: the scene's (:func:`bench.visibility_bench.make_scene`); ``actions``: the action asked
+    about for an attack and for a reaction."""
     rng = random.Random(seed)
-    scene = make_scene(tokens, zones, seed=seed)
+    scene = make_scene(tokens, zones, seed=seed, ruleset=ruleset)
     data = scene.model_dump(mode="json")
     lines = [json.dumps({"type": "scene.sync", "id": "sync", "scene": data})]
     models = {item["id"]: item for item in data["tokens"]}
@@ -52,7 +64,7 @@ def record_game(tokens: int, zones: int, orders: int, *, mix: str = "aro", seed:
         nonlocal count
         count += 1
         message = {"type": "adjudicate", "id": f"q{count}", "scene": scene.id, "actor": actor, "target": target}
-        message.update(action="bs-attack", reaction=reaction, log=log)
+        message.update(action=actions[1] if reaction else actions[0], reaction=reaction, log=log)
         lines.append(json.dumps(message))
 
     for order in range(orders):

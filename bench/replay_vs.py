@@ -6,8 +6,10 @@ Run ``python -m bench.replay_vs [--rev f4be1fa] [--rounds 5] [--games aro,cards]
 as it is now, which has itself been made faster since issue 15 was filed. This benchmark compares with
 the code as it was: it
 
-1. writes the recorded games (:func:`bench.replay_bench.record_game`, seeded: ``aro`` and ``cards``,
-   50 × 100, 200 orders; ``long``, the ``aro`` mix over 600 orders, when asked for) to files;
+1. writes the recorded games (:func:`bench.replay_bench.record_game`, seeded, Infinity: ``aro`` and
+   ``cards``, 50 × 100, 200 orders; when asked for, ``long``, the ``aro`` mix over 600 orders, and
+   ``gurps`` and ``traveller``, the ``aro`` mix over 100 orders on those rulesets' scenes, with lights)
+   to files;
 2. prepares ``REV``'s code once, in a cache directory (``--cache``, default
    ``~/.cache/sightline-bench``): its tree from ``git archive`` and a venv of its own with the package
    installed from its own ``pyproject.toml`` (a plain, non-editable ``pip install``: its dependencies —
@@ -56,15 +58,21 @@ __all__ = ["Side", "answer_diff", "main", "prepare_rev"]
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: The games: (tokens, zones, orders, mix). ``long`` only when asked for.
-GAMES: dict[str, tuple[int, int, int, str]] = {
-    "aro": (50, 100, 200, "aro"),
-    "cards": (50, 100, 200, "cards"),
-    "long": (50, 100, 600, "aro"),
+_GURPS = {"ruleset": "gurps-4e", "actions": ("attack", "dodge")}
+_TRAVELLER = {"ruleset": "traveller", "actions": ("observation", "observation")}
+#: The games: :func:`~bench.replay_bench.record_game`'s arguments. Only ``aro`` and ``cards`` by default.
+GAMES: dict[str, dict[str, Any]] = {
+    "aro": {"tokens": 50, "zones": 100, "orders": 200, "mix": "aro"},
+    "cards": {"tokens": 50, "zones": 100, "orders": 200, "mix": "cards"},
+    "long": {"tokens": 50, "zones": 100, "orders": 600, "mix": "aro"},
+    "gurps": {"tokens": 50, "zones": 100, "orders": 100, "mix": "aro", **_GURPS},
+    "traveller": {"tokens": 50, "zones": 100, "orders": 100, "mix": "aro", **_TRAVELLER},
 }
-QUICK_GAMES: dict[str, tuple[int, int, int, str]] = {"aro": (10, 20, 6, "aro"), "cards": (10, 20, 6, "cards")}
+QUICK_GAMES: dict[str, dict[str, Any]] = {
+    name: game | {"tokens": 10, "zones": 20, "orders": 6} for name, game in GAMES.items()
+}
 #: Replayed first, in the same process, before the timed replay alone: another, small scene.
-WARM_GAME = (6, 10, 3, "aro")
+WARM_GAME: dict[str, Any] = {"tokens": 6, "zones": 10, "orders": 3, "mix": "aro", "seed": 7}
 
 #: Run by each side's interpreter: replay WARM (discarded), then time ``run_replay`` of FILE into OUT.
 _ALONE = """
@@ -317,12 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
     for name in games:
-        tokens, zones, orders, mix = table[name]
         files[name] = out / f"{name}.jsonl"
-        files[name].write_text("\n".join(record_game(tokens, zones, orders, mix=mix)) + "\n", encoding="utf-8")
+        files[name].write_text("\n".join(record_game(**table[name])) + "\n", encoding="utf-8")
     warm = out / "warm.jsonl"
-    tokens, zones, orders, mix = WARM_GAME
-    warm.write_text("\n".join(record_game(tokens, zones, orders, mix=mix, seed=7)) + "\n", encoding="utf-8")
+    warm.write_text("\n".join(record_game(**WARM_GAME)) + "\n", encoding="utf-8")
     empty = out / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
 

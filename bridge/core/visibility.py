@@ -65,7 +65,7 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
-from .curves import CurvedArea, polygon_parts_many
+from .curves import CurvedArea, polygon_parts_both
 from .geometry import (
     _DIR_LEFT,
     _DIR_RIGHT,
@@ -984,22 +984,42 @@ class SceneVisibility:
 
     def _polygon_intervals(self, idx: IntArray, dp: IntArray, zi: IntArray) -> tuple[IntArray, FloatArray, FloatArray]:
         """For each (directed line, zone) row, the intervals of the line in the zone's solid polygons, as
-        CSR (``start``, ``low``, ``high``): :func:`~bridge.core.curves.polygon_parts_many`."""
+        CSR (``start``, ``low``, ``high``): :func:`~bridge.core.curves.polygon_parts_both`, GEOS asked once
+        per (segment, polygon) — both directions of a line (rows ``2u`` and ``2u + 1``) share its answer."""
         polygons = self._zone_polygons
-        rows = [k for k, z in enumerate(zi.tolist()) for _ in polygons[z]]
         start = np.zeros(dp.size + 1, dtype=np.intp)
-        if not rows:
+        first: dict[tuple[int, int], int] = {}  # (segment, zone): its first polygon's row in ``shapes``
+        shapes: list[Any] = []
+        segment_of: list[int] = []
+        shape_start: list[int] = []
+        shape_count: list[int] = []
+        for line, z in zip(dp.tolist(), zi.tolist(), strict=True):
+            found = polygons[z]
+            key = (line >> 1, z)
+            at = first.get(key)
+            if at is None and found:
+                at = first[key] = len(shapes)
+                shapes += found
+                segment_of += [line >> 1] * len(found)
+            shape_start.append(at or 0)
+            shape_count.append(len(found))
+        if not shapes:
             return start, np.empty(0), np.empty(0)
-        row = np.array(rows, dtype=np.intp)
-        shapes = np.array([p for z in zi.tolist() for p in polygons[z]], dtype=object)
-        u, d = np.divmod(dp[row], 2)
-        s = np.where(d == 0, idx[u, 0], idx[u, 1])
-        e = np.where(d == 0, idx[u, 1], idx[u, 0])
+        u = np.array(segment_of, dtype=np.intp)
+        s, e = idx[u, 0], idx[u, 1]
         t = self._tokens
-        found, low, high = polygon_parts_many(shapes, t.cx[s], t.cy[s], t.cx[e], t.cy[e])
-        np.cumsum(np.bincount(row[found], minlength=dp.size), out=start[1:])
-        order = np.argsort(row[found], kind="stable")
-        return start, low[order], high[order]
+        row, low, high, back_low, back_high = polygon_parts_both(
+            np.array(shapes, dtype=object), t.cx[s], t.cy[s], t.cx[e], t.cy[e]
+        )
+        # Each shape row's pieces (``row`` is sorted); a (line, zone) row takes its polygons' pieces, in order.
+        pieces = np.searchsorted(row, np.arange(len(shapes) + 1))
+        first_shape = np.array(shape_start, dtype=np.intp)
+        lo = pieces[first_shape]
+        counts = pieces[first_shape + np.array(shape_count, dtype=np.intp)] - lo
+        np.cumsum(counts, out=start[1:])
+        take = np.repeat(lo - start[:-1], counts) + np.arange(start[-1])
+        back = np.repeat((dp & 1).astype(bool), counts)
+        return start, np.where(back, back_low[take], low[take]), np.where(back, back_high[take], high[take])
 
     def _box_candidates(
         self, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
