@@ -40,7 +40,7 @@ from shapely.geometry import LineString, Point, Polygon
 
 from .scene import CircleShape, EllipseShape, Region, RegionShape
 
-__all__ = ["TOUCH_EPS", "Conic", "CurvedArea", "Interval", "curved_area", "polygon_parts_many"]
+__all__ = ["TOUCH_EPS", "Conic", "CurvedArea", "Interval", "curved_area", "polygon_parts_both", "polygon_parts_many"]
 
 #: Relative slack of the conic tests: a discriminant or an equation within it of a touch counts as one.
 TOUCH_EPS = 1e-10
@@ -218,7 +218,7 @@ class CurvedArea:
                 if span is not None and span[1] >= 0.0 and span[0] <= 1.0:
                     found.append((max(span[0], 0.0), min(span[1], 1.0)))
             else:
-                segment = segment or LineString([(ax, ay), (bx, by)])
+                segment = segment or _segment(ax, ay, bx, by)
                 found += _polygon_parts(part.polygon, segment, ax, ay, bx, by)
         kept = _merged(found)
         for part in self._holes:
@@ -228,7 +228,7 @@ class CurvedArea:
                 span = part.conic.interval(ax, ay, bx, by, interior=True)
                 holes = [] if span is None else [span]
             else:
-                segment = segment or LineString([(ax, ay), (bx, by)])
+                segment = segment or _segment(ax, ay, bx, by)
                 holes = _interior_parts(part, segment, ax, ay, bx, by)
             for low, high in holes:
                 kept = _without(kept, low, high)
@@ -376,15 +376,38 @@ def _parameters(coords: Any, ax: float, ay: float, bx: float, by: float) -> Any:
     return ((coords[:, 0] - ax) * dx + (coords[:, 1] - ay) * dy) / (dx * dx + dy * dy)
 
 
-#: Up to this many rows, :func:`polygon_parts_many` calls :func:`_polygon_parts` row by row.
-_FEW_ROWS = 12
+def _segment(ax: float, ay: float, bx: float, by: float) -> Any:
+    """The segment GEOS is asked about: drawn from its lower end (by x, then y) whichever way the line runs,
+    so both directions of a line meet a polygon at the very same coordinates (the engine asks GEOS once
+    for both; docs/geometry.md "One GEOS answer for both directions")."""
+    if bx < ax or (bx == ax and by < ay):
+        return LineString([(bx, by), (ax, ay)])
+    return LineString([(ax, ay), (bx, by)])
+
+
+#: Up to this many rows, :func:`polygon_parts_many` calls :func:`_polygon_parts` row by row. None: the
+#: vectorised calls cost less even for one row on a move's cold caches (about 0.4 ms against 0.5 ms a call
+#: of one row, 0.3 against 0.8 for two: docs/performance.md "The segments × zones step of a move"); the
+#: tests set it to compare both ways.
+_FEW_ROWS = 0
 
 
 def polygon_parts_many(polygons: Any, ax: Any, ay: Any, bx: Any, by: Any) -> tuple[Any, Any, Any]:
     """:func:`_polygon_parts` for many (polygon, segment) rows at once — the same GEOS calls one row each,
     the same parameter arithmetic elementwise: ``(row, low, high)`` of every interval, by row."""
-    segments = shapely.linestrings(np.stack([ax, ay, bx, by], axis=1).reshape(-1, 2, 2))
-    if len(segments) <= _FEW_ROWS:  # a token's move: the one-row function costs less than the batch's calls
+    row, low, high, _, _ = polygon_parts_both(polygons, ax, ay, bx, by)
+    return row, low, high
+
+
+def polygon_parts_both(polygons: Any, ax: Any, ay: Any, bx: Any, by: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """:func:`polygon_parts_many` for both directions of each row's segment, from one GEOS answer a row:
+    ``(row, low, high, back_low, back_high)``, each piece's interval from ``a`` to ``b`` (``low``, ``high``)
+    and from ``b`` to ``a`` — what ``_polygon_parts(polygon, segment, bx, by, ax, ay)`` gives, the same
+    floats (GEOS is asked about the same segment, :func:`_segment`, either way)."""
+    swap = (bx < ax) | ((bx == ax) & (by < ay))
+    ends = np.stack([np.where(swap, bx, ax), np.where(swap, by, ay), np.where(swap, ax, bx), np.where(swap, ay, by)])
+    segments = shapely.linestrings(ends.T.reshape(-1, 2, 2))
+    if len(segments) <= _FEW_ROWS:
         empty = np.ones(len(segments), dtype=bool)
         meeting = segments
     else:
@@ -393,11 +416,19 @@ def polygon_parts_many(polygons: Any, ax: Any, ay: Any, bx: Any, by: Any) -> tup
     rows: list[Any] = []
     lows: list[Any] = []
     highs: list[Any] = []
+    back_lows: list[Any] = []
+    back_highs: list[Any] = []
     for k in np.flatnonzero(empty).tolist():  # few rows, or rounding lost a contact GEOS reports: one by one
-        for one_low, one_high in _polygon_parts(polygons[k], segments[k], ax[k], ay[k], bx[k], by[k]):
-            rows.append(np.array([k]))
-            lows.append(np.array([one_low]))
-            highs.append(np.array([one_high]))
+        found = _polygon_meeting(polygons[k], segments[k])
+        if found is None:
+            continue
+        forth = _meeting_parts(found, ax[k], ay[k], bx[k], by[k])
+        back = _meeting_parts(found, bx[k], by[k], ax[k], ay[k])
+        rows.append(np.full(len(forth), k))
+        lows.append(np.array([low for low, _ in forth]))
+        highs.append(np.array([high for _, high in forth]))
+        back_lows.append(np.array([low for low, _ in back]))
+        back_highs.append(np.array([high for _, high in back]))
     full = np.flatnonzero(~empty)
     coords = np.empty((0, 2))
     if full.size:
@@ -405,28 +436,40 @@ def polygon_parts_many(polygons: Any, ax: Any, ay: Any, bx: Any, by: Any) -> tup
         coords, coord_part = shapely.get_coordinates(parts, return_index=True)
     if coords.size:
         r = full[part_row[coord_part]]
-        dx, dy = bx[r] - ax[r], by[r] - ay[r]
-        ts = np.clip(((coords[:, 0] - ax[r]) * dx + (coords[:, 1] - ay[r]) * dy) / (dx * dx + dy * dy), 0.0, 1.0)
         starts = np.flatnonzero(np.concatenate(([True], coord_part[1:] != coord_part[:-1])))
         rows.append(r[starts])
-        lows.append(np.minimum.reduceat(ts, starts))
-        highs.append(np.maximum.reduceat(ts, starts))
+        for (x0, y0, x1, y1), low_to, high_to in (
+            ((ax, ay, bx, by), lows, highs),
+            ((bx, by, ax, ay), back_lows, back_highs),
+        ):
+            dx, dy = x1[r] - x0[r], y1[r] - y0[r]
+            ts = np.clip(((coords[:, 0] - x0[r]) * dx + (coords[:, 1] - y0[r]) * dy) / (dx * dx + dy * dy), 0.0, 1.0)
+            low_to.append(np.minimum.reduceat(ts, starts))
+            high_to.append(np.maximum.reduceat(ts, starts))
     if not rows:
         none = np.empty(0)
-        return none.astype(np.intp), none, none
-    row, low, high = np.concatenate(rows), np.concatenate(lows), np.concatenate(highs)
+        return none.astype(np.intp), none, none, none, none
+    row = np.concatenate(rows)
     order = np.argsort(row, kind="stable")
-    return row[order].astype(np.intp), low[order], high[order]
+    low, high, back_low, back_high = (
+        np.concatenate(values).astype(np.float64)[order] for values in (lows, highs, back_lows, back_highs)
+    )
+    return row[order].astype(np.intp), low, high, back_low, back_high
 
 
-def _polygon_parts(polygon: Any, segment: Any, ax: float, ay: float, bx: float, by: float) -> list[Interval]:
-    """The closed ``t`` intervals of the segment in a polygon (GEOS; its rim counts)."""
+def _polygon_meeting(polygon: Any, segment: Any) -> Any:
+    """GEOS's intersection of the segment with a polygon (its rim counts), ``None`` when they do not meet."""
     meeting = shapely.intersection(segment, polygon)
     if meeting.is_empty:
         if not polygon.intersects(segment):
-            return []
+            return None
         # GEOS said they touch but rounding lost the contact: the nearest point.
         meeting = shapely.get_point(shapely.shortest_line(segment, polygon), 0)
+    return meeting
+
+
+def _meeting_parts(meeting: Any, ax: float, ay: float, bx: float, by: float) -> list[Interval]:
+    """The closed ``t`` intervals, from ``a`` to ``b``, of each piece of a segment's meeting with a polygon."""
     found: list[Interval] = []
     for piece in shapely.get_parts(meeting):
         coords = shapely.get_coordinates(piece)
@@ -434,6 +477,13 @@ def _polygon_parts(polygon: Any, segment: Any, ax: float, ay: float, bx: float, 
             ts = np.clip(_parameters(coords, ax, ay, bx, by), 0.0, 1.0)
             found.append((float(ts.min()), float(ts.max())))
     return found
+
+
+def _polygon_parts(polygon: Any, segment: Any, ax: float, ay: float, bx: float, by: float) -> list[Interval]:
+    """The closed ``t`` intervals of the segment in a polygon (GEOS; its rim counts); ``segment`` is
+    :func:`_segment` of the ends."""
+    meeting = _polygon_meeting(polygon, segment)
+    return [] if meeting is None else _meeting_parts(meeting, ax, ay, bx, by)
 
 
 def _interior_parts(part: _Part, segment: Any, ax: float, ay: float, bx: float, by: float) -> list[Interval]:

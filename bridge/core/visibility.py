@@ -65,7 +65,7 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
-from .curves import CurvedArea, polygon_parts_many
+from .curves import CurvedArea, polygon_parts_both
 from .geometry import (
     _DIR_LEFT,
     _DIR_RIGHT,
@@ -984,22 +984,42 @@ class SceneVisibility:
 
     def _polygon_intervals(self, idx: IntArray, dp: IntArray, zi: IntArray) -> tuple[IntArray, FloatArray, FloatArray]:
         """For each (directed line, zone) row, the intervals of the line in the zone's solid polygons, as
-        CSR (``start``, ``low``, ``high``): :func:`~bridge.core.curves.polygon_parts_many`."""
+        CSR (``start``, ``low``, ``high``): :func:`~bridge.core.curves.polygon_parts_both`, GEOS asked once
+        per (segment, polygon) — both directions of a line (rows ``2u`` and ``2u + 1``) share its answer."""
         polygons = self._zone_polygons
-        rows = [k for k, z in enumerate(zi.tolist()) for _ in polygons[z]]
         start = np.zeros(dp.size + 1, dtype=np.intp)
-        if not rows:
+        first: dict[tuple[int, int], int] = {}  # (segment, zone): its first polygon's row in ``shapes``
+        shapes: list[Any] = []
+        segment_of: list[int] = []
+        shape_start: list[int] = []
+        shape_count: list[int] = []
+        for line, z in zip(dp.tolist(), zi.tolist(), strict=True):
+            found = polygons[z]
+            key = (line >> 1, z)
+            at = first.get(key)
+            if at is None and found:
+                at = first[key] = len(shapes)
+                shapes += found
+                segment_of += [line >> 1] * len(found)
+            shape_start.append(at or 0)
+            shape_count.append(len(found))
+        if not shapes:
             return start, np.empty(0), np.empty(0)
-        row = np.array(rows, dtype=np.intp)
-        shapes = np.array([p for z in zi.tolist() for p in polygons[z]], dtype=object)
-        u, d = np.divmod(dp[row], 2)
-        s = np.where(d == 0, idx[u, 0], idx[u, 1])
-        e = np.where(d == 0, idx[u, 1], idx[u, 0])
+        u = np.array(segment_of, dtype=np.intp)
+        s, e = idx[u, 0], idx[u, 1]
         t = self._tokens
-        found, low, high = polygon_parts_many(shapes, t.cx[s], t.cy[s], t.cx[e], t.cy[e])
-        np.cumsum(np.bincount(row[found], minlength=dp.size), out=start[1:])
-        order = np.argsort(row[found], kind="stable")
-        return start, low[order], high[order]
+        row, low, high, back_low, back_high = polygon_parts_both(
+            np.array(shapes, dtype=object), t.cx[s], t.cy[s], t.cx[e], t.cy[e]
+        )
+        # Each shape row's pieces (``row`` is sorted); a (line, zone) row takes its polygons' pieces, in order.
+        pieces = np.searchsorted(row, np.arange(len(shapes) + 1))
+        first_shape = np.array(shape_start, dtype=np.intp)
+        lo = pieces[first_shape]
+        counts = pieces[first_shape + np.array(shape_count, dtype=np.intp)] - lo
+        np.cumsum(counts, out=start[1:])
+        take = np.repeat(lo - start[:-1], counts) + np.arange(start[-1])
+        back = np.repeat((dp & 1).astype(bool), counts)
+        return start, np.where(back, back_low[take], low[take]), np.where(back, back_high[take], high[take])
 
     def _box_candidates(
         self, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
@@ -1414,9 +1434,9 @@ class _LineBatch:
         src[0::2], src[1::2] = self.idx[:, 0], self.idx[:, 1]
         if frame.composer is not None:
             table = frame.composer.effects()
-            zone_type = table.type_codes([zone.zone_type for zone in frame.zones])
+            zone_type, columns = table.zone_columns(frame.zones, operator.attrgetter("zone_type"))
             observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
-            verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
+            verdicts = table.reduce(self.starts, self.codes, observer_of[src], columns, self.walled)
             known = zone_type >= 0
             self._known_zone = None if bool(known.all()) else known
         elif frame.line_rules is not None and frame.line_scene is not None:
@@ -1511,6 +1531,7 @@ class _Rulings(Mapping[Pair, Ruling]):
         )
         self._resolve = resolve  # weak: no reference cycle ties an engine to its rulings
         self.stale = 0  # how many entries are stale
+        self._whole = True  # the entries are still every line of the first pass, in order
 
     def ref(self, pair: Pair) -> tuple[_LineBatch, int]:
         """The pass and line that rule ``pair`` (ruled now if stale); ``KeyError`` for a pair not held."""
@@ -1549,6 +1570,8 @@ class _Rulings(Mapping[Pair, Ruling]):
 
     def verdict_runs(self) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
         """:meth:`SceneVisibility.verdict_runs` of every pair."""
+        if self._whole:  # (a new engine's: every line of its pass)
+            return _batch_runs(self._batch)
         return _verdict_runs(self._refs())
 
     def _refs(self) -> Iterator[tuple[Pair, tuple[_LineBatch, int] | None]]:
@@ -1563,6 +1586,7 @@ class _Rulings(Mapping[Pair, Ruling]):
         if entries.get(pair, 0) is None:
             self.stale -= 1
         entries[pair] = (batch, dp)
+        self._whole = False
 
     def refer_all(self, batch: _LineBatch) -> None:
         """:meth:`refer` for every line of ``batch``, in its order."""
@@ -1570,10 +1594,12 @@ class _Rulings(Mapping[Pair, Ruling]):
         if self.stale:
             self.stale -= sum(1 for pair in pairs if entries.get(pair, 0) is None)
         entries.update(zip(pairs, zip(repeat(batch), range(len(pairs))), strict=False))
+        self._whole = False
 
     def mark_stale(self, pairs: Iterable[Pair]) -> None:
         """The pairs' rulings are unknown until read (then ruled from the engine's current scene)."""
         entries = self._entries
+        self._whole = False
         marked = dict.fromkeys(pairs)
         already = sum(1 for pair in marked if entries.get(pair, 0) is None)
         entries.update(marked)
@@ -1594,6 +1620,7 @@ class _Rulings(Mapping[Pair, Ruling]):
         return found
 
     def drop(self, pair: Pair) -> None:
+        self._whole = False
         if self._entries.pop(pair) is None:
             self.stale -= 1
 
@@ -1684,19 +1711,25 @@ class _Changes(Mapping[Pair, Ruling | None]):
 
     def __init__(self) -> None:
         self._entries: dict[Pair, tuple[_LineBatch, int] | None] = {}
+        self._whole: _LineBatch | None = None  # the entries are every line of this batch, in order
 
     def changed(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
+        self._whole = None
         self._entries[pair] = (batch, dp)
 
     def changed_all(self, batch: _LineBatch) -> None:
         """:meth:`changed` for every line of ``batch``, in its order."""
+        self._whole = None if self._entries else batch
         self._entries.update(zip(batch.pairs, zip(repeat(batch), range(len(batch.pairs))), strict=False))
 
     def removed(self, pair: Pair) -> None:
+        self._whole = None
         self._entries[pair] = None
 
     def verdict_runs(self) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
         """:meth:`SceneVisibility.verdict_runs` of every changed pair."""
+        if self._whole is not None:  # (a move's: every line of the moved token's pass)
+            return _batch_runs(self._whole)
         return _verdict_runs(self._entries.items())
 
     def __getitem__(self, pair: Pair) -> Ruling | None:
@@ -1711,6 +1744,14 @@ class _Changes(Mapping[Pair, Ruling | None]):
 
     def __contains__(self, pair: object) -> bool:
         return pair in self._entries
+
+
+def _batch_runs(batch: _LineBatch) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
+    """:func:`_verdict_runs` of every line of ``batch``, in order."""
+    columns = batch.run_columns()  # (first: it builds the exact path's rulings)
+    if columns is None or batch.made:
+        return _verdict_runs((pair, (batch, dp)) for dp, pair in enumerate(batch.pairs))
+    return iter([columns._replace(lines=list(range(len(batch.pairs))))] if batch.pairs else [])
 
 
 def _verdict_runs(

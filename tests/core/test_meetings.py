@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from shapely.geometry import LineString
 
 from bridge.core import curves
-from bridge.core.curves import polygon_parts_many
+from bridge.core.curves import polygon_parts_both, polygon_parts_many
 from bridge.core.geometry import _first_entry, curved_region, region_area
 from bridge.core.meetings import box_pairs, conic_entries, crossing_order, zone_meetings
 from bridge.core.sight import Point3
@@ -188,14 +188,16 @@ sys.meta_path.insert(0, Source)
 from bridge.core import meetings
 
 assert not meetings.COMPILED and meetings._loops.__file__.endswith("_loops.py")
-tests = ["-q", "-p", "no:cacheprovider", "tests/core/test_meetings.py", "-k", "not plain_python and not gil"]
+tests = ["-q", "-p", "no:cacheprovider", "tests/core/test_meetings.py", "tests/core/rules/test_effects.py"]
+tests += ["-k", "not plain_python and not gil"]
 sys.exit(pytest.main(tests))
 """
 
 
 def test_the_loops_run_as_plain_python_where_they_were_not_compiled() -> None:
     """Built without a C compiler and run without Cython: the same source runs as Python (with the stand-in
-    for Cython's decorators), says so in the log, and every test of this file passes on it."""
+    for Cython's decorators), says so in the log, and every test of this file and of the effect table's
+    reduction (``tests/core/rules/test_effects.py``) passes on it."""
     ran = subprocess.run(
         [sys.executable, "-c", _PLAIN_PYTHON],
         env={**os.environ, "VISIBILITY_EXAMPLES": "15"},
@@ -304,12 +306,23 @@ def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lin
     r = np.repeat(src, len(polygons)), np.repeat(dst, len(polygons))
     ends = (xs[r[0], 0], xs[r[0], 1], xs[r[1], 0], xs[r[1], 1])
     found, low, high = polygon_parts_many(shapes, *ends)
-    few, curves._FEW_ROWS = curves._FEW_ROWS, 0  # the batch's vectorised calls give the same intervals
+    few, curves._FEW_ROWS = curves._FEW_ROWS, len(shapes)  # row by row, the same intervals as the batch's calls
     try:
-        batched = polygon_parts_many(shapes, *ends)
+        one_by_one = polygon_parts_many(shapes, *ends)
+        one_by_one_both = polygon_parts_both(shapes, *ends)
     finally:
         curves._FEW_ROWS = few
-    assert all(np.array_equal(x, y) for x, y in zip((found, low, high), batched, strict=True))
+    assert all(np.array_equal(x, y) for x, y in zip((found, low, high), one_by_one, strict=True))
+    # One GEOS answer for both directions of a row: the way back gets what the reversed row gets, not the way
+    # forth's intervals (rows 2k and 2k + 1 are the two directions of line k).
+    for both in (polygon_parts_both(shapes, *ends), one_by_one_both):
+        assert all(np.array_equal(x, y) for x, y in zip((found, low, high), both[:3], strict=True))
+        row, back_low, back_high = both[0], both[3], both[4]
+        for k in range(n):
+            for forth, back in ((2 * k, 2 * k + 1), (2 * k + 1, 2 * k)):
+                mine, theirs = rows[row] == forth, rows[found] == back
+                way_back = sorted(zip(back_low[mine].tolist(), back_high[mine].tolist(), strict=True))
+                assert way_back == sorted(zip(low[theirs].tolist(), high[theirs].tolist(), strict=True))
     extra_start = np.zeros(2 * n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows[found], minlength=2 * n), out=extra_start[1:])
     first, judged = conic_entries(

@@ -472,6 +472,33 @@ def test_curves_are_judged_exactly_by_the_engine_as_by_the_plain_path() -> None:
     assert kinds("e2", "far")[0] == ("smoke", CrossingKind.FROM)  # its corner (850, 800) is on the circle
 
 
+def test_both_directions_of_a_line_share_one_geos_answer_and_keep_their_own_entries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line tangent to a zone's round hole asks GEOS once about the zone's square for both directions, and
+    each direction enters the zone where it does: one way the ring comes first, the other way the smoke."""
+    from bridge.core import visibility
+
+    asked: list[int] = []
+    both = visibility.polygon_parts_both
+
+    def counted(polygons: Any, *ends: Any) -> Any:
+        asked.append(len(polygons))
+        return both(polygons, *ends)
+
+    monkeypatch.setattr(visibility, "polygon_parts_both", counted)
+    ring = region("ring", rect(2000, 0, 1000, 1000), circle(2500, 500, 250, hole=True), zone="poor")
+    smoke = region("smoke", rect(3100, 200, 100, 100), zone="low")
+    # Along y = 250, tangent to the hole's top: into the ring 100 px from a, into the smoke 300 px from b.
+    tokens = [token("a", 1900, 250, width=0, height=0), token("b", 3500, 250, width=0, height=0)]
+    state = _state([ring, smoke], tokens)
+    engine = SceneVisibility(state, action="bs-attack")
+    assert asked == [1]  # one (segment, polygon) row for the two directions
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+    assert [c.region for c in engine.rulings()[("a", "b")].crossings] == ["ring", "smoke"]
+    assert [c.region for c in engine.rulings()[("b", "a")].crossings] == ["smoke", "ring"]
+
+
 def test_several_blocking_walls_read_as_adjudicate_lists_them() -> None:
     """Walls have no names: a line blocked by two lists each as 'Wall' — the engine's composed ruling equals the
     plain path's (they once differed, 'Wall' against 'Wall 1', 'Wall 2')."""

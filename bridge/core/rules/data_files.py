@@ -176,10 +176,34 @@ def cite(passages: Mapping[str, Passage], keys: tuple[str, ...], *, edition: str
     A passage in the scene's locale replaces the English one it translates; an English passage with
     no translation among them (002's dated texts, rules-notes, outside sources) is cited as it is.
     """
-    held = {key: passages[key] for key in keys if edition in passages[key].editions}
-    translated = {p.translates for p in held.values() if p.lang == locale and p.translates}
-    chosen = [p for key, p in held.items() if p.lang == locale or (p.lang == "en" and key not in translated)]
-    return tuple(p.citation() for p in chosen)
+    rows = _citation_rows(passages, edition)
+    held: dict[str, tuple[str, str | None, str]] = {}
+    for key in keys:
+        row = rows[key]  # KeyError for a key that names no passage
+        if row is not None:
+            held[key] = row
+    translated = {translates for lang, translates, _ in held.values() if lang == locale and translates}
+    return tuple(
+        text for key, (lang, _, text) in held.items() if lang == locale or (lang == "en" and key not in translated)
+    )
+
+
+#: Per passages mapping (by identity, held with it) and edition: each passage's (lang, translates,
+#: citation text), or ``None`` when it does not hold in the edition. Rules data is immutable.
+_CITATION_ROWS: dict[tuple[int, str], tuple[Mapping[str, Passage], dict[str, tuple[str, str | None, str] | None]]] = {}
+
+
+def _citation_rows(passages: Mapping[str, Passage], edition: str) -> dict[str, tuple[str, str | None, str] | None]:
+    found = _CITATION_ROWS.get((id(passages), edition))
+    if found is not None and found[0] is passages:
+        return found[1]
+    rows: dict[str, tuple[str, str | None, str] | None] = {
+        key: (p.lang, p.translates, p.citation()) if edition in p.editions else None for key, p in passages.items()
+    }
+    if len(_CITATION_ROWS) >= 64:  # rulesets × editions: a handful; more only from test data
+        _CITATION_ROWS.clear()
+    _CITATION_ROWS[(id(passages), edition)] = (passages, rows)
+    return rows
 
 
 class _HasPassages(DataModel):
@@ -230,6 +254,10 @@ class DataRuleset(Generic[D]):
     def __init__(self, data: D) -> None:
         self.data = data
         self._row = vocabulary().rulesets[data.id]
+        # The data is frozen: made once (every adjudicate and scene check reads them).
+        self._editions = tuple(data.editions)
+        self._actions = frozenset(data.actions)
+        self._zone_types = frozenset(data.zones)
 
     @property
     def id(self) -> str:
@@ -237,15 +265,15 @@ class DataRuleset(Generic[D]):
 
     @property
     def editions(self) -> tuple[str, ...]:
-        return tuple(self.data.editions)
+        return self._editions
 
     @property
     def actions(self) -> frozenset[str]:
-        return frozenset(self.data.actions)
+        return self._actions
 
     @property
     def zone_types(self) -> frozenset[str]:
-        return frozenset(self.data.zones)
+        return self._zone_types
 
     def knows_trait(self, trait: str) -> bool:
         return self._row.knows_trait(trait)

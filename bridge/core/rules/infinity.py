@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import model_validator
 
-from ..scene import Scene, Token, Zone
+from ..scene import Region, Scene, Token, Zone
 from ..sight import Crossing, CrossingKind, LineEvidence, SightLine
 from .base import ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
@@ -371,7 +371,7 @@ class InfinityRuleset(DataRuleset[InfinityData]):
                     counts[o, z, k] = candidate.counts
                     blocks[o, z, k] = candidate.blocks
                     value[o, z, k] = candidate.value or 0
-        return EffectTable(zone_types, counts, blocks, value, rules.own_mod, rules.needs_lof)
+        return EffectTable.of(zone_types, counts, blocks, value, rules.own_mod, rules.needs_lof)
 
     # --- Combat Jump ---
 
@@ -477,11 +477,15 @@ class InfinityRuleset(DataRuleset[InfinityData]):
             zone=crossing.zone,
         )
 
-    def _describe(self, candidate: _Candidate, s: Situation) -> str:
-        """``Poor Visibility Zone "Smoke stack": -6`` — the region by its name, its id when it has none."""
+    def _describe(self, candidate: _Candidate, s: Situation, regions: Mapping[str, Region] | None = None) -> str:
+        """``Poor Visibility Zone "Smoke stack": -6`` — the region by its name, its id when it has none.
+        ``regions``: the scene's regions by id (the first of an id), when the caller holds them."""
         locale = s.locale
         label = self._zone_label(candidate.crossing.zone, locale)
-        region = next((r for r in s.scene.regions if r.id == candidate.crossing.region), None)
+        if regions is None:
+            region = next((r for r in s.scene.regions if r.id == candidate.crossing.region), None)
+        else:
+            region = regions.get(candidate.crossing.region)
         shown_region = f'"{region.name}"' if region is not None and region.name else candidate.crossing.region
         value = self._text("no_lof", locale) if candidate.blocks else _signed(candidate.value or 0)
         return f"{label} {shown_region}: {value}"
@@ -552,6 +556,47 @@ def _ruling(
     return new
 
 
+_ENTRY_FIELDS = ("source", "value", "applied", "label", "reason", "region", "zone", "citation")
+if tuple(f.name for f in dataclasses.fields(ModifierEntry)) != _ENTRY_FIELDS:
+    raise RuntimeError("ModifierEntry's fields changed: update _zone_entry")
+_SET_SOURCE, _SET_VALUE, _SET_APPLIED, _SET_LABEL, _SET_REASON, _SET_REGION, _SET_ZONE, _SET_CITATION = (
+    ModifierEntry.__dict__[name].__set__ for name in _ENTRY_FIELDS
+)
+_CANDIDATE_FIELDS = ("crossing", "value", "blocks", "counts", "reason", "cite", "notes")
+if tuple(f.name for f in dataclasses.fields(_Candidate)) != _CANDIDATE_FIELDS:
+    raise RuntimeError("_Candidate's fields changed: update _candidate_at")
+_CANDIDATE_SETTERS = tuple(_Candidate.__dict__[name].__set__ for name in _CANDIDATE_FIELDS[1:])
+_SET_CANDIDATE_CROSSING = _Candidate.__dict__["crossing"].__set__
+
+
+def _zone_entry(
+    value: int | None, applied: bool, label: str, reason: str | None, region: str, zone: str
+) -> ModifierEntry:
+    """What :meth:`InfinityRuleset._entry` builds (``label``: the zone type's, in the scene's locale), with
+    the slots set directly instead of through the frozen ``__init__``."""
+    new = _NEW(ModifierEntry)
+    _SET_SOURCE(new, "zone")
+    _SET_VALUE(new, value)
+    _SET_APPLIED(new, applied)
+    _SET_LABEL(new, label)
+    _SET_REASON(new, reason)
+    _SET_REGION(new, region)
+    _SET_ZONE(new, zone)
+    _SET_CITATION(new, None)
+    return new
+
+
+def _candidate_at(template: _Candidate, crossing: Crossing) -> _Candidate:
+    """``dataclasses.replace(template, crossing=crossing)``: what :meth:`InfinityRuleset._judge` gives
+    ``crossing`` when it gave ``template`` for a crossing of the same zone type and kind (it reads only
+    those of a crossing; :meth:`InfinityRuleset.compile_effects` relies on the same)."""
+    new = _NEW(_Candidate)
+    _SET_CANDIDATE_CROSSING(new, crossing)
+    for setter, name in zip(_CANDIDATE_SETTERS, _CANDIDATE_FIELDS[1:], strict=True):
+        setter(new, getattr(template, name))
+    return new
+
+
 def with_line(ruling: Ruling, line: SightLine) -> Ruling:
     """``dataclasses.replace(ruling, line=line)`` at a fraction of the cost (every other slot shared)."""
     new = _NEW(Ruling)
@@ -615,6 +660,11 @@ class LineComposer:
         self._observers: dict[tuple[str, ...], Who] = {}
         self._stacked = 0  # stacked entries held by the pieces
         self._cite_groups: dict[tuple[str, ...], int] = {}
+        self._cite_group_keys: list[tuple[str, ...]] = []  # by number
+        #: What _judge gives an observer (by number) for a zone type and crossing kind: the candidate (of
+        #: the first such crossing met), its value, cite group, rank and the zone type's label.
+        self._shapes: dict[tuple[int, str, CrossingKind], tuple[_Candidate, int | None, int, tuple[int, int], str]] = {}
+        self._regions: dict[str, Region] | None = None  # the scene's regions by id, for _describe
         self._plain: dict[Crossing, ModifierEntry] = {}
         self._walls: dict[str, ModifierEntry] = {}
         self._citations: dict[tuple[Any, ...], tuple[str, ...]] = {}
@@ -636,6 +686,7 @@ class LineComposer:
     def set_scene(self, scene: Scene) -> None:
         """The same rules and region names in a newer scene (regions may have been added or removed)."""
         self._situation = dataclasses.replace(self._situation, scene=scene)
+        self._regions = None
 
     @staticmethod
     def applies(ruleset: object, action: str) -> bool:
@@ -665,7 +716,7 @@ class LineComposer:
     ) -> Ruling:
         """``adjudicate`` of one centre line from ``actor`` to ``target`` (same Ruling); ``actor_who``
         and ``target_who`` come from :meth:`who`."""
-        _, obs, known, table = actor_who
+        known, table = actor_who[2], actor_who[3]
         zones = self._data.zones
         pieces: list[_Piece] = []
         foreign = not (known and target_who[2])
@@ -679,7 +730,7 @@ class LineComposer:
                 if c.zone not in zones:
                     foreign = True
                     continue
-                piece = self._piece(c, obs)
+                piece = self._piece(c, actor_who)
                 table[id(c)] = piece
             pieces.append(piece)
             if piece.counts:
@@ -739,21 +790,42 @@ class LineComposer:
         found = self._observers[traits] = (len(self._observers), obs, known, {})
         return found
 
-    def _piece(self, crossing: Crossing, observer: _Observer) -> _Piece:
-        ruleset, locale = self._ruleset, self._locale
-        candidate = ruleset._judge(crossing, observer, self._situation, self._action)
-        value = None if candidate.blocks else candidate.value
-        piece = _Piece(
-            crossing=crossing,
-            candidate=candidate,
-            counts=candidate.counts,
-            cite_group=self._cite_groups.setdefault(candidate.cite, len(self._cite_groups)),
-            notes=candidate.notes,
-            rank=(0 if candidate.blocks else 1, candidate.value if candidate.value is not None else 0),
-            plain=ruleset._entry(crossing, value, False, candidate.reason, locale),
-            applied=ruleset._entry(crossing, value, True, candidate.reason, locale),
+    def _piece(self, crossing: Crossing, who: Who) -> _Piece:
+        key = (who[0], crossing.zone, crossing.kind)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shape(crossing, who[1], key)
+        template, value, cite_group, rank, label = shape
+        candidate = template if template.crossing is crossing else _candidate_at(template, crossing)
+        reason, region, zone = candidate.reason, crossing.region, crossing.zone
+        return _Piece(
+            crossing,
+            candidate,
+            candidate.counts,
+            cite_group,
+            candidate.notes,
+            rank,
+            _zone_entry(value, False, label, reason, region, zone),
+            _zone_entry(value, True, label, reason, region, zone),
         )
-        return piece
+
+    def _shape(
+        self, crossing: Crossing, observer: _Observer, key: tuple[int, str, CrossingKind]
+    ) -> tuple[_Candidate, int | None, int, tuple[int, int], str]:
+        """What one observer's crossings of ``crossing``'s zone type and kind share (:attr:`_shapes`)."""
+        candidate = self._ruleset._judge(crossing, observer, self._situation, self._action)
+        cite_group = self._cite_groups.get(candidate.cite)
+        if cite_group is None:
+            cite_group = self._cite_groups[candidate.cite] = len(self._cite_group_keys)
+            self._cite_group_keys.append(candidate.cite)
+        shape = self._shapes[key] = (
+            candidate,
+            None if candidate.blocks else candidate.value,
+            cite_group,
+            (0 if candidate.blocks else 1, candidate.value if candidate.value is not None else 0),
+            self._ruleset._zone_label(crossing.zone, self._locale),
+        )
+        return shape
 
     def _walled_entry(self, piece: _Piece) -> ModifierEntry:
         """The entry of the most restrictive ``piece`` when a wall blocks the line: not applied, and why."""
@@ -771,12 +843,18 @@ class LineComposer:
         """The entry of counted ``piece`` when ``best`` applies: its reason says the two do not stack."""
         stacking = best.stacking
         if stacking is None:
-            text = self._ruleset._describe(best.candidate, self._situation)
+            regions = self._regions
+            if regions is None:
+                regions = self._regions = {}
+                for region in self._situation.scene.regions:
+                    regions.setdefault(region.id, region)  # the first of an id, as _describe finds it
+            text = self._ruleset._describe(best.candidate, self._situation, regions)
             stacking = best.stacking = self._ruleset._text("not_stacking", self._locale, applied=text)
         candidate = piece.candidate
         reason = f"{candidate.reason} {stacking}" if candidate.reason else stacking
         value = None if candidate.blocks else candidate.value
-        entry = self._ruleset._entry(candidate.crossing, value, False, reason, self._locale)
+        crossing = candidate.crossing
+        entry = _zone_entry(value, False, piece.plain.label, reason, crossing.region, crossing.zone)
         self._stacked += 1
         if self._stacked > _CANDIDATE_MEMO:  # bound the memory: forget every stacked entry
             for who in self._observers.values():
@@ -788,8 +866,8 @@ class LineComposer:
 
     def _cite_lof(self, key: tuple[Any, ...]) -> tuple[str, ...]:
         group_ids, many = key
-        by_id = {number: group for group, number in self._cite_groups.items()}
-        groups = [by_id[number] for number in group_ids]
+        by_number = self._cite_group_keys
+        groups = [by_number[number] for number in group_ids]
         cite_keys: list[str] = [k for group in groups for k in group]
         if groups:
             cite_keys += self._action.cite
