@@ -152,7 +152,9 @@ class Adjudicate(Message):
     aware: bool = True
     log: bool = True
     user: UserInfo | None = None
-    options: dict[str, Any] = {}
+    # A factory, not ``= {}``: pydantic deep-copies a mutable default for every message (a third of an
+    # ``adjudicate``'s validation); the schema still says ``"default": {}``.
+    options: dict[str, Any] = Field(default_factory=dict, json_schema_extra={"default": {}})
 
 
 class Ping(Message):

@@ -3,8 +3,9 @@
 """The whole-scene engine's inner loops, in Cython's pure-Python mode: compiled ahead of time when the
 package is built (``setup.py``), else run as they are by Python — the same source, slower, same answers.
 
-:mod:`bridge.core.meetings` wraps them (its docstrings say what each computes); nothing else imports
-this module. Every loop runs with the GIL released (``with cython.nogil``), so worlds ruling on other
+:mod:`bridge.core.meetings` wraps them (its docstrings say what each computes), and
+:meth:`bridge.core.rules.effects.EffectTable.reduce` the verdicts' reduction; nothing else imports this
+module. Every loop runs with the GIL released (``with cython.nogil``), so worlds ruling on other
 threads run beside it; arrays are allocated, and grown, with the GIL held.
 
 The arithmetic is plain IEEE double, evaluated as written: the C compiler is told not to contract
@@ -35,7 +36,16 @@ except ImportError:  # Cython not installed and this module not compiled: the sa
         INFINITY=math.inf, NAN=math.nan, copysign=math.copysign, fabs=math.fabs, hypot=math.hypot, sqrt=math.sqrt
     )
 
-__all__ = ["COMPILED", "ZoneTable", "box_pairs", "conic_entries", "crossing_order", "meetings", "zone_keys"]
+__all__ = [
+    "COMPILED",
+    "ZoneTable",
+    "box_pairs",
+    "conic_entries",
+    "crossing_order",
+    "first_lowest",
+    "meetings",
+    "zone_keys",
+]
 
 #: Whether this module is the compiled extension (False: the source, run by Python).
 COMPILED: bool = cython.compiled
@@ -1072,3 +1082,57 @@ def box_pairs(
                 out_z[count] = z
                 count += (lx <= zx1[z]) & (zx0[z] <= hx) & (ly <= zy1[z]) & (zy0[z] <= hy)
     return a_l[:count], a_z[:count]
+
+
+def first_lowest(
+    starts: cython.longlong[::1],
+    codes: cython.longlong[::1],
+    observers: cython.longlong[::1],
+    columns: cython.longlong[::1],
+    ranks: cython.longlong[:, ::1],
+    walled: cython.uchar[::1],
+    own: cython.longlong,
+    block: cython.longlong,
+    ignored: cython.longlong,
+) -> tuple[Any, Any, Any]:
+    """:meth:`bridge.core.rules.effects.EffectTable.reduce`'s loop: for each line ``k``, the crossing of
+    lowest rank ``ranks[observers[k], columns[c]]`` among its codes ``c`` (``codes[starts[k]:starts[k + 1]]``),
+    the first among equals, none when every rank is ``ignored``; the line is blocked by a wall (``walled``)
+    or when that crossing's rank is ``block``; otherwise allowed, its modifier ``own`` plus the crossing's
+    rank (its MOD; 0 without one). Returns allowed (bool), modifier (int64, 0 where blocked) and the
+    applied crossing's position within the line's (−1: none)."""
+    lines: cython.Py_ssize_t = observers.shape[0]
+    a_allowed = np.empty(lines, dtype=np.bool_)
+    a_modifier = np.empty(lines, dtype=np.int64)
+    a_applied = np.empty(lines, dtype=np.int64)
+    allowed: cython.uchar[::1] = a_allowed.view(np.uint8)
+    modifier: cython.longlong[::1] = a_modifier
+    applied: cython.longlong[::1] = a_applied
+    k: cython.Py_ssize_t
+    j: cython.Py_ssize_t
+    row: cython.longlong
+    at: cython.longlong
+    best: cython.longlong
+    rank: cython.longlong
+    with cython.nogil:
+        for k in range(lines):
+            row = observers[k]
+            best = ignored
+            at = -1
+            for j in range(starts[k], starts[k + 1]):
+                rank = ranks[row, columns[codes[j]]]
+                if rank < best:
+                    best = rank
+                    at = j
+            if at < 0:
+                applied[k] = -1
+                best = 0
+            else:
+                applied[k] = at - starts[k]
+            if walled[k] or (at >= 0 and best == block):
+                allowed[k] = 0
+                modifier[k] = 0
+            else:
+                allowed[k] = 1
+                modifier[k] = best + own
+    return a_allowed, a_modifier, a_applied

@@ -1431,9 +1431,9 @@ class _LineBatch:
         src[0::2], src[1::2] = self.idx[:, 0], self.idx[:, 1]
         if frame.composer is not None:
             table = frame.composer.effects()
-            zone_type = table.type_codes([zone.zone_type for zone in frame.zones])
+            zone_type, columns = table.zone_columns(frame.zones, operator.attrgetter("zone_type"))
             observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
-            verdicts = table.reduce(self.starts, self.codes, observer_of[src], zone_type, self.walled)
+            verdicts = table.reduce(self.starts, self.codes, observer_of[src], columns, self.walled)
             known = zone_type >= 0
             self._known_zone = None if bool(known.all()) else known
         elif frame.line_rules is not None and frame.line_scene is not None:
@@ -1528,6 +1528,7 @@ class _Rulings(Mapping[Pair, Ruling]):
         )
         self._resolve = resolve  # weak: no reference cycle ties an engine to its rulings
         self.stale = 0  # how many entries are stale
+        self._whole = True  # the entries are still every line of the first pass, in order
 
     def ref(self, pair: Pair) -> tuple[_LineBatch, int]:
         """The pass and line that rule ``pair`` (ruled now if stale); ``KeyError`` for a pair not held."""
@@ -1566,6 +1567,8 @@ class _Rulings(Mapping[Pair, Ruling]):
 
     def verdict_runs(self) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
         """:meth:`SceneVisibility.verdict_runs` of every pair."""
+        if self._whole:  # (a new engine's: every line of its pass)
+            return _batch_runs(self._batch)
         return _verdict_runs(self._refs())
 
     def _refs(self) -> Iterator[tuple[Pair, tuple[_LineBatch, int] | None]]:
@@ -1580,6 +1583,7 @@ class _Rulings(Mapping[Pair, Ruling]):
         if entries.get(pair, 0) is None:
             self.stale -= 1
         entries[pair] = (batch, dp)
+        self._whole = False
 
     def refer_all(self, batch: _LineBatch) -> None:
         """:meth:`refer` for every line of ``batch``, in its order."""
@@ -1587,10 +1591,12 @@ class _Rulings(Mapping[Pair, Ruling]):
         if self.stale:
             self.stale -= sum(1 for pair in pairs if entries.get(pair, 0) is None)
         entries.update(zip(pairs, zip(repeat(batch), range(len(pairs))), strict=False))
+        self._whole = False
 
     def mark_stale(self, pairs: Iterable[Pair]) -> None:
         """The pairs' rulings are unknown until read (then ruled from the engine's current scene)."""
         entries = self._entries
+        self._whole = False
         marked = dict.fromkeys(pairs)
         already = sum(1 for pair in marked if entries.get(pair, 0) is None)
         entries.update(marked)
@@ -1611,6 +1617,7 @@ class _Rulings(Mapping[Pair, Ruling]):
         return found
 
     def drop(self, pair: Pair) -> None:
+        self._whole = False
         if self._entries.pop(pair) is None:
             self.stale -= 1
 
@@ -1701,19 +1708,25 @@ class _Changes(Mapping[Pair, Ruling | None]):
 
     def __init__(self) -> None:
         self._entries: dict[Pair, tuple[_LineBatch, int] | None] = {}
+        self._whole: _LineBatch | None = None  # the entries are every line of this batch, in order
 
     def changed(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
+        self._whole = None
         self._entries[pair] = (batch, dp)
 
     def changed_all(self, batch: _LineBatch) -> None:
         """:meth:`changed` for every line of ``batch``, in its order."""
+        self._whole = None if self._entries else batch
         self._entries.update(zip(batch.pairs, zip(repeat(batch), range(len(batch.pairs))), strict=False))
 
     def removed(self, pair: Pair) -> None:
+        self._whole = None
         self._entries[pair] = None
 
     def verdict_runs(self) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
         """:meth:`SceneVisibility.verdict_runs` of every changed pair."""
+        if self._whole is not None:  # (a move's: every line of the moved token's pass)
+            return _batch_runs(self._whole)
         return _verdict_runs(self._entries.items())
 
     def __getitem__(self, pair: Pair) -> Ruling | None:
@@ -1728,6 +1741,14 @@ class _Changes(Mapping[Pair, Ruling | None]):
 
     def __contains__(self, pair: object) -> bool:
         return pair in self._entries
+
+
+def _batch_runs(batch: _LineBatch) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
+    """:func:`_verdict_runs` of every line of ``batch``, in order."""
+    columns = batch.run_columns()  # (first: it builds the exact path's rulings)
+    if columns is None or batch.made:
+        return _verdict_runs((pair, (batch, dp)) for dp, pair in enumerate(batch.pairs))
+    return iter([columns._replace(lines=list(range(len(batch.pairs))))] if batch.pairs else [])
 
 
 def _verdict_runs(

@@ -188,14 +188,16 @@ sys.meta_path.insert(0, Source)
 from bridge.core import meetings
 
 assert not meetings.COMPILED and meetings._loops.__file__.endswith("_loops.py")
-tests = ["-q", "-p", "no:cacheprovider", "tests/core/test_meetings.py", "-k", "not plain_python and not gil"]
+tests = ["-q", "-p", "no:cacheprovider", "tests/core/test_meetings.py", "tests/core/rules/test_effects.py"]
+tests += ["-k", "not plain_python and not gil"]
 sys.exit(pytest.main(tests))
 """
 
 
 def test_the_loops_run_as_plain_python_where_they_were_not_compiled() -> None:
     """Built without a C compiler and run without Cython: the same source runs as Python (with the stand-in
-    for Cython's decorators), says so in the log, and every test of this file passes on it."""
+    for Cython's decorators), says so in the log, and every test of this file and of the effect table's
+    reduction (``tests/core/rules/test_effects.py``) passes on it."""
     ran = subprocess.run(
         [sys.executable, "-c", _PLAIN_PYTHON],
         env={**os.environ, "VISIBILITY_EXAMPLES": "15"},
