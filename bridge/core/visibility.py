@@ -56,7 +56,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, compress, repeat
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -405,7 +405,9 @@ class SceneVisibility:
         index = tokens.index
         changed: set[int] = set()
         if index is old_tokens.index:  # the same ids in the same order (``_compile_tokens`` kept the index)
-            for k, (before, token) in enumerate(zip(old_tokens.tokens, tokens.tokens, strict=True)):
+            # Only the rows whose token is another object than before can have changed (when known).
+            for k in range(len(index)) if self._touched_rows is None else self._touched_rows:
+                before, token = old_tokens.tokens[k], tokens.tokens[k]
                 if before is not token and before != token:
                     changed.add(k)
         for k, token in enumerate(() if index is old_tokens.index else tokens.tokens):
@@ -452,7 +454,7 @@ class SceneVisibility:
             if rest:
                 pairs += [rest[k] for k in np.flatnonzero(self._touched(rest, boxes, segments))]
         result = _Changes()
-        gone = old_tokens.index.keys() - index.keys()
+        gone = () if index is old_tokens.index else old_tokens.index.keys() - index.keys()
         rulings = self._rulings
         if gone:
             for pair in [p for p in rulings if p[0] in gone or p[1] in gone]:
@@ -460,7 +462,7 @@ class SceneVisibility:
                 result.removed(pair)
         if lazy:
             ids = self._ids
-            rulings.mark_stale(each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a])))
+            rulings.mark_stale([each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))])
             return result
         fresh = self._compute(pairs)
         # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
@@ -503,10 +505,11 @@ class SceneVisibility:
         regions = tuple(scene.regions)
         regions_kept = _same_objects(getattr(self, "_regions", ()), regions)
         old_zones: tuple[_Zone, ...] | None = None if self._levels_changed else getattr(self, "_zones", None)
-        if old_zones is not None and _same_objects(self._regions, regions):
-            zones = list(old_zones)  # the very same regions: nothing to look at
+        zones: Sequence[_Zone]
+        if old_zones is not None and regions_kept:
+            zones = old_zones  # the very same regions: nothing to look at
         else:
-            zones = []
+            compiled: list[_Zone] = []
             cache: dict[str, _Zone] = {}
             for region in regions:
                 if region.zone is None:
@@ -516,10 +519,11 @@ class SceneVisibility:
                     zone = _compile_zone(region, self._level_spans)
                 if zone is not None:
                     cache[region.id] = zone
-                    zones.append(zone)
+                    compiled.append(zone)
             self._zone_cache = cache
+            zones = compiled
         self._regions = regions
-        self._zones_reused = old_zones is not None and _same_objects(old_zones, zones)
+        self._zones_reused = old_zones is not None and (zones is old_zones or _same_objects(old_zones, zones))
         if not self._zones_reused:
             self._zones = tuple(zones)
             self._areas = np.array([zone.query_area for zone in zones], dtype=object)
@@ -544,7 +548,9 @@ class SceneVisibility:
             self._compile_conics(zones)
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
         self._token_cache: dict[str, _TokenShape]
-        self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}), old_tokens)
+        self._tokens, self._token_cache, fresh, self._touched_rows = _compile_tokens(
+            scene, getattr(self, "_token_cache", {}), old_tokens
+        )
         walls = tuple(scene.walls)
         old_walls: tuple[Any, ...] | None = getattr(self, "_wall_objects", None)
         self._walls_reused = (
@@ -662,25 +668,29 @@ class SceneVisibility:
         """The token × zone matrices; with ``old`` (same zones), rows of unchanged tokens are copied."""
         t = self._tokens
         n, m = len(t.tokens), len(self._zones)
-        # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
-        inside = np.zeros((n, m), dtype=bool)
-        # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
-        centre_in = np.zeros((n, m), dtype=bool)
-        todo = np.arange(n, dtype=np.intp)
         if old is not None and old.index is t.index and self._inside.shape == (n, m):
-            # The same ids in the same order (``_compile_tokens`` kept the index): copy, redo fresh rows.
+            # The same ids in the same order (``_compile_tokens`` kept the index): the same rows but the
+            # fresh ones. Nothing fresh: the very same matrices (never written once made).
+            if not fresh:
+                return
             inside, centre_in = self._inside.copy(), self._centre_in.copy()
-            todo = np.array(sorted(fresh), dtype=np.intp)
+            todo = np.fromiter(sorted(fresh), dtype=np.intp, count=len(fresh))
             inside[todo] = False
             centre_in[todo] = False
-        elif old is not None and n and m:
-            keep = [k for k in range(n) if k not in fresh and t.tokens[k].id in old.index]
-            if keep:
-                rows = np.array(keep, dtype=np.intp)
-                src = np.array([old.index[t.tokens[k].id] for k in keep], dtype=np.intp)
-                inside[rows] = self._inside[src]
-                centre_in[rows] = self._centre_in[src]
-                todo = np.array(sorted(set(range(n)) - set(keep)), dtype=np.intp)
+        else:
+            # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
+            inside = np.zeros((n, m), dtype=bool)
+            # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
+            centre_in = np.zeros((n, m), dtype=bool)
+            todo = np.arange(n, dtype=np.intp)
+            if old is not None and n and m:
+                keep = [k for k in range(n) if k not in fresh and t.tokens[k].id in old.index]
+                if keep:
+                    rows = np.array(keep, dtype=np.intp)
+                    src = np.array([old.index[t.tokens[k].id] for k in keep], dtype=np.intp)
+                    inside[rows] = self._inside[src]
+                    centre_in[rows] = self._centre_in[src]
+                    todo = np.array(sorted(set(range(n)) - set(keep)), dtype=np.intp)
         if todo.size and m:
             # The tree holds areas around the curves: a zone with curves is then judged exactly, the way
             # SceneGeometry.inside and _first_entry judge it.
@@ -695,21 +705,22 @@ class SceneVisibility:
             else:
                 ci, cz = self._zone_tree.query(shapely.points(t.cx[todo], t.cy[todo]), predicate="intersects")
                 centre_rows = todo[ci]
-            within = (self._bottom[zi] <= t.cz[ti]) & (t.cz[ti] <= self._top[zi])
-            for k in np.flatnonzero(within & self._split[zi]).tolist():  # within the hull: which span?
-                within[k] = in_spans(float(t.cz[ti[k]]), self._zones[int(zi[k])].spans)
-            for k in np.flatnonzero(within).tolist():
-                zone = self._zones[int(zi[k])]
-                if zone.curved is not None:
-                    within[k] = touches_zone(zone.area, zone.curved, t.probes[ti[k]])
-            inside[ti[within], zi[within]] = True
-            met = np.ones(centre_rows.size, dtype=bool)
-            for k in range(centre_rows.size):
-                zone = self._zones[int(cz[k])]
-                if zone.curved is not None:
-                    row = int(centre_rows[k])
-                    met[k] = point_in_zone(zone.area, zone.curved, float(t.cx[row]), float(t.cy[row]))
-            centre_in[centre_rows[met], cz[met]] = True
+            # Each meeting judged in turn (a few per token: a move's fixed cost is NumPy calls, not these).
+            zones, probes_of = self._zones, t.probes
+            heights, lows, highs = t.cz[ti].tolist(), self._bottom[zi].tolist(), self._top[zi].tolist()
+            for row, z, height, low, high in zip(ti.tolist(), zi.tolist(), heights, lows, highs, strict=True):
+                if not (low <= height and height <= high):
+                    continue
+                zone = zones[z]
+                if zone.split and not in_spans(height, zone.spans):  # within the hull: which span?
+                    continue
+                if zone.curved is not None and not touches_zone(zone.area, zone.curved, probes_of[row]):
+                    continue
+                inside[row, z] = True
+            for row, z in zip(centre_rows.tolist(), cz.tolist(), strict=True):
+                zone = zones[z]
+                if zone.curved is None or point_in_zone(zone.area, zone.curved, float(t.cx[row]), float(t.cy[row])):
+                    centre_in[row, z] = True
         self._inside, self._centre_in = inside, centre_in
 
     def _renamed(self, scene: Scene) -> bool:
@@ -729,6 +740,9 @@ class SceneVisibility:
         n = len(self._tokens.tokens)
         if self.watched is not None:
             return [pair for pair in self._all_pairs() if pair[0] in changed or pair[1] in changed]
+        if len(changed) == 1:  # one token (a move): its pairs are already in order
+            (c,) = changed
+            return [(j, c) for j in range(c)] + [(c, j) for j in range(c + 1, n)]
         found = {(min(c, j), max(c, j)) for c in changed for j in range(n) if j != c}
         return sorted(found)
 
@@ -808,7 +822,7 @@ class SceneVisibility:
         if self._state.scene.rules.lines == "best":
             return self._compute_best(frame, pairs)
         t = self._tokens
-        idx = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+        idx = np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
         i, j = idx[:, 0], idx[:, 1]
         flat = (t.cx[i] == t.cx[j]) & (t.cy[i] == t.cy[j])
         met: _Met | None = None  # where each directed line first meets each zone
@@ -818,8 +832,10 @@ class SceneVisibility:
             met = self._zone_keys(idx, lines_2d, doubtful)
         starts, codes = self._order_crossings(idx, met, doubtful)
         # Lines the compiled passes cannot order surely: the exact per-line path (GEOS), one by one.
-        doubtful[2 * np.flatnonzero(flat)] = True
-        doubtful[2 * np.flatnonzero(flat) + 1] = True
+        flat_pairs = np.flatnonzero(flat)
+        if flat_pairs.size:
+            doubtful[2 * flat_pairs] = True
+            doubtful[2 * flat_pairs + 1] = True
         exact: dict[int, tuple[int, ...]] = {}
         for dp in np.flatnonzero(doubtful).tolist():
             u, d = divmod(dp, 2)
@@ -1598,7 +1614,8 @@ class _Rulings(Mapping[Pair, Ruling]):
         entries = self._entries
         self._whole = False
         marked = dict.fromkeys(pairs)
-        already = sum(1 for pair in marked if entries.get(pair, 0) is None)
+        get = entries.get
+        already = [get(pair, 0) for pair in marked].count(None)
         entries.update(marked)
         self.stale += len(marked) - already
 
@@ -1997,10 +2014,11 @@ def _token_shape(token: Token, size: float) -> _TokenShape:
 
 def _compile_tokens(
     scene: Scene, cache: Mapping[str, _TokenShape], old: _Tokens | None = None
-) -> tuple[_Tokens, dict[str, _TokenShape], set[int]]:
-    """The tokens as columns, reusing ``cache`` for unchanged tokens; also the new cache and the indices
-    of the tokens compiled afresh. With ``old`` (compiled from ``cache``), when the scene holds the same
-    token ids in the same order, only the rows of the tokens compiled afresh are rewritten."""
+) -> tuple[_Tokens, dict[str, _TokenShape], set[int], list[int] | None]:
+    """The tokens as columns, reusing ``cache`` for unchanged tokens; also the new cache, the indices
+    of the tokens compiled afresh and, when the scene holds the same token ids in the same order as
+    ``old`` (compiled from ``cache``), the rows whose token is not the very object of ``old`` (else
+    ``None``). Then only the rows of the tokens compiled afresh are rewritten."""
     size = scene.grid.size
     fresh: set[int] = set()
     listed = scene.tokens
@@ -2009,7 +2027,7 @@ def _compile_tokens(
     if old is not None and len(old.tokens) == len(listed) and first is not None and first.size == size:
         # A patch keeps the objects of the tokens it does not touch (and every shape in the cache has the
         # grid size of ``old``): only the others can need a new shape, or hold another id here.
-        touched = [k for k, (before, token) in enumerate(zip(old.tokens, listed, strict=True)) if before is not token]
+        touched = list(compress(range(len(listed)), map(operator.is_not, old.tokens, listed)))
         if any(old.tokens[k].id != listed[k].id for k in touched):
             touched = None
     made: dict[int, _TokenShape] = {}  # the shapes compiled afresh, by row
@@ -2059,7 +2077,7 @@ def _compile_tokens(
                 cache[made[k].token.id] = made[k]
         else:
             tokens_ = dataclasses.replace(old, tokens=tuple(scene.tokens))
-        return tokens_, cast(dict[str, _TokenShape], cache), fresh
+        return tokens_, cast(dict[str, _TokenShape], cache), fresh, touched
     centres = np.array([shape.centre for shape in shapes], dtype=np.float64).reshape(n, 3)
     tokens = _Tokens(
         tokens=tuple(scene.tokens),
@@ -2071,7 +2089,7 @@ def _compile_tokens(
         box=np.array([shape.box for shape in shapes], dtype=np.float64).reshape(n, 4),
         probes=np.array([shape.probe for shape in shapes], dtype=object),
     )
-    return tokens, {shape.token.id: shape for shape in shapes}, fresh
+    return tokens, {shape.token.id: shape for shape in shapes}, fresh, None
 
 
 def _line_memo_limit(tokens: int) -> int:
