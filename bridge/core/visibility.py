@@ -76,7 +76,6 @@ from .geometry import (
     WallIndex,
     _ellipse,
     _first_entry,
-    _segment_distance,
     clip_spans,
     curved_region,
     in_spans,
@@ -85,9 +84,20 @@ from .geometry import (
     region_area,
     spans_of,
     touches_zone,
-    wall_sides,
 )
-from .meetings import FROM, INTO, THROUGH, WITHIN, conic_entries, crossing_order, zone_keys, zone_table
+from .meetings import (
+    FROM,
+    INTO,
+    THROUGH,
+    WITHIN,
+    WallColumns,
+    conic_entries,
+    crossing_order,
+    wall_columns,
+    wall_crossings,
+    zone_keys,
+    zone_table,
+)
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
 from .rules.effects import LineInputs, LineRules, SceneInputs, Verdicts
@@ -111,8 +121,6 @@ _WallHit = tuple[int, float, float, float, float]
 
 #: shapely's type id of a Polygon.
 _POLYGON = 3
-#: Most (segment, zone edge) rows handled by one numpy pass (bounds memory: ~100 bytes a row).
-_CHUNK_ROWS = 400_000
 #: Consecutive zone edges tested together against a line by their box before one by one.
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
@@ -247,6 +255,7 @@ class SceneVisibility:
         self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         self._zone_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _zone_table
+        self._wall_columns: tuple[WallIndex, WallColumns] | None = None  # see _wall_rows
         #: Seconds spent ruling stale pairs in whole-scene passes (a lazy build's; ``bridge.engines`` bounds them).
         self.pass_seconds = 0.0
         if sharing is not None:
@@ -1124,75 +1133,33 @@ class SceneVisibility:
     def _wall_rows(self, idx: IntArray, lines: IntArray) -> _WallRows:
         """The walls each unordered pair's segment crosses properly (``WallIndex.blocking``'s own test,
         the same floats), as rows sorted by pair, with whether each direction is blocked; a pair that
-        meets a wall at an end point (a corner) is judged by ``WallIndex.blocked`` itself, both ways."""
+        meets a wall at an end point (a corner) is judged by ``WallIndex.blocked`` itself, both ways.
+
+        One compiled loop over the (line, wall) rows (:func:`~bridge.core.meetings.wall_crossings`): every
+        line against every wall when there are few walls (a token's move: ~50 lines × ~10 walls), else the
+        walls whose box the wall tree finds for each line."""
         walls, t = self._walls, self._tokens
         count = 2 * len(idx)
         walled = np.zeros(count, dtype=bool)
         none_i, none_f = np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float64)
         if not len(walls) or lines.size == 0:
             return _WallRows(none_i, none_i, none_f, none_f, none_f, none_f, {}, walled)
-        i, j = idx[lines, 0], idx[lines, 1]
-        few = len(walls) <= WallIndex.TREE_ABOVE
-        if few and lines.size * len(walls) <= _CHUNK_ROWS:
-            # Every line against every wall at once, broadcast (the same floats, element by element): a
-            # token's move, and most scenes' passes.
-            blocks: list[tuple[IntArray, IntArray] | tuple[None, None]] = [(None, None)]
-        else:
-            if few:
-                li = np.repeat(np.arange(lines.size, dtype=np.intp), len(walls))
-                wi = np.tile(np.arange(len(walls), dtype=np.intp), lines.size)
-            else:
-                assert walls.tree is not None
-                segs = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
-                li, wi = walls.tree.query(segs)
-            blocks = [(li[lo : lo + _CHUNK_ROWS], wi[lo : lo + _CHUNK_ROWS]) for lo in range(0, li.size, _CHUNK_ROWS)]
-        parts: list[tuple[Any, ...]] = []
-        cornered: list[IntArray] = []
-        for lc, wc in blocks:
-            # The function WallIndex.blocking uses, so the same floats and the same signs.
-            if lc is None or wc is None:
-                columns = [column[:, None] for column in (t.cx[i], t.cy[i], t.cx[j], t.cy[j])]
-                sides = wall_sides(walls.ax, walls.ay, walls.bx, walls.by, *columns)
-                o_start, o_end, s_a, s_b, straddles, proper = (column.ravel() for column in sides)
-                rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
-                if rows.size == 0:
-                    continue
-                lc, wc = np.divmod(rows, len(walls))  # (line, wall) of each row: row-major over the two
-            else:
-                x0, y0, x1, y1 = t.cx[i[lc]], t.cy[i[lc]], t.cx[j[lc]], t.cy[j[lc]]
-                ax, ay, bx, by = walls.ax[wc], walls.ay[wc], walls.bx[wc], walls.by[wc]
-                o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
-                rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
-                if rows.size == 0:
-                    continue
-                lc, wc = lc[rows], wc[rows]
-            o_start, o_end, proper = o_start[rows], o_end[rows], proper[rows]
-            cornered.append(lines[lc[~proper]])
-            lc, wc, o_start, o_end = lc[proper], wc[proper], o_start[proper], o_end[proper]
-            # Distances from either end to each wall, as WallIndex.blocking computes them (both ends at once).
-            ax, ay, bx, by = (np.concatenate((c[wc], c[wc])) for c in (walls.ax, walls.ay, walls.bx, walls.by))
-            px: Any = np.concatenate((t.cx[i[lc]], t.cx[j[lc]]))
-            py: Any = np.concatenate((t.cy[i[lc]], t.cy[j[lc]]))
-            distances = _segment_distance(px, py, ax, ay, bx, by)
-            parts.append((lines[lc], wc, o_start, o_end, distances[: lc.size], distances[lc.size :]))
-        corners = np.unique(np.concatenate(cornered)) if cornered else none_i
-        u: Any
-        w: Any
-        if parts:
-            u, w, o_start, o_end, d0, d1 = (np.concatenate(column) for column in zip(*parts, strict=True))
-            if corners.size:
-                keep = ~np.isin(u, corners)
-                u, w, o_start, o_end, d0, d1 = (a[keep] for a in (u, w, o_start, o_end, d0, d1))
-            if u.size > 1 and not bool((u[1:] >= u[:-1]).all()):  # by line (the tree's answer may not be)
-                order = np.argsort(u, kind="stable")
-                u, w, o_start, o_end, d0, d1 = (a[order] for a in (u, w, o_start, o_end, d0, d1))
-        else:
-            u, w, o_start, o_end, d0, d1 = none_i, none_i, none_f, none_f, none_f, none_f
-        if u.size:  # both directions at once: rows of direction 0, then of direction 1
-            both = (np.concatenate((u, u)), np.concatenate((w, w)))
-            direction = np.repeat(np.array([0, 1], dtype=np.intp), u.size)
-            sides = (np.concatenate((o_start, o_end)), np.concatenate((o_end, o_start)))
-            self._walled(idx, *both, sides, np.concatenate((d0, d1)), direction, walled)
+        packed = self._wall_columns
+        if packed is None or packed[0] is not walls:
+            packed = self._wall_columns = (walls, wall_columns(walls))
+        candidates: tuple[IntArray, IntArray] | None = None
+        if len(walls) > WallIndex.TREE_ABOVE:
+            assert walls.tree is not None
+            i, j = idx[lines, 0], idx[lines, 1]
+            segs = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
+            li, wi = walls.tree.query(segs)
+            candidates = (li, wi)
+        u, w, o_start, o_end, d0, d1, corners = wall_crossings(
+            idx, lines, (t.cx, t.cy, t.cz, t.radius), packed[1], walled, candidates
+        )
+        if candidates is not None and u.size > 1 and not bool((u[1:] >= u[:-1]).all()):
+            order = np.argsort(u, kind="stable")  # by line (the tree's answer may not be)
+            u, w, o_start, o_end, d0, d1 = (a[order] for a in (u, w, o_start, o_end, d0, d1))
         walls_of: dict[int, tuple[str, ...]] = {}
         points = self._points
         for c in corners.tolist():
@@ -1202,44 +1169,6 @@ class SceneVisibility:
                 walls_of[2 * c + d] = found
                 walled[2 * c + d] = bool(found)
         return _WallRows(u, w, o_start, o_end, d0, d1, walls_of, walled)
-
-    def _walled(
-        self,
-        idx: IntArray,
-        u: IntArray,
-        w: IntArray,
-        sides: tuple[FloatArray, FloatArray],
-        distance: FloatArray,
-        d: IntArray,
-        walled: BoolArray,
-    ) -> None:
-        """Whether direction ``d[k]`` of line ``u[k]`` is blocked by the walls it crosses properly (rows ``u``,
-        ``w``): :meth:`_blocking`'s tests over all rows at once, the walls that name levels one by one."""
-        if u.size == 0:
-            return
-        walls, t = self._walls, self._tokens
-        o_src, o_dst = sides
-        source, target = idx[u, d], idx[u, 1 - d]
-        radius = t.radius[source]
-        direction = walls.direction[w]
-        effective = (
-            (direction == 0) | ((direction == _DIR_LEFT) & (o_src > 0)) | ((direction == _DIR_RIGHT) & (o_src < 0))
-        )
-        threshold = walls.threshold[w]
-        kind = walls.kind[w]
-        with np.errstate(invalid="ignore"):
-            near = (kind == _SIGHT_PROXIMITY) & (np.maximum(distance - radius, 0.0) < threshold)
-            far = (kind == _SIGHT_DISTANCE) & (distance + radius > threshold)
-        effective &= np.isnan(threshold) | ~(near | far)
-        for k in np.flatnonzero(effective & walls.leveled[w]).tolist():
-            unit = float(np.float64(o_src[k]) / np.float64(o_src[k] - o_dst[k]))
-            z0, z1 = float(t.cz[source[k]]), float(t.cz[target[k]])
-            effective[k] = walls.stands_at(int(w[k]), z0, z1, unit)
-        limited = walls.limited[w]
-        dp = 2 * u + d
-        hard = np.bincount(dp[effective & ~limited], minlength=walled.size) > 0
-        soft = np.bincount(dp[effective & limited], minlength=walled.size) >= 2
-        walled |= hard | soft
 
     def _compute_best(self, frame: _Frame, pairs: Sequence[tuple[int, int]]) -> _LineBatch:
         """``rules.lines == "best"``: the exact per-line path of ``SceneGeometry``, memoised."""
