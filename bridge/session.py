@@ -1000,8 +1000,8 @@ def _run_wire(run: VerdictRun) -> list[Any]:
     lone surrogate: refused on the way in), the dictionaries instead, for the encoder's own error path."""
     try:
         actor_of, target_of = _token_fragments(run.ids)
-        point_of = _point_fragments(run.points)
-        crossing_of = _crossing_fragments(run.crossings).__getitem__
+        start_of, end_of = _line_fragments(run.points)
+        crossings = _code_fragments(run.codes, run.crossings)
     except TypeError:  # orjson.JSONEncodeError
         return [
             {
@@ -1014,10 +1014,11 @@ def _run_wire(run: VerdictRun) -> list[Any]:
             }
             for (actor, target), found in run.items()
         ]
-    src, dst, allowed, modifier, starts, codes = run.src, run.dst, run.allowed, run.modifier, run.starts, run.codes
+    src, dst, allowed, modifier, starts = run.src, run.dst, run.allowed, run.modifier, run.starts
     verdicts, join, comma, fragment = _VERDICT_FRAGMENTS, b"".join, b",".join, orjson.Fragment
-    refused, line, end, close = b'false,"modifier":null,"crossings":[', b'],"line":{"start":', b',"end":', b"}}"
-    out = []
+    refused = b'false,"modifier":null,"crossings":['
+    out: list[Any] = []
+    append = out.append
     for dp in run.lines:
         s, e = src[dp], dst[dp]
         if allowed[dp]:
@@ -1026,66 +1027,53 @@ def _run_wire(run: VerdictRun) -> list[Any]:
                 head = verdicts[modifier[dp]] = b'true,"modifier":' + orjson.dumps(modifier[dp]) + b',"crossings":['
         else:
             head = refused
-        out.append(
-            fragment(
-                join(
-                    (
-                        actor_of[s],
-                        target_of[e],
-                        head,
-                        comma(map(crossing_of, codes[starts[dp] : starts[dp + 1]])),
-                        line,
-                        point_of[s],
-                        end,
-                        point_of[e],
-                        close,
-                    )
-                )
-            )
-        )
+        crossed = comma(crossings[starts[dp] : starts[dp + 1]])
+        append(fragment(join((actor_of[s], target_of[e], head, crossed, start_of[s], end_of[e]))))
     return out
 
 
 #: An allowed line's verdict, encoded with what follows it up to its crossings, by modifier.
 _VERDICT_FRAGMENTS: dict[int, bytes] = {}
-#: A token id's pieces of a pair's JSON: ``{"actor":ID`` and ``,"target":ID,"allowed":``.
-_ID_FRAGMENTS: dict[str, tuple[bytes, bytes]] = {}
-_ID_FRAGMENTS_LIMIT = 10_000
 
 
 def _token_fragments(ids: list[str]) -> tuple[list[bytes], list[bytes]]:
-    """Each token's ``actor`` and ``target`` pieces of a pair's JSON (:data:`_ID_FRAGMENTS`)."""
-    held = _ID_FRAGMENTS
-    actors: list[bytes] = []
-    targets: list[bytes] = []
-    for token_id in ids:
-        pieces = held.get(token_id)
-        if pieces is None:
-            encoded = orjson.dumps(token_id)
-            pieces = (b'{"actor":' + encoded, b',"target":' + encoded + b',"allowed":')
-            if len(held) >= _ID_FRAGMENTS_LIMIT:
-                held.clear()  # (ids are short strings: a rare, small refill)
-            held[token_id] = pieces
-        actors.append(pieces[0])
-        targets.append(pieces[1])
-    return actors, targets
+    """Each token's ``actor`` and ``target`` pieces of a pair's JSON: ``{"actor":ID`` and
+    ``,"target":ID,"allowed":`` (kept per list of ids: a pass's, which the engine never changes)."""
+    found: tuple[list[bytes], list[bytes]] = _ids_json(ids)
+    return found
 
 
-def _point_fragments(points: list[Point3]) -> list[bytes]:
-    """Each token centre's JSON (``_point_wire``'s dictionary, encoded), found by identity."""
+def _line_fragments(points: list[Point3]) -> tuple[list[bytes], list[bytes]]:
+    """Each token centre's pieces of a pair's JSON: ``],"line":{"start":POINT`` and ``,"end":POINT}}``
+    (``_point_wire``'s dictionary, encoded), found by identity."""
     held = _point_json._held
-    found: list[bytes] = []
+    starts: list[bytes] = []
+    ends: list[bytes] = []
     for point in points:
         entry = held.get(id(point))
-        found.append(entry[1] if entry is not None and entry[0] is point else _point_json(point))
-    return found
+        pieces = entry[1] if entry is not None and entry[0] is point else _point_json(point)
+        starts.append(pieces[0])
+        ends.append(pieces[1])
+    return starts, ends
 
 
-def _crossing_fragments(crossings: list[Crossing]) -> list[bytes]:
-    """Each crossing's JSON (``_crossing_wire``'s dictionary, encoded), by crossing code: kept per list of
-    crossings (a pass's zones; the engine never changes such a list)."""
-    found: list[bytes] = _crossing_list_json(crossings)
-    return found
+def _code_fragments(codes: list[int], crossings: list[Crossing]) -> list[bytes]:
+    """The JSON of each crossing of ``codes`` (numbers into ``crossings``), in order: kept per list of
+    codes (a pass's, which the engine never changes), so that every run of one pass shares it."""
+    key = id(codes)
+    found = _CODES_JSON.get(key)
+    if found is not None and found[0] is codes:
+        return found[1]
+    made = list(map(_crossing_list_json(crossings).__getitem__, codes))
+    if len(_CODES_JSON) >= 8:
+        with contextlib.suppress(KeyError, StopIteration, RuntimeError):  # (another world's thread at it too)
+            del _CODES_JSON[next(iter(_CODES_JSON))]
+    _CODES_JSON[key] = (codes, made)
+    return made
+
+
+#: :func:`_code_fragments` of the last few passes.
+_CODES_JSON: dict[int, tuple[list[int], list[bytes]]] = {}
 
 
 class _WireByIdentity(Generic[T]):
@@ -1119,10 +1107,20 @@ class _WireByIdentity(Generic[T]):
 
 _crossing_wire = _WireByIdentity[Crossing](lambda c: {"region": c.region, "zone": c.zone, "kind": c.kind.value}, 10_000)
 _point_wire = _WireByIdentity[Point3](lambda p: {"x": p.x, "y": p.y, "z": p.z}, 10_000)
-#: The same forms encoded (pieces of a brief push's JSON, :func:`_run_wire`).
+#: The same forms encoded, as pieces of a brief push's JSON (:func:`_run_wire`).
 _crossing_json = _WireByIdentity[Crossing](lambda c: orjson.dumps(_crossing_wire(c)), 10_000)
-_point_json = _WireByIdentity[Point3](lambda p: orjson.dumps(_point_wire(p)), 10_000)
 _crossing_list_json = _WireByIdentity[list[Crossing]](lambda cs: [_crossing_json(c) for c in cs], 16)
+_point_json = _WireByIdentity[Point3](
+    lambda p: (b'],"line":{"start":' + orjson.dumps(_point_wire(p)), b',"end":' + orjson.dumps(_point_wire(p)) + b"}}"),
+    10_000,
+)
+_ids_json = _WireByIdentity[list[str]](
+    lambda ids: (
+        [b'{"actor":' + orjson.dumps(token_id) for token_id in ids],
+        [b',"target":' + orjson.dumps(token_id) + b',"allowed":' for token_id in ids],
+    ),
+    16,
+)
 
 
 def forget_wire_forms() -> None:
@@ -1133,7 +1131,8 @@ def forget_wire_forms() -> None:
     _crossing_json.clear()
     _point_json.clear()
     _crossing_list_json.clear()
-    _ID_FRAGMENTS.clear()
+    _ids_json.clear()
+    _CODES_JSON.clear()
 
 
 def _ruling_wire(ruling: Ruling, *, brief: bool = False, pair: dict[str, Any] | None = None) -> dict[str, Any]:

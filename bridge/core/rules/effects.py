@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .. import _loops
 from ..scene import Region, Scene, Token
 from ..sight import CrossingKind
 
@@ -66,7 +67,9 @@ class EffectTable(NamedTuple):
 
     ``zone_types`` numbers the zone types the ruleset knows (a zone of another type has no effect);
     ``own_mod`` is the action's own MOD; ``needs_lof`` false means every line is allowed, walls and
-    zones notwithstanding.
+    zones notwithstanding. ``ranks`` is each effect's rank in the reduction, by observer and column
+    ``4 × zone type + kind`` (four more columns, never applied, for zones of types it does not know);
+    ``memo`` keeps :meth:`zone_columns`. Made by :meth:`of`.
     """
 
     zone_types: dict[str, int]
@@ -75,60 +78,75 @@ class EffectTable(NamedTuple):
     value: npt.NDArray[np.int64]
     own_mod: int
     needs_lof: bool
+    ranks: npt.NDArray[np.int64]
+    memo: dict[int, tuple[Any, IntArray, IntArray]]
+
+    @classmethod
+    def of(
+        cls,
+        zone_types: dict[str, int],
+        counts: BoolArray,
+        blocks: BoolArray,
+        value: npt.NDArray[np.int64],
+        own_mod: int,
+        needs_lof: bool,
+    ) -> EffectTable:
+        """The table of these effects: a crossing that counts ranks as a block (below any MOD) or its MOD,
+        one that does not count is never applied."""
+        rank = np.where(counts, np.where(blocks, _BLOCK_RANK, value), _IGNORED_RANK).astype(np.int64)
+        observers = counts.shape[0]
+        ranks = np.full((observers, 4 * (len(zone_types) + 1)), _IGNORED_RANK, dtype=np.int64)
+        ranks[:, : 4 * len(zone_types)] = rank.reshape(observers, -1)
+        return cls(zone_types, counts, blocks, value, own_mod, needs_lof, ranks, {})
 
     def type_codes(self, zone_types: list[str]) -> IntArray:
         """The table's number for each zone's type (−1: a type the ruleset does not know)."""
         return np.array([self.zone_types.get(t, -1) for t in zone_types], dtype=np.intp)
+
+    def zone_columns(self, zones: Sequence[Any], zone_type: Callable[[Any], str]) -> tuple[IntArray, IntArray]:
+        """:meth:`type_codes` of ``zones`` (``zone_type`` of each), and each crossing code's column of
+        :attr:`ranks` (``4 × zone + kind`` → ``4 × its type + kind``, the unknown columns for a type the
+        table does not know): kept while ``zones`` is the same object."""
+        memo = self.memo
+        found = memo.get(id(zones))
+        if found is not None and found[0] is zones:
+            return found[1], found[2]
+        codes = self.type_codes([zone_type(zone) for zone in zones])
+        known = np.where(codes >= 0, codes, len(self.zone_types))
+        columns = (4 * known[:, None] + np.arange(4, dtype=np.intp)).ravel()
+        if len(memo) >= 4:  # zones of scenes long changed: the oldest goes
+            del memo[next(iter(memo))]
+        memo[id(zones)] = (zones, codes, columns)
+        return codes, columns
 
     def reduce(
         self,
         starts: IntArray,
         codes: IntArray,
         observers: IntArray,
-        zone_type: IntArray,
+        columns: IntArray,
         walled: BoolArray,
     ) -> Verdicts:
         """The verdict of each line ``k``, whose crossings are ``codes[starts[k]:starts[k + 1]]`` (each
         ``4 × zone + kind``), seen by observer ``observers[k]``, blocked by a wall where ``walled[k]``;
-        ``zone_type`` is :meth:`type_codes` of the zones."""
+        ``columns`` is :meth:`zone_columns`' of the zones. The counted crossing of lowest rank applies
+        (a block, then the lowest MOD; the first among equals), in one compiled loop."""
         lines = observers.size
         own = np.int64(self.own_mod)
         if not self.needs_lof:
             return Verdicts(np.ones(lines, dtype=bool), np.full(lines, own), np.full(lines, -1, dtype=np.intp))
-        sizes = np.diff(starts)
-        line_of = np.repeat(np.arange(lines, dtype=np.intp), sizes)
-        types = zone_type[codes // 4]
-        known = types >= 0
-        kinds = codes % 4
-        obs, kt = observers[line_of[known]], types[known]
-        kk = kinds[known]
-        rank = np.full(codes.size, _IGNORED_RANK, dtype=np.int64)
-        counts = np.zeros(codes.size, dtype=bool)
-        blocks = np.zeros(codes.size, dtype=bool)
-        value = np.zeros(codes.size, dtype=np.int64)
-        counts[known] = self.counts[obs, kt, kk]
-        blocks[known] = self.blocks[obs, kt, kk]
-        value[known] = self.value[obs, kt, kk]
-        rank[counts] = np.where(blocks[counts], _BLOCK_RANK, value[counts])
-        lowest = np.full(lines, _IGNORED_RANK, dtype=np.int64)
-        np.minimum.at(lowest, line_of, rank)
-        # The first counted crossing of its line at the line's lowest rank.
-        at_lowest = np.flatnonzero(counts & (rank == lowest[line_of]))
-        # at_lowest ascends and line_of never falls: each line's first is where the line changes.
-        lowest_lines = line_of[at_lowest]
-        change = np.empty(lowest_lines.size, dtype=bool)
-        change[:1] = True
-        np.not_equal(lowest_lines[1:], lowest_lines[:-1], out=change[1:])
-        first = np.flatnonzero(change)
-        first_lines, chosen = lowest_lines[first], at_lowest[first]
-        applied = np.full(lines, -1, dtype=np.intp)
-        applied[first_lines] = chosen - starts[first_lines]
-        blocked = walled.copy()
-        blocked[first_lines] |= blocks[chosen]
-        zone_value = np.zeros(lines, dtype=np.int64)
-        zone_value[first_lines] = np.where(blocks[chosen], 0, value[chosen])
-        modifier = np.where(blocked, 0, zone_value + own)
-        return Verdicts(~blocked, modifier, applied)
+        allowed, modifier, applied = _loops.first_lowest(
+            np.ascontiguousarray(starts, dtype=np.int64),
+            np.ascontiguousarray(codes, dtype=np.int64),
+            np.ascontiguousarray(observers, dtype=np.int64),
+            columns,
+            self.ranks,
+            np.ascontiguousarray(walled, dtype=bool).view(np.uint8),
+            self.own_mod,
+            _BLOCK_RANK,
+            _IGNORED_RANK,
+        )
+        return Verdicts(allowed, modifier, applied)
 
 
 # --- Rulesets that read positions: line rules ------------------------------------------------------

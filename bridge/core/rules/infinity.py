@@ -371,7 +371,7 @@ class InfinityRuleset(DataRuleset[InfinityData]):
                     counts[o, z, k] = candidate.counts
                     blocks[o, z, k] = candidate.blocks
                     value[o, z, k] = candidate.value or 0
-        return EffectTable(zone_types, counts, blocks, value, rules.own_mod, rules.needs_lof)
+        return EffectTable.of(zone_types, counts, blocks, value, rules.own_mod, rules.needs_lof)
 
     # --- Combat Jump ---
 

@@ -7,9 +7,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bridge.core.rules import RULESETS
-from bridge.core.rules.effects import LineInputs, reduce_crossings, zone_classes
+from bridge.core.rules.effects import EffectTable, LineInputs, reduce_crossings, zone_classes
 from bridge.core.scene import Scene
 from bridge.core.visibility import SceneVisibility
 from bridge.core.world import SceneState
@@ -39,6 +41,102 @@ def test_reductions_over_crossings_leave_lines_without_any_at_the_identity() -> 
     assert reduce_crossings(lines, classes, table, np.add, 0).tolist() == [0, 130, 0, 16, 0]
     assert reduce_crossings(lines, classes, -table, np.minimum, 0).tolist() == [0, -128, 0, -16, 0]
     assert reduce_crossings(_lines([0, 0], []), classes, table, np.add, 7).tolist() == [7]
+
+
+def _table(counts: Any, blocks: Any, value: Any, own: int = 0) -> EffectTable:
+    """A table over zone types ``a`` and ``b`` from ``[observer][type][kind]`` lists."""
+    return EffectTable.of(
+        {"a": 0, "b": 1},
+        np.array(counts, dtype=bool),
+        np.array(blocks, dtype=bool),
+        np.array(value, dtype=np.int64),
+        own,
+        True,
+    )
+
+
+def _plain_reduce(table: EffectTable, lines: LineInputs, observers: list[int], types: list[str]) -> list[Any]:
+    """The reduction written out: per line, the counted crossing of lowest rank (a block, then the lowest MOD),
+    the first among equals; a zone of a type the table does not know never counts."""
+    found = []
+    for k, observer in enumerate(observers):
+        best: tuple[int, int] | None = None
+        for at, code in enumerate(lines.codes[lines.starts[k] : lines.starts[k + 1]].tolist()):
+            t = table.zone_types.get(types[code // 4])
+            if t is None or not table.counts[observer, t, code % 4]:
+                continue
+            rank = -(1 << 40) if table.blocks[observer, t, code % 4] else int(table.value[observer, t, code % 4])
+            if best is None or rank < best[0]:
+                best = (rank, at)
+        blocked = bool(lines.walled[k]) or (best is not None and best[0] == -(1 << 40))
+        modifier = 0 if blocked else (best[0] if best is not None else 0) + table.own_mod
+        found.append((not blocked, modifier, -1 if best is None else best[1]))
+    return found
+
+
+def test_a_lines_verdict_is_its_first_crossing_of_lowest_rank() -> None:
+    """The effect table's reduction: a block beats any MOD, the lowest MOD applies (the first of equals), a
+    crossing that does not count or of a foreign zone type never applies, a wall blocks, lines without
+    crossings take the action's own MOD."""
+    # Observer 0: type a counts -3 into / -6 through, blocks within; type b's from does not count.
+    # Observer 1: nothing counts.
+    table = _table(
+        [[[0, 1, 1, 1], [0, 1, 1, 1]], [[0] * 4, [0] * 4]],
+        [[[0, 0, 1, 0], [0, 0, 0, 0]], [[0] * 4, [0] * 4]],
+        [[[0, -3, 0, -6], [0, -6, -3, -3]], [[0] * 4, [0] * 4]],
+        own=-1,
+    )
+    zones = ["a", "b", "a", "woods"]  # zone 3: a type the table does not know
+    codes = [
+        [4 * 0 + 1, 4 * 1 + 1, 4 * 2 + 3],  # -3, -6, -6: the first -6 (position 1)
+        [4 * 0 + 3, 4 * 0 + 2],  # -6, then a block: the block
+        [4 * 1 + 0, 4 * 3 + 3],  # not counted, foreign: none
+        [],  # none
+        [4 * 1 + 2],  # -3, but a wall
+        [4 * 0 + 1],  # observer 1: nothing counts
+    ]
+    starts = np.concatenate(([0], np.cumsum([len(c) for c in codes])))
+    lines = LineInputs(
+        src=np.zeros(6, dtype=np.intp),
+        dst=np.ones(6, dtype=np.intp),
+        starts=starts.astype(np.intp),
+        codes=np.array([c for line in codes for c in line], dtype=np.intp),
+        walled=np.array([0, 0, 0, 0, 1, 0], dtype=bool),
+    )
+    observers = [0, 0, 0, 0, 0, 1]
+    _, columns = table.zone_columns(zones, str)
+    verdicts = table.reduce(lines.starts, lines.codes, np.array(observers, dtype=np.intp), columns, lines.walled)
+    found = list(zip(verdicts.allowed.tolist(), verdicts.modifier.tolist(), verdicts.applied.tolist(), strict=True))
+    assert found == [(True, -7, 1), (False, 0, 1), (True, -1, -1), (True, -1, -1), (False, 0, 0), (True, -1, -1)]
+    assert found == _plain_reduce(table, lines, observers, zones)
+
+
+@given(st.data())
+@settings(max_examples=200, deadline=None)
+def test_the_reduction_of_random_tables_and_lines_is_the_plain_one(data: st.DataObject) -> None:
+    """On random tables (2 observers, 2 types, values -12..3) and lines (0-6 crossings of 4 zones, one of a
+    foreign type), the compiled reduction equals :func:`_plain_reduce` line by line."""
+    bits = st.lists(st.booleans(), min_size=16, max_size=16)
+    shape = (2, 2, 4)
+    counts = np.array(data.draw(bits)).reshape(shape)
+    blocks = np.array(data.draw(bits)).reshape(shape)
+    value = np.array(data.draw(st.lists(st.integers(-12, 3), min_size=16, max_size=16))).reshape(shape)
+    table = _table(counts, blocks, value, own=data.draw(st.integers(-3, 3)))
+    zones = ["a", "b", "smoke", "a"]
+    codes = data.draw(st.lists(st.lists(st.integers(0, 15), max_size=6), max_size=8))
+    observers = data.draw(st.lists(st.integers(0, 1), min_size=len(codes), max_size=len(codes)))
+    walled = data.draw(st.lists(st.booleans(), min_size=len(codes), max_size=len(codes)))
+    lines = LineInputs(
+        src=np.zeros(len(codes), dtype=np.intp),
+        dst=np.ones(len(codes), dtype=np.intp),
+        starts=np.concatenate(([0], np.cumsum([len(c) for c in codes]))).astype(np.intp),
+        codes=np.array([c for line in codes for c in line], dtype=np.intp),
+        walled=np.array(walled, dtype=bool),
+    )
+    _, columns = table.zone_columns(zones, str)
+    verdicts = table.reduce(lines.starts, lines.codes, np.array(observers, dtype=np.intp), columns, lines.walled)
+    found = list(zip(verdicts.allowed.tolist(), verdicts.modifier.tolist(), verdicts.applied.tolist(), strict=True))
+    assert found == _plain_reduce(table, lines, observers, zones)
 
 
 def test_zones_of_one_type_and_parameters_share_a_class() -> None:
