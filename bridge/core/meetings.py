@@ -44,7 +44,11 @@ __all__ = [
     "box_pairs",
     "conic_entries",
     "crossing_order",
+    "line_meetings",
+    "line_order",
+    "line_zones",
     "zone_meetings",
+    "zone_tables",
 ]
 
 #: The loops (typed for Cython, not for mypy: called untyped).
@@ -107,6 +111,65 @@ def zone_meetings(**arrays: Any) -> tuple[Any, Any, Any, Any, Any]:
     if not np.shares_memory(flags, ambiguous):
         ambiguous |= flags.astype(np.bool_)
     return met
+
+
+def zone_tables(**arrays: Any) -> tuple[Any, ...]:
+    """The zones' arrays :func:`zone_meetings` reads (``zone_bounds`` to ``ey1``, and ``max_edges``), of the
+    loop's types, for :func:`line_meetings`: made once per set of zones, where a call on one line would
+    otherwise spend most of its time converting them."""
+    return (
+        _f64(arrays["zone_bounds"]),
+        *(_f64(arrays[name]) for name in ("zone_scale", "zone_slack", "bottom", "top")),
+        *(_i64(arrays[name]) for name in ("run_start", "run_count")),
+        *(_f64(arrays[name]) for name in ("run_x0", "run_y0", "run_x1", "run_y1")),
+        *(_i64(arrays[name]) for name in ("run_first_edge", "run_edges")),
+        *(_f64(arrays[name]) for name in ("ex0", "ey0", "ex1", "ey1")),
+        int(arrays["max_edges"]),
+    )
+
+
+def line_zones(ends: tuple[Any, Any, Any, Any], columns: tuple[Any, Any, Any, Any]) -> Any:
+    """:func:`box_pairs` of one line, without its conversions: the zones (ascending, int64) whose closed boxes
+    meet the box of the segment ``ends`` (x0, y0, x1, y1: one-element contiguous float64 arrays);
+    ``columns``: the zones' x0, y0, x1, y1 (contiguous float64)."""
+    return _kernels.box_pairs(*ends, *columns)[1]
+
+
+def line_meetings(
+    li: Any,
+    zi: Any,
+    line_ids: Any,
+    ends: tuple[Any, Any, Any, Any, Any, Any],
+    start_in: Any,
+    end_in: Any,
+    tables: tuple[Any, ...],
+    ambiguous: Any,
+) -> tuple[Any, Any, Any, Any, Any]:
+    """:func:`zone_meetings` for a few lines, without its conversions: ``li``, ``zi``, ``line_ids`` contiguous
+    int64; ``ends`` the lines' x0, y0, x1, y1, za, zb, contiguous float64; ``start_in``, ``end_in`` and
+    ``ambiguous`` (flags set in place) booleans viewed as uint8; ``tables`` from :func:`zone_tables`.
+    The same loop, so the same answers."""
+    met: tuple[Any, Any, Any, Any, Any] = _kernels.meetings(
+        li, zi, line_ids, *ends, start_in, end_in, *tables, ambiguous
+    )
+    return met
+
+
+def line_order(
+    src: Any,
+    dst: Any,
+    indptr: Any,
+    zones_of: Any,
+    met: tuple[Any, Any, Any, Any, Any],
+    zones: int,
+    ambiguous: Any,
+) -> tuple[Any, Any]:
+    """:func:`crossing_order` for a few lines, without its conversions: the int64 arrays contiguous, ``met``
+    as :func:`line_meetings` returns it, ``ambiguous`` booleans viewed as uint8 (flags set in place)."""
+    order: tuple[Any, Any] = _kernels.crossing_order(
+        src, dst, indptr, zones_of, met[0], met[1], met[2], met[3], met[4].view(np.uint8), zones, ambiguous
+    )
+    return order
 
 
 def crossing_order(**arrays: Any) -> tuple[Any, Any]:
