@@ -60,7 +60,7 @@ def first_push(state: SceneState, warm: SceneVisibility, *, brief: bool, before:
     """One first push, the old way (``before``) or from the verdicts: its bytes and the times of its parts."""
     engine, engine_wall, engine_cpu = _timed(lambda: SceneVisibility(state, action="bs-attack", sharing=warm))
 
-    def push() -> list[str]:
+    def push() -> list[bytes]:
         if before:
             message = _annotations("w", state, dict(engine.rulings()), full=True, brief=brief)
         else:
@@ -112,7 +112,7 @@ def move_pushes(tokens: int, zones: int, moves: int) -> dict[str, Any]:
         changes, _, update_cpu = _timed(lambda state=state: engine.update(state), collect=False)
         before = i % 2 == 1
 
-        def push(changes: Any = changes, state: SceneState = state, before: bool = before) -> list[str]:
+        def push(changes: Any = changes, state: SceneState = state, before: bool = before) -> list[bytes]:
             if before:
                 return encode_frames(_annotations("w", state, dict(changes), full=False, brief=True), _NO_SPLIT)
             return encode_frames(_annotations("w", state, changes, full=False, brief=True, engine=engine), _NO_SPLIT)

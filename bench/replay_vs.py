@@ -18,7 +18,8 @@ the code as it was: it
    ``sightline replay FILE`` (the console script of its venv; standard output to a file) and, in a
    second process, the same replay alone: ``bridge.replay.run_replay`` timed inside the interpreter
    after the package is imported and a small other game replayed (so neither the interpreter's start,
-   the imports, numba's cache loads nor the rulesets' first load count). Wall time and CPU time (the
+   the imports, numba's cache loads nor the rulesets' first load count); and each side's ``sightline
+   replay`` of an empty file (its start-up: interpreter, imports). Wall time and CPU time (the
    child's user + system from ``getrusage``; ``time.process_time()`` inside for the replay alone).
    A first round of both sides is a warm-up and is not counted: it writes each side's byte-code and,
    for a numba-era ``REV``, numba's on-disk cache (``cache=True`` beside the installed code), so the

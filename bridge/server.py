@@ -247,7 +247,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 await _close_not_reading(ws, request.transport)
                 break
             if trace is not None:
-                outbox.trace(trace, sum(1 for item in prepared if isinstance(item, str)))
+                outbox.trace(trace, sum(1 for item in prepared if isinstance(item, bytes)))
                 trace = None
                 stages.suspend()  # the loop is done with it (a ping answered here next must not stamp it)
             if state.collector is not None:
@@ -275,13 +275,15 @@ async def websocket(request: web.Request) -> web.StreamResponse:
 
 @dataclass(frozen=True, slots=True)
 class _Push:
-    """An encoded frame for another connection of the world (a watcher)."""
+    """An encoded frame (UTF-8 JSON) for another connection of the world (a watcher)."""
 
     to: Session
-    text: str
+    text: bytes
 
 
-Prepared = str | _Push | StoreThenSend | Close
+#: What the writer carries out: a text frame already encoded (UTF-8 JSON, sent as it is), a push for
+#: another connection, a log operation, a close.
+Prepared = bytes | _Push | StoreThenSend | Close
 
 
 #: A frame longer than this is never taken for a ping (a ping is ``{"type": "ping", "id": …}``).
@@ -380,7 +382,7 @@ class Outbox:
 
     @classmethod
     def size(cls, item: Prepared) -> int:
-        return len(item) if isinstance(item, str) else cls.PENDING_SIZE
+        return len(item) if isinstance(item, bytes) else cls.PENDING_SIZE
 
     def _full(self, size: int) -> bool:
         """Whether ``size`` more bytes would take the queue over its bounds (an empty queue takes one frame)."""
@@ -513,7 +515,7 @@ def _hello_overdue(session: Session, outbox: Outbox) -> None:
     if session.state == "awaiting-hello":
         session.state = "closed"
         error = InvalidMessage("no hello within the deadline; the connection is closed")
-        outbox.put(encode(error_message(error)))
+        outbox.put(encode(error_message(error)).encode())
         outbox.put(Close(HELLO_TIMEOUT_CLOSE, "hello timeout"))
 
 
@@ -531,9 +533,9 @@ async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) 
             if effect is None:  # the connection is over
                 return
             try:
-                if isinstance(effect, str):
+                if isinstance(effect, bytes):  # orjson's UTF-8, written as a text frame without a str round trip
                     outbox.sending_since = loop.time()
-                    await ws.send_str(effect)
+                    await ws.send_frame(effect, WSMsgType.TEXT)
                     if stages.ENABLED:
                         outbox.written()
                 elif isinstance(effect, StoreThenSend):

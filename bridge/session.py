@@ -939,7 +939,7 @@ def _adjudication_answer(message: Adjudicate, state: SceneState, ruling: Ruling)
             "end": {"x": float(end.x), "y": float(end.y), "z": float(end.z)},
         }
     payload["logged"] = False
-    return Prebuilt.model_construct(payload=payload)  # a dict we just built: nothing to validate
+    return Prebuilt(payload=payload)  # a dict we just built: taken as it is (not validated)
 
 
 def _annotations(

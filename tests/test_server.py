@@ -56,6 +56,25 @@ async def test_hello_sync_adjudicate_over_a_real_websocket(bridge: str) -> None:
         assert await ask(ws, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
 
 
+async def test_non_ascii_answers_arrive_as_text_frames_of_the_same_characters(bridge: str) -> None:
+    """Answers written as orjson's UTF-8 bytes (no str round trip) reach the client as text frames, every
+    character intact: a ping's pong (the loop's) and an adjudication (the world's worker's)."""
+    request = "pídeme-ñandú-煙-🙂"
+    async with connect(f"ws://{bridge}/ws") as ws:
+        await say_hello(ws)
+        await ws.send(json.dumps({"type": "ping", "id": request}))
+        pong = await ws.recv()
+        assert isinstance(pong, str) and json.loads(pong) == {"type": "pong", "id": request}
+        await ask(ws, {"type": "scene.sync", "id": "q1", "scene": on_line_scene()})
+        await ws.send(
+            json.dumps(
+                {"type": "adjudicate", "id": request, "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+            )
+        )
+        ruling = await ws.recv()
+        assert isinstance(ruling, str) and request in ruling and json.loads(ruling)["id"] == request
+
+
 async def test_wrong_secret_closes_with_4401(bridge: str) -> None:
     """Contract: unauthorized, then close code 4401."""
     async with connect(f"ws://{bridge}/ws") as ws:

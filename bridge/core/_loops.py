@@ -26,6 +26,7 @@ import numpy as np
 try:
     import cython
     from cython.cimports.libc.math import INFINITY, NAN, copysign, fabs, hypot, sqrt
+    from cython.cimports.libc.math import hypot as libm_hypot
 except ImportError:  # Cython not installed and this module not compiled: the same source, run by Python
     import math
 
@@ -36,7 +37,14 @@ except ImportError:  # Cython not installed and this module not compiled: the sa
         INFINITY=math.inf, NAN=math.nan, copysign=math.copysign, fabs=math.fabs, hypot=math.hypot, sqrt=math.sqrt
     )
 
-__all__ = ["COMPILED", "box_pairs", "conic_entries", "crossing_order", "first_lowest", "meetings"]
+    def _numpy_hypot(x: float, y: float) -> float:
+        """C's ``hypot``, which NumPy's ``np.hypot`` calls (Python's ``math.hypot`` may differ in the last bit)."""
+        return float(np.hypot(x, y))
+
+    globals().update(libm_hypot=_numpy_hypot)
+
+
+__all__ = ["COMPILED", "box_pairs", "conic_entries", "crossing_order", "first_lowest", "meetings", "wall_crossings"]
 
 #: Whether this module is the compiled extension (False: the source, run by Python).
 COMPILED: bool = cython.compiled
@@ -798,3 +806,184 @@ def first_lowest(
                 allowed[k] = 1
                 modifier[k] = best + own
     return a_allowed, a_modifier, a_applied
+
+
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _wall_distance(
+    px: cython.double, py: cython.double, ax: cython.double, ay: cython.double, bx: cython.double, by: cython.double
+) -> cython.double:
+    """``geometry._segment_distance`` for one point and one wall: the same expressions in the same order."""
+    ex: cython.double = bx - ax
+    ey: cython.double = by - ay
+    length2: cython.double = ex * ex + ey * ey
+    u: cython.double = ((px - ax) * ex + (py - ay) * ey) / (length2 if length2 > 0 else 1.0)
+    if u == u:  # np.clip(u, 0.0, 1.0), which leaves NaN as it is
+        u = u if u > 0.0 else 0.0
+        u = u if u < 1.0 else 1.0
+    return libm_hypot(ax + u * ex - px, ay + u * ey - py)
+
+
+def wall_crossings(
+    idx: cython.longlong[:, ::1],
+    lines: cython.longlong[::1],
+    cx: cython.double[::1],
+    cy: cython.double[::1],
+    cz: cython.double[::1],
+    radius: cython.double[::1],
+    wall_f: cython.double[:, ::1],
+    wall_i: cython.longlong[:, ::1],
+    span_lo: cython.double[::1],
+    span_hi: cython.double[::1],
+    li: cython.longlong[::1],
+    wi: cython.longlong[::1],
+    every: cython.bint,
+    walled: cython.uchar[::1],
+) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
+    """:func:`bridge.core.meetings.wall_crossings`."""
+    count: cython.Py_ssize_t = lines.shape[0]
+    walls: cython.Py_ssize_t = wall_f.shape[0]
+    rows: cython.Py_ssize_t = count * walls if every else li.shape[0]
+    capacity: cython.Py_ssize_t = max(16, 2 * count)
+    a_u = np.empty(capacity, dtype=np.int64)
+    a_w = np.empty(capacity, dtype=np.int64)
+    a_o0 = np.empty(capacity, dtype=np.float64)
+    a_o1 = np.empty(capacity, dtype=np.float64)
+    a_d0 = np.empty(capacity, dtype=np.float64)
+    a_d1 = np.empty(capacity, dtype=np.float64)
+    out_u: cython.longlong[::1] = a_u
+    out_w: cython.longlong[::1] = a_w
+    out_o0: cython.double[::1] = a_o0
+    out_o1: cython.double[::1] = a_o1
+    out_d0: cython.double[::1] = a_d0
+    out_d1: cython.double[::1] = a_d1
+    hard: cython.longlong[::1] = np.zeros(2 * count, dtype=np.int64)
+    soft: cython.longlong[::1] = np.zeros(2 * count, dtype=np.int64)
+    a_cornered = np.zeros(count, dtype=np.uint8)
+    cornered: cython.uchar[::1] = a_cornered
+    a_corners = np.empty(count, dtype=np.int64)
+    out_corners: cython.longlong[::1] = a_corners
+    total: cython.Py_ssize_t = 0
+    kept: cython.Py_ssize_t = 0
+    corners: cython.Py_ssize_t = 0
+    k: cython.Py_ssize_t
+    line: cython.Py_ssize_t
+    w: cython.Py_ssize_t
+    d: cython.Py_ssize_t
+    s: cython.Py_ssize_t
+    side: cython.longlong
+    test: cython.longlong
+    px: cython.double
+    py: cython.double
+    qx: cython.double
+    qy: cython.double
+    ax: cython.double
+    ay: cython.double
+    bx: cython.double
+    by: cython.double
+    o_start: cython.double
+    o_end: cython.double
+    s_a: cython.double
+    s_b: cython.double
+    d0: cython.double
+    d1: cython.double
+    o_src: cython.double
+    o_dst: cython.double
+    distance: cython.double
+    near: cython.double
+    unit: cython.double
+    z0: cython.double
+    z1: cython.double
+    z: cython.double
+    stands: cython.bint
+    with cython.nogil:
+        line, w = 0, -1
+        for k in range(rows):
+            # The (line, wall) of this row: every line against every wall, row-major, or the candidates.
+            if every:
+                w += 1
+                if w == walls:
+                    line, w = line + 1, 0
+            else:
+                line, w = li[k], wi[k]
+            px, py = cx[idx[lines[line], 0]], cy[idx[lines[line], 0]]
+            qx, qy = cx[idx[lines[line], 1]], cy[idx[lines[line], 1]]
+            ax, ay, bx, by = wall_f[w, 0], wall_f[w, 1], wall_f[w, 2], wall_f[w, 3]
+            # geometry.wall_sides: o_start, o_end (geometry._orient of the wall and each end), then the sign
+            # of each wall end against the line; straddles: o_start and o_end strictly of opposite signs.
+            o_start = (ay - py) * (bx - px) - (ax - px) * (by - py)
+            o_end = (ay - qy) * (bx - qx) - (ax - qx) * (by - qy)
+            if not ((o_start > 0 and o_end < 0) or (o_start < 0 and o_end > 0)):
+                continue
+            s_a = (py - ay) * (qx - ax) - (px - ax) * (qy - ay)
+            s_b = (py - by) * (qx - bx) - (px - bx) * (qy - by)
+            if not ((s_a > 0 and s_b < 0) or (s_a < 0 and s_b > 0)):  # not proper
+                if s_a == 0 or s_b == 0:
+                    cornered[line] = True  # through a wall's end: WallIndex.blocked judges the line
+                continue
+            d0 = _wall_distance(px, py, ax, ay, bx, by)
+            d1 = _wall_distance(qx, qy, ax, ay, bx, by)
+            if total == capacity:
+                with cython.gil:
+                    capacity = 2 * capacity
+                    a_u, a_w = _grown(a_u, capacity), _grown(a_w, capacity)
+                    a_o0, a_o1 = _grown(a_o0, capacity), _grown(a_o1, capacity)
+                    a_d0, a_d1 = _grown(a_d0, capacity), _grown(a_d1, capacity)
+                    out_u, out_w, out_o0, out_o1, out_d0, out_d1 = a_u, a_w, a_o0, a_o1, a_d0, a_d1
+            out_u[total], out_w[total] = line, w
+            out_o0[total], out_o1[total], out_d0[total], out_d1[total] = o_start, o_end, d0, d1
+            total += 1
+            # Each direction: whether the wall stops sight from that end (one-way, threshold, levels; the
+            # expressions of visibility._blocking and WallIndex.blocking).
+            for d in range(2):
+                if d == 0:
+                    o_src, o_dst, distance = o_start, o_end, d0
+                else:
+                    o_src, o_dst, distance = o_end, o_start, d1
+                side = wall_i[w, 0]  # one-way: 0 both ways, 1 where o_src > 0, -1 where o_src < 0, 2 never
+                if side == 2 or (side == 1 and not o_src > 0) or (side == -1 and not o_src < 0):
+                    continue
+                test = wall_i[w, 1]  # threshold: 0 none, 1 proximity, 2 distance
+                if test == 1:
+                    near = distance - radius[idx[lines[line], d]]
+                    if near < 0.0:  # np.maximum(near, 0.0)
+                        near = 0.0
+                    if near < wall_f[w, 4]:
+                        continue
+                elif test == 2 and distance + radius[idx[lines[line], d]] > wall_f[w, 4]:
+                    continue
+                if wall_i[w, 3]:  # the wall names levels: WallIndex.stands_at where the line meets it
+                    unit = o_src / (o_src - o_dst)
+                    z0, z1 = cz[idx[lines[line], d]], cz[idx[lines[line], 1 - d]]
+                    z = z0 + unit * (z1 - z0)
+                    stands = False
+                    for s in range(wall_i[w, 4], wall_i[w, 5]):
+                        if span_lo[s] <= z and z <= span_hi[s]:
+                            stands = True
+                            break
+                    if not stands:
+                        continue
+                if wall_i[w, 2]:
+                    soft[2 * line + d] += 1
+                else:
+                    hard[2 * line + d] += 1
+        # Lines through a wall's end keep no rows; the others' directions are walled by a wall that is not
+        # limited, or by two that are.
+        for k in range(total):
+            line = out_u[k]
+            if cornered[line]:
+                continue
+            out_u[kept], out_w[kept] = lines[line], out_w[k]
+            out_o0[kept], out_o1[kept], out_d0[kept], out_d1[kept] = out_o0[k], out_o1[k], out_d0[k], out_d1[k]
+            kept += 1
+        for line in range(count):
+            if cornered[line]:
+                out_corners[corners] = lines[line]
+                corners += 1
+                continue
+            for d in range(2):
+                if hard[2 * line + d] > 0 or soft[2 * line + d] >= 2:
+                    walled[2 * lines[line] + d] = True
+    return a_u[:kept], a_w[:kept], a_o0[:kept], a_o1[:kept], a_d0[:kept], a_d1[:kept], a_corners[:corners]

@@ -26,13 +26,14 @@ error bounds in ``bridge.core.visibility`` assume.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import _loops
 from ._loops import ORIENT_TOL
 from .curves import TOUCH_EPS
+from .geometry import _DIR_LEFT, _DIR_RIGHT, _SIGHT_DISTANCE, _SIGHT_PROXIMITY, WallIndex
 
 __all__ = [
     "COMPILED",
@@ -41,12 +42,15 @@ __all__ = [
     "ORIENT_TOL",
     "THROUGH",
     "WITHIN",
+    "WallColumns",
     "box_pairs",
     "conic_entries",
     "crossing_order",
     "line_meetings",
     "line_order",
     "line_zones",
+    "wall_columns",
+    "wall_crossings",
     "zone_meetings",
     "zone_tables",
 ]
@@ -226,3 +230,79 @@ def box_pairs(x0: Any, y0: Any, x1: Any, y1: Any, zone_bounds: Any) -> tuple[Any
     segments = [np.ascontiguousarray(v, dtype=np.float64) for v in (x0, y0, x1, y1)]
     pairs: tuple[Any, Any] = _kernels.box_pairs(*segments, *columns)
     return pairs
+
+
+class WallColumns(NamedTuple):
+    """A :class:`~bridge.core.geometry.WallIndex` as :func:`wall_crossings` reads it (:func:`wall_columns`)."""
+
+    #: Per wall: ax, ay, bx, by, threshold (pixels; NaN: none).
+    floats: Any
+    #: Per wall: one-way (0 both ways, 1 only where the source's orientation is > 0, -1 only where it is
+    #: < 0, 2 never), threshold test (0 none, 1 proximity, 2 distance), limited, names levels, and the
+    #: first and last + 1 of its spans in ``span_lo`` / ``span_hi``.
+    ints: Any
+    span_lo: Any
+    span_hi: Any
+
+
+def wall_columns(walls: WallIndex) -> WallColumns:
+    """The walls' columns for :func:`wall_crossings` (made once per index: the engine keeps them)."""
+    n = len(walls)
+    side = np.full(n, 2, dtype=np.int64)  # a direction Foundry does not define stops sight neither way
+    side[walls.direction == 0] = 0
+    side[walls.direction == _DIR_LEFT] = 1
+    side[walls.direction == _DIR_RIGHT] = -1
+    has = ~np.isnan(walls.threshold)
+    test = np.zeros(n, dtype=np.int64)
+    test[has & (walls.kind == _SIGHT_PROXIMITY)] = 1
+    test[has & (walls.kind == _SIGHT_DISTANCE)] = 2
+    spans = [() if s is None else s for s in walls.spans]
+    ends = np.cumsum([0, *(len(s) for s in spans)], dtype=np.int64)
+    span_lo = np.array([lo for s in spans for lo, _ in s], dtype=np.float64)
+    span_hi = np.array([hi for s in spans for _, hi in s], dtype=np.float64)
+    floats = np.ascontiguousarray(np.stack([walls.ax, walls.ay, walls.bx, walls.by, walls.threshold], axis=1))
+    ints = np.stack([side, test, walls.limited, walls.leveled, ends[:-1], ends[1:]], axis=1).astype(np.int64)
+    return WallColumns(floats.reshape(n, 5), np.ascontiguousarray(ints.reshape(n, 6)), span_lo, span_hi)
+
+
+def wall_crossings(
+    idx: Any,
+    lines: Any,
+    tokens: tuple[Any, Any, Any, Any],
+    walls: WallColumns,
+    walled: Any,
+    candidates: tuple[Any, Any] | None = None,
+) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
+    """The walls the segments of ``lines`` (rows of the pairs ``idx``, ascending) cross properly, and whether
+    each direction is blocked: ``SceneVisibility._wall_rows``'s NumPy expressions (``geometry.wall_sides``,
+    ``geometry._segment_distance``, one-way, thresholds, levels, limited walls counted twice) evaluated per
+    (line, wall) in the same order, so the same floats and the same decisions.
+
+    ``tokens``: the tokens' x, y, elevation and external radius; ``candidates``: the (index into ``lines``,
+    wall) rows to test (default: every line against every wall, row by row). Returns, for each row crossed
+    properly by a line that meets no wall at an end point, its pair (index into ``idx``), wall,
+    orientation of either end and distance from either end; then the pairs whose segment meets a wall at
+    an end point (ascending; ``WallIndex.blocked`` judges them). Sets ``walled[2 * pair + direction]``
+    (writable booleans, changed in place) for the directions of the other lines that are blocked.
+    """
+    flags = _u8(walled)
+    if candidates is None:
+        li = wi = np.empty(0, dtype=np.int64)
+    else:
+        li, wi = _i64(candidates[0]), _i64(candidates[1])
+    rows: tuple[Any, Any, Any, Any, Any, Any, Any] = _kernels.wall_crossings(
+        _i64(idx),
+        _i64(lines),
+        *(_f64(column) for column in tokens),
+        walls.floats,
+        walls.ints,
+        walls.span_lo,
+        walls.span_hi,
+        li,
+        wi,
+        candidates is None,
+        flags,
+    )
+    if not np.shares_memory(flags, walled):
+        walled |= flags.astype(np.bool_)
+    return rows

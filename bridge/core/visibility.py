@@ -56,7 +56,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, compress, repeat
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -76,7 +76,6 @@ from .geometry import (
     WallIndex,
     _ellipse,
     _first_entry,
-    _segment_distance,
     clip_spans,
     curved_region,
     in_spans,
@@ -92,12 +91,15 @@ from .meetings import (
     INTO,
     THROUGH,
     WITHIN,
+    WallColumns,
     box_pairs,
     conic_entries,
     crossing_order,
     line_meetings,
     line_order,
     line_zones,
+    wall_columns,
+    wall_crossings,
     zone_meetings,
     zone_tables,
 )
@@ -124,8 +126,6 @@ _WallHit = tuple[int, float, float, float, float]
 
 #: shapely's type id of a Polygon.
 _POLYGON = 3
-#: Most (segment, zone edge) rows handled by one numpy pass (bounds memory: ~100 bytes a row).
-_CHUNK_ROWS = 400_000
 #: Consecutive zone edges tested together against a line by their box before one by one.
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
@@ -265,6 +265,7 @@ class SceneVisibility:
         self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         self._line_made: _LineTables | None = None  # see _line_tables
+        self._wall_columns: tuple[WallIndex, WallColumns] | None = None  # see _wall_rows
         #: Seconds spent ruling stale pairs in whole-scene passes (a lazy build's; ``bridge.engines`` bounds them).
         self.pass_seconds = 0.0
         if sharing is not None:
@@ -423,7 +424,9 @@ class SceneVisibility:
         index = tokens.index
         changed: set[int] = set()
         if index is old_tokens.index:  # the same ids in the same order (``_compile_tokens`` kept the index)
-            for k, (before, token) in enumerate(zip(old_tokens.tokens, tokens.tokens, strict=True)):
+            # Only the rows whose token is another object than before can have changed (when known).
+            for k in range(len(index)) if self._touched_rows is None else self._touched_rows:
+                before, token = old_tokens.tokens[k], tokens.tokens[k]
                 if before is not token and before != token:
                     changed.add(k)
         for k, token in enumerate(() if index is old_tokens.index else tokens.tokens):
@@ -470,7 +473,7 @@ class SceneVisibility:
             if rest:
                 pairs += [rest[k] for k in np.flatnonzero(self._touched(rest, boxes, segments))]
         result = _Changes()
-        gone = old_tokens.index.keys() - index.keys()
+        gone = () if index is old_tokens.index else old_tokens.index.keys() - index.keys()
         rulings = self._rulings
         if gone:
             for pair in [p for p in rulings if p[0] in gone or p[1] in gone]:
@@ -478,7 +481,7 @@ class SceneVisibility:
                 result.removed(pair)
         if lazy:
             ids = self._ids
-            rulings.mark_stale(each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a])))
+            rulings.mark_stale([each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))])
             return result
         fresh = self._compute(pairs)
         # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
@@ -521,10 +524,11 @@ class SceneVisibility:
         regions = tuple(scene.regions)
         regions_kept = _same_objects(getattr(self, "_regions", ()), regions)
         old_zones: tuple[_Zone, ...] | None = None if self._levels_changed else getattr(self, "_zones", None)
-        if old_zones is not None and _same_objects(self._regions, regions):
-            zones = list(old_zones)  # the very same regions: nothing to look at
+        zones: Sequence[_Zone]
+        if old_zones is not None and regions_kept:
+            zones = old_zones  # the very same regions: nothing to look at
         else:
-            zones = []
+            compiled: list[_Zone] = []
             cache: dict[str, _Zone] = {}
             for region in regions:
                 if region.zone is None:
@@ -534,10 +538,11 @@ class SceneVisibility:
                     zone = _compile_zone(region, self._level_spans)
                 if zone is not None:
                     cache[region.id] = zone
-                    zones.append(zone)
+                    compiled.append(zone)
             self._zone_cache = cache
+            zones = compiled
         self._regions = regions
-        self._zones_reused = old_zones is not None and _same_objects(old_zones, zones)
+        self._zones_reused = old_zones is not None and (zones is old_zones or _same_objects(old_zones, zones))
         if not self._zones_reused:
             self._zones = tuple(zones)
             self._areas = np.array([zone.query_area for zone in zones], dtype=object)
@@ -562,7 +567,9 @@ class SceneVisibility:
             self._compile_conics(zones)
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
         self._token_cache: dict[str, _TokenShape]
-        self._tokens, self._token_cache, fresh = _compile_tokens(scene, getattr(self, "_token_cache", {}), old_tokens)
+        self._tokens, self._token_cache, fresh, self._touched_rows = _compile_tokens(
+            scene, getattr(self, "_token_cache", {}), old_tokens
+        )
         walls = tuple(scene.walls)
         old_walls: tuple[Any, ...] | None = getattr(self, "_wall_objects", None)
         self._walls_reused = (
@@ -680,25 +687,29 @@ class SceneVisibility:
         """The token × zone matrices; with ``old`` (same zones), rows of unchanged tokens are copied."""
         t = self._tokens
         n, m = len(t.tokens), len(self._zones)
-        # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
-        inside = np.zeros((n, m), dtype=bool)
-        # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
-        centre_in = np.zeros((n, m), dtype=bool)
-        todo = np.arange(n, dtype=np.intp)
         if old is not None and old.index is t.index and self._inside.shape == (n, m):
-            # The same ids in the same order (``_compile_tokens`` kept the index): copy, redo fresh rows.
+            # The same ids in the same order (``_compile_tokens`` kept the index): the same rows but the
+            # fresh ones. Nothing fresh: the very same matrices (never written once made).
+            if not fresh:
+                return
             inside, centre_in = self._inside.copy(), self._centre_in.copy()
-            todo = np.array(sorted(fresh), dtype=np.intp)
+            todo = np.fromiter(sorted(fresh), dtype=np.intp, count=len(fresh))
             inside[todo] = False
             centre_in[todo] = False
-        elif old is not None and n and m:
-            keep = [k for k in range(n) if k not in fresh and t.tokens[k].id in old.index]
-            if keep:
-                rows = np.array(keep, dtype=np.intp)
-                src = np.array([old.index[t.tokens[k].id] for k in keep], dtype=np.intp)
-                inside[rows] = self._inside[src]
-                centre_in[rows] = self._centre_in[src]
-                todo = np.array(sorted(set(range(n)) - set(keep)), dtype=np.intp)
+        else:
+            # inside[i, z]: footprint i touches zone z and the token's elevation is within its span.
+            inside = np.zeros((n, m), dtype=bool)
+            # centre_in[i, z]: the centre of token i lies in zone z's (closed) area, whatever the heights.
+            centre_in = np.zeros((n, m), dtype=bool)
+            todo = np.arange(n, dtype=np.intp)
+            if old is not None and n and m:
+                keep = [k for k in range(n) if k not in fresh and t.tokens[k].id in old.index]
+                if keep:
+                    rows = np.array(keep, dtype=np.intp)
+                    src = np.array([old.index[t.tokens[k].id] for k in keep], dtype=np.intp)
+                    inside[rows] = self._inside[src]
+                    centre_in[rows] = self._centre_in[src]
+                    todo = np.array(sorted(set(range(n)) - set(keep)), dtype=np.intp)
         if todo.size and m:
             # The tree holds areas around the curves: a zone with curves is then judged exactly, the way
             # SceneGeometry.inside and _first_entry judge it.
@@ -713,21 +724,22 @@ class SceneVisibility:
             else:
                 ci, cz = self._zone_tree.query(shapely.points(t.cx[todo], t.cy[todo]), predicate="intersects")
                 centre_rows = todo[ci]
-            within = (self._bottom[zi] <= t.cz[ti]) & (t.cz[ti] <= self._top[zi])
-            for k in np.flatnonzero(within & self._split[zi]).tolist():  # within the hull: which span?
-                within[k] = in_spans(float(t.cz[ti[k]]), self._zones[int(zi[k])].spans)
-            for k in np.flatnonzero(within).tolist():
-                zone = self._zones[int(zi[k])]
-                if zone.curved is not None:
-                    within[k] = touches_zone(zone.area, zone.curved, t.probes[ti[k]])
-            inside[ti[within], zi[within]] = True
-            met = np.ones(centre_rows.size, dtype=bool)
-            for k in range(centre_rows.size):
-                zone = self._zones[int(cz[k])]
-                if zone.curved is not None:
-                    row = int(centre_rows[k])
-                    met[k] = point_in_zone(zone.area, zone.curved, float(t.cx[row]), float(t.cy[row]))
-            centre_in[centre_rows[met], cz[met]] = True
+            # Each meeting judged in turn (a few per token: a move's fixed cost is NumPy calls, not these).
+            zones, probes_of = self._zones, t.probes
+            heights, lows, highs = t.cz[ti].tolist(), self._bottom[zi].tolist(), self._top[zi].tolist()
+            for row, z, height, low, high in zip(ti.tolist(), zi.tolist(), heights, lows, highs, strict=True):
+                if not (low <= height and height <= high):
+                    continue
+                zone = zones[z]
+                if zone.split and not in_spans(height, zone.spans):  # within the hull: which span?
+                    continue
+                if zone.curved is not None and not touches_zone(zone.area, zone.curved, probes_of[row]):
+                    continue
+                inside[row, z] = True
+            for row, z in zip(centre_rows.tolist(), cz.tolist(), strict=True):
+                zone = zones[z]
+                if zone.curved is None or point_in_zone(zone.area, zone.curved, float(t.cx[row]), float(t.cy[row])):
+                    centre_in[row, z] = True
         self._inside, self._centre_in = inside, centre_in
 
     def _renamed(self, scene: Scene) -> bool:
@@ -747,6 +759,9 @@ class SceneVisibility:
         n = len(self._tokens.tokens)
         if self.watched is not None:
             return [pair for pair in self._all_pairs() if pair[0] in changed or pair[1] in changed]
+        if len(changed) == 1:  # one token (a move): its pairs are already in order
+            (c,) = changed
+            return [(j, c) for j in range(c)] + [(c, j) for j in range(c + 1, n)]
         found = {(min(c, j), max(c, j)) for c in changed for j in range(n) if j != c}
         return sorted(found)
 
@@ -830,7 +845,7 @@ class SceneVisibility:
         if self._state.scene.rules.lines == "best":
             return self._compute_best(frame, pairs)
         t = self._tokens
-        idx = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+        idx = np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
         i, j = idx[:, 0], idx[:, 1]
         flat = (t.cx[i] == t.cx[j]) & (t.cy[i] == t.cy[j])
         met: _Met | None = None  # where each directed line first meets each zone
@@ -840,8 +855,10 @@ class SceneVisibility:
             met = self._zone_keys(idx, lines_2d, doubtful)
         starts, codes = self._order_crossings(idx, met, doubtful)
         # Lines the compiled passes cannot order surely: the exact per-line path (GEOS), one by one.
-        doubtful[2 * np.flatnonzero(flat)] = True
-        doubtful[2 * np.flatnonzero(flat) + 1] = True
+        flat_pairs = np.flatnonzero(flat)
+        if flat_pairs.size:
+            doubtful[2 * flat_pairs] = True
+            doubtful[2 * flat_pairs + 1] = True
         exact: dict[int, tuple[int, ...]] = {}
         for dp in np.flatnonzero(doubtful).tolist():
             u, d = divmod(dp, 2)
@@ -1240,75 +1257,33 @@ class SceneVisibility:
     def _wall_rows(self, idx: IntArray, lines: IntArray) -> _WallRows:
         """The walls each unordered pair's segment crosses properly (``WallIndex.blocking``'s own test,
         the same floats), as rows sorted by pair, with whether each direction is blocked; a pair that
-        meets a wall at an end point (a corner) is judged by ``WallIndex.blocked`` itself, both ways."""
+        meets a wall at an end point (a corner) is judged by ``WallIndex.blocked`` itself, both ways.
+
+        One compiled loop over the (line, wall) rows (:func:`~bridge.core.meetings.wall_crossings`): every
+        line against every wall when there are few walls (a token's move: ~50 lines × ~10 walls), else the
+        walls whose box the wall tree finds for each line."""
         walls, t = self._walls, self._tokens
         count = 2 * len(idx)
         walled = np.zeros(count, dtype=bool)
         none_i, none_f = np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float64)
         if not len(walls) or lines.size == 0:
             return _WallRows(none_i, none_i, none_f, none_f, none_f, none_f, {}, walled)
-        i, j = idx[lines, 0], idx[lines, 1]
-        few = len(walls) <= WallIndex.TREE_ABOVE
-        if few and lines.size * len(walls) <= _CHUNK_ROWS:
-            # Every line against every wall at once, broadcast (the same floats, element by element): a
-            # token's move, and most scenes' passes.
-            blocks: list[tuple[IntArray, IntArray] | tuple[None, None]] = [(None, None)]
-        else:
-            if few:
-                li = np.repeat(np.arange(lines.size, dtype=np.intp), len(walls))
-                wi = np.tile(np.arange(len(walls), dtype=np.intp), lines.size)
-            else:
-                assert walls.tree is not None
-                segs = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
-                li, wi = walls.tree.query(segs)
-            blocks = [(li[lo : lo + _CHUNK_ROWS], wi[lo : lo + _CHUNK_ROWS]) for lo in range(0, li.size, _CHUNK_ROWS)]
-        parts: list[tuple[Any, ...]] = []
-        cornered: list[IntArray] = []
-        for lc, wc in blocks:
-            # The function WallIndex.blocking uses, so the same floats and the same signs.
-            if lc is None or wc is None:
-                columns = [column[:, None] for column in (t.cx[i], t.cy[i], t.cx[j], t.cy[j])]
-                sides = wall_sides(walls.ax, walls.ay, walls.bx, walls.by, *columns)
-                o_start, o_end, s_a, s_b, straddles, proper = (column.ravel() for column in sides)
-                rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
-                if rows.size == 0:
-                    continue
-                lc, wc = np.divmod(rows, len(walls))  # (line, wall) of each row: row-major over the two
-            else:
-                x0, y0, x1, y1 = t.cx[i[lc]], t.cy[i[lc]], t.cx[j[lc]], t.cy[j[lc]]
-                ax, ay, bx, by = walls.ax[wc], walls.ay[wc], walls.bx[wc], walls.by[wc]
-                o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
-                rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
-                if rows.size == 0:
-                    continue
-                lc, wc = lc[rows], wc[rows]
-            o_start, o_end, proper = o_start[rows], o_end[rows], proper[rows]
-            cornered.append(lines[lc[~proper]])
-            lc, wc, o_start, o_end = lc[proper], wc[proper], o_start[proper], o_end[proper]
-            # Distances from either end to each wall, as WallIndex.blocking computes them (both ends at once).
-            ax, ay, bx, by = (np.concatenate((c[wc], c[wc])) for c in (walls.ax, walls.ay, walls.bx, walls.by))
-            px: Any = np.concatenate((t.cx[i[lc]], t.cx[j[lc]]))
-            py: Any = np.concatenate((t.cy[i[lc]], t.cy[j[lc]]))
-            distances = _segment_distance(px, py, ax, ay, bx, by)
-            parts.append((lines[lc], wc, o_start, o_end, distances[: lc.size], distances[lc.size :]))
-        corners = np.unique(np.concatenate(cornered)) if cornered else none_i
-        u: Any
-        w: Any
-        if parts:
-            u, w, o_start, o_end, d0, d1 = (np.concatenate(column) for column in zip(*parts, strict=True))
-            if corners.size:
-                keep = ~np.isin(u, corners)
-                u, w, o_start, o_end, d0, d1 = (a[keep] for a in (u, w, o_start, o_end, d0, d1))
-            if u.size > 1 and not bool((u[1:] >= u[:-1]).all()):  # by line (the tree's answer may not be)
-                order = np.argsort(u, kind="stable")
-                u, w, o_start, o_end, d0, d1 = (a[order] for a in (u, w, o_start, o_end, d0, d1))
-        else:
-            u, w, o_start, o_end, d0, d1 = none_i, none_i, none_f, none_f, none_f, none_f
-        if u.size:  # both directions at once: rows of direction 0, then of direction 1
-            both = (np.concatenate((u, u)), np.concatenate((w, w)))
-            direction = np.repeat(np.array([0, 1], dtype=np.intp), u.size)
-            sides = (np.concatenate((o_start, o_end)), np.concatenate((o_end, o_start)))
-            self._walled(idx, *both, sides, np.concatenate((d0, d1)), direction, walled)
+        packed = self._wall_columns
+        if packed is None or packed[0] is not walls:
+            packed = self._wall_columns = (walls, wall_columns(walls))
+        candidates: tuple[IntArray, IntArray] | None = None
+        if len(walls) > WallIndex.TREE_ABOVE:
+            assert walls.tree is not None
+            i, j = idx[lines, 0], idx[lines, 1]
+            segs = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
+            li, wi = walls.tree.query(segs)
+            candidates = (li, wi)
+        u, w, o_start, o_end, d0, d1, corners = wall_crossings(
+            idx, lines, (t.cx, t.cy, t.cz, t.radius), packed[1], walled, candidates
+        )
+        if candidates is not None and u.size > 1 and not bool((u[1:] >= u[:-1]).all()):
+            order = np.argsort(u, kind="stable")  # by line (the tree's answer may not be)
+            u, w, o_start, o_end, d0, d1 = (a[order] for a in (u, w, o_start, o_end, d0, d1))
         walls_of: dict[int, tuple[str, ...]] = {}
         points = self._points
         for c in corners.tolist():
@@ -1318,44 +1293,6 @@ class SceneVisibility:
                 walls_of[2 * c + d] = found
                 walled[2 * c + d] = bool(found)
         return _WallRows(u, w, o_start, o_end, d0, d1, walls_of, walled)
-
-    def _walled(
-        self,
-        idx: IntArray,
-        u: IntArray,
-        w: IntArray,
-        sides: tuple[FloatArray, FloatArray],
-        distance: FloatArray,
-        d: IntArray,
-        walled: BoolArray,
-    ) -> None:
-        """Whether direction ``d[k]`` of line ``u[k]`` is blocked by the walls it crosses properly (rows ``u``,
-        ``w``): :meth:`_blocking`'s tests over all rows at once, the walls that name levels one by one."""
-        if u.size == 0:
-            return
-        walls, t = self._walls, self._tokens
-        o_src, o_dst = sides
-        source, target = idx[u, d], idx[u, 1 - d]
-        radius = t.radius[source]
-        direction = walls.direction[w]
-        effective = (
-            (direction == 0) | ((direction == _DIR_LEFT) & (o_src > 0)) | ((direction == _DIR_RIGHT) & (o_src < 0))
-        )
-        threshold = walls.threshold[w]
-        kind = walls.kind[w]
-        with np.errstate(invalid="ignore"):
-            near = (kind == _SIGHT_PROXIMITY) & (np.maximum(distance - radius, 0.0) < threshold)
-            far = (kind == _SIGHT_DISTANCE) & (distance + radius > threshold)
-        effective &= np.isnan(threshold) | ~(near | far)
-        for k in np.flatnonzero(effective & walls.leveled[w]).tolist():
-            unit = float(np.float64(o_src[k]) / np.float64(o_src[k] - o_dst[k]))
-            z0, z1 = float(t.cz[source[k]]), float(t.cz[target[k]])
-            effective[k] = walls.stands_at(int(w[k]), z0, z1, unit)
-        limited = walls.limited[w]
-        dp = 2 * u + d
-        hard = np.bincount(dp[effective & ~limited], minlength=walled.size) > 0
-        soft = np.bincount(dp[effective & limited], minlength=walled.size) >= 2
-        walled |= hard | soft
 
     def _compute_best(self, frame: _Frame, pairs: Sequence[tuple[int, int]]) -> _LineBatch:
         """``rules.lines == "best"``: the exact per-line path of ``SceneGeometry``, memoised."""
@@ -1741,7 +1678,8 @@ class _Rulings(Mapping[Pair, Ruling]):
         entries = self._entries
         self._whole = False
         marked = dict.fromkeys(pairs)
-        already = sum(1 for pair in marked if entries.get(pair, 0) is None)
+        get = entries.get
+        already = [get(pair, 0) for pair in marked].count(None)
         entries.update(marked)
         self.stale += len(marked) - already
 
@@ -2161,10 +2099,11 @@ def _token_shape(token: Token, size: float) -> _TokenShape:
 
 def _compile_tokens(
     scene: Scene, cache: Mapping[str, _TokenShape], old: _Tokens | None = None
-) -> tuple[_Tokens, dict[str, _TokenShape], set[int]]:
-    """The tokens as columns, reusing ``cache`` for unchanged tokens; also the new cache and the indices
-    of the tokens compiled afresh. With ``old`` (compiled from ``cache``), when the scene holds the same
-    token ids in the same order, only the rows of the tokens compiled afresh are rewritten."""
+) -> tuple[_Tokens, dict[str, _TokenShape], set[int], list[int] | None]:
+    """The tokens as columns, reusing ``cache`` for unchanged tokens; also the new cache, the indices
+    of the tokens compiled afresh and, when the scene holds the same token ids in the same order as
+    ``old`` (compiled from ``cache``), the rows whose token is not the very object of ``old`` (else
+    ``None``). Then only the rows of the tokens compiled afresh are rewritten."""
     size = scene.grid.size
     fresh: set[int] = set()
     listed = scene.tokens
@@ -2173,7 +2112,7 @@ def _compile_tokens(
     if old is not None and len(old.tokens) == len(listed) and first is not None and first.size == size:
         # A patch keeps the objects of the tokens it does not touch (and every shape in the cache has the
         # grid size of ``old``): only the others can need a new shape, or hold another id here.
-        touched = [k for k, (before, token) in enumerate(zip(old.tokens, listed, strict=True)) if before is not token]
+        touched = list(compress(range(len(listed)), map(operator.is_not, old.tokens, listed)))
         if any(old.tokens[k].id != listed[k].id for k in touched):
             touched = None
     made: dict[int, _TokenShape] = {}  # the shapes compiled afresh, by row
@@ -2223,7 +2162,7 @@ def _compile_tokens(
                 cache[made[k].token.id] = made[k]
         else:
             tokens_ = dataclasses.replace(old, tokens=tuple(scene.tokens))
-        return tokens_, cast(dict[str, _TokenShape], cache), fresh
+        return tokens_, cast(dict[str, _TokenShape], cache), fresh, touched
     centres = np.array([shape.centre for shape in shapes], dtype=np.float64).reshape(n, 3)
     tokens = _Tokens(
         tokens=tuple(scene.tokens),
@@ -2235,7 +2174,7 @@ def _compile_tokens(
         box=np.array([shape.box for shape in shapes], dtype=np.float64).reshape(n, 4),
         probes=np.array([shape.probe for shape in shapes], dtype=object),
     )
-    return tokens, {shape.token.id: shape for shape in shapes}, fresh
+    return tokens, {shape.token.id: shape for shape in shapes}, fresh, None
 
 
 def _line_memo_limit(tokens: int) -> int:

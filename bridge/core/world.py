@@ -182,7 +182,7 @@ def check_scene(
     scene: Scene,
     limits: SceneLimits | None = None,
     *,
-    checked: frozenset[int] = frozenset(),
+    only: Mapping[str, Sequence[int]] | None = None,
     vertices: int | None = None,
 ) -> tuple[Ruleset, int]:
     """Validate what the models cannot: size, ruleset, edition, zone types, traits, environment.
@@ -192,14 +192,16 @@ def check_scene(
     only lacks a parameter is kept too: :mod:`bridge.core.ignored` lists it and takes it out of the rulings.
     An environment key that no ruleset reads is rejected; one of another ruleset is checked by that ruleset
     and ignored.
-    ``checked`` holds the ``id()`` of regions and tokens already checked under the same rules (a
-    patch's unchanged objects).
+    ``only`` gives, for ``"regions"`` and ``"tokens"``, the positions (ascending) of the only ones to
+    check: the others were checked under the same rules already (a patch's unchanged objects).
     """
     limits = limits or SceneLimits()
     vertices = limits.check(scene, vertices=vertices)
-    for index, region in enumerate(scene.regions):
-        if id(region) not in checked:
-            _check_rings(region, index, limits)
+    regions, tokens = scene.regions, scene.tokens
+    region_rows = range(len(regions)) if only is None else only.get("regions", range(len(regions)))
+    token_rows = range(len(tokens)) if only is None else only.get("tokens", range(len(tokens)))
+    for index in region_rows:
+        _check_rings(regions[index], index, limits)
     rules = scene.rules
     ruleset = RULESETS.get(rules.ruleset)
     if ruleset is None:
@@ -215,8 +217,9 @@ def check_scene(
             unknown_ruleset=True,
         )
     vocab = vocabulary()
-    for index, region in enumerate(scene.regions):
-        if region.zone is None or id(region) in checked:
+    for index in region_rows:
+        region = regions[index]
+        if region.zone is None:
             continue
         where = f"scene.regions[{index}].zone"
         zone_type = region.zone.type
@@ -229,10 +232,8 @@ def check_scene(
                 raise SceneRejected(f"{where}: {exc}", field=where) from exc
         elif not vocab.owner_of_zone(zone_type):
             raise SceneRejected(f"{where}.type: no ruleset knows the zone type {zone_type!r}", field=f"{where}.type")
-    for index, token in enumerate(scene.tokens):
-        if id(token) in checked:
-            continue
-        for trait in token.traits:
+    for index in token_rows:
+        for trait in tokens[index].traits:
             if not vocab.owner_of_trait(trait):
                 where = f"scene.tokens[{index}].traits"
                 raise SceneRejected(f"{where}: no ruleset knows the trait {trait!r}", field=where)
@@ -473,10 +474,18 @@ class World:
         new_scene = Scene.model_construct(**data)
         # Objects the patch did not touch were checked under the same rules already: only the new ones are.
         same_rules = "rules" not in replace and "environment" not in replace
-        checked = frozenset(map(id, (*scene.regions, *scene.tokens))) if same_rules else frozenset()
+        only: dict[str, Sequence[int]] | None = None
+        if same_rules:
+            only = {}
+            for kind in ("regions", "tokens"):
+                if kind in touched:
+                    before_ids = set(map(id, held[kind]))
+                    only[kind] = [k for k, item in enumerate(getattr(new_scene, kind)) if id(item) not in before_ids]
+                else:
+                    only[kind] = ()  # the very same list
         if "grid" in replace:
             vertices = None  # round bases are drawn anew at the new grid size: count everything again
-        ruleset, counted_vertices = check_scene(new_scene, self.limits, checked=checked, vertices=vertices)
+        ruleset, counted_vertices = check_scene(new_scene, self.limits, only=only, vertices=vertices)
         # The scene's levels come only with scene.sync: only the new objects can name an unknown one.
         check_levels(new_scene, {kind: items for kind, items in upsert.items() if items}, where="upsert")
         if same_rules:

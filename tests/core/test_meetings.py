@@ -19,8 +19,21 @@ from shapely.geometry import LineString
 
 from bridge.core import curves
 from bridge.core.curves import polygon_parts_both, polygon_parts_many
-from bridge.core.geometry import _first_entry, curved_region, region_area
-from bridge.core.meetings import box_pairs, conic_entries, crossing_order, zone_meetings
+from bridge.core.geometry import (
+    _DIR_LEFT,
+    _DIR_RIGHT,
+    _SIGHT_DISTANCE,
+    _SIGHT_PROXIMITY,
+    WallIndex,
+    _first_entry,
+    _segment_distance,
+    curved_region,
+    level_spans,
+    region_area,
+    wall_sides,
+)
+from bridge.core.meetings import box_pairs, conic_entries, crossing_order, wall_columns, wall_crossings, zone_meetings
+from bridge.core.scene import Level, Wall
 from bridge.core.sight import Point3
 
 from .shapes import circle, ellipse, polygon, rect, region
@@ -360,3 +373,158 @@ def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lin
             assert math.isnan(first[k])
         else:
             assert first[k] == expected
+
+
+# The walls of a pass, compiled: wall_crossings against the NumPy expressions it replaced.
+
+_LEVELS = (
+    {"id": "l0", "bottom": None, "top": 0},
+    {"id": "l1", "bottom": 1, "top": 3},
+    {"id": "l2", "bottom": 3, "top": None},
+)
+_on_grid = st.integers(min_value=0, max_value=8).map(lambda v: v * 50.0)
+#: Mostly on a 50 px grid, so that lines meet walls at their ends and distances fall on thresholds exactly.
+_wall_coord = st.one_of(_on_grid, _on_grid, _on_grid, st.floats(0, 400).map(round))
+
+
+@st.composite
+def _walls(draw: st.DrawFn, wall_id: str) -> Wall:
+    """A wall of any kind: none, limited, normal, proximity or distance (with or without a threshold), one-way
+    either way, a door open or shut, on every level or on one or two of :data:`_LEVELS`."""
+    fields: dict[str, Any] = {
+        "sight": draw(st.sampled_from([0, 10, 10, 20, 30, 30, 40, 40])),
+        "dir": draw(st.sampled_from([0, 0, 1, 2])),
+        "door": draw(st.sampled_from([0, 0, 1])),
+        "ds": draw(st.sampled_from([0, 1])),
+        "levels": draw(st.sampled_from([[], [], ["l0"], ["l1"], ["l1", "l2"]])),
+    }
+    if fields["sight"] in (30, 40):
+        fields["threshold"] = {"sight": draw(st.sampled_from([0, 0.5, 1, 1, 2, 2, 4]))}
+    ends = [draw(_wall_coord) for _ in range(4)]
+    axis = draw(st.sampled_from([None, 0, 1]))  # along an axis: distances from points on the grid fall on
+    if axis is not None:  # thresholds exactly
+        ends[2 + axis] = ends[axis]
+    return Wall.model_validate({"id": wall_id, "c": ends, **fields})
+
+
+def _numpy_wall_rows(
+    walls: WallIndex, idx: Any, lines: Any, tokens: tuple[Any, Any, Any, Any], candidates: tuple[Any, Any] | None
+) -> tuple[Any, ...]:
+    """What ``SceneVisibility._wall_rows`` and ``_walled`` computed with NumPy before the compiled loop (at
+    b914a0b; the rows in candidate order, before the engine's sort by line)."""
+    cx, cy, cz, radius = tokens
+    i, j = idx[lines, 0], idx[lines, 1]
+    walled = np.zeros(2 * len(idx), dtype=bool)
+    if candidates is None:
+        columns = [column[:, None] for column in (cx[i], cy[i], cx[j], cy[j])]
+        sides = wall_sides(walls.ax, walls.ay, walls.bx, walls.by, *columns)
+        o_start, o_end, s_a, s_b, straddles, proper = (column.ravel() for column in sides)
+        rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
+        lc, wc = np.divmod(rows, len(walls))
+    else:
+        lc, wc = candidates
+        x0, y0, x1, y1 = cx[i[lc]], cy[i[lc]], cx[j[lc]], cy[j[lc]]
+        ax, ay, bx, by = walls.ax[wc], walls.ay[wc], walls.bx[wc], walls.by[wc]
+        o_start, o_end, s_a, s_b, straddles, proper = wall_sides(ax, ay, bx, by, x0, y0, x1, y1)
+        rows = np.flatnonzero(straddles & (proper | (s_a == 0) | (s_b == 0)))
+        lc, wc = lc[rows], wc[rows]
+    o_start, o_end, proper = o_start[rows], o_end[rows], proper[rows]
+    corners = np.unique(lines[lc[~proper]])
+    lc, wc, o_start, o_end = lc[proper], wc[proper], o_start[proper], o_end[proper]
+    ax, ay, bx, by = (np.concatenate((c[wc], c[wc])) for c in (walls.ax, walls.ay, walls.bx, walls.by))
+    distances = _segment_distance(
+        np.concatenate((cx[i[lc]], cx[j[lc]])), np.concatenate((cy[i[lc]], cy[j[lc]])), ax, ay, bx, by
+    )  # type: ignore[arg-type]
+    u, w, d0, d1 = lines[lc], wc, distances[: lc.size], distances[lc.size :]
+    keep = ~np.isin(u, corners)
+    u, w, o_start, o_end, d0, d1 = (a[keep] for a in (u, w, o_start, o_end, d0, d1))
+    # _walled: both directions at once.
+    uu, ww = np.concatenate((u, u)), np.concatenate((w, w))
+    d = np.repeat(np.array([0, 1], dtype=np.intp), u.size)
+    o_src, o_dst = np.concatenate((o_start, o_end)), np.concatenate((o_end, o_start))
+    distance = np.concatenate((d0, d1))
+    source, target = idx[uu, d], idx[uu, 1 - d]
+    direction = walls.direction[ww]
+    effective = (direction == 0) | ((direction == _DIR_LEFT) & (o_src > 0)) | ((direction == _DIR_RIGHT) & (o_src < 0))
+    threshold, kind = walls.threshold[ww], walls.kind[ww]
+    with np.errstate(invalid="ignore"):
+        near = (kind == _SIGHT_PROXIMITY) & (np.maximum(distance - radius[source], 0.0) < threshold)
+        far = (kind == _SIGHT_DISTANCE) & (distance + radius[source] > threshold)
+    effective &= np.isnan(threshold) | ~(near | far)
+    for k in np.flatnonzero(effective & walls.leveled[ww]).tolist():
+        unit = float(np.float64(o_src[k]) / np.float64(o_src[k] - o_dst[k]))
+        effective[k] = walls.stands_at(int(ww[k]), float(cz[source[k]]), float(cz[target[k]]), unit)
+    limited = walls.limited[ww]
+    dp = 2 * uu + d
+    walled |= np.bincount(dp[effective & ~limited], minlength=walled.size) > 0
+    walled |= np.bincount(dp[effective & limited], minlength=walled.size) >= 2
+    return u, w, o_start, o_end, d0, d1, corners, walled
+
+
+@given(
+    st.lists(
+        st.tuples(_wall_coord, _wall_coord, st.sampled_from([-1.0, 0.0, 0.0, 0.5, 1.0, 2.0, 3.0])),
+        min_size=2,
+        max_size=9,
+    ),
+    st.lists(st.sampled_from([0.0, 0.0, 10.0, 25.0, 50.0]), min_size=9, max_size=9),
+    st.data(),
+    st.booleans(),
+    st.sampled_from([0.02, 0.02, 0.2, 1.0]),
+)
+@settings(max_examples=int(os.environ.get("VISIBILITY_EXAMPLES", "60")), deadline=None)
+def test_wall_crossings_equal_the_numpy_expressions(
+    points: list[tuple[float, float, float]], radii: list[float], data: st.DataObject, tree: bool, units: float
+) -> None:
+    """For walls of every kind (one-way, limited, proximity and distance thresholds, doors, levels) and tokens
+    with external radii and elevations, the compiled loop gives the very rows (pair, wall, orientations and
+    distances, bit for bit, in order), the same pairs left to ``WallIndex.blocked`` and the same blocked
+    directions as the NumPy expressions it replaced — every line against every wall, or the candidates a wall
+    tree gives in any order."""
+    walls_list = [data.draw(_walls(f"w{k}")) for k in range(data.draw(st.integers(1, 12)))]
+    walls = WallIndex(walls_list, units_per_px=units, levels=level_spans([Level.model_validate(v) for v in _LEVELS]))
+    assume(len(walls))
+    n = len(points)
+    cx, cy, cz = (np.array(column, dtype=np.float64) for column in zip(*points, strict=True))
+    radius = np.array(radii[:n], dtype=np.float64)
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    idx = np.array(pairs, dtype=np.intp).reshape(-1, 2)
+    lines = np.flatnonzero(~((cx[idx[:, 0]] == cx[idx[:, 1]]) & (cy[idx[:, 0]] == cy[idx[:, 1]])))
+    assume(lines.size)
+    candidates = None
+    if tree:  # some (line, wall) rows, shuffled, some twice over: what a tree query may give
+        rows = data.draw(st.lists(st.tuples(st.integers(0, lines.size - 1), st.integers(0, len(walls) - 1))))
+        candidates = (np.array([r for r, _ in rows], dtype=np.intp), np.array([w for _, w in rows], dtype=np.intp))
+    tokens = (cx, cy, cz, radius)
+    walled = np.zeros(2 * len(idx), dtype=bool)
+    *rows_, corners = wall_crossings(idx, lines, tokens, wall_columns(walls), walled, candidates)
+    expected = _numpy_wall_rows(walls, idx, lines, tokens, candidates)
+    for got, want in zip((*rows_, corners, walled), expected, strict=True):
+        assert got.dtype.kind == want.dtype.kind and got.tobytes() == np.asarray(want, dtype=got.dtype).tobytes()
+
+
+@pytest.mark.parametrize(
+    ("fields", "z", "expected"),
+    [
+        ({"sight": 30, "threshold": {"sight": 1}}, 0.0, [True, True]),  # proximity: 50 px away is not within 50
+        ({"sight": 40, "threshold": {"sight": 1}}, 0.0, [True, False]),  # distance: 50 px away is not beyond 50
+        ({"sight": 20, "levels": ["l0"]}, 0.0, [True, True]),  # at l0's top (0): it stands there
+        ({"sight": 20, "levels": ["l1"]}, 1.0, [True, True]),  # at l1's bottom (1)
+        ({"sight": 20, "levels": ["l1"]}, 0.0, [False, False]),  # below l1
+    ],
+)
+def test_wall_crossings_on_thresholds_and_level_bounds(fields: dict[str, Any], z: float, expected: list[bool]) -> None:
+    """A wall 50 px from one end of a line and 150 px from the other (thresholds of 1 unit = 50 px), or standing
+    on a level whose bound is the line's height: exactly on a bound, the compiled loop and the NumPy
+    expressions agree, and say what the per-pair path says (``WallIndex.blocked``)."""
+    made = Wall.model_validate({"id": "w", "c": [50.0, 0.0, 50.0, 200.0], **fields})
+    walls = WallIndex([made], units_per_px=0.02, levels=level_spans([Level.model_validate(v) for v in _LEVELS]))
+    tokens = (np.array([0.0, 200.0]), np.array([100.0, 100.0]), np.array([z, z]), np.zeros(2))
+    idx, lines = np.array([[0, 1]], dtype=np.intp), np.array([0], dtype=np.intp)
+    walled = np.zeros(2, dtype=bool)
+    *rows, corners = wall_crossings(idx, lines, tokens, wall_columns(walls), walled)
+    assert walled.tolist() == expected
+    for got, want in zip((*rows, corners, walled), _numpy_wall_rows(walls, idx, lines, tokens, None), strict=True):
+        assert got.tobytes() == np.asarray(want, dtype=got.dtype).tobytes()
+    a, b = Point3(0.0, 100.0, z), Point3(200.0, 100.0, z)
+    assert [bool(walls.blocked(a, b)), bool(walls.blocked(b, a))] == expected

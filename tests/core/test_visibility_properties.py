@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from bridge.core.geometry import CrossingRing, ring_polygon
+from bridge.core.geometry import CrossingRing, WallIndex, ring_polygon
 from bridge.core.rules import RULESETS, Ruling, Situation
 from bridge.core.scene import Region, Scene, Token, Wall, Zone
 from bridge.core.sight import Point3
@@ -377,6 +377,25 @@ def test_sight_blocked_many_with_a_wall_tree_equals_one_by_one(scene: Scene, end
     ]
     crowded = scene.model_copy(update={"walls": [*scene.walls, *more]})
     _sight_lines_alike(_state(crowded).geometry, crowded)
+
+
+@given(scenes(), st.lists(st.integers(0, 12), min_size=70, max_size=80), st.data())
+@settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_all_pairs_with_a_wall_tree_equal_the_plain_path(scene: Scene, ends: list[int], data: st.DataObject) -> None:
+    """With more walls than ``WallIndex.TREE_ABOVE`` (the engine tests each line against the walls the tree
+    finds, not every wall), every verdict and ruling still equals the plain one."""
+    more = [
+        wall(f"m{k}", ends[k] * 50.0, ends[k - 1] * 50.0, ends[k - 2] * 50.0, ends[k - 3] * 50.0, sight=20)
+        for k in range(len(ends))
+    ]
+    crowded = scene.model_copy(update={"walls": [*scene.walls, *more]})
+    assume(len(WallIndex(crowded.walls, units_per_px=1.0)) > WallIndex.TREE_ABOVE)
+    action, reaction = data.draw(st.sampled_from(ACTIONS)), data.draw(st.booleans())
+    state = _state(crowded)
+    engine = SceneVisibility(state, action=action, reaction=reaction)
+    plain = plain_rulings(state, action, reaction)
+    assert {pair: engine.verdict(*pair) for pair in plain} == {p: (r.allowed, r.modifier) for p, r in plain.items()}
+    assert dict(engine.rulings()) == plain
 
 
 # Patches.

@@ -274,3 +274,101 @@ def test_a_dropped_world_frees_its_scenes_in_slices(monkeypatch: pytest.MonkeyPa
     finally:
         if enabled:
             gc.enable()
+
+
+# --- A patch checks only what it brings (issue 15) -----------------------------------------------
+
+
+def _patched_scene(scene: Scene, upsert: dict[str, list[Any]], remove: dict[str, list[str]]) -> Scene:
+    """The scene a patch makes, built by hand: removals first, then upserts (in place, or appended)."""
+    parts: dict[str, Any] = {}
+    for kind in ("regions", "tokens"):
+        held = {item.id: item for item in getattr(scene, kind)}
+        for item_id in remove.get(kind, []):
+            held.pop(item_id, None)
+        for item in upsert.get(kind, []):
+            held[item.id] = item
+        parts[kind] = list(held.values())
+    return scene.model_copy(update=parts)
+
+
+def test_a_patch_is_refused_as_checking_the_whole_patched_scene_refuses_it() -> None:
+    """Random patches (bad zone parameters, unknown zone types and traits, rings over the limit, among good
+    objects, upserted in place or appended, with removals): World.patch, which checks only the objects it
+    brings, refuses each with the message and field of a check of the whole patched scene, and holds what
+    that check accepts (the world unchanged after a refusal)."""
+    import random
+
+    from bridge.core.world import SceneLimits
+
+    limits = SceneLimits(ring_vertices=6)
+    rng = random.Random(15)
+    square = [0, 0, 100, 0, 100, 100, 0, 100]
+    octagon = [0, 0, 50, -20, 100, 0, 120, 50, 100, 100, 50, 120, 0, 100, -20, 50]
+
+    def region(region_id: str) -> Region:
+        kind = rng.choice(("good", "good", "woods", "density", "type", "ring", "none"))
+        zone: dict[str, Any] | None = {"type": "smoke", "density": rng.randint(1, 3)}
+        points = square
+        if kind == "woods":
+            zone = {"type": "woods"}
+        elif kind == "density":
+            zone = {"type": "smoke", "density": 0}
+        elif kind == "type":
+            zone = {"type": "bogus-zone"}
+        elif kind == "ring":
+            points = octagon
+        elif kind == "none":
+            zone = None
+        shape = {"type": "polygon", "points": [p + rng.randint(0, 500) for p in points]}
+        return Region.model_validate({"id": region_id, "name": region_id, "shapes": [shape], "zone": zone})
+
+    def token(token_id: str) -> Token:
+        traits = rng.choice(([], ["radar"], ["bogus-trait"], ["radar", "bogus-trait"]))
+        return Token.model_validate(
+            {"id": token_id, "x": rng.randint(0, 900), "y": rng.randint(0, 900), "traits": traits}
+        )
+
+    refused = accepted = 0
+    for _ in range(40):
+        world = World("w", limits=limits)
+        base = Scene.model_validate(
+            {
+                "id": "s",
+                "rules": {"ruleset": "traveller"},
+                "regions": [
+                    {"id": f"r{k}", "shapes": [{"type": "polygon", "points": square}], "zone": {"type": "woods"}}
+                    for k in range(5)
+                ],
+                "tokens": [{"id": f"t{k}", "x": 10 * k, "y": 0} for k in range(5)],
+            }
+        )
+        state = world.sync(base)
+        for _ in range(6):
+            ids = {kind: [item.id for item in getattr(state.held_scene, kind)] for kind in ("regions", "tokens")}
+            upsert: dict[str, list[Any]] = {
+                "regions": [
+                    region(rng.choice([*ids["regions"], "r-new", "r-other"])) for _ in range(rng.randint(0, 3))
+                ],
+                "tokens": [token(rng.choice([*ids["tokens"], "t-new"])) for _ in range(rng.randint(0, 3))],
+            }
+            remove = {kind: rng.sample(ids[kind], min(len(ids[kind]), rng.randint(0, 1))) for kind in ids}
+            expected = _patched_scene(state.held_scene, upsert, remove)
+            try:
+                check_scene(expected, limits)
+                error = None
+            except SceneRejected as exc:
+                error = (str(exc), exc.field)
+            try:
+                result = world.patch("s", upsert=upsert, remove=remove, replace={})
+            except SceneRejected as exc:
+                assert (str(exc), exc.field) == error
+                assert world.scenes["s"] is state
+                refused += 1
+                continue
+            assert error is None
+            state = result.state
+            for kind in ("regions", "tokens"):
+                assert list(map(id, getattr(state.held_scene, kind))) == list(map(id, getattr(expected, kind)))
+            accepted += 1
+    assert refused > 20 and accepted > 20

@@ -565,8 +565,15 @@ _SET_SOURCE, _SET_VALUE, _SET_APPLIED, _SET_LABEL, _SET_REASON, _SET_REGION, _SE
 _CANDIDATE_FIELDS = ("crossing", "value", "blocks", "counts", "reason", "cite", "notes")
 if tuple(f.name for f in dataclasses.fields(_Candidate)) != _CANDIDATE_FIELDS:
     raise RuntimeError("_Candidate's fields changed: update _candidate_at")
-_CANDIDATE_SETTERS = tuple(_Candidate.__dict__[name].__set__ for name in _CANDIDATE_FIELDS[1:])
-_SET_CANDIDATE_CROSSING = _Candidate.__dict__["crossing"].__set__
+(
+    _SET_CANDIDATE_CROSSING,
+    _SET_CANDIDATE_VALUE,
+    _SET_CANDIDATE_BLOCKS,
+    _SET_CANDIDATE_COUNTS,
+    _SET_CANDIDATE_REASON,
+    _SET_CANDIDATE_CITE,
+    _SET_CANDIDATE_NOTES,
+) = (_Candidate.__dict__[name].__set__ for name in _CANDIDATE_FIELDS)
 
 
 def _zone_entry(
@@ -592,8 +599,12 @@ def _candidate_at(template: _Candidate, crossing: Crossing) -> _Candidate:
     those of a crossing; :meth:`InfinityRuleset.compile_effects` relies on the same)."""
     new = _NEW(_Candidate)
     _SET_CANDIDATE_CROSSING(new, crossing)
-    for setter, name in zip(_CANDIDATE_SETTERS, _CANDIDATE_FIELDS[1:], strict=True):
-        setter(new, getattr(template, name))
+    _SET_CANDIDATE_VALUE(new, template.value)
+    _SET_CANDIDATE_BLOCKS(new, template.blocks)
+    _SET_CANDIDATE_COUNTS(new, template.counts)
+    _SET_CANDIDATE_REASON(new, template.reason)
+    _SET_CANDIDATE_CITE(new, template.cite)
+    _SET_CANDIDATE_NOTES(new, template.notes)
     return new
 
 
@@ -623,8 +634,10 @@ class _Piece:
     cite_group: int  # the candidate's cite keys, as a number
     notes: tuple[str, ...]  # the candidate's
     rank: tuple[int, int]  # _most_restrictive's key
-    plain: ModifierEntry  # not applied, with its own reason
-    applied: ModifierEntry  # the applied one
+    label: str  # the zone type's, in the scene's locale
+    value: int | None  # the entries' (``None`` when it blocks)
+    plain: ModifierEntry | None = None  # not applied, with its own reason (built when first needed)
+    applied: ModifierEntry | None = None  # the applied one (built when first needed)
     stacking: str | None = None  # the "not stacking" text naming this zone, once it was applied
     walled: ModifierEntry | None = None  # the applied entry withheld because a wall blocks, once needed
     #: When this piece is applied: the entry of each other counted piece (its reason names this zone), by
@@ -753,13 +766,15 @@ class LineComposer:
 
         entries: list[ModifierEntry]
         if best is None:
-            entries = [piece.plain for piece in pieces]
+            entries = [piece.plain or self._plain_entry(piece) for piece in pieces]
         else:
-            best_entry = best.applied
+            best_entry = best.applied or self._applied_entry(best)
             if walls and not best.candidate.blocks:  # a wall stops the roll: the MOD is withheld
                 best_entry = best.walled or self._walled_entry(best)
             entries = [
-                best_entry if piece is best else (self._entry_under(piece, best) if piece.counts else piece.plain)
+                best_entry
+                if piece is best
+                else (self._entry_under(piece, best) if piece.counts else piece.plain or self._plain_entry(piece))
                 for piece in pieces
             ]
         cite_key = (tuple(groups), counted > 1)
@@ -797,17 +812,21 @@ class LineComposer:
             shape = self._shape(crossing, who[1], key)
         template, value, cite_group, rank, label = shape
         candidate = template if template.crossing is crossing else _candidate_at(template, crossing)
-        reason, region, zone = candidate.reason, crossing.region, crossing.zone
-        return _Piece(
-            crossing,
-            candidate,
-            candidate.counts,
-            cite_group,
-            candidate.notes,
-            rank,
-            _zone_entry(value, False, label, reason, region, zone),
-            _zone_entry(value, True, label, reason, region, zone),
-        )
+        return _Piece(crossing, candidate, candidate.counts, cite_group, candidate.notes, rank, label, value)
+
+    def _plain_entry(self, piece: _Piece) -> ModifierEntry:
+        """The piece's entry when it is not applied: its own reason."""
+        crossing = piece.crossing
+        entry = _zone_entry(piece.value, False, piece.label, piece.candidate.reason, crossing.region, crossing.zone)
+        piece.plain = entry
+        return entry
+
+    def _applied_entry(self, piece: _Piece) -> ModifierEntry:
+        """The piece's entry when it is the one applied."""
+        crossing = piece.crossing
+        entry = _zone_entry(piece.value, True, piece.label, piece.candidate.reason, crossing.region, crossing.zone)
+        piece.applied = entry
+        return entry
 
     def _shape(
         self, crossing: Crossing, observer: _Observer, key: tuple[int, str, CrossingKind]
@@ -829,7 +848,8 @@ class LineComposer:
 
     def _walled_entry(self, piece: _Piece) -> ModifierEntry:
         """The entry of the most restrictive ``piece`` when a wall blocks the line: not applied, and why."""
-        piece.walled = piece.applied.not_applied(self._ruleset._text("wall_not_applied", self._locale))
+        applied = piece.applied or self._applied_entry(piece)
+        piece.walled = applied.not_applied(self._ruleset._text("wall_not_applied", self._locale))
         return piece.walled
 
     def _entry_under(self, piece: _Piece, best: _Piece) -> ModifierEntry:
@@ -854,7 +874,7 @@ class LineComposer:
         reason = f"{candidate.reason} {stacking}" if candidate.reason else stacking
         value = None if candidate.blocks else candidate.value
         crossing = candidate.crossing
-        entry = _zone_entry(value, False, piece.plain.label, reason, crossing.region, crossing.zone)
+        entry = _zone_entry(value, False, piece.label, reason, crossing.region, crossing.zone)
         self._stacked += 1
         if self._stacked > _CANDIDATE_MEMO:  # bound the memory: forget every stacked entry
             for who in self._observers.values():
