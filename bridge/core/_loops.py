@@ -44,7 +44,17 @@ except ImportError:  # Cython not installed and this module not compiled: the sa
     globals().update(libm_hypot=_numpy_hypot)
 
 
-__all__ = ["COMPILED", "box_pairs", "conic_entries", "crossing_order", "first_lowest", "meetings", "wall_crossings"]
+__all__ = [
+    "COMPILED",
+    "ZoneTable",
+    "box_pairs",
+    "conic_entries",
+    "crossing_order",
+    "first_lowest",
+    "meetings",
+    "wall_crossings",
+    "zone_keys",
+]
 
 #: Whether this module is the compiled extension (False: the source, run by Python).
 COMPILED: bool = cython.compiled
@@ -111,6 +121,207 @@ def _py_max(a: cython.double, b: cython.double) -> cython.double:
     return b if b > a else a
 
 
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _zone_walk(
+    px: cython.double,
+    py: cython.double,
+    qx: cython.double,
+    qy: cython.double,
+    z: cython.Py_ssize_t,
+    zone_bounds: cython.double[:, ::1],
+    zone_scale: cython.double[::1],
+    zone_slack: cython.double[::1],
+    run_start: cython.longlong[::1],
+    run_count: cython.longlong[::1],
+    run_x0: cython.double[::1],
+    run_y0: cython.double[::1],
+    run_x1: cython.double[::1],
+    run_y1: cython.double[::1],
+    run_first_edge: cython.longlong[::1],
+    run_edges: cython.longlong[::1],
+    ex0: cython.double[::1],
+    ey0: cython.double[::1],
+    ex1: cython.double[::1],
+    ey1: cython.double[::1],
+    ts: cython.double[::1],
+    es: cython.double[::1],
+) -> tuple[cython.Py_ssize_t, cython.bint]:
+    """The segment ``p``→``q`` against zone ``z``'s edges: ``(n, doubt)``, the ``n`` proper crossings' ``t`` and
+    error bounds in ``ts``/``es`` (ascending), whether a touch raised a doubt; ``n`` is −1 when the zone's
+    box lies surely on one side of the line (it cannot meet the segment)."""
+    n: cython.Py_ssize_t = 0
+    r: cython.Py_ssize_t
+    e: cython.Py_ssize_t
+    m: cython.Py_ssize_t
+    dx: cython.double = qx - px
+    dy: cython.double = qy - py
+    slack: cython.double
+    near_line: cython.double
+    bx0: cython.double
+    by0: cython.double
+    bx1: cython.double
+    by1: cython.double
+    s1: cython.double
+    s2: cython.double
+    s3: cython.double
+    s4: cython.double
+    margin: cython.double
+    scale: cython.double
+    rx0: cython.double
+    ry0: cython.double
+    rx1: cython.double
+    ry1: cython.double
+    ax: cython.double
+    ay: cython.double
+    bx: cython.double
+    by: cython.double
+    sa: cython.double
+    sa_m: cython.double
+    sb: cython.double
+    sb_m: cython.double
+    oa: cython.double
+    oa_m: cython.double
+    ob: cython.double
+    ob_m: cython.double
+    near_edge: cython.double
+    pad: cython.double
+    length: cython.double
+    big: cython.double
+    err: cython.double
+    t: cython.double
+    doubt: cython.bint = False
+    near_a: cython.bint
+    near_b: cython.bint
+    near: cython.bint
+    # A zone with curves: its true boundary lies within `slack` of its edges (chords of the curves).
+    # `near` is that distance times the line's length, as the orientation products measure it.
+    slack = zone_slack[z]
+    near_line = 4.0 * slack * hypot(dx, dy)
+    # The zone's box wholly on one side of the line: it cannot meet the segment.
+    bx0, by0, bx1, by1 = zone_bounds[z, 0], zone_bounds[z, 1], zone_bounds[z, 2], zone_bounds[z, 3]
+    s1 = dx * (by0 - py) - dy * (bx0 - px)
+    s2 = dx * (by0 - py) - dy * (bx1 - px)
+    s3 = dx * (by1 - py) - dy * (bx1 - px)
+    s4 = dx * (by1 - py) - dy * (bx0 - px)
+    margin = 1e-9 * (fabs(dx) + fabs(dy)) * (1.0 + zone_scale[z] + fabs(px) + fabs(py)) + near_line
+    if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
+        return -1, False
+    for r in range(run_start[z], run_start[z] + run_count[z]):
+        rx0, ry0, rx1, ry1 = run_x0[r], run_y0[r], run_x1[r], run_y1[r]
+        s1 = dx * (ry0 - py) - dy * (rx0 - px)
+        s2 = dx * (ry0 - py) - dy * (rx1 - px)
+        s3 = dx * (ry1 - py) - dy * (rx1 - px)
+        s4 = dx * (ry1 - py) - dy * (rx0 - px)
+        scale = max(max(fabs(rx0), fabs(rx1)), max(fabs(ry0), fabs(ry1)))
+        margin = 1e-9 * (fabs(dx) + fabs(dy)) * (1.0 + scale + fabs(px) + fabs(py)) + near_line
+        if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
+            continue
+        for e in range(run_first_edge[r], run_first_edge[r] + run_edges[r]):
+            ax, ay, bx, by = ex0[e], ey0[e], ex1[e], ey1[e]
+            sa, sa_m = _orient(px, py, qx, qy, ax, ay)
+            sb, sb_m = _orient(px, py, qx, qy, bx, by)
+            # An edge of a curve: an end within 4 slack of the line may hide a tangent or a graze
+            # of the true curve (which lies within slack of the edge) that the edge itself misses.
+            near_a = fabs(sa) <= _ORIENT_TOL * sa_m or fabs(sa) <= near_line
+            near_b = fabs(sb) <= _ORIENT_TOL * sb_m or fabs(sb) <= near_line
+            if not (near_a or near_b or sa * sb <= 0):
+                continue  # both ends surely on one side of the line
+            oa, oa_m = _orient(ax, ay, bx, by, px, py)
+            ob, ob_m = _orient(ax, ay, bx, by, qx, qy)
+            near_edge = 4.0 * slack * hypot(bx - ax, by - ay)  # a line end that close to a curve's edge
+            near = (
+                near_a
+                or near_b
+                or fabs(oa) <= _ORIENT_TOL * oa_m
+                or fabs(ob) <= _ORIENT_TOL * ob_m
+                or fabs(oa) <= near_edge
+                or fabs(ob) <= near_edge
+            )
+            if near:
+                pad = 4.0 * slack
+                if (
+                    min(ax, bx) - pad <= max(px, qx)
+                    and min(px, qx) <= max(ax, bx) + pad
+                    and min(ay, by) - pad <= max(py, qy)
+                    and min(py, qy) <= max(ay, by) + pad
+                ):
+                    doubt = True
+                continue
+            if sa * sb < 0 and oa * ob < 0:
+                length = hypot(qx - px, qy - py)
+                big = max(max(max(fabs(px), fabs(py)), fabs(qx)), fabs(qy))
+                # A curve crosses the line within slack / sin(angle) of where its edge does.
+                err = (
+                    10.0 * _ORIENT_TOL * (oa_m + ob_m) / (fabs(oa) + fabs(ob))
+                    + (1e-10 * big + 1e-9) / length
+                    + 1e-12
+                    + 2.0 * slack * hypot(bx - ax, by - ay) / fabs(sb - sa)
+                )
+                # Kept in order along the line (ties keep their order): an insertion.
+                t = oa / (oa - ob)
+                m = n
+                while m > 0 and ts[m - 1] > t:
+                    ts[m] = ts[m - 1]
+                    es[m] = es[m - 1]
+                    m -= 1
+                ts[m] = t
+                es[m] = err
+                n += 1
+    return n, doubt
+
+
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _direction_entry(
+    d: cython.int,
+    n: cython.Py_ssize_t,
+    ts: cython.double[::1],
+    es: cython.double[::1],
+    za: cython.double,
+    zb: cython.double,
+    bottom: cython.double,
+    top: cython.double,
+    inside: cython.bint,
+    doubt: cython.bint,
+) -> tuple[cython.bint, cython.bint, cython.double, cython.double, cython.bint]:
+    """One direction (``d`` 0: ``a``→``b``, 1: back) of a walked (line, zone), within the zone's span:
+    ``(unsure, meets, key, error, exact)`` — whether rounding could change the answer (the directed line
+    then takes the exact path), whether the line meets the zone and the first ``t`` it does."""
+    lo: cython.double
+    hi: cython.double
+    valid: cython.bint
+    before: cython.Py_ssize_t = 0
+    c: cython.Py_ssize_t
+    unsure: cython.bint = doubt
+    nxt: cython.double = INFINITY
+    nxt_err: cython.double = 0.0
+    tc: cython.double
+    ce: cython.double
+    inside_lo: cython.bint
+    if d == 0:
+        lo, hi, valid = _span(za, zb, bottom, top)
+    else:
+        lo, hi, valid = _span(zb, za, bottom, top)
+    for c in range(n):
+        tc = ts[c] if d == 0 else 1.0 - ts[n - 1 - c]
+        ce = es[c] if d == 0 else es[n - 1 - c]
+        if tc < lo:
+            before += 1
+        elif nxt == INFINITY:
+            nxt, nxt_err = tc, ce  # the first crossing at or after lo
+        if fabs(tc - lo) <= ce or fabs(tc - hi) <= ce:
+            unsure = True
+    inside_lo = inside != (before % 2 == 1)
+    if not (valid and (inside_lo or nxt <= hi)):
+        return valid and unsure, False, 0.0, 0.0, False
+    return valid and unsure, True, lo if inside_lo else nxt, 0.0 if inside_lo else nxt_err, inside_lo
+
+
 def meetings(
     li: cython.longlong[::1],
     zi: cython.longlong[::1],
@@ -162,157 +373,32 @@ def meetings(
     k: cython.Py_ssize_t
     line: cython.Py_ssize_t
     z: cython.Py_ssize_t
-    r: cython.Py_ssize_t
-    e: cython.Py_ssize_t
-    c: cython.Py_ssize_t
-    d: cython.Py_ssize_t
+    d: cython.int
     n: cython.Py_ssize_t
-    m: cython.Py_ssize_t
-    before: cython.Py_ssize_t
     dp: cython.longlong
-    px: cython.double
-    py: cython.double
-    qx: cython.double
-    qy: cython.double
-    dx: cython.double
-    dy: cython.double
-    slack: cython.double
-    near_line: cython.double
-    bx0: cython.double
-    by0: cython.double
-    bx1: cython.double
-    by1: cython.double
-    s1: cython.double
-    s2: cython.double
-    s3: cython.double
-    s4: cython.double
-    margin: cython.double
-    scale: cython.double
-    rx0: cython.double
-    ry0: cython.double
-    rx1: cython.double
-    ry1: cython.double
-    ax: cython.double
-    ay: cython.double
-    bx: cython.double
-    by: cython.double
-    sa: cython.double
-    sa_m: cython.double
-    sb: cython.double
-    sb_m: cython.double
-    oa: cython.double
-    oa_m: cython.double
-    ob: cython.double
-    ob_m: cython.double
-    near_edge: cython.double
-    pad: cython.double
-    length: cython.double
-    big: cython.double
-    err: cython.double
-    t: cython.double
-    lo: cython.double
-    hi: cython.double
-    nxt: cython.double
-    nxt_err: cython.double
-    tc: cython.double
-    ce: cython.double
     doubt: cython.bint
-    near_a: cython.bint
-    near_b: cython.bint
-    near: cython.bint
     s_in: cython.bint
     e_in: cython.bint
-    valid: cython.bint
-    inside: cython.bint
-    inside_lo: cython.bint
     unsure: cython.bint
+    meets: cython.bint
+    key: cython.double
+    err: cython.double
+    exact: cython.bint
     with cython.nogil:
         for k in range(count):
             line, z = li[k], zi[k]
-            px, py, qx, qy = x0[line], y0[line], x1[line], y1[line]
-            dx, dy = qx - px, qy - py
-            # A zone with curves: its true boundary lies within `slack` of its edges (chords of the curves).
-            # `near` is that distance times the line's length, as the orientation products measure it.
-            slack = zone_slack[z]
-            near_line = 4.0 * slack * hypot(dx, dy)
-            # The zone's box wholly on one side of the line: it cannot meet the segment.
-            bx0, by0, bx1, by1 = zone_bounds[z, 0], zone_bounds[z, 1], zone_bounds[z, 2], zone_bounds[z, 3]
-            s1 = dx * (by0 - py) - dy * (bx0 - px)
-            s2 = dx * (by0 - py) - dy * (bx1 - px)
-            s3 = dx * (by1 - py) - dy * (bx1 - px)
-            s4 = dx * (by1 - py) - dy * (bx0 - px)
-            margin = 1e-9 * (fabs(dx) + fabs(dy)) * (1.0 + zone_scale[z] + fabs(px) + fabs(py)) + near_line
-            if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
+            n, doubt = _zone_walk(
+                x0[line], y0[line], x1[line], y1[line], z, zone_bounds, zone_scale, zone_slack, run_start,
+                run_count, run_x0, run_y0, run_x1, run_y1, run_first_edge, run_edges, ex0, ey0, ex1, ey1, ts, es,
+            )  # fmt: skip
+            if n < 0:
                 continue
-            doubt = False
-            n = 0
-            for r in range(run_start[z], run_start[z] + run_count[z]):
-                rx0, ry0, rx1, ry1 = run_x0[r], run_y0[r], run_x1[r], run_y1[r]
-                s1 = dx * (ry0 - py) - dy * (rx0 - px)
-                s2 = dx * (ry0 - py) - dy * (rx1 - px)
-                s3 = dx * (ry1 - py) - dy * (rx1 - px)
-                s4 = dx * (ry1 - py) - dy * (rx0 - px)
-                scale = max(max(fabs(rx0), fabs(rx1)), max(fabs(ry0), fabs(ry1)))
-                margin = 1e-9 * (fabs(dx) + fabs(dy)) * (1.0 + scale + fabs(px) + fabs(py)) + near_line
-                if min(min(min(s1, s2), s3), s4) > margin or max(max(max(s1, s2), s3), s4) < -margin:
-                    continue
-                for e in range(run_first_edge[r], run_first_edge[r] + run_edges[r]):
-                    ax, ay, bx, by = ex0[e], ey0[e], ex1[e], ey1[e]
-                    sa, sa_m = _orient(px, py, qx, qy, ax, ay)
-                    sb, sb_m = _orient(px, py, qx, qy, bx, by)
-                    # An edge of a curve: an end within 4 slack of the line may hide a tangent or a graze
-                    # of the true curve (which lies within slack of the edge) that the edge itself misses.
-                    near_a = fabs(sa) <= _ORIENT_TOL * sa_m or fabs(sa) <= near_line
-                    near_b = fabs(sb) <= _ORIENT_TOL * sb_m or fabs(sb) <= near_line
-                    if not (near_a or near_b or sa * sb <= 0):
-                        continue  # both ends surely on one side of the line
-                    oa, oa_m = _orient(ax, ay, bx, by, px, py)
-                    ob, ob_m = _orient(ax, ay, bx, by, qx, qy)
-                    near_edge = 4.0 * slack * hypot(bx - ax, by - ay)  # a line end that close to a curve's edge
-                    near = (
-                        near_a
-                        or near_b
-                        or fabs(oa) <= _ORIENT_TOL * oa_m
-                        or fabs(ob) <= _ORIENT_TOL * ob_m
-                        or fabs(oa) <= near_edge
-                        or fabs(ob) <= near_edge
-                    )
-                    if near:
-                        pad = 4.0 * slack
-                        if (
-                            min(ax, bx) - pad <= max(px, qx)
-                            and min(px, qx) <= max(ax, bx) + pad
-                            and min(ay, by) - pad <= max(py, qy)
-                            and min(py, qy) <= max(ay, by) + pad
-                        ):
-                            doubt = True
-                        continue
-                    if sa * sb < 0 and oa * ob < 0:
-                        length = hypot(qx - px, qy - py)
-                        big = max(max(max(fabs(px), fabs(py)), fabs(qx)), fabs(qy))
-                        # A curve crosses the line within slack / sin(angle) of where its edge does.
-                        err = (
-                            10.0 * _ORIENT_TOL * (oa_m + ob_m) / (fabs(oa) + fabs(ob))
-                            + (1e-10 * big + 1e-9) / length
-                            + 1e-12
-                            + 2.0 * slack * hypot(bx - ax, by - ay) / fabs(sb - sa)
-                        )
-                        # Kept in order along the line (ties keep their order): an insertion.
-                        t = oa / (oa - ob)
-                        m = n
-                        while m > 0 and ts[m - 1] > t:
-                            ts[m] = ts[m - 1]
-                            es[m] = es[m - 1]
-                            m -= 1
-                        ts[m] = t
-                        es[m] = err
-                        n += 1
             s_in, e_in = start_in[k] != 0, end_in[k] != 0
             # Parity must agree with GEOS at the far end. A candidate with no crossing and neither end
             # inside does not meet the zone (a touch of its boundary would have raised a doubt).
             if (s_in != (n % 2 == 1)) != e_in:
                 doubt = True
-            if doubt and slack > 0.0:
+            if doubt and zone_slack[z] > 0.0:
                 # A zone with curves: this (line, zone) alone is judged from the curves' equations, by the
                 # caller (a row with error -1 in each direction), rather than the whole line by the exact path.
                 for d in range(2):
@@ -332,30 +418,13 @@ def meetings(
                     found += 1
                 continue
             for d in range(2):
-                if d == 0:
-                    lo, hi, valid = _span(za[line], zb[line], bottom[z], top[z])
-                    inside = s_in
-                else:
-                    lo, hi, valid = _span(zb[line], za[line], bottom[z], top[z])
-                    inside = e_in
-                before = 0
-                unsure = doubt
-                nxt = INFINITY
-                nxt_err = 0.0
-                for c in range(n):
-                    tc = ts[c] if d == 0 else 1.0 - ts[n - 1 - c]
-                    ce = es[c] if d == 0 else es[n - 1 - c]
-                    if tc < lo:
-                        before += 1
-                    elif nxt == INFINITY:
-                        nxt, nxt_err = tc, ce  # the first crossing at or after lo
-                    if fabs(tc - lo) <= ce or fabs(tc - hi) <= ce:
-                        unsure = True
+                unsure, meets, key, err, exact = _direction_entry(
+                    d, n, ts, es, za[line], zb[line], bottom[z], top[z], s_in if d == 0 else e_in, doubt
+                )
                 dp = 2 * line_ids[line] + d
-                if valid and unsure:
+                if unsure:
                     ambiguous[dp] = True
-                inside_lo = inside != (before % 2 == 1)
-                if not (valid and (inside_lo or nxt <= hi)):
+                if not meets:
                     continue
                 if found == capacity:
                     with cython.gil:
@@ -367,11 +436,245 @@ def meetings(
                         out_exact = a_exact.view(np.uint8)
                 out_dp[found] = dp
                 out_z[found] = z
-                out_key[found] = lo if inside_lo else nxt
-                out_err[found] = 0.0 if inside_lo else nxt_err
-                out_exact[found] = inside_lo
+                out_key[found] = key
+                out_err[found] = err
+                out_exact[found] = exact
                 found += 1
     return a_dp[:found], a_z[:found], a_key[:found], a_err[:found], a_exact[:found]
+
+
+@cython.cclass
+class ZoneTable:
+    """The zones' arrays :func:`zone_keys` reads, typed once when the zones are compiled (not at every call):
+    the arguments of :func:`meetings` that describe zones, each zone's heights of several spans (``split``),
+    and for zones whose curves the loop judges itself (``inline``: every hole a conic, no solid polygon) the
+    conics of :func:`conic_entries`."""
+
+    bounds: cython.double[:, ::1]
+    scale: cython.double[::1]
+    slack: cython.double[::1]
+    bottom: cython.double[::1]
+    top: cython.double[::1]
+    split: cython.uchar[::1]
+    run_start: cython.longlong[::1]
+    run_count: cython.longlong[::1]
+    run_x0: cython.double[::1]
+    run_y0: cython.double[::1]
+    run_x1: cython.double[::1]
+    run_y1: cython.double[::1]
+    run_first_edge: cython.longlong[::1]
+    run_edges: cython.longlong[::1]
+    ex0: cython.double[::1]
+    ey0: cython.double[::1]
+    ex1: cython.double[::1]
+    ey1: cython.double[::1]
+    max_edges: cython.Py_ssize_t
+    inline: cython.uchar[::1]
+    part_start: cython.longlong[::1]
+    part_count: cython.longlong[::1]
+    pcx: cython.double[::1]
+    pcy: cython.double[::1]
+    prx: cython.double[::1]
+    pry: cython.double[::1]
+    pcos: cython.double[::1]
+    psin: cython.double[::1]
+    phole: cython.uchar[::1]
+    most_parts: cython.Py_ssize_t
+    touch_eps: cython.double
+    zx0: cython.double[::1]
+    zy0: cython.double[::1]
+    zx1: cython.double[::1]
+    zy1: cython.double[::1]
+
+    def __init__(
+        self,
+        bounds: cython.double[:, ::1],
+        scale: cython.double[::1],
+        slack: cython.double[::1],
+        bottom: cython.double[::1],
+        top: cython.double[::1],
+        split: cython.uchar[::1],
+        run_start: cython.longlong[::1],
+        run_count: cython.longlong[::1],
+        run_x0: cython.double[::1],
+        run_y0: cython.double[::1],
+        run_x1: cython.double[::1],
+        run_y1: cython.double[::1],
+        run_first_edge: cython.longlong[::1],
+        run_edges: cython.longlong[::1],
+        ex0: cython.double[::1],
+        ey0: cython.double[::1],
+        ex1: cython.double[::1],
+        ey1: cython.double[::1],
+        max_edges: cython.Py_ssize_t,
+        inline: cython.uchar[::1],
+        part_start: cython.longlong[::1],
+        part_count: cython.longlong[::1],
+        pcx: cython.double[::1],
+        pcy: cython.double[::1],
+        prx: cython.double[::1],
+        pry: cython.double[::1],
+        pcos: cython.double[::1],
+        psin: cython.double[::1],
+        phole: cython.uchar[::1],
+        touch_eps: cython.double,
+    ) -> None:
+        z: cython.Py_ssize_t
+        self.bounds, self.scale, self.slack, self.bottom, self.top = bounds, scale, slack, bottom, top
+        self.split = split
+        self.run_start, self.run_count = run_start, run_count
+        self.run_x0, self.run_y0, self.run_x1, self.run_y1 = run_x0, run_y0, run_x1, run_y1
+        self.run_first_edge, self.run_edges = run_first_edge, run_edges
+        self.ex0, self.ey0, self.ex1, self.ey1 = ex0, ey0, ex1, ey1
+        self.max_edges = max_edges
+        self.inline, self.part_start, self.part_count = inline, part_start, part_count
+        self.pcx, self.pcy, self.prx, self.pry, self.pcos, self.psin = pcx, pcy, prx, pry, pcos, psin
+        self.phole = phole
+        self.most_parts = 1
+        for z in range(part_count.shape[0]):
+            self.most_parts = max(self.most_parts, part_count[z])
+        self.touch_eps = touch_eps
+        # box_pairs' columns of the boxes
+        self.zx0, self.zy0 = bounds[:, 0].copy(), bounds[:, 1].copy()
+        self.zx1, self.zy1 = bounds[:, 2].copy(), bounds[:, 3].copy()
+
+
+def zone_keys(
+    table: ZoneTable,
+    pairs: cython.longlong[:, ::1],
+    lines: cython.longlong[::1],
+    cx: cython.double[::1],
+    cy: cython.double[::1],
+    cz: cython.double[::1],
+    centre_in: cython.uchar[:, ::1],
+    ambiguous: cython.uchar[::1],
+) -> tuple[Any, Any, Any, Any, Any, int]:
+    """:func:`bridge.core.meetings.zone_keys`: :func:`box_pairs`, :func:`meetings` and, for the zones whose
+    curves it judges itself, :func:`conic_entries`, in one pass over the lines."""
+    zones: cython.Py_ssize_t = table.bounds.shape[0]
+    count: cython.Py_ssize_t = lines.shape[0]
+    capacity: cython.Py_ssize_t = max(16, 4 * count)
+    a_dp = np.empty(capacity, dtype=np.int64)
+    a_z = np.empty(capacity, dtype=np.int64)
+    a_key = np.empty(capacity, dtype=np.float64)
+    a_err = np.empty(capacity, dtype=np.float64)
+    a_exact = np.empty(capacity, dtype=np.bool_)
+    out_dp: cython.longlong[::1] = a_dp
+    out_z: cython.longlong[::1] = a_z
+    out_key: cython.double[::1] = a_key
+    out_err: cython.double[::1] = a_err
+    out_exact: cython.uchar[::1] = a_exact.view(np.uint8)
+    ts: cython.double[::1] = np.empty(max(table.max_edges, 1), dtype=np.float64)
+    es: cython.double[::1] = np.empty(max(table.max_edges, 1), dtype=np.float64)
+    lows: cython.double[::1] = np.empty(2 * table.most_parts + 2, dtype=np.float64)
+    highs: cython.double[::1] = np.empty(2 * table.most_parts + 2, dtype=np.float64)
+    next_lows: cython.double[::1] = np.empty(2 * table.most_parts + 2, dtype=np.float64)
+    next_highs: cython.double[::1] = np.empty(2 * table.most_parts + 2, dtype=np.float64)
+    zx0: cython.double[::1] = table.zx0
+    zy0: cython.double[::1] = table.zy0
+    zx1: cython.double[::1] = table.zx1
+    zy1: cython.double[::1] = table.zy1
+    found: cython.Py_ssize_t = 0
+    left: cython.Py_ssize_t = 0  # rows left to the caller (error -1)
+    k: cython.Py_ssize_t
+    line: cython.longlong
+    s: cython.longlong
+    e: cython.longlong
+    z: cython.Py_ssize_t
+    d: cython.int
+    n: cython.Py_ssize_t
+    dp: cython.longlong
+    px: cython.double
+    py: cython.double
+    qx: cython.double
+    qy: cython.double
+    lx: cython.double
+    hx: cython.double
+    ly: cython.double
+    hy: cython.double
+    doubt: cython.bint
+    s_in: cython.bint
+    e_in: cython.bint
+    unsure: cython.bint
+    meets: cython.bint
+    sure: cython.bint
+    key: cython.double
+    err: cython.double
+    exact: cython.bint
+    with cython.nogil:
+        for k in range(count):
+            line = lines[k]
+            s, e = pairs[line, 0], pairs[line, 1]
+            px, py, qx, qy = cx[s], cy[s], cx[e], cy[e]
+            lx, hx = min(px, qx), max(px, qx)
+            ly, hy = min(py, qy), max(py, qy)
+            for z in range(zones):
+                # box_pairs: the closed boxes meet.
+                if not ((lx <= zx1[z]) & (zx0[z] <= hx) & (ly <= zy1[z]) & (zy0[z] <= hy)):
+                    continue
+                if table.split[z]:
+                    # A zone of several spans: both directions of every line near it take the exact path.
+                    ambiguous[2 * line] = True
+                    ambiguous[2 * line + 1] = True
+                n, doubt = _zone_walk(
+                    px, py, qx, qy, z, table.bounds, table.scale, table.slack, table.run_start, table.run_count,
+                    table.run_x0, table.run_y0, table.run_x1, table.run_y1, table.run_first_edge, table.run_edges,
+                    table.ex0, table.ey0, table.ex1, table.ey1, ts, es,
+                )  # fmt: skip
+                if n < 0:
+                    continue
+                s_in, e_in = centre_in[s, z] != 0, centre_in[e, z] != 0
+                # Parity must agree with GEOS at the far end (as in `meetings`).
+                if (s_in != (n % 2 == 1)) != e_in:
+                    doubt = True
+                if found + 2 > capacity:
+                    with cython.gil:
+                        capacity *= 2
+                        a_dp, a_z = _grown(a_dp, capacity), _grown(a_z, capacity)
+                        a_key, a_err = _grown(a_key, capacity), _grown(a_err, capacity)
+                        a_exact = _grown(a_exact, capacity)
+                        out_dp, out_z, out_key, out_err = a_dp, a_z, a_key, a_err
+                        out_exact = a_exact.view(np.uint8)
+                for d in range(2):
+                    dp = 2 * line + d
+                    if doubt and table.slack[z] > 0.0:
+                        # A zone with curves: judged from its equations here when the loop knows all its
+                        # shapes (conic_entries' row, the same floats); else, or when they cannot tell, left
+                        # to the caller (a row with error -1), as `meetings` leaves every such row.
+                        key, sure = NAN, False
+                        if table.inline[z]:
+                            key, sure = _conic_first(
+                                cx[s] if d == 0 else cx[e], cy[s] if d == 0 else cy[e],
+                                cx[e] if d == 0 else cx[s], cy[e] if d == 0 else cy[s],
+                                cz[s] if d == 0 else cz[e], cz[e] if d == 0 else cz[s],
+                                table.bottom[z], table.top[z], table.part_start[z], table.part_count[z],
+                                table.pcx, table.pcy, table.prx, table.pry, table.pcos, table.psin, table.phole,
+                                0, 0, ts, es, table.touch_eps, lows, highs, next_lows, next_highs,
+                            )  # fmt: skip
+                        if sure and key != key:  # judged: the line does not meet the zone (NaN)
+                            continue
+                        out_dp[found] = dp
+                        out_z[found] = z
+                        out_key[found] = key
+                        out_err[found] = 0.0 if sure else -1.0
+                        out_exact[found] = sure
+                        left += 0 if sure else 1
+                        found += 1
+                        continue
+                    unsure, meets, key, err, exact = _direction_entry(
+                        d, n, ts, es, cz[s], cz[e], table.bottom[z], table.top[z], s_in if d == 0 else e_in, doubt
+                    )
+                    if unsure:
+                        ambiguous[dp] = True
+                    if not meets:
+                        continue
+                    out_dp[found] = dp
+                    out_z[found] = z
+                    out_key[found] = key
+                    out_err[found] = err
+                    out_exact[found] = exact
+                    found += 1
+    return a_dp[:found], a_z[:found], a_key[:found], a_err[:found], a_exact[:found], left
 
 
 def crossing_order(
@@ -541,6 +844,149 @@ def _conic_interval(
     return _py_min(t0, t1), _py_max(t0, t1), 1
 
 
+@cython.cfunc
+@cython.nogil
+@cython.exceptval(check=False)
+def _conic_first(
+    ax: cython.double,
+    ay: cython.double,
+    bx: cython.double,
+    by: cython.double,
+    z0: cython.double,
+    z1: cython.double,
+    bottom: cython.double,
+    top: cython.double,
+    first_part: cython.Py_ssize_t,
+    parts: cython.Py_ssize_t,
+    pcx: cython.double[::1],
+    pcy: cython.double[::1],
+    prx: cython.double[::1],
+    pry: cython.double[::1],
+    pcos: cython.double[::1],
+    psin: cython.double[::1],
+    phole: cython.uchar[::1],
+    first_extra: cython.Py_ssize_t,
+    extras: cython.Py_ssize_t,
+    extra_low: cython.double[::1],
+    extra_high: cython.double[::1],
+    touch_eps: cython.double,
+    lows: cython.double[::1],
+    highs: cython.double[::1],
+    next_lows: cython.double[::1],
+    next_highs: cython.double[::1],
+) -> tuple[cython.double, cython.bint]:
+    """One row of :func:`conic_entries`: the line ``a``→``b`` (heights ``z0``, ``z1``) against a zone's conics
+    ``first_part``… (``parts`` of them) and its solid polygons' intervals ``first_extra``… (``extras``):
+    ``(first, judged)``. ``lows``… are scratch, of ``2 × (parts + extras) + 2`` at least."""
+    p: cython.Py_ssize_t
+    q: cython.Py_ssize_t
+    c: cython.Py_ssize_t
+    m: cython.Py_ssize_t
+    n: cython.Py_ssize_t
+    merged: cython.Py_ssize_t
+    kept: cython.Py_ssize_t
+    found: cython.int
+    dz: cython.double
+    lo: cython.double
+    hi: cython.double
+    low: cython.double
+    high: cython.double
+    a: cython.double
+    b: cython.double
+    degenerate: cython.bint
+    # geometry._span_params: where the line's height is within the zone's span.
+    dz = z1 - z0
+    if dz == 0:
+        if not (bottom <= z0 and z0 <= top):
+            return NAN, True
+        lo, hi = 0.0, 1.0
+    else:
+        lo = (bottom - z0) / dz
+        hi = (top - z0) / dz
+        if lo > hi:
+            lo, hi = hi, lo
+        lo, hi = _py_max(lo, 0.0), _py_min(hi, 1.0)
+        if not lo <= hi:
+            return NAN, True
+    # CurvedArea.segment_parts: the solids' closed intervals, merged, minus the holes' open ones.
+    n = 0
+    degenerate = False
+    for p in range(first_part, first_part + parts + extras):
+        if p >= first_part + parts:  # a solid polygon's interval, clipped already
+            q = first_extra + p - first_part - parts
+            low, high = extra_low[q], extra_high[q]
+        else:
+            if phole[p]:
+                continue
+            low, high, found = _conic_interval(
+                pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, False, touch_eps
+            )
+            if found < 0:
+                degenerate = True
+            if found != 1 or not (high >= 0.0 and low <= 1.0):
+                continue
+            low, high = _py_max(low, 0.0), _py_min(high, 1.0)
+        m = n  # sorted (low, high), as `sorted` orders tuples; ties keep their order
+        while m > 0 and (lows[m - 1] > low or (lows[m - 1] == low and highs[m - 1] > high)):
+            lows[m], highs[m] = lows[m - 1], highs[m - 1]
+            m -= 1
+        lows[m], highs[m] = low, high
+        n += 1
+    merged = 0
+    for c in range(n):
+        low, high = lows[c], highs[c]
+        if merged and low <= highs[merged - 1]:
+            if high > highs[merged - 1]:
+                highs[merged - 1] = high
+        else:
+            lows[merged], highs[merged] = low, high
+            merged += 1
+    n = merged
+    for p in range(first_part, first_part + parts):
+        if not phole[p]:
+            continue
+        if n == 0:
+            break
+        low, high, found = _conic_interval(
+            pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, True, touch_eps
+        )
+        if found < 0:
+            degenerate = True
+            continue
+        if found == 0:
+            continue
+        kept = 0
+        for c in range(n):
+            a, b = lows[c], highs[c]
+            if b <= low or a >= high:
+                next_lows[kept], next_highs[kept] = a, b
+                kept += 1
+                continue
+            if a <= low:
+                next_lows[kept], next_highs[kept] = a, low
+                kept += 1
+            if high <= b:
+                next_lows[kept], next_highs[kept] = high, b
+                kept += 1
+        for c in range(kept):
+            lows[c], highs[c] = next_lows[c], next_highs[c]
+        n = kept
+    # A single point left in a zone with holes may be one a hole leaves bare (CurvedArea._left_bare,
+    # judged from the shapes at that point): left to the caller, which asks segment_parts.
+    for p in range(first_part, first_part + parts):
+        if phole[p]:
+            for c in range(n):
+                if lows[c] == highs[c]:
+                    degenerate = True
+            break
+    if degenerate:
+        return NAN, False
+    for c in range(n):
+        if lows[c] <= hi and highs[c] >= lo:
+            return _py_min(_py_max(lows[c], lo), hi), True
+    return NAN, True
+
+
 def conic_entries(
     dp: cython.longlong[::1],
     zone: cython.longlong[::1],
@@ -586,28 +1032,8 @@ def conic_entries(
     d: cython.longlong
     s: cython.longlong
     e: cython.longlong
-    p: cython.Py_ssize_t
-    q: cython.Py_ssize_t
-    c: cython.Py_ssize_t
-    m: cython.Py_ssize_t
-    n: cython.Py_ssize_t
-    merged: cython.Py_ssize_t
-    kept: cython.Py_ssize_t
-    found: cython.int
-    z0: cython.double
-    z1: cython.double
-    dz: cython.double
-    lo: cython.double
-    hi: cython.double
-    ax: cython.double
-    ay: cython.double
-    bx: cython.double
-    by: cython.double
-    low: cython.double
-    high: cython.double
-    a: cython.double
-    b: cython.double
-    degenerate: cython.bint
+    entry: cython.double
+    sure: cython.bint
     with cython.nogil:
         for k in range(rows):
             u, d = dp[k] // 2, dp[k] % 2
@@ -616,100 +1042,13 @@ def conic_entries(
             else:
                 s, e = pair_b[u], pair_a[u]
             z = zone[k]
-            # geometry._span_params: where the line's height is within the zone's span.
-            z0, z1 = cz[s], cz[e]
-            dz = z1 - z0
-            if dz == 0:
-                if not (bottom[z] <= z0 and z0 <= top[z]):
-                    continue
-                lo, hi = 0.0, 1.0
-            else:
-                lo = (bottom[z] - z0) / dz
-                hi = (top[z] - z0) / dz
-                if lo > hi:
-                    lo, hi = hi, lo
-                lo, hi = _py_max(lo, 0.0), _py_min(hi, 1.0)
-                if not lo <= hi:
-                    continue
-            ax, ay, bx, by = cx[s], cy[s], cx[e], cy[e]
-            # CurvedArea.segment_parts: the solids' closed intervals, merged, minus the holes' open ones.
-            n = 0
-            degenerate = False
-            for p in range(part_start[z], part_start[z] + part_count[z] + extra_start[k + 1] - extra_start[k]):
-                if p >= part_start[z] + part_count[z]:  # a solid polygon's interval, clipped already
-                    q = extra_start[k] + p - part_start[z] - part_count[z]
-                    low, high = extra_low[q], extra_high[q]
-                else:
-                    if phole[p]:
-                        continue
-                    low, high, found = _conic_interval(
-                        pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, False, touch_eps
-                    )
-                    if found < 0:
-                        degenerate = True
-                    if found != 1 or not (high >= 0.0 and low <= 1.0):
-                        continue
-                    low, high = _py_max(low, 0.0), _py_min(high, 1.0)
-                m = n  # sorted (low, high), as `sorted` orders tuples; ties keep their order
-                while m > 0 and (lows[m - 1] > low or (lows[m - 1] == low and highs[m - 1] > high)):
-                    lows[m], highs[m] = lows[m - 1], highs[m - 1]
-                    m -= 1
-                lows[m], highs[m] = low, high
-                n += 1
-            merged = 0
-            for c in range(n):
-                low, high = lows[c], highs[c]
-                if merged and low <= highs[merged - 1]:
-                    if high > highs[merged - 1]:
-                        highs[merged - 1] = high
-                else:
-                    lows[merged], highs[merged] = low, high
-                    merged += 1
-            n = merged
-            for p in range(part_start[z], part_start[z] + part_count[z]):
-                if not phole[p]:
-                    continue
-                if n == 0:
-                    break
-                low, high, found = _conic_interval(
-                    pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, True, touch_eps
-                )
-                if found < 0:
-                    degenerate = True
-                    continue
-                if found == 0:
-                    continue
-                kept = 0
-                for c in range(n):
-                    a, b = lows[c], highs[c]
-                    if b <= low or a >= high:
-                        next_lows[kept], next_highs[kept] = a, b
-                        kept += 1
-                        continue
-                    if a <= low:
-                        next_lows[kept], next_highs[kept] = a, low
-                        kept += 1
-                    if high <= b:
-                        next_lows[kept], next_highs[kept] = high, b
-                        kept += 1
-                for c in range(kept):
-                    lows[c], highs[c] = next_lows[c], next_highs[c]
-                n = kept
-            # A single point left in a zone with holes may be one a hole leaves bare (CurvedArea._left_bare,
-            # judged from the shapes at that point): left to the caller, which asks segment_parts.
-            for p in range(part_start[z], part_start[z] + part_count[z]):
-                if phole[p]:
-                    for c in range(n):
-                        if lows[c] == highs[c]:
-                            degenerate = True
-                    break
-            if degenerate:
-                judged[k] = False
-                continue
-            for c in range(n):
-                if lows[c] <= hi and highs[c] >= lo:
-                    first[k] = _py_min(_py_max(lows[c], lo), hi)
-                    break
+            entry, sure = _conic_first(
+                cx[s], cy[s], cx[e], cy[e], cz[s], cz[e], bottom[z], top[z], part_start[z], part_count[z],
+                pcx, pcy, prx, pry, pcos, psin, phole, extra_start[k], extra_start[k + 1] - extra_start[k],
+                extra_low, extra_high, touch_eps, lows, highs, next_lows, next_highs,
+            )  # fmt: skip
+            first[k] = entry
+            judged[k] = sure
     return a_first, a_judged
 
 

@@ -14,7 +14,7 @@ def _same(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-cfunc = inline = _same
+cfunc = cclass = inline = _same
 
 
 def exceptval(*_args: Any, **_kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -51,7 +51,9 @@ __all__ = [
     "line_zones",
     "wall_columns",
     "wall_crossings",
+    "zone_keys",
     "zone_meetings",
+    "zone_table",
     "zone_tables",
 ]
 
@@ -174,6 +176,50 @@ def line_order(
         src, dst, indptr, zones_of, met[0], met[1], met[2], met[3], met[4].view(np.uint8), zones, ambiguous
     )
     return order
+
+
+def zone_table(**arrays: Any) -> Any:
+    """The zones' arrays :func:`zone_keys` reads, converted and typed once (keyword arguments: ``zone_bounds``
+    and the other zone arrays of :func:`zone_meetings`, ``split`` (a zone of several spans), ``inline`` (a
+    zone whose curves :func:`zone_keys` judges itself: every hole a conic and no solid polygon) and the
+    ``part_*`` columns of :func:`conic_entries`)."""
+    return _kernels.ZoneTable(
+        _f64(arrays["zone_bounds"]).reshape(-1, 4),
+        *(_f64(arrays[name]) for name in ("zone_scale", "zone_slack", "bottom", "top")),
+        _u8(arrays["split"]),
+        *(_i64(arrays[name]) for name in ("run_start", "run_count")),
+        *(_f64(arrays[name]) for name in ("run_x0", "run_y0", "run_x1", "run_y1")),
+        *(_i64(arrays[name]) for name in ("run_first_edge", "run_edges")),
+        *(_f64(arrays[name]) for name in ("ex0", "ey0", "ex1", "ey1")),
+        int(arrays["max_edges"]),
+        _u8(arrays["inline"]),
+        *(_i64(arrays[name]) for name in ("part_start", "part_count")),
+        *(_f64(arrays[name]) for name in ("part_cx", "part_cy", "part_rx", "part_ry", "part_cos", "part_sin")),
+        _u8(arrays["part_hole"]),
+        TOUCH_EPS,
+    )
+
+
+def zone_keys(
+    table: Any, pairs: Any, lines: Any, cx: Any, cy: Any, cz: Any, centre_in: Any, ambiguous: Any
+) -> tuple[Any, Any, Any, Any, Any, int]:
+    """Where the lines ``pairs[lines]`` (token indices: ``pairs[u] = (a, b)``, directed lines ``2u``: a→b and
+    ``2u + 1``: b→a) first meet the zones of ``table`` (:func:`zone_table`): :func:`box_pairs` then
+    :func:`zone_meetings` in one compiled pass, the tokens' centres ``cx``, ``cy``, ``cz`` and which zones
+    hold them (``centre_in``, tokens × zones) read there, with no arrays gathered per call. A line near a
+    zone of several spans is flagged in ``ambiguous`` both ways. Rows :func:`zone_meetings` leaves to the
+    curves' equations are judged in the same pass (:func:`conic_entries`' rows, the same floats) for zones
+    marked ``inline``; the others, and those the equations cannot tell, come back with error −1.
+
+    Returns ``(dp, zone, key, error, exact, left)``: the rows of :func:`zone_meetings`, in its order, and how
+    many of them have error −1."""
+    flags = _u8(ambiguous)
+    met: tuple[Any, Any, Any, Any, Any, int] = _kernels.zone_keys(
+        table, _i64(pairs), _i64(lines), _f64(cx), _f64(cy), _f64(cz), _u8(centre_in), flags
+    )
+    if not np.shares_memory(flags, ambiguous):
+        ambiguous |= flags.astype(np.bool_)
+    return met
 
 
 def crossing_order(**arrays: Any) -> tuple[Any, Any]:

@@ -92,7 +92,6 @@ from .meetings import (
     THROUGH,
     WITHIN,
     WallColumns,
-    box_pairs,
     conic_entries,
     crossing_order,
     line_meetings,
@@ -100,7 +99,8 @@ from .meetings import (
     line_zones,
     wall_columns,
     wall_crossings,
-    zone_meetings,
+    zone_keys,
+    zone_table,
     zone_tables,
 )
 from .rules import Ruling, Situation
@@ -265,6 +265,7 @@ class SceneVisibility:
         self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         self._line_made: _LineTables | None = None  # see _line_tables
+        self._zone_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _zone_table
         self._wall_columns: tuple[WallIndex, WallColumns] | None = None  # see _wall_rows
         #: Seconds spent ruling stale pairs in whole-scene passes (a lazy build's; ``bridge.engines`` bounds them).
         self.pass_seconds = 0.0
@@ -1021,52 +1022,59 @@ class SceneVisibility:
         Returns the (directed pair, zone, key, error, exact) of the zones each line meets (``None``: no
         zone near any line), and flags in ``ambiguous`` the directed pairs whose answer rounding could
         change.
+
+        One compiled pass (:func:`~bridge.core.meetings.zone_keys`): the box test, the walk along the zones'
+        edges and the curves' equations of zones without solid polygons; what it leaves (error −1) is
+        judged by :meth:`_curve_keys`.
         """
         t = self._tokens
-        i, j = idx[lines, 0], idx[lines, 1]
-        x0, y0, x1, y1 = t.cx[i], t.cy[i], t.cx[j], t.cy[j]
-        li, zi = self._box_candidates(x0, y0, x1, y1)
-        if li.size == 0:
-            return None
-        split = self._split[zi]
-        if split.any():
-            # A zone of several spans: both directions of every line near it take the exact path.
-            u = lines[li[split]]
-            ambiguous[2 * u] = True
-            ambiguous[2 * u + 1] = True
-        met = zone_meetings(
-            li=li,
-            zi=zi,
-            line_ids=lines,
-            x0=x0,
-            y0=y0,
-            x1=x1,
-            y1=y1,
-            za=t.cz[i],
-            zb=t.cz[j],
-            start_in=self._centre_in[i[li], zi],
-            end_in=self._centre_in[j[li], zi],
-            zone_bounds=self._zone_bounds,
-            zone_scale=self._zone_scale,
-            zone_slack=self._zone_slack,
-            bottom=self._bottom,
-            top=self._top,
-            run_start=self._run_start,
-            run_count=self._run_count,
-            run_x0=self._run_x0,
-            run_y0=self._run_y0,
-            run_x1=self._run_x1,
-            run_y1=self._run_y1,
-            run_first_edge=self._run_first_edge,
-            run_edges=self._run_edges,
-            ex0=self._ex0,
-            ey0=self._ey0,
-            ex1=self._ex1,
-            ey1=self._ey1,
-            max_edges=self._max_edges,
-            ambiguous=ambiguous,
+        dp, zi, key, err, exact, left = zone_keys(
+            self._zone_table(), idx, lines, t.cx, t.cy, t.cz, self._centre_in, ambiguous
         )
-        return self._curve_keys(idx, met)
+        if not dp.size:
+            return None
+        met = (dp, zi, key, err, exact)
+        return self._curve_keys(idx, met) if left else met
+
+    def _zone_table(self) -> Any:
+        """The zones' arrays for :func:`~bridge.core.meetings.zone_keys`, typed once per compile of the zones."""
+        made = self._zone_arrays
+        if made is None or made[0] is not self._zones:
+            px, py, prx, pry, pcos, psin = self._conic_parts
+            table = zone_table(
+                zone_bounds=self._zone_bounds,
+                zone_scale=self._zone_scale,
+                zone_slack=self._zone_slack,
+                bottom=self._bottom,
+                top=self._top,
+                split=self._split,
+                run_start=self._run_start,
+                run_count=self._run_count,
+                run_x0=self._run_x0,
+                run_y0=self._run_y0,
+                run_x1=self._run_x1,
+                run_y1=self._run_y1,
+                run_first_edge=self._run_first_edge,
+                run_edges=self._run_edges,
+                ex0=self._ex0,
+                ey0=self._ey0,
+                ex1=self._ex1,
+                ey1=self._ey1,
+                max_edges=self._max_edges,
+                # Zones whose curves the pass judges itself: every hole a conic, no solid polygon (GEOS).
+                inline=self._equations & np.array([not polygons for polygons in self._zone_polygons], dtype=bool),
+                part_start=self._conic_start,
+                part_count=self._conic_count,
+                part_cx=px,
+                part_cy=py,
+                part_rx=prx,
+                part_ry=pry,
+                part_cos=pcos,
+                part_sin=psin,
+                part_hole=self._conic_hole,
+            )
+            made = self._zone_arrays = (self._zones, table)
+        return made[1]
 
     def _curve_keys(self, idx: IntArray, met: _Met) -> _Met:
         """The rows the compiled loop left to the curves' equations (error −1): each (directed line, zone)
@@ -1166,17 +1174,6 @@ class SceneVisibility:
         take = np.repeat(lo - start[:-1], counts) + np.arange(start[-1])
         back = np.repeat((dp & 1).astype(bool), counts)
         return start, np.where(back, back_low[take], low[take]), np.where(back, back_high[take], high[take])
-
-    def _box_candidates(
-        self, x0: FloatArray, y0: FloatArray, x1: FloatArray, y1: FloatArray
-    ) -> tuple[IntArray, IntArray]:
-        """(segment, zone) pairs whose closed boxes meet, by segment then zone: a superset of GEOS
-        ``intersects`` that :func:`~bridge.core.meetings.zone_meetings` narrows down.
-
-        Every box against every box, compiled (:func:`~bridge.core.meetings.box_pairs`): the pairs the
-        zone tree would give, in the same order.
-        """
-        return box_pairs(x0, y0, x1, y1, self._zone_bounds)
 
     def _order_crossings(self, idx: IntArray, met: _Met | None, ambiguous: BoolArray) -> tuple[IntArray, IntArray]:
         """Every directed line's crossings in evidence order (:func:`~bridge.core.meetings.crossing_order`):

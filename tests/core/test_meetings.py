@@ -32,11 +32,19 @@ from bridge.core.geometry import (
     region_area,
     wall_sides,
 )
-from bridge.core.meetings import box_pairs, conic_entries, crossing_order, wall_columns, wall_crossings, zone_meetings
+from bridge.core.meetings import (
+    box_pairs,
+    conic_entries,
+    crossing_order,
+    wall_columns,
+    wall_crossings,
+    zone_keys,
+    zone_meetings,
+)
 from bridge.core.scene import Level, Wall
 from bridge.core.sight import Point3
 
-from .shapes import circle, ellipse, polygon, rect, region
+from .shapes import circle, ellipse, polygon, rect, region, token
 
 ROOT = Path(__file__).resolve().parents[2]
 SQUARE = [(100.0, 100.0), (200.0, 100.0), (200.0, 200.0), (100.0, 200.0)]  # one zone, one run of 4 edges
@@ -373,6 +381,119 @@ def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lin
             assert math.isnan(first[k])
         else:
             assert first[k] == expected
+
+
+# One pass: zone_keys against the loops it folds together (box_pairs, zone_meetings, conic_entries).
+
+
+def _separate_passes(engine: Any, idx: Any, lines: Any, ambiguous: Any) -> tuple[Any, ...]:
+    """What ``zone_keys`` folds into one pass, as the engine computed it before: the box test, the walk, then
+    the curves' equations of the zones the pass judges itself (every hole a conic, no solid polygon)."""
+    t = engine._tokens
+    i, j = idx[lines, 0], idx[lines, 1]
+    x0, y0, x1, y1 = t.cx[i], t.cy[i], t.cx[j], t.cy[j]
+    li, zi = box_pairs(x0, y0, x1, y1, engine._zone_bounds)
+    u = lines[li[engine._split[zi]]]
+    ambiguous[2 * u] = True
+    ambiguous[2 * u + 1] = True
+    dp, z, key, err, exact = zone_meetings(
+        li=li,
+        zi=zi,
+        line_ids=lines,
+        x0=x0,
+        y0=y0,
+        x1=x1,
+        y1=y1,
+        za=t.cz[i],
+        zb=t.cz[j],
+        start_in=engine._centre_in[i[li], zi],
+        end_in=engine._centre_in[j[li], zi],
+        zone_bounds=engine._zone_bounds,
+        zone_scale=engine._zone_scale,
+        zone_slack=engine._zone_slack,
+        bottom=engine._bottom,
+        top=engine._top,
+        run_start=engine._run_start,
+        run_count=engine._run_count,
+        run_x0=engine._run_x0,
+        run_y0=engine._run_y0,
+        run_x1=engine._run_x1,
+        run_y1=engine._run_y1,
+        run_first_edge=engine._run_first_edge,
+        run_edges=engine._run_edges,
+        ex0=engine._ex0,
+        ey0=engine._ey0,
+        ex1=engine._ex1,
+        ey1=engine._ey1,
+        max_edges=engine._max_edges,
+        ambiguous=ambiguous,
+    )
+    inline = engine._equations & np.array([not p for p in engine._zone_polygons], dtype=bool)
+    rows = np.flatnonzero((err < 0) & inline[z])
+    px, py, prx, pry, pcos, psin = engine._conic_parts
+    first, judged = conic_entries(
+        dp=dp[rows],
+        zone=z[rows],
+        pair_a=np.ascontiguousarray(idx[:, 0]),
+        pair_b=np.ascontiguousarray(idx[:, 1]),
+        cx=t.cx,
+        cy=t.cy,
+        cz=t.cz,
+        bottom=engine._bottom,
+        top=engine._top,
+        part_start=engine._conic_start,
+        part_count=engine._conic_count,
+        part_cx=px,
+        part_cy=py,
+        part_rx=prx,
+        part_ry=pry,
+        part_cos=pcos,
+        part_sin=psin,
+        part_hole=engine._conic_hole,
+        extra_start=np.zeros(rows.size + 1, dtype=np.int64),
+        extra_low=np.empty(0),
+        extra_high=np.empty(0),
+    )
+    keep = np.ones(dp.size, dtype=bool)
+    key, err, exact = key.copy(), err.copy(), exact.copy()
+    keep[rows[judged & np.isnan(first)]] = False
+    hit = rows[judged & ~np.isnan(first)]
+    key[hit], err[hit], exact[hit] = first[judged & ~np.isnan(first)], 0.0, True
+    return dp[keep], z[keep], key[keep], err[keep], exact[keep]
+
+
+@given(
+    st.lists(_curved_regions(), min_size=1, max_size=3),
+    st.lists(st.tuples(_coord, _coord), min_size=1, max_size=2),
+    st.lists(st.tuples(_coord, _coord, st.sampled_from([0, 1, 4])), min_size=2, max_size=7),
+)
+@settings(max_examples=int(os.environ.get("VISIBILITY_EXAMPLES", "60")), deadline=None)
+def test_zone_keys_equal_the_box_test_the_walk_and_the_equations_apart(
+    curved: list[Any], squares: list[tuple[float, float]], ends: list[tuple[float, float, float]]
+) -> None:
+    """One compiled pass over the lines (zone_keys) gives, row for row and bit for bit, what box_pairs, then
+    zone_meetings, then conic_entries on the rows left to the equations gave, with the same lines flagged."""
+    from bridge.core.rules import RULESETS
+    from bridge.core.scene import Scene
+    from bridge.core.visibility import SceneVisibility
+    from bridge.core.world import SceneState
+
+    regions = [made.model_copy(update={"id": f"c{k}"}) for k, made in enumerate(curved)]
+    regions += [region(f"s{k}", rect(x, y, 100, 150)) for k, (x, y) in enumerate(squares)]
+    tokens = [token(f"t{k}", x, y, width=0, height=0, elevation=z) for k, (x, y, z) in enumerate(ends)]
+    scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
+    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    idx = np.array(engine._all_pairs(), dtype=np.intp).reshape(-1, 2)
+    t = engine._tokens
+    lines = np.flatnonzero((t.cx[idx[:, 0]] != t.cx[idx[:, 1]]) | (t.cy[idx[:, 0]] != t.cy[idx[:, 1]]))
+    assume(lines.size)
+    flags, expected_flags = np.zeros(2 * len(idx), dtype=bool), np.zeros(2 * len(idx), dtype=bool)
+    *found, left = zone_keys(engine._zone_table(), idx, lines, t.cx, t.cy, t.cz, engine._centre_in, flags)
+    expected = _separate_passes(engine, idx, lines, expected_flags)
+    for got, want in zip(found, expected, strict=True):
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    assert left == int((found[3] < 0).sum())
+    assert np.array_equal(flags, expected_flags)
 
 
 # The walls of a pass, compiled: wall_crossings against the NumPy expressions it replaced.
