@@ -127,8 +127,11 @@ class Side:
 
 
 def _env() -> dict[str, str]:
-    """The children's environment: this one, less ``PYTHONPATH`` (each side imports its own package only)."""
-    return {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    """The children's environment: this one, less ``PYTHONPATH`` (each side imports its own package only) and
+    less ``PYTHONDONTWRITEBYTECODE``, so the warm-up round writes both sides' byte-code as a user's first run
+    does (pip compiled the old side's at install; with it set, the editable side compiled its sources every run)."""
+    drop = {"PYTHONPATH", "PYTHONDONTWRITEBYTECODE"}
+    return {key: value for key, value in os.environ.items() if key not in drop}
 
 
 def _git(*args: str) -> str:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -341,6 +339,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     def announce(line: str) -> None:
         print(line, flush=True)
+
+    import asyncio  # here, not at the top: `sightline replay` and `log` never run an event loop
+    import threading
 
     from .startup import serve  # listens first, then builds the bridge behind the open port
 

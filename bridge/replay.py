@@ -13,11 +13,12 @@ replay with one line naming it and exit status 2, after the answers to the lines
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, TextIO
 
 from . import warmup
-from .log.effects import unlogged_answer
 from .protocol import ErrorMessage, encode
 from .session import Close, Limits, Send, Session, StoreThenSend, Worlds
 
@@ -55,6 +56,8 @@ def replay_lines(
                         on_error(number, message)
                 yield encode(message)
             elif isinstance(effect, StoreThenSend):
+                from .log.effects import unlogged_answer  # the log's modules only when a line asks for it
+
                 yield encode(unlogged_answer(effect))
             elif isinstance(effect, Close):
                 return
@@ -72,18 +75,52 @@ def decoded_lines(source: Iterable[bytes], name: str) -> Iterator[str]:
             ) from None
 
 
+#: Answers written at once when the input is a file (fewer, larger writes; see :func:`run_replay`).
+BATCH = 256
+
+
+def _from_file(source: BinaryIO) -> bool:
+    """Whether ``source`` is a regular file (read to its end without waiting) rather than a pipe or terminal."""
+    try:
+        return stat.S_ISREG(os.fstat(source.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def run_replay(source: BinaryIO, sink: TextIO, errors: TextIO, *, name: str) -> int:
-    """Replay ``source`` to ``sink``; the exit status (0, or 2 when the input is not text)."""
+    """Replay ``source`` to ``sink``; the exit status (0, or 2 when the input is not text).
+
+    From a pipe or a terminal each answer is written and flushed before the next line is read (someone may
+    be waiting for it). From a regular file the answers are written in batches of :data:`BATCH`: the same
+    bytes in the same order, and every answer written before anything goes to ``errors`` (a line's report,
+    the input's error), so the two streams interleave as before."""
+    live = not _from_file(source)
+    pending: list[str] = []
+
+    def write_pending() -> None:
+        if pending:
+            sink.write("".join(pending))
+            pending.clear()
+        sink.flush()
 
     def report(line: int, message: ErrorMessage) -> None:
+        write_pending()
         errors.write(f"sightline replay: {name} line {line}: {message.code}: {message.message}\n")
         errors.flush()
 
     try:
         for answer in replay_lines(decoded_lines(source, name), on_error=report):
-            sink.write(answer + "\n")
-            sink.flush()
+            if live:
+                sink.write(answer + "\n")
+                sink.flush()
+                continue
+            pending.append(answer + "\n")
+            if len(pending) >= BATCH:
+                write_pending()
     except ReplayInputError as exc:
+        write_pending()
         errors.write(f"sightline replay: {exc}\n")
         return 2
+    finally:
+        write_pending()  # also when interrupted: every answer made so far
     return 0

@@ -64,3 +64,47 @@ def test_replay_of_a_long_file_is_never_rate_limited(tmp_path: Path) -> None:
     source.write_text("\n".join([json.dumps(MESSAGES[0]), *pings]) + "\n")
     answers = replay([str(source)])
     assert len(answers) == 1001 and all(a["type"] != "error" for a in answers)
+
+
+GAMES = Path(__file__).parent / "replay_games"
+
+
+def test_replay_of_a_recorded_game_is_byte_identical_to_before(tmp_path: Path) -> None:
+    """A recorded game (bench's quick aro and cards, two bad lines) gives the bytes recorded before, file or stdin."""
+    expected = (GAMES / "quick.answers").read_bytes()
+    game = GAMES / "quick.jsonl"
+    from_file = subprocess.run([SIGHTLINE, "replay", str(game)], capture_output=True, check=True)
+    assert from_file.stdout == expected
+    assert from_file.stderr.count(b"\n") == 2
+    from_stdin = subprocess.run([SIGHTLINE, "replay", "-"], input=game.read_bytes(), capture_output=True, check=True)
+    assert from_stdin.stdout == expected
+
+
+def test_replay_from_a_file_reports_errors_after_the_answers_before_them(tmp_path: Path) -> None:
+    """With both streams on one file, each line's report comes after the answers to the lines before it."""
+    game = GAMES / "quick.jsonl"
+    both = tmp_path / "both.txt"
+    with both.open("wb") as sink:
+        subprocess.run([SIGHTLINE, "replay", str(game)], stdout=sink, stderr=sink, check=True)
+    expected: list[str] = []
+    for line in (GAMES / "quick.answers").read_text(encoding="utf-8").splitlines():
+        answer = json.loads(line)
+        if answer["type"] == "error":
+            details = answer["details"]
+            expected.append(f"sightline replay: {game} line {details['line']}: {answer['code']}: {answer['message']}")
+        expected.append(line)
+    assert both.read_text(encoding="utf-8").splitlines() == expected
+
+
+def test_replay_imports_no_event_loop_and_no_log_store(tmp_path: Path) -> None:
+    """`sightline replay` of a game without log operations never imports asyncio or the log's store."""
+    game = tmp_path / "game.jsonl"
+    game.write_text("\n".join(json.dumps(m) for m in MESSAGES[:3]) + "\n")
+    probe = (
+        "import sys; from bridge.cli import main; status = main(['replay', sys.argv[1]]);"
+        "print([m for m in ('asyncio', 'aiohttp', 'bridge.log.store', 'bridge.log.effects') if m in sys.modules],"
+        " file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(game)], capture_output=True, text=True, check=True)
+    assert done.stderr.strip() == "[]"
+    assert len(done.stdout.splitlines()) == 3

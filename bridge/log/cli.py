@@ -13,7 +13,6 @@ error shows how many records are done.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -99,6 +98,8 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_log_command(args: argparse.Namespace) -> int:
     """Run ``log sessions`` or ``log export``; the process exit status."""
+    import asyncio  # here: the parser is built for every command, `replay` included, which runs no loop
+
     return asyncio.run(run_log_command_async(args))
 
 
