@@ -1746,6 +1746,8 @@ class _Ruler:
         self._memo: dict[tuple[Any, ...], Ruling] = {}
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
         self.generation = 0  # how many times emptied (an engine's other reaction follows it)
+        # The zones' columns of the inside matrix by region id, for the last compile's zones.
+        self.columns: tuple[tuple[_Zone, ...], dict[str, int]] | None = None
 
     def renewed(self) -> _Ruler:
         """An empty ruler of the next generation. The engine takes one instead of emptying its memo: the
@@ -1828,6 +1830,19 @@ class _ZonesFromMatrix:
         frame = self._frame
         row = frame.inside[frame.tokens.index[token_id]]
         return tuple(frame.zones[z].region_id for z in np.flatnonzero(row).tolist())
+
+    def inside(self, token_id: str, region_id: str) -> bool:
+        """``SceneGeometry.inside``: for a zone the pass compiled, its cell of the token × zone matrix
+        (the same test: the footprint touches the area, the elevation is within its spans)."""
+        frame = self._frame
+        columns = frame.ruler.columns
+        if columns is None or columns[0] is not frame.zones:
+            columns = frame.ruler.columns = (frame.zones, {zone.region_id: z for z, zone in enumerate(frame.zones)})
+        z = columns[1].get(region_id)
+        row = frame.tokens.index.get(token_id)
+        if z is None or row is None:
+            return frame.state.geometry.inside(token_id, region_id)
+        return bool(frame.inside[row, z])
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._frame.state.geometry, name)
