@@ -91,7 +91,7 @@ from .meetings import (
     THROUGH,
     WITHIN,
     WallColumns,
-    conic_entries,
+    conic_rows,
     crossing_order,
     wall_columns,
     wall_crossings,
@@ -970,30 +970,15 @@ class SceneVisibility:
         if conic.size:
             # Zones whose holes are circles and ellipses: their equations in the compiled loop, the intervals
             # in their solid polygons from GEOS (all rows in one call), the same floats as segment_parts.
-            extra_start, extra_low, extra_high = self._polygon_intervals(idx, dp[conic], zi[conic])
-            px, py, prx, pry, pcos, psin = self._conic_parts
-            first, judged = conic_entries(
-                dp=dp[conic],
-                zone=zi[conic],
-                pair_a=np.ascontiguousarray(idx[:, 0]),
-                pair_b=np.ascontiguousarray(idx[:, 1]),
-                cx=t.cx,
-                cy=t.cy,
-                cz=t.cz,
-                bottom=self._bottom,
-                top=self._top,
-                part_start=self._conic_start,
-                part_count=self._conic_count,
-                part_cx=px,
-                part_cy=py,
-                part_rx=prx,
-                part_ry=pry,
-                part_cos=pcos,
-                part_sin=psin,
-                part_hole=self._conic_hole,
-                extra_start=extra_start,
-                extra_low=extra_low,
-                extra_high=extra_high,
+            first, judged = conic_rows(
+                self._zone_table(),
+                idx,
+                t.cx,
+                t.cy,
+                t.cz,
+                dp[conic],
+                zi[conic],
+                self._polygon_intervals(idx, dp[conic], zi[conic]),
             )
             rows, first = conic[judged], first[judged]
             hit = ~np.isnan(first)
