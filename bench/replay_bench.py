@@ -122,31 +122,38 @@ def replay_figures(tokens: int, zones: int, orders: int, *, mix: str, runs: int)
     }
 
 
-def _question(scene_id: str, actor: str, target: str, n: int) -> str:
+def _question(scene_id: str, actor: str, target: str, n: int, action: str = "bs-attack") -> str:
     message = {"type": "adjudicate", "id": f"a{n}", "scene": scene_id, "actor": actor, "target": target}
-    return json.dumps(message | {"action": "bs-attack", "log": False})
+    return json.dumps(message | {"action": action, "log": False})
 
 
-def adjudicate_figures(tokens: int, zones: int, questions: int) -> dict[str, Any]:
-    """Per-question times of ``Session.receive`` on a scene already ruled, engines against the per-pair path."""
-    scene = make_scene(tokens, zones)
+_ACTIONS = {"infinity-n4": "bs-attack", "gurps-4e": "attack", "traveller": "observation"}
+
+
+def adjudicate_figures(tokens: int, zones: int, questions: int, *, ruleset: str = "infinity-n4") -> dict[str, Any]:
+    """Per-question times of ``Session.receive`` on a scene already ruled, engines against the per-pair path
+    (``ruleset``: the scene's, asked about its attack: ``bs-attack``, ``attack``, ``observation``)."""
+    scene = make_scene(tokens, zones, ruleset=ruleset)
+    action = _ACTIONS[ruleset]
     sync = json.dumps({"type": "scene.sync", "id": "sync", "scene": scene.model_dump(mode="json")})
     ids = [token.id for token in scene.tokens]
     rng = random.Random(1)
     pairs = [tuple(rng.sample(ids, 2)) for _ in range(questions)]
     result: dict[str, Any] = {"figure": "adjudicate", "scene": f"{tokens}x{zones}", "questions": questions}
+    result["ruleset"] = ruleset
     for name, limits in (("per_pair", PER_PAIR), ("engine", ENGINE)):
         session = Session(Worlds(), offline=True, limits=limits)
         session.receive(sync)
-        first, _ = _timed(lambda s=session: s.receive(_question(scene.id, ids[0], ids[1], 0)))
+        first, _ = _timed(lambda s=session: s.receive(_question(scene.id, ids[0], ids[1], 0, action)))
         times = []
         for n, (actor, target) in enumerate(pairs, start=1):
-            elapsed, _ = _timed(lambda s=session, a=actor, t=target, k=n: s.receive(_question(scene.id, a, t, k)))
+            ask = _question(scene.id, actor, target, n, action)
+            elapsed, _ = _timed(lambda s=session, q=ask: s.receive(q))
             times.append(elapsed)
         moved = scene.tokens[2].model_dump(mode="json") | {"x": 50, "y": 50}
         patch = {"type": "scene.patch", "id": "move", "scene": scene.id, "upsert": {"tokens": [moved]}}
         session.receive(json.dumps(patch))
-        after_move, _ = _timed(lambda s=session: s.receive(_question(scene.id, ids[2], ids[3], -1)))
+        after_move, _ = _timed(lambda s=session: s.receive(_question(scene.id, ids[2], ids[3], -1, action)))
         times.sort()
         result[f"{name}_first_ms"] = first * 1e3
         result[f"{name}_p50_ms"] = statistics.median(times) * 1e3

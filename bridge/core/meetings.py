@@ -45,6 +45,7 @@ __all__ = [
     "WallColumns",
     "box_pairs",
     "conic_entries",
+    "conic_rows",
     "crossing_order",
     "line_meetings",
     "line_order",
@@ -220,6 +221,19 @@ def zone_keys(
     if not np.shares_memory(flags, ambiguous):
         ambiguous |= flags.astype(np.bool_)
     return met
+
+
+def conic_rows(
+    table: Any, pairs: Any, cx: Any, cy: Any, cz: Any, dp: Any, zone: Any, extra: tuple[Any, Any, Any]
+) -> tuple[Any, Any]:
+    """:func:`conic_entries` for rows ``(dp, zone)`` of the lines ``pairs`` (as :func:`zone_keys` numbers them),
+    the conics, heights and spans read from ``table`` (:func:`zone_table`) instead of passed at each call;
+    ``extra`` is ``(extra_start, extra_low, extra_high)``. The same ``(first, judged)``."""
+    start, low, high = extra
+    entries: tuple[Any, Any] = _kernels.conic_rows(
+        table, _i64(pairs), _f64(cx), _f64(cy), _f64(cz), _i64(dp), _i64(zone), _i64(start), _f64(low), _f64(high)
+    )
+    return entries
 
 
 def crossing_order(**arrays: Any) -> tuple[Any, Any]:

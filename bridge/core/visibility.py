@@ -92,7 +92,7 @@ from .meetings import (
     THROUGH,
     WITHIN,
     WallColumns,
-    conic_entries,
+    conic_rows,
     crossing_order,
     line_meetings,
     line_order,
@@ -1091,30 +1091,15 @@ class SceneVisibility:
         if conic.size:
             # Zones whose holes are circles and ellipses: their equations in the compiled loop, the intervals
             # in their solid polygons from GEOS (all rows in one call), the same floats as segment_parts.
-            extra_start, extra_low, extra_high = self._polygon_intervals(idx, dp[conic], zi[conic])
-            px, py, prx, pry, pcos, psin = self._conic_parts
-            first, judged = conic_entries(
-                dp=dp[conic],
-                zone=zi[conic],
-                pair_a=np.ascontiguousarray(idx[:, 0]),
-                pair_b=np.ascontiguousarray(idx[:, 1]),
-                cx=t.cx,
-                cy=t.cy,
-                cz=t.cz,
-                bottom=self._bottom,
-                top=self._top,
-                part_start=self._conic_start,
-                part_count=self._conic_count,
-                part_cx=px,
-                part_cy=py,
-                part_rx=prx,
-                part_ry=pry,
-                part_cos=pcos,
-                part_sin=psin,
-                part_hole=self._conic_hole,
-                extra_start=extra_start,
-                extra_low=extra_low,
-                extra_high=extra_high,
+            first, judged = conic_rows(
+                self._zone_table(),
+                idx,
+                t.cx,
+                t.cy,
+                t.cz,
+                dp[conic],
+                zi[conic],
+                self._polygon_intervals(idx, dp[conic], zi[conic]),
             )
             rows, first = conic[judged], first[judged]
             hit = ~np.isnan(first)
@@ -1914,6 +1899,8 @@ class _Ruler:
         self._memo: dict[tuple[Any, ...], Ruling] = {}
         self._memo_best: dict[tuple[Any, ...], tuple[Ruling, int | None]] = {}
         self.generation = 0  # how many times emptied (an engine's other reaction follows it)
+        # The zones' columns of the inside matrix by region id, for the last compile's zones.
+        self.columns: tuple[tuple[_Zone, ...], dict[str, int]] | None = None
 
     def renewed(self) -> _Ruler:
         """An empty ruler of the next generation. The engine takes one instead of emptying its memo: the
@@ -1996,6 +1983,19 @@ class _ZonesFromMatrix:
         frame = self._frame
         row = frame.inside[frame.tokens.index[token_id]]
         return tuple(frame.zones[z].region_id for z in np.flatnonzero(row).tolist())
+
+    def inside(self, token_id: str, region_id: str) -> bool:
+        """``SceneGeometry.inside``: for a zone the pass compiled, its cell of the token × zone matrix
+        (the same test: the footprint touches the area, the elevation is within its spans)."""
+        frame = self._frame
+        columns = frame.ruler.columns
+        if columns is None or columns[0] is not frame.zones:
+            columns = frame.ruler.columns = (frame.zones, {zone.region_id: z for z, zone in enumerate(frame.zones)})
+        z = columns[1].get(region_id)
+        row = frame.tokens.index.get(token_id)
+        if z is None or row is None:
+            return frame.state.geometry.inside(token_id, region_id)
+        return bool(frame.inside[row, z])
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._frame.state.geometry, name)
