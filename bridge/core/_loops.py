@@ -49,9 +49,11 @@ __all__ = [
     "ZoneTable",
     "box_pairs",
     "conic_entries",
+    "conic_rows",
     "crossing_order",
     "first_lowest",
     "meetings",
+    "piece_intervals",
     "wall_crossings",
     "zone_keys",
 ]
@@ -1050,6 +1052,124 @@ def conic_entries(
             first[k] = entry
             judged[k] = sure
     return a_first, a_judged
+
+
+def conic_rows(
+    table: ZoneTable,
+    pairs: cython.longlong[:, ::1],
+    cx: cython.double[::1],
+    cy: cython.double[::1],
+    cz: cython.double[::1],
+    dp: cython.longlong[::1],
+    zone: cython.longlong[::1],
+    extra_start: cython.longlong[::1],
+    extra_low: cython.double[::1],
+    extra_high: cython.double[::1],
+) -> tuple[Any, Any]:
+    """:func:`bridge.core.meetings.conic_rows`: :func:`conic_entries` on the conics of ``table``."""
+    rows: cython.Py_ssize_t = dp.shape[0]
+    a_first = np.full(rows, np.nan)
+    a_judged = np.ones(rows, dtype=np.bool_)
+    first: cython.double[::1] = a_first
+    judged: cython.uchar[::1] = a_judged.view(np.uint8)
+    most: cython.Py_ssize_t = table.most_parts
+    k: cython.Py_ssize_t
+    z: cython.Py_ssize_t
+    for k in range(rows):
+        most = max(most, table.part_count[zone[k]] + extra_start[k + 1] - extra_start[k])
+    lows: cython.double[::1] = np.empty(2 * most + 2, dtype=np.float64)
+    highs: cython.double[::1] = np.empty(2 * most + 2, dtype=np.float64)
+    next_lows: cython.double[::1] = np.empty(2 * most + 2, dtype=np.float64)
+    next_highs: cython.double[::1] = np.empty(2 * most + 2, dtype=np.float64)
+    u: cython.longlong
+    d: cython.longlong
+    s: cython.longlong
+    e: cython.longlong
+    entry: cython.double
+    sure: cython.bint
+    with cython.nogil:
+        for k in range(rows):
+            u, d = dp[k] // 2, dp[k] % 2
+            if d == 0:
+                s, e = pairs[u, 0], pairs[u, 1]
+            else:
+                s, e = pairs[u, 1], pairs[u, 0]
+            z = zone[k]
+            entry, sure = _conic_first(
+                cx[s], cy[s], cx[e], cy[e], cz[s], cz[e], table.bottom[z], table.top[z], table.part_start[z],
+                table.part_count[z], table.pcx, table.pcy, table.prx, table.pry, table.pcos, table.psin,
+                table.phole, extra_start[k], extra_start[k + 1] - extra_start[k], extra_low, extra_high,
+                table.touch_eps, lows, highs, next_lows, next_highs,
+            )  # fmt: skip
+            first[k] = entry
+            judged[k] = sure
+    return a_first, a_judged
+
+
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _piece_interval(
+    xs: cython.double[::1],
+    ys: cython.double[::1],
+    first: cython.Py_ssize_t,
+    end: cython.Py_ssize_t,
+    ax: cython.double,
+    ay: cython.double,
+    bx: cython.double,
+    by: cython.double,
+) -> tuple[cython.double, cython.double]:
+    """The closed ``t`` interval, from ``a`` to ``b``, of one piece of a segment's meeting with a polygon (its
+    coordinates ``first``…``end − 1``): each ``t = ((x − ax) dx + (y − ay) dy) / (dx² + dy²)``, clipped to
+    [0, 1] as NumPy's ``clip`` does (−0 kept), the least and the greatest (the first of equals)."""
+    dx: cython.double = bx - ax
+    dy: cython.double = by - ay
+    length2: cython.double = dx * dx + dy * dy
+    c: cython.Py_ssize_t
+    t: cython.double
+    low: cython.double = 0.0
+    high: cython.double = 0.0
+    for c in range(first, end):
+        t = ((xs[c] - ax) * dx + (ys[c] - ay) * dy) / length2
+        t = 0.0 if t < 0.0 else (1.0 if t > 1.0 else t)
+        if c == first or t < low:
+            low = t
+        if c == first or t > high:
+            high = t
+    return low, high
+
+
+def piece_intervals(
+    xs: cython.double[::1],
+    ys: cython.double[::1],
+    piece_start: cython.longlong[::1],
+    piece_row: cython.longlong[::1],
+    ax: cython.double[::1],
+    ay: cython.double[::1],
+    bx: cython.double[::1],
+    by: cython.double[::1],
+) -> tuple[Any, Any, Any, Any]:
+    """:func:`bridge.core.curves.piece_intervals`."""
+    pieces: cython.Py_ssize_t = piece_row.shape[0]
+    a_low = np.empty(pieces, dtype=np.float64)
+    a_high = np.empty(pieces, dtype=np.float64)
+    a_back_low = np.empty(pieces, dtype=np.float64)
+    a_back_high = np.empty(pieces, dtype=np.float64)
+    low: cython.double[::1] = a_low
+    high: cython.double[::1] = a_high
+    back_low: cython.double[::1] = a_back_low
+    back_high: cython.double[::1] = a_back_high
+    p: cython.Py_ssize_t
+    r: cython.longlong
+    with cython.nogil:
+        for p in range(pieces):
+            r = piece_row[p]
+            low[p], high[p] = _piece_interval(xs, ys, piece_start[p], piece_start[p + 1], ax[r], ay[r], bx[r], by[r])
+            back_low[p], back_high[p] = _piece_interval(
+                xs, ys, piece_start[p], piece_start[p + 1], bx[r], by[r], ax[r], ay[r]
+            )
+    return a_low, a_high, a_back_low, a_back_high
 
 
 def box_pairs(

@@ -38,9 +38,19 @@ import shapely
 from shapely import affinity
 from shapely.geometry import LineString, Point, Polygon
 
+from . import _loops
 from .scene import CircleShape, EllipseShape, Region, RegionShape
 
-__all__ = ["TOUCH_EPS", "Conic", "CurvedArea", "Interval", "curved_area", "polygon_parts_both", "polygon_parts_many"]
+__all__ = [
+    "TOUCH_EPS",
+    "Conic",
+    "CurvedArea",
+    "Interval",
+    "curved_area",
+    "piece_intervals",
+    "polygon_parts_both",
+    "polygon_parts_many",
+]
 
 #: Relative slack of the conic tests: a discriminant or an equation within it of a touch counts as one.
 TOUCH_EPS = 1e-10
@@ -430,22 +440,19 @@ def polygon_parts_both(polygons: Any, ax: Any, ay: Any, bx: Any, by: Any) -> tup
         back_lows.append(np.array([low for low, _ in back]))
         back_highs.append(np.array([high for _, high in back]))
     full = np.flatnonzero(~empty)
-    coords = np.empty((0, 2))
     if full.size:
         parts, part_row = shapely.get_parts(meeting[full], return_index=True)
         coords, coord_part = shapely.get_coordinates(parts, return_index=True)
-    if coords.size:
-        r = full[part_row[coord_part]]
-        starts = np.flatnonzero(np.concatenate(([True], coord_part[1:] != coord_part[:-1])))
-        rows.append(r[starts])
-        for (x0, y0, x1, y1), low_to, high_to in (
-            ((ax, ay, bx, by), lows, highs),
-            ((bx, by, ax, ay), back_lows, back_highs),
-        ):
-            dx, dy = x1[r] - x0[r], y1[r] - y0[r]
-            ts = np.clip(((coords[:, 0] - x0[r]) * dx + (coords[:, 1] - y0[r]) * dy) / (dx * dx + dy * dy), 0.0, 1.0)
-            low_to.append(np.minimum.reduceat(ts, starts))
-            high_to.append(np.maximum.reduceat(ts, starts))
+        if coords.size:
+            starts = np.flatnonzero(np.concatenate(([True], coord_part[1:] != coord_part[:-1])))
+            piece_row = full[part_row[coord_part[starts]]]
+            rows.append(piece_row)
+            for values, found in zip(
+                (lows, highs, back_lows, back_highs),
+                piece_intervals(coords, starts, piece_row, ax, ay, bx, by),
+                strict=True,
+            ):
+                values.append(found)
     if not rows:
         none = np.empty(0)
         return none.astype(np.intp), none, none, none, none
@@ -469,13 +476,34 @@ def _polygon_meeting(polygon: Any, segment: Any) -> Any:
 
 
 def _meeting_parts(meeting: Any, ax: float, ay: float, bx: float, by: float) -> list[Interval]:
-    """The closed ``t`` intervals, from ``a`` to ``b``, of each piece of a segment's meeting with a polygon."""
-    found: list[Interval] = []
-    for piece in shapely.get_parts(meeting):
-        coords = shapely.get_coordinates(piece)
-        if coords.size:
-            ts = np.clip(_parameters(coords, ax, ay, bx, by), 0.0, 1.0)
-            found.append((float(ts.min()), float(ts.max())))
+    """The closed ``t`` intervals, from ``a`` to ``b``, of each piece of a segment's meeting with a polygon
+    (:func:`piece_intervals`, as the engine's batch computes them)."""
+    coords, piece = shapely.get_coordinates(shapely.get_parts(meeting), return_index=True)
+    if not coords.size:
+        return []
+    starts = np.flatnonzero(np.concatenate(([True], piece[1:] != piece[:-1])))
+    ends = [np.array([value]) for value in (ax, ay, bx, by)]
+    low, high, _, _ = piece_intervals(coords, starts, np.zeros(starts.size, dtype=np.intp), *ends)
+    return list(zip(low.tolist(), high.tolist(), strict=True))
+
+
+def piece_intervals(
+    coords: Any, starts: Any, piece_row: Any, ax: Any, ay: Any, bx: Any, by: Any
+) -> tuple[Any, Any, Any, Any]:
+    """The closed ``t`` interval of each piece of segments' meetings with polygons, both ways: piece ``p`` is
+    ``coords[starts[p]:starts[p + 1]]`` (to the end for the last) of the segment of row ``piece_row[p]``
+    (from ``(ax, ay)`` to ``(bx, by)`` of that row). Returns ``(low, high, back_low, back_high)`` per piece,
+    from ``a`` to ``b`` and from ``b`` to ``a``: the least and greatest ``t`` of its coordinates, each
+    ``((x − ax) dx + (y − ay) dy) / (dx² + dy²)`` clipped to [0, 1] — one compiled loop
+    (:mod:`bridge.core._loops`) for the per-pair path and the engine alike."""
+    bounds = np.append(np.asarray(starts, dtype=np.int64), len(coords))
+    found: tuple[Any, Any, Any, Any] = _loops.piece_intervals(
+        np.ascontiguousarray(coords[:, 0], dtype=np.float64),
+        np.ascontiguousarray(coords[:, 1], dtype=np.float64),
+        bounds,
+        np.ascontiguousarray(piece_row, dtype=np.int64),
+        *(np.ascontiguousarray(v, dtype=np.float64) for v in (ax, ay, bx, by)),
+    )
     return found
 
 

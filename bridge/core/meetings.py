@@ -45,12 +45,17 @@ __all__ = [
     "WallColumns",
     "box_pairs",
     "conic_entries",
+    "conic_rows",
     "crossing_order",
+    "line_meetings",
+    "line_order",
+    "line_zones",
     "wall_columns",
     "wall_crossings",
     "zone_keys",
     "zone_meetings",
     "zone_table",
+    "zone_tables",
 ]
 
 #: The loops (typed for Cython, not for mypy: called untyped).
@@ -115,6 +120,65 @@ def zone_meetings(**arrays: Any) -> tuple[Any, Any, Any, Any, Any]:
     return met
 
 
+def zone_tables(**arrays: Any) -> tuple[Any, ...]:
+    """The zones' arrays :func:`zone_meetings` reads (``zone_bounds`` to ``ey1``, and ``max_edges``), of the
+    loop's types, for :func:`line_meetings`: made once per set of zones, where a call on one line would
+    otherwise spend most of its time converting them."""
+    return (
+        _f64(arrays["zone_bounds"]),
+        *(_f64(arrays[name]) for name in ("zone_scale", "zone_slack", "bottom", "top")),
+        *(_i64(arrays[name]) for name in ("run_start", "run_count")),
+        *(_f64(arrays[name]) for name in ("run_x0", "run_y0", "run_x1", "run_y1")),
+        *(_i64(arrays[name]) for name in ("run_first_edge", "run_edges")),
+        *(_f64(arrays[name]) for name in ("ex0", "ey0", "ex1", "ey1")),
+        int(arrays["max_edges"]),
+    )
+
+
+def line_zones(ends: tuple[Any, Any, Any, Any], columns: tuple[Any, Any, Any, Any]) -> Any:
+    """:func:`box_pairs` of one line, without its conversions: the zones (ascending, int64) whose closed boxes
+    meet the box of the segment ``ends`` (x0, y0, x1, y1: one-element contiguous float64 arrays);
+    ``columns``: the zones' x0, y0, x1, y1 (contiguous float64)."""
+    return _kernels.box_pairs(*ends, *columns)[1]
+
+
+def line_meetings(
+    li: Any,
+    zi: Any,
+    line_ids: Any,
+    ends: tuple[Any, Any, Any, Any, Any, Any],
+    start_in: Any,
+    end_in: Any,
+    tables: tuple[Any, ...],
+    ambiguous: Any,
+) -> tuple[Any, Any, Any, Any, Any]:
+    """:func:`zone_meetings` for a few lines, without its conversions: ``li``, ``zi``, ``line_ids`` contiguous
+    int64; ``ends`` the lines' x0, y0, x1, y1, za, zb, contiguous float64; ``start_in``, ``end_in`` and
+    ``ambiguous`` (flags set in place) booleans viewed as uint8; ``tables`` from :func:`zone_tables`.
+    The same loop, so the same answers."""
+    met: tuple[Any, Any, Any, Any, Any] = _kernels.meetings(
+        li, zi, line_ids, *ends, start_in, end_in, *tables, ambiguous
+    )
+    return met
+
+
+def line_order(
+    src: Any,
+    dst: Any,
+    indptr: Any,
+    zones_of: Any,
+    met: tuple[Any, Any, Any, Any, Any],
+    zones: int,
+    ambiguous: Any,
+) -> tuple[Any, Any]:
+    """:func:`crossing_order` for a few lines, without its conversions: the int64 arrays contiguous, ``met``
+    as :func:`line_meetings` returns it, ``ambiguous`` booleans viewed as uint8 (flags set in place)."""
+    order: tuple[Any, Any] = _kernels.crossing_order(
+        src, dst, indptr, zones_of, met[0], met[1], met[2], met[3], met[4].view(np.uint8), zones, ambiguous
+    )
+    return order
+
+
 def zone_table(**arrays: Any) -> Any:
     """The zones' arrays :func:`zone_keys` reads, converted and typed once (keyword arguments: ``zone_bounds``
     and the other zone arrays of :func:`zone_meetings`, ``split`` (a zone of several spans), ``inline`` (a
@@ -157,6 +221,19 @@ def zone_keys(
     if not np.shares_memory(flags, ambiguous):
         ambiguous |= flags.astype(np.bool_)
     return met
+
+
+def conic_rows(
+    table: Any, pairs: Any, cx: Any, cy: Any, cz: Any, dp: Any, zone: Any, extra: tuple[Any, Any, Any]
+) -> tuple[Any, Any]:
+    """:func:`conic_entries` for rows ``(dp, zone)`` of the lines ``pairs`` (as :func:`zone_keys` numbers them),
+    the conics, heights and spans read from ``table`` (:func:`zone_table`) instead of passed at each call;
+    ``extra`` is ``(extra_start, extra_low, extra_high)``. The same ``(first, judged)``."""
+    start, low, high = extra
+    entries: tuple[Any, Any] = _kernels.conic_rows(
+        table, _i64(pairs), _f64(cx), _f64(cy), _f64(cz), _i64(dp), _i64(zone), _i64(start), _f64(low), _f64(high)
+    )
+    return entries
 
 
 def crossing_order(**arrays: Any) -> tuple[Any, Any]:

@@ -84,6 +84,7 @@ from .geometry import (
     region_area,
     spans_of,
     touches_zone,
+    wall_sides,
 )
 from .meetings import (
     FROM,
@@ -91,12 +92,16 @@ from .meetings import (
     THROUGH,
     WITHIN,
     WallColumns,
-    conic_entries,
+    conic_rows,
     crossing_order,
+    line_meetings,
+    line_order,
+    line_zones,
     wall_columns,
     wall_crossings,
     zone_keys,
     zone_table,
+    zone_tables,
 )
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
@@ -125,6 +130,11 @@ _POLYGON = 3
 _RUN = 8
 #: Memoised rulings kept per engine before the memo is emptied.
 _MEMO_LIMIT = 200_000
+#: A line's two directions as a two-token CSR's (``_compute_line``): token 0 to 1, then 1 to 0.
+_SRC = np.array([0, 1], dtype=np.int64)
+_DST = np.array([1, 0], dtype=np.int64)
+#: Up to this many walls, whether one segment meets any is asked wall by wall in Python floats (``_wall_met``).
+_FEW_WALLS = 64
 #: Stale pairs ruled one at a time after an ``advance``; from the next read on, all of the read pair's tokens'.
 _SINGLE_READS = 1
 
@@ -254,6 +264,7 @@ class SceneVisibility:
         self._resolved = 0  # stale (unordered) pairs ruled since the last advance()
         self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
+        self._line_made: _LineTables | None = None  # see _line_tables
         self._zone_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _zone_table
         self._wall_columns: tuple[WallIndex, WallColumns] | None = None  # see _wall_rows
         #: Seconds spent ruling stale pairs in whole-scene passes (a lazy build's; ``bridge.engines`` bounds them).
@@ -825,6 +836,10 @@ class SceneVisibility:
     def _compute(self, pairs: Sequence[tuple[int, int]]) -> _LineBatch:
         """Both directions of every unordered pair ``(i, j)``: crossings, walls and (Infinity) verdicts as
         arrays; each ruling built when read (:class:`_LineBatch`)."""
+        if len(pairs) == 1 and self._state.scene.rules.lines != "best":
+            alone = self._compute_line(*pairs[0])
+            if alone is not None:
+                return alone
         frame = self._frame()
         if not pairs:
             return _LineBatch(frame, np.empty((0, 2), dtype=np.intp))
@@ -852,6 +867,112 @@ class SceneVisibility:
             exact[dp] = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
         walls = self._wall_rows(idx, lines_2d)
         return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls)
+
+    def _compute_line(self, i: int, j: int) -> _LineBatch | None:
+        """:meth:`_compute` of the one pair ``(i, j)`` (a stale pair read alone), for a few calls' fixed cost
+        rather than a whole pass's: the same compiled loops on one line (``box_pairs``, ``zone_meetings``,
+        ``crossing_order``, given arrays of their types: :func:`~bridge.core.meetings.line_zones`,
+        :func:`~bridge.core.meetings.line_meetings`, :func:`~bridge.core.meetings.line_order`), the curves
+        judged by :meth:`_curve_keys`, the crossing order from the two tokens' rows of the token × zone
+        matrix, the exact path for the lines in doubt, and the walls from ``WallIndex.blocked`` itself (the
+        per-pair path's function), asked only when a wall meets the segment (:func:`_wall_met`).
+        ``None``: both ends on one spot (the whole pass's code handles it)."""
+        t = self._tokens
+        x0, y0, x1, y1 = float(t.cx[i]), float(t.cy[i]), float(t.cx[j]), float(t.cy[j])
+        if x0 == x1 and y0 == y1:
+            return None
+        frame = self._frame()
+        idx = np.array([[i, j]], dtype=np.intp)
+        doubtful = np.zeros(2, dtype=np.uint8)  # the loops' flags: a direction in doubt
+        none_i, none_f = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+        met: _Met = (none_i, none_i, none_f, none_f, np.empty(0, dtype=bool))
+        tables = self._line_tables()
+        if self._zones:
+            at_i, at_j = slice(i, i + 1), slice(j, j + 1)
+            zi = line_zones((t.cx[at_i], t.cy[at_i], t.cx[at_j], t.cy[at_j]), tables.columns)
+            if zi.size:
+                if tables.split and self._split[zi].any():  # a zone of several spans: both directions exact
+                    doubtful[:] = 1
+                centre_in = self._centre_in
+                met = line_meetings(
+                    np.zeros(zi.size, dtype=np.int64),
+                    zi,
+                    np.zeros(1, dtype=np.int64),
+                    (t.cx[at_i], t.cy[at_i], t.cx[at_j], t.cy[at_j], t.cz[at_i], t.cz[at_j]),
+                    centre_in[i, zi].view(np.uint8),
+                    centre_in[j, zi].view(np.uint8),
+                    tables.zones,
+                    doubtful,
+                )
+                met = self._curve_keys(idx, met)
+        # The crossing order from the two tokens' rows: tokens 0 (i) and 1 (j) of a two-row CSR.
+        inside = self._inside
+        zones_i, zones_j = np.flatnonzero(inside[i]), np.flatnonzero(inside[j])
+        starts, codes = line_order(
+            _SRC,
+            _DST,
+            np.array([0, zones_i.size, zones_i.size + zones_j.size], dtype=np.int64),
+            np.concatenate((zones_i, zones_j)).astype(np.int64, copy=False),
+            met,
+            len(self._zones),
+            doubtful,
+        )
+        exact: dict[int, tuple[int, ...]] = {}
+        if doubtful[0]:
+            exact[0] = tuple([4 * z + k for z, k in self._exact_crossings(i, j)])
+        if doubtful[1]:
+            exact[1] = tuple([4 * z + k for z, k in self._exact_crossings(j, i)])
+        walls_of: dict[int, tuple[str, ...]] = {}
+        walled = np.zeros(2, dtype=bool)
+        a, b = self._points[i], self._points[j]
+        if tables.walls is not None and _wall_met(self._walls, tables.walls, a, b):
+            walls_of[0] = self._walls.blocked(a, b, external_radius=float(t.radius[i]))
+            walls_of[1] = self._walls.blocked(b, a, external_radius=float(t.radius[j]))
+            walled[0], walled[1] = bool(walls_of[0]), bool(walls_of[1])
+        rows = _WallRows(none_i, none_i, none_f, none_f, none_f, none_f, walls_of, walled)
+        return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=rows)
+
+    def _line_tables(self) -> _LineTables:
+        """For :meth:`_compute_line`, made again only when the zones or the walls were compiled anew."""
+        made = self._line_made
+        if made is not None and made.of_zones is self._zones and made.of_walls is self._walls:
+            return made
+        bounds = self._zone_bounds
+        columns = (
+            np.ascontiguousarray(bounds[:, 0]),
+            np.ascontiguousarray(bounds[:, 1]),
+            np.ascontiguousarray(bounds[:, 2]),
+            np.ascontiguousarray(bounds[:, 3]),
+        )
+        zones = zone_tables(
+            zone_bounds=bounds,
+            zone_scale=self._zone_scale,
+            zone_slack=self._zone_slack,
+            bottom=self._bottom,
+            top=self._top,
+            run_start=self._run_start,
+            run_count=self._run_count,
+            run_x0=self._run_x0,
+            run_y0=self._run_y0,
+            run_x1=self._run_x1,
+            run_y1=self._run_y1,
+            run_first_edge=self._run_first_edge,
+            run_edges=self._run_edges,
+            ex0=self._ex0,
+            ey0=self._ey0,
+            ex1=self._ex1,
+            ey1=self._ey1,
+            max_edges=self._max_edges,
+        )
+        walls = self._walls
+        few = len(walls) <= _FEW_WALLS
+        wall_list = (
+            list(zip(*(c.tolist() for c in (walls.ax, walls.ay, walls.bx, walls.by)), strict=True)) if few else []
+        )
+        made = self._line_made = _LineTables(
+            self._zones, walls, columns, zones, bool(self._split.any()), wall_list if len(walls) else None
+        )
+        return made
 
     def _frame(self) -> _Frame:
         line_scene = None
@@ -970,30 +1091,15 @@ class SceneVisibility:
         if conic.size:
             # Zones whose holes are circles and ellipses: their equations in the compiled loop, the intervals
             # in their solid polygons from GEOS (all rows in one call), the same floats as segment_parts.
-            extra_start, extra_low, extra_high = self._polygon_intervals(idx, dp[conic], zi[conic])
-            px, py, prx, pry, pcos, psin = self._conic_parts
-            first, judged = conic_entries(
-                dp=dp[conic],
-                zone=zi[conic],
-                pair_a=np.ascontiguousarray(idx[:, 0]),
-                pair_b=np.ascontiguousarray(idx[:, 1]),
-                cx=t.cx,
-                cy=t.cy,
-                cz=t.cz,
-                bottom=self._bottom,
-                top=self._top,
-                part_start=self._conic_start,
-                part_count=self._conic_count,
-                part_cx=px,
-                part_cy=py,
-                part_rx=prx,
-                part_ry=pry,
-                part_cos=pcos,
-                part_sin=psin,
-                part_hole=self._conic_hole,
-                extra_start=extra_start,
-                extra_low=extra_low,
-                extra_high=extra_high,
+            first, judged = conic_rows(
+                self._zone_table(),
+                idx,
+                t.cx,
+                t.cy,
+                t.cz,
+                dp[conic],
+                zi[conic],
+                self._polygon_intervals(idx, dp[conic], zi[conic]),
             )
             rows, first = conic[judged], first[judged]
             hit = ~np.isnan(first)
@@ -1181,6 +1287,17 @@ class SceneVisibility:
             lines = tuple(geometry.evidence(sid, eid, line) for line in geometry.sight_lines(sid, eid, "best"))
             batch.made[dp] = self._ruler.rule_lines(frame, s, e, lines)
         return batch
+
+
+class _LineTables(NamedTuple):
+    """What :meth:`SceneVisibility._compute_line` reads of the compiled zones and walls, made once for them."""
+
+    of_zones: tuple[_Zone, ...]
+    of_walls: WallIndex
+    columns: tuple[FloatArray, FloatArray, FloatArray, FloatArray]  # the zones' boxes: x0, y0, x1, y1
+    zones: tuple[Any, ...]  # the zones' arrays for line_meetings (meetings.zone_tables)
+    split: bool  # whether a zone has several elevation spans
+    walls: list[tuple[float, float, float, float]] | None  # ax, ay, bx, by of each wall ([]: many; None: none)
 
 
 class _WallRows(NamedTuple):
@@ -1725,6 +1842,27 @@ def _verdict_runs(
     if lines:
         assert columns is not None
         yield columns._replace(lines=lines)
+
+
+def _wall_met(walls: WallIndex, few: list[tuple[float, float, float, float]], a: Point3, b: Point3) -> bool:
+    """Whether a wall meets the segment ``a``–``b`` as ``WallIndex.blocking`` tests it (it straddles the wall's
+    line, and crosses the wall properly or passes through one of its ends): if not, ``WallIndex.blocked``
+    names no wall either way. The same orientation products (:func:`~bridge.core.geometry.wall_sides`), in
+    Python floats (the same IEEE operations in the same order) over ``few`` walls, else over all in NumPy."""
+    x0, y0, x1, y1 = a.x, a.y, b.x, b.y
+    if not few:
+        _, _, s_a, s_b, straddles, proper = wall_sides(walls.ax, walls.ay, walls.bx, walls.by, x0, y0, x1, y1)
+        return bool((straddles & (proper | (s_a == 0) | (s_b == 0))).any())
+    for ax, ay, bx, by in few:
+        o_start = (ay - y0) * (bx - x0) - (ax - x0) * (by - y0)
+        o_end = (ay - y1) * (bx - x1) - (ax - x1) * (by - y1)
+        if not ((o_start > 0 and o_end < 0) or (o_start < 0 and o_end > 0)):
+            continue  # the segment does not straddle the wall's line
+        s_a = (y0 - ay) * (x1 - ax) - (x0 - ax) * (y1 - ay)
+        s_b = (y0 - by) * (x1 - bx) - (x0 - bx) * (y1 - by)
+        if not ((s_a > 0 and s_b > 0) or (s_a < 0 and s_b < 0)):  # crossed properly, or an end on the line
+            return True
+    return False
 
 
 def _blocking(

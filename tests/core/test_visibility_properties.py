@@ -498,6 +498,57 @@ def test_advanced_engines_rule_what_is_read_under_either_reaction(
     assert dict(engine.rulings()) == plain_rulings(state, action, reaction)
 
 
+@given(st.data(), st.one_of(scenes(), positional_scenes()), st.booleans(), st.booleans())
+@SETTINGS
+def test_a_pair_read_alone_equals_the_plain_path(
+    data: st.DataObject, scene: Scene, reaction: bool, crowded: bool
+) -> None:
+    """All three rulesets: every pair read first from a lazy engine is ruled alone by the one-line path
+    (``_compute_line``: the zones its box meets, the compiled walk, the two tokens' rows, the walls asked
+    only when one meets it — few walls in Python floats, or more than 64 over arrays) and equals the
+    plain path both ways and under either flag, verdicts included; so do the pairs after a move."""
+    if crowded:  # more walls than the Python test takes: the NumPy one (and the wall tree of ``blocked``)
+        ends = data.draw(st.lists(st.integers(0, 12), min_size=65, max_size=80))
+        more = [
+            wall(f"m{k}", ends[k] * 50.0, ends[k - 1] * 50.0, ends[k - 2] * 50.0, ends[k - 3] * 50.0, sight=20)
+            for k in range(len(ends))
+        ]
+        scene = scene.model_copy(update={"walls": [*scene.walls, *more]})
+    action = data.draw(st.sampled_from(POSITIONAL_ACTIONS.get(scene.rules.ruleset, ACTIONS)))
+    taken: list[bool] = []  # per call of the one-line path: whether it ruled the pair (not: one spot)
+    line = SceneVisibility._compute_line
+
+    def spy(engine: SceneVisibility, i: int, j: int) -> Any:
+        batch = line(engine, i, j)
+        taken.append(batch is not None)
+        return batch
+
+    state = _state(scene)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SceneVisibility, "_compute_line", spy)
+        for serial in range(2):
+            plain = {flag: plain_rulings(state, action, flag) for flag in (False, True)}
+            ids = [token.id for token in state.scene.tokens]
+            for k, a in enumerate(ids):
+                for b in ids[k + 1 :]:
+                    engine = SceneVisibility(state, action=action, reaction=reaction, lazy=True)
+                    del taken[:]
+                    ruling = plain[reaction][(a, b)]
+                    assert engine.verdict(a, b) == (ruling.allowed, ruling.modifier), (a, b)
+                    ca, cb = state.geometry.center(a), state.geometry.center(b)
+                    one_spot = (ca.x, ca.y) == (cb.x, cb.y)
+                    assert taken == ([] if state.scene.rules.lines == "best" else [not one_spot])
+                    assert engine.rulings()[(a, b)] == ruling, (a, b)
+                    assert engine.rulings()[(b, a)] == plain[reaction][(b, a)], (b, a)
+                    assert engine.rulings(not reaction)[(a, b)] == plain[not reaction][(a, b)], (a, b)
+                    assert engine.rulings(not reaction)[(b, a)] == plain[not reaction][(b, a)], (b, a)
+            if serial == 0:
+                moved = data.draw(st.integers(0, len(ids) - 1))
+                tokens_ = list(state.scene.tokens)
+                tokens_[moved] = tokens_[moved].model_copy(update={"x": data.draw(coord), "y": data.draw(coord)})
+                state = _state(state.scene.model_copy(update={"tokens": tokens_}), version=1)
+
+
 @given(st.data(), positional_scenes(), st.booleans())
 @settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_traveller_and_gurps_updates_return_exactly_the_changed_pairs(
