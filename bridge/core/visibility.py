@@ -7,8 +7,8 @@ all sight lines at once and, on :meth:`SceneVisibility.update`, only for the pai
 How the geometry is vectorised (``docs/performance.md`` has the figures):
 
 - Each unordered pair of tokens is one 2D segment; both directions share its geometry.
-- Candidate (segment, zone) pairs are those whose boxes meet: every box against every box for a few
-  lines (a token move), an STRtree for many.
+- Candidate (segment, zone) pairs are those whose boxes meet: every segment box against every zone box,
+  in compiled code.
 - For those pairs a compiled loop (:mod:`bridge.core.meetings`, Cython) intersects the segment with the
   zone's edges (holes included; zones and runs of edges surely on one side of the line skipped): the
   crossing parameters ``t`` and whether each end is inside (GEOS, closed) give, per direction and per
