@@ -149,10 +149,55 @@ STAGES = (
 )
 
 
+#: The hand-offs between threads: (label, stage stamped as it is handed over, stage stamped on arrival). At
+#: both, the bridge reads the receiving thread's scheduler counters (``bridge.stages.sched``).
+HANDOFFS = (
+    ("wait for the worker thread", "submitted", "worker"),
+    ("wait for the loop", "encoded", "loop"),
+)
+
+
+def handoff_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per hand-off, what the receiving thread did while it was awaited: time runnable but waiting for a
+    core (the kernel's run queue), CPU time spent (on something else), and in how many frames it was put
+    on a core more than once (it slept again — on the GIL, say — or was preempted). The run-queue time is
+    counted when the thread gets a core, so a wait that began before the hand-off (the thread preempted
+    earlier, still queued) is clipped to the hand-off's wall time."""
+    rows = []
+    for label, start, end in HANDOFFS:
+        queued: list[float] = []
+        busy: list[float] = []
+        again = 0
+        for record in records:
+            counters = record.get("sched") or {}
+            before, after = counters.get(start), counters.get(end)
+            at = {mark[0]: mark[1] for mark in record["marks"]}
+            if not before or not after or start not in at or end not in at:
+                continue
+            wall = at[end] - at[start]
+            busy.append((after[0] - before[0]) / 1e9)
+            queued.append(min(wall, (after[1] - before[1]) / 1e9))
+            again += after[2] - before[2] > 1
+        if queued:
+            rows.append(
+                {
+                    "handoff": label,
+                    "frames": len(queued),
+                    "run_queue_p50_ms": round(1000 * percentile(queued, 0.5), 3),
+                    "run_queue_p99_ms": round(1000 * percentile(queued, 0.99), 3),
+                    "cpu_p50_ms": round(1000 * percentile(busy, 0.5), 3),
+                    "cpu_p99_ms": round(1000 * percentile(busy, 0.99), 3),
+                    "on_a_core_again": again,
+                }
+            )
+    return rows
+
+
 def stage_rows(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Per stage, p50/p99 of wall time and (when one thread did it) CPU time, in ms; per frame, the
-    bridge's wall time from read to written and its CPU time (the stages one thread did, summed); and the
-    garbage collector's time on the loop between one traced frame's read and the next's."""
+    bridge's wall time from read to written and its CPU time (the stages one thread did, summed); the
+    garbage collector's time on the loop between one traced frame's read and the next's; and what the
+    receiving thread did at each hand-off (:func:`handoff_rows`)."""
     rows: dict[str, Any] = {}
     walls: list[float] = []
     cpus: list[float] = []
@@ -198,6 +243,7 @@ def stage_rows(records: list[dict[str, Any]]) -> dict[str, Any]:
         for label, (wall, cpu) in per_stage.items()
         if wall
     ]
+    rows["handoffs"] = handoff_rows(records)
     return rows
 
 
@@ -406,6 +452,14 @@ def print_latency(row: dict[str, Any]) -> None:
         )
         wall = f"wall p50 {stage['wall_p50_ms']:.3f} p99 {stage['wall_p99_ms']:.3f}"
         print(f"            {stage['stage']:<48} {wall}  {cpu}")
+    for handoff in row.get("handoffs", []):
+        print(
+            f"            {handoff['handoff']}, the receiving thread meanwhile: waiting for a core "
+            f"p50 {handoff['run_queue_p50_ms']:.3f} p99 {handoff['run_queue_p99_ms']:.3f} ms; "
+            f"its CPU p50 {handoff['cpu_p50_ms']:.3f} p99 {handoff['cpu_p99_ms']:.3f} ms; put on a core "
+            f"more than once (slept again, e.g. on the GIL, or was preempted) in {handoff['on_a_core_again']} "
+            f"of {handoff['frames']} frames"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -238,7 +238,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 elif stages.ENABLED:
                     trace = stages.begin(peek_id(msg.data), state.collector.seconds if state.collector else None)
                     running = worker.submit(functools.partial(_receive, session, msg.data, frame_limit, trace))
-                    trace.stamp("submitted")
+                    trace.stamp("submitted", worker.thread_ids)
                     stages.suspend()
                     prepared = await running
                     stages.resume(trace, "loop")
@@ -322,7 +322,7 @@ def _receive(session: Session, data: str, frame_limit: int, trace: stages.Trace 
         effects = session.receive(data)
         trace.stamp("answered")
         prepared = _prepare(effects, frame_limit)
-        trace.stamp("encoded")
+        trace.stamp("encoded", trace.loop)  # the loop's counters as the answer is handed back
     finally:
         stages.suspend()
     return prepared
