@@ -36,6 +36,7 @@ from . import __version__, stages, warmup
 from .access import Access
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
+from .core.rules import load_all
 from .core.world import SceneLimits, World
 from .errors import InvalidMessage, TooManyConnections
 from .gate import Gate
@@ -72,6 +73,11 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+# Every ruleset loaded and validated as the server is imported (``sightline serve`` imports it in a thread
+# behind the open port): bad rules data stops the start, as it did when the rules loaded at import, and
+# no client's first scene waits for a ruleset's load.
+load_all()
 
 HELLO_TIMEOUT_CLOSE = 4408
 TOO_MANY_CONNECTIONS_CLOSE = 4429
