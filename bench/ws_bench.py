@@ -125,6 +125,75 @@ class Bridge:
         self.tmp.cleanup()
 
 
+#: The page's side of :class:`BrowserClient`: a WebSocket, a queue of parsed messages, and ``move(text)``, which
+#: waits 5 ms (the DevTools round trip that started it is over by then), then times one patch from ``send``
+#: to both its answers parsed (``performance.now()``, in ms).
+BROWSER_JS = """
+async ([url, hello, sync, watch]) => {
+  const ws = new WebSocket(url);
+  const queue = [];
+  let waiter = null;
+  ws.onmessage = (event) => {
+    const message = JSON.parse(event.data);
+    if (waiter) { const wake = waiter; waiter = null; wake(message); } else queue.push(message);
+  };
+  const next = () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((wake) => (waiter = wake)));
+  await new Promise((opened) => (ws.onopen = opened));
+  for (const [text, answers] of [[hello, 1], [sync, 1], [watch, 2]]) {
+    ws.send(text);
+    for (let i = 0; i < answers; i++) await next();
+  }
+  window.move = async (text) => {
+    // the DevTools call that asked for this move has its own work in the browser's processes: let it end
+    await new Promise((settled) => setTimeout(settled, 5));
+    const started = performance.now();
+    ws.send(text);
+    let patched = false, annotations = false;
+    while (!(patched && annotations)) {
+      const message = await next();
+      patched ||= message.type === "scene.patched";
+      annotations ||= message.type === "annotations";
+    }
+    return performance.now() - started;
+  };
+}
+"""
+
+
+class BrowserClient:
+    """A headless Chromium page as a client (Playwright, Debian's ``/usr/bin/chromium`` if there): the
+    browser's own WebSocket and ``JSON.parse``, timed in the page — what the module's users run."""
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._page: Any = None
+
+    async def open(self, bridge: Bridge, world: str, sync: str, watch: str) -> None:
+        import shutil
+
+        from playwright.async_api import async_playwright
+
+        self._playwright = await async_playwright().start()
+        executable = shutil.which("chromium")
+        self._browser = await self._playwright.chromium.launch(
+            executable_path=executable, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
+        self._page = await self._browser.new_page()
+        hello = json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": bridge.secret})
+        await self._page.evaluate(BROWSER_JS, [bridge.url, hello, sync, watch])
+
+    async def move(self, text: str) -> float:
+        """Seconds from sending ``text`` (a patch) to both its answers parsed, as the page measured them."""
+        return float(await self._page.evaluate("(text) => window.move(text)", text)) / 1000
+
+    async def close(self) -> None:
+        if self._browser is not None:
+            await self._browser.close()
+        if self._playwright is not None:
+            await self._playwright.stop()
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -258,14 +327,25 @@ async def latency(bridge: Bridge, tokens: int, zones: int, moves: int, tag: str 
 
 
 async def latency_side_by_side(
-    bridges: list[Bridge], tokens: int, zones: int, moves: int, tag: str = ""
+    bridges: list[Bridge], tokens: int, zones: int, moves: int, tag: str = "", browser: bool = False
 ) -> list[dict[str, Any]]:
     """One latency row per bridge: each gets its own client, the same scene, watch and moves; every move is
     sent to each bridge in turn (the order alternating from one move to the next), so several bridges (the
-    code before and after a change) are measured in the same seconds of a shared machine."""
+    code before and after a change) are measured in the same seconds of a shared machine. With ``browser``,
+    a headless Chromium page (:class:`BrowserClient`) is one more client of the first bridge (another world,
+    the same moves, in turn with the others): one more row."""
     scene = make_scene(tokens, zones, seed=1)
     load_before = os.getloadavg()
     clients = []
+    page: BrowserClient | None = None
+    if browser:
+        page = BrowserClient()
+        await page.open(
+            bridges[0],
+            f"lat-{tokens}x{zones}-browser",
+            json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}),
+            json.dumps({"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack", "detail": "brief"}),
+        )
     for bridge in bridges:
         ws = await bridge.client(f"lat-{tokens}x{zones}")
         await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}))
@@ -277,6 +357,7 @@ async def latency_side_by_side(
         clients.append(ws)
     rng = random.Random(2)
     timings: list[list[float]] = [[] for _ in bridges]
+    in_browser: list[float] = []
     baseline: list[float] = []
     current = scene
     for i in range(moves):
@@ -290,10 +371,14 @@ async def latency_side_by_side(
             "upsert": {"tokens": [moved.model_dump(mode="json")]},
         }
         text = json.dumps(patch)
-        order = list(range(len(bridges)))
+        order = list(range(len(bridges) + (page is not None)))
         if i % 2:
             order.reverse()
         for side in order:
+            if side == len(bridges):
+                assert page is not None
+                in_browser.append(await page.move(text.replace(f'"{tag}p{i}"', f'"{tag}b{i}"')))
+                continue
             ws = clients[side]
             gc.collect(0)  # the client's own young garbage, before the clock starts
             gc.disable()
@@ -315,6 +400,8 @@ async def latency_side_by_side(
             baseline.append(time.perf_counter() - begun)
     for ws in clients:
         await ws.close()
+    if page is not None:
+        await page.close()
     load_after = os.getloadavg()
     base = statistics.median(baseline)
     await asyncio.sleep(0.2)  # the last trace is written once its frames are
@@ -334,6 +421,20 @@ async def latency_side_by_side(
             row["code"] = bridge.code
         traces = bridge.traces(f"{tag}p")
         row |= stage_rows(list(traces.values()))
+        rows.append(row)
+    if page is not None:
+        p50, p99 = percentile(in_browser, 0.5), percentile(in_browser, 0.99)
+        row = {
+            "scene": f"{tokens}x{zones}",
+            "moves": moves,
+            "client": "chromium",
+            "p50_ms": round(p50 * 1000, 2),
+            "p99_ms": round(p99 * 1000, 2),
+            "baseline_update_ms": round(base * 1000, 2),
+            "ratio_p50": round(base / p50, 1),
+            "load_average": [round(load_before[0], 2), round(load_after[0], 2)],
+        }
+        row |= stage_rows(list(bridges[0].traces(f"{tag}b").values()))
         rows.append(row)
     return rows
 
@@ -445,10 +546,13 @@ async def run(quick: bool) -> dict[str, Any]:
     return {"latency": lat, "throughput": tp, "memory": mem}
 
 
-async def latency_runs(tokens: int, zones: int, moves: int, runs: int, base: str | None = None) -> list[dict[str, Any]]:
+async def latency_runs(
+    tokens: int, zones: int, moves: int, runs: int, base: str | None = None, browser: bool = False
+) -> list[dict[str, Any]]:
     """Only the latency figure, ``runs`` times on one bridge (to see how much it moves between runs), with
     the bridge's own stage timings (``bridge.stages``) of every move. With ``base`` (another checkout), a
-    second bridge runs that code and every move goes to both, alternately: one row per bridge and run."""
+    second bridge runs that code and every move goes to both, alternately: one row per bridge and run. With
+    ``browser``, a headless Chromium page is one more client of this checkout's bridge (one more row)."""
     bridges = [Bridge(stages=True)]
     try:
         if base is not None:
@@ -457,7 +561,7 @@ async def latency_runs(tokens: int, zones: int, moves: int, runs: int, base: str
                 await engine_ready(bridge)
         rows = []
         for run in range(runs):
-            rows += await latency_side_by_side(bridges, tokens, zones, moves, tag=f"r{run}-")
+            rows += await latency_side_by_side(bridges, tokens, zones, moves, tag=f"r{run}-", browser=browser)
         return rows
     finally:
         for bridge in bridges:
@@ -487,6 +591,8 @@ def print_latency(row: dict[str, Any]) -> None:
     load = row["load_average"]
     if "code" in row:
         print(f"  bridge from {row['code']}:")
+    if row.get("client") == "chromium":
+        print("  client: headless Chromium (WebSocket and JSON.parse in the page; performance.now() may be coarsened):")
     print(
         f"  {row['scene']:>8}: p50 {row['p50_ms']:7.2f} ms  p99 {row['p99_ms']:7.2f} ms  (client: send → annotations; "
         f"load average {load[0]:.2f} → {load[1]:.2f})"
@@ -536,10 +642,16 @@ def main(argv: list[str] | None = None) -> int:
         help="with --latency: also run a bridge from the checkout DIR (its compiled loops built) and send every "
         "move to both, alternately (before/after in the same seconds)",
     )
+    parser.add_argument(
+        "--browser",
+        action="store_true",
+        help="with --latency: also time every move from a headless Chromium page (its own WebSocket and "
+        "JSON.parse), in turn with the Python client",
+    )
     args = parser.parse_args(argv)
     if args.latency:
         tokens, zones = (int(part) for part in args.latency.split("x"))
-        rows = asyncio.run(latency_runs(tokens, zones, args.moves, args.runs, args.base))
+        rows = asyncio.run(latency_runs(tokens, zones, args.moves, args.runs, args.base, args.browser))
         for row in rows:
             if args.json:
                 print(json.dumps(row))
