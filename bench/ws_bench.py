@@ -550,22 +550,37 @@ async def latency_runs(
     tokens: int, zones: int, moves: int, runs: int, base: str | None = None, browser: bool = False
 ) -> list[dict[str, Any]]:
     """Only the latency figure, ``runs`` times on one bridge (to see how much it moves between runs), with
-    the bridge's own stage timings (``bridge.stages``) of every move. With ``base`` (another checkout), a
-    second bridge runs that code and every move goes to both, alternately: one row per bridge and run. With
-    ``browser``, a headless Chromium page is one more client of this checkout's bridge (one more row)."""
-    bridges = [Bridge(stages=True)]
-    try:
-        if base is not None:
-            bridges.append(Bridge(stages=True, code=str(Path(base).resolve())))
+    the bridge's own stage timings (``bridge.stages``) of every move. With ``browser``, a headless Chromium
+    page is one more client of this checkout's bridge (one more row).
+
+    With ``base`` (another checkout), a second bridge runs that code and every move goes to both, in turn:
+    one row per bridge and run. Each run starts both bridges afresh (the first one started alternating):
+    on a loaded machine one process can sit on the busier core for a whole run, which alternating the moves
+    does not even out — compare several runs."""
+    if base is None:
+        bridge = Bridge(stages=True)
+        try:
+            return [
+                row
+                for run in range(runs)
+                for row in await latency_side_by_side([bridge], tokens, zones, moves, f"r{run}-", browser)
+            ]
+        finally:
+            bridge.close()
+    rows = []
+    for run in range(runs):
+        bridges: list[Bridge] = []
+        try:
+            for code in (None, str(Path(base).resolve()))[:: 1 if run % 2 == 0 else -1]:
+                bridges.append(Bridge(stages=True, code=code))
+            bridges.sort(key=lambda bridge: bridge.code is not None)  # this checkout's row first
             for bridge in bridges:
                 await engine_ready(bridge)
-        rows = []
-        for run in range(runs):
-            rows += await latency_side_by_side(bridges, tokens, zones, moves, tag=f"r{run}-", browser=browser)
-        return rows
-    finally:
-        for bridge in bridges:
-            bridge.close()
+            rows += await latency_side_by_side(bridges, tokens, zones, moves, f"r{run}-", browser)
+        finally:
+            for bridge in bridges:
+                bridge.close()
+    return rows
 
 
 async def engine_ready(bridge: Bridge) -> None:
