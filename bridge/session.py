@@ -140,7 +140,8 @@ class StoreThenSend:
     """A log operation and the answer to send once it is done (or known to have failed).
 
     ``operation`` is ``append`` (``record`` set, ``answer`` the adjudication to complete with
-    ``logged``/``record``), ``start`` (``name``), ``end``, or ``override`` (``override`` set).
+    ``logged``/``record``), ``start`` (``name``, and the ``world_name`` the client's ``hello`` gave),
+    ``end``, or ``override`` (``override`` set).
     """
 
     operation: Literal["append", "start", "end", "override"]
@@ -152,6 +153,7 @@ class StoreThenSend:
     name: str = ""
     override: RulingOverride | None = None
     user: UserInfo | None = None
+    world_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +381,8 @@ class Session:
         self.state: Literal["awaiting-hello", "ready", "closed"] = "awaiting-hello"
         self.world: World | None = None
         self.user: UserInfo | None = None
+        #: The world's name as this client's ``hello`` gave it ("": unknown), kept with what it logs.
+        self.world_name = ""
         if offline:
             self.world = worlds.get(OFFLINE_WORLD)
             self.state = "ready"
@@ -498,6 +502,7 @@ class Session:
                 raise refusal if isinstance(refusal, TooManyConnections) else TooManyConnections(refusal)
             self.world = self._worlds.get(message.world)
         self.user = message.user
+        self.world_name = message.world_name
         self.state = "ready"
         return [Send(welcome())]
 
@@ -644,6 +649,7 @@ class Session:
         record = record_of(
             answer,
             world=self.world.id,
+            world_name=self.world_name,
             actor=Party(id=actor.id, name=actor.name),
             target=Party(id=target.id, name=target.name) if target else None,
             user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
@@ -656,7 +662,17 @@ class Session:
 
     def _session_start(self, message: SessionStart) -> list[Effect]:
         world = self._ready_world()
-        return [StoreThenSend("start", message.id, world.id, self._clock(), name=message.name, user=self.user)]
+        return [
+            StoreThenSend(
+                "start",
+                message.id,
+                world.id,
+                self._clock(),
+                name=message.name,
+                user=self.user,
+                world_name=self.world_name,
+            )
+        ]
 
     def _session_end(self, message: SessionEnd) -> list[Effect]:
         world = self._ready_world()
