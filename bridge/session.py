@@ -35,7 +35,6 @@ from .core.ignored import Ignored
 from .core.release import free_in_slices, with_items
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
-from .core.rules.traveller import explain_encounter_range
 from .core.sight import Crossing, Point3
 from .core.world import SceneLimits, SceneRejected, SceneState, World
 from .engines import SceneEngines
@@ -57,8 +56,6 @@ from .errors import (
 )
 from .jsontext import SURROGATE_ESCAPE, loads_in_slices, search_in_slices
 from .jsontext import nesting_depth as nesting_depth_of
-from .log.capture import record_of, situation_of, snapshot_of
-from .log.records import Party, RulingRecord, SceneSnapshot
 from .palette import OTHER, VERDICTS, ZONES
 from .protocol import (
     CLIENT_MESSAGE,
@@ -99,6 +96,7 @@ from .protocol import (
 
 if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch or engine (bridge.engines)
     from .core.visibility import SceneVisibility, VerdictRun
+    from .log.records import RulingRecord, SceneSnapshot  # the log's models: imported by the first logged ruling
 
 __all__ = [
     "ActiveWatch",
@@ -193,6 +191,8 @@ class Worlds:
 
     def snapshot(self, world: str, state: SceneState) -> SceneSnapshot:
         """The log's snapshot of a scene state, computed once per state (not once per ruling)."""
+        from .log.capture import snapshot_of
+
         key = (world, state.scene.id)
         cached = self._snapshots.get(key)
         if cached is None or cached[0] is not state:
@@ -641,6 +641,9 @@ class Session:
         return None
 
     def _record(self, message: Adjudicate, state: SceneState, ruling: Ruling, answer: Adjudication) -> _PendingRecord:
+        from .log.capture import record_of, situation_of  # the log's modules only when a ruling is logged
+        from .log.records import Party
+
         at = self._clock()
         actor = state.token(message.actor)
         target = state.token(message.target) if message.target else None
@@ -685,6 +688,8 @@ class Session:
         return [StoreThenSend("override", message.id, world.id, self._clock(), override=message, user=self.user)]
 
     def _encounter_range(self, message: EncounterRangeRequest) -> list[Effect]:
+        from .core.rules.traveller import explain_encounter_range  # Traveller's module only when asked
+
         result = explain_encounter_range(
             message.base, light=message.light, weather=message.weather, woods=message.woods, locale=message.locale
         )
