@@ -36,6 +36,7 @@ from . import __version__, stages, warmup
 from .access import Access
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
+from .core.rules import load_all
 from .core.world import SceneLimits, World
 from .errors import InvalidMessage, TooManyConnections
 from .gate import Gate
@@ -72,6 +73,11 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+# Every ruleset loaded and validated as the server is imported (``sightline serve`` imports it in a thread
+# behind the open port): bad rules data stops the start, as it did when the rules loaded at import, and
+# no client's first scene waits for a ruleset's load.
+load_all()
 
 HELLO_TIMEOUT_CLOSE = 4408
 TOO_MANY_CONNECTIONS_CLOSE = 4429
@@ -232,7 +238,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 elif stages.ENABLED:
                     trace = stages.begin(peek_id(msg.data), state.collector.seconds if state.collector else None)
                     running = worker.submit(functools.partial(_receive, session, msg.data, frame_limit, trace))
-                    trace.stamp("submitted")
+                    trace.stamp("submitted", worker.thread_ids)
                     stages.suspend()
                     prepared = await running
                     stages.resume(trace, "loop")
@@ -316,7 +322,7 @@ def _receive(session: Session, data: str, frame_limit: int, trace: stages.Trace 
         effects = session.receive(data)
         trace.stamp("answered")
         prepared = _prepare(effects, frame_limit)
-        trace.stamp("encoded")
+        trace.stamp("encoded", trace.loop)  # the loop's counters as the answer is handed back
     finally:
         stages.suspend()
     return prepared

@@ -35,7 +35,6 @@ from .core.ignored import Ignored
 from .core.release import free_in_slices, with_items
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
-from .core.rules.traveller import explain_encounter_range
 from .core.sight import Crossing, Point3
 from .core.world import SceneLimits, SceneRejected, SceneState, World
 from .engines import SceneEngines
@@ -57,8 +56,6 @@ from .errors import (
 )
 from .jsontext import SURROGATE_ESCAPE, loads_in_slices, search_in_slices
 from .jsontext import nesting_depth as nesting_depth_of
-from .log.capture import record_of, situation_of, snapshot_of
-from .log.records import Party, RulingRecord, SceneSnapshot
 from .palette import OTHER, VERDICTS, ZONES
 from .protocol import (
     CLIENT_MESSAGE,
@@ -99,6 +96,7 @@ from .protocol import (
 
 if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch or engine (bridge.engines)
     from .core.visibility import SceneVisibility, VerdictRun
+    from .log.records import RulingRecord, SceneSnapshot  # the log's models: imported by the first logged ruling
 
 __all__ = [
     "ActiveWatch",
@@ -140,7 +138,8 @@ class StoreThenSend:
     """A log operation and the answer to send once it is done (or known to have failed).
 
     ``operation`` is ``append`` (``record`` set, ``answer`` the adjudication to complete with
-    ``logged``/``record``), ``start`` (``name``), ``end``, or ``override`` (``override`` set).
+    ``logged``/``record``), ``start`` (``name``, and the ``world_name`` the client's ``hello`` gave),
+    ``end``, or ``override`` (``override`` set).
     """
 
     operation: Literal["append", "start", "end", "override"]
@@ -152,6 +151,7 @@ class StoreThenSend:
     name: str = ""
     override: RulingOverride | None = None
     user: UserInfo | None = None
+    world_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +191,8 @@ class Worlds:
 
     def snapshot(self, world: str, state: SceneState) -> SceneSnapshot:
         """The log's snapshot of a scene state, computed once per state (not once per ruling)."""
+        from .log.capture import snapshot_of
+
         key = (world, state.scene.id)
         cached = self._snapshots.get(key)
         if cached is None or cached[0] is not state:
@@ -379,6 +381,8 @@ class Session:
         self.state: Literal["awaiting-hello", "ready", "closed"] = "awaiting-hello"
         self.world: World | None = None
         self.user: UserInfo | None = None
+        #: The world's name as this client's ``hello`` gave it ("": unknown), kept with what it logs.
+        self.world_name = ""
         if offline:
             self.world = worlds.get(OFFLINE_WORLD)
             self.state = "ready"
@@ -506,6 +510,7 @@ class Session:
                 raise refusal if isinstance(refusal, TooManyConnections) else TooManyConnections(refusal)
             self.world = self._worlds.get(message.world)
         self.user = message.user
+        self.world_name = message.world_name
         self.state = "ready"
         return [Send(welcome())]
 
@@ -644,6 +649,9 @@ class Session:
         return None
 
     def _record(self, message: Adjudicate, state: SceneState, ruling: Ruling, answer: Adjudication) -> _PendingRecord:
+        from .log.capture import record_of, situation_of  # the log's modules only when a ruling is logged
+        from .log.records import Party
+
         at = self._clock()
         actor = state.token(message.actor)
         target = state.token(message.target) if message.target else None
@@ -652,6 +660,7 @@ class Session:
         record = record_of(
             answer,
             world=self.world.id,
+            world_name=self.world_name,
             actor=Party(id=actor.id, name=actor.name),
             target=Party(id=target.id, name=target.name) if target else None,
             user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
@@ -664,7 +673,17 @@ class Session:
 
     def _session_start(self, message: SessionStart) -> list[Effect]:
         world = self._ready_world()
-        return [StoreThenSend("start", message.id, world.id, self._clock(), name=message.name, user=self.user)]
+        return [
+            StoreThenSend(
+                "start",
+                message.id,
+                world.id,
+                self._clock(),
+                name=message.name,
+                user=self.user,
+                world_name=self.world_name,
+            )
+        ]
 
     def _session_end(self, message: SessionEnd) -> list[Effect]:
         world = self._ready_world()
@@ -677,6 +696,8 @@ class Session:
         return [StoreThenSend("override", message.id, world.id, self._clock(), override=message, user=self.user)]
 
     def _encounter_range(self, message: EncounterRangeRequest) -> list[Effect]:
+        from .core.rules.traveller import explain_encounter_range  # Traveller's module only when asked
+
         result = explain_encounter_range(
             message.base, light=message.light, weather=message.weather, woods=message.woods, locale=message.locale
         )

@@ -61,6 +61,11 @@ class WorldWorker:
         self._jobs.put(None)
 
     @property
+    def thread_ids(self) -> tuple[int, int]:
+        """The thread's ``(ident, native_id)`` (for :func:`bridge.stages.sched`)."""
+        return self._thread.ident or 0, self._thread.native_id or 0
+
+    @property
     def alive(self) -> bool:
         return self._thread.is_alive()
 

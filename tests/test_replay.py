@@ -108,3 +108,22 @@ def test_replay_imports_no_event_loop_and_no_log_store(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", probe, str(game)], capture_output=True, text=True, check=True)
     assert done.stderr.strip() == "[]"
     assert len(done.stdout.splitlines()) == 3
+
+
+def test_replay_of_an_infinity_game_loads_only_its_ruleset(tmp_path: Path) -> None:
+    """`sightline replay` of an Infinity game loads that ruleset alone (not GURPS', Traveller's or Code One's
+    modules and data) and none of the log's record models: start-up pays for what the game uses."""
+    game = tmp_path / "game.jsonl"
+    game.write_text("\n".join(json.dumps(m) for m in MESSAGES[:3]) + "\n")
+    probe = (
+        "import sys; from bridge.cli import main; status = main(['replay', sys.argv[1]]);"
+        "from bridge.core.rules import RULESETS; print(repr(RULESETS), file=sys.stderr);"
+        "print([m for m in ('bridge.core.rules.gurps', 'bridge.core.rules.traveller', 'bridge.log.capture',"
+        " 'bridge.log.records') if m in sys.modules], file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(game)], capture_output=True, text=True, check=True)
+    assert done.stderr.splitlines() == [
+        "RULESETS(infinity-n4, infinity-codeone, gurps-4e, traveller; loaded: infinity-n4)",
+        "[]",
+    ]
+    assert len(done.stdout.splitlines()) == 3
