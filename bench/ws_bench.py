@@ -59,12 +59,16 @@ class Bridge:
     ``stages``: the bridge stamps each frame's stages (:mod:`bridge.stages`) into ``stages_path``.
     """
 
-    def __init__(self, *, stages: bool = False) -> None:
+    def __init__(self, *, stages: bool = False, code: str | None = None) -> None:
         self.secret = secrets.token_urlsafe(12)
         self.tmp = tempfile.TemporaryDirectory()
         self.stages_path = Path(self.tmp.name) / "stages.jsonl"
+        #: Another checkout whose ``bridge`` package this bridge runs (``PYTHONPATH``), or ``None``: this one.
+        self.code = code
         env = dict(os.environ)
         env.pop("SIGHTLINE_STAGES", None)
+        if code is not None:
+            env["PYTHONPATH"] = os.pathsep.join([code, *filter(None, [env.get("PYTHONPATH")])])
         if stages:
             env["SIGHTLINE_STAGES"] = str(self.stages_path)
         self.process = subprocess.Popen(
@@ -121,6 +125,75 @@ class Bridge:
         self.tmp.cleanup()
 
 
+#: The page's side of :class:`BrowserClient`: a WebSocket, a queue of parsed messages, and ``move(text)``, which
+#: waits 5 ms (the DevTools round trip that started it is over by then), then times one patch from ``send``
+#: to both its answers parsed (``performance.now()``, in ms).
+BROWSER_JS = """
+async ([url, hello, sync, watch]) => {
+  const ws = new WebSocket(url);
+  const queue = [];
+  let waiter = null;
+  ws.onmessage = (event) => {
+    const message = JSON.parse(event.data);
+    if (waiter) { const wake = waiter; waiter = null; wake(message); } else queue.push(message);
+  };
+  const next = () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((wake) => (waiter = wake)));
+  await new Promise((opened) => (ws.onopen = opened));
+  for (const [text, answers] of [[hello, 1], [sync, 1], [watch, 2]]) {
+    ws.send(text);
+    for (let i = 0; i < answers; i++) await next();
+  }
+  window.move = async (text) => {
+    // the DevTools call that asked for this move has its own work in the browser's processes: let it end
+    await new Promise((settled) => setTimeout(settled, 5));
+    const started = performance.now();
+    ws.send(text);
+    let patched = false, annotations = false;
+    while (!(patched && annotations)) {
+      const message = await next();
+      patched ||= message.type === "scene.patched";
+      annotations ||= message.type === "annotations";
+    }
+    return performance.now() - started;
+  };
+}
+"""
+
+
+class BrowserClient:
+    """A headless Chromium page as a client (Playwright, Debian's ``/usr/bin/chromium`` if there): the
+    browser's own WebSocket and ``JSON.parse``, timed in the page — what the module's users run."""
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._page: Any = None
+
+    async def open(self, bridge: Bridge, world: str, sync: str, watch: str) -> None:
+        import shutil
+
+        from playwright.async_api import async_playwright
+
+        self._playwright = await async_playwright().start()
+        executable = shutil.which("chromium")
+        self._browser = await self._playwright.chromium.launch(
+            executable_path=executable, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
+        self._page = await self._browser.new_page()
+        hello = json.dumps({"type": "hello", "protocol": 1, "world": world, "secret": bridge.secret})
+        await self._page.evaluate(BROWSER_JS, [bridge.url, hello, sync, watch])
+
+    async def move(self, text: str) -> float:
+        """Seconds from sending ``text`` (a patch) to both its answers parsed, as the page measured them."""
+        return float(await self._page.evaluate("(text) => window.move(text)", text)) / 1000
+
+    async def close(self) -> None:
+        if self._browser is not None:
+            await self._browser.close()
+        if self._playwright is not None:
+            await self._playwright.stop()
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -150,10 +223,12 @@ STAGES = (
 
 
 #: The hand-offs between threads: (label, stage stamped as it is handed over, stage stamped on arrival). At
-#: both, the bridge reads the receiving thread's scheduler counters (``bridge.stages.sched``).
+#: both, the bridge reads the receiving thread's scheduler counters (``bridge.stages.sched``); and the
+#: loop's own counters from the answer's arrival to its last frame written.
 HANDOFFS = (
     ("wait for the worker thread", "submitted", "worker"),
     ("wait for the loop", "encoded", "loop"),
+    ("back on the loop, until the last frame is written", "loop", "written"),
 )
 
 
@@ -248,16 +323,41 @@ def stage_rows(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def latency(bridge: Bridge, tokens: int, zones: int, moves: int, tag: str = "") -> dict[str, Any]:
+    return (await latency_side_by_side([bridge], tokens, zones, moves, tag))[0]
+
+
+async def latency_side_by_side(
+    bridges: list[Bridge], tokens: int, zones: int, moves: int, tag: str = "", browser: bool = False
+) -> list[dict[str, Any]]:
+    """One latency row per bridge: each gets its own client, the same scene, watch and moves; every move is
+    sent to each bridge in turn (the order alternating from one move to the next), so several bridges (the
+    code before and after a change) are measured in the same seconds of a shared machine. With ``browser``,
+    a headless Chromium page (:class:`BrowserClient`) is one more client of the first bridge (another world,
+    the same moves, in turn with the others): one more row."""
     scene = make_scene(tokens, zones, seed=1)
     load_before = os.getloadavg()
-    ws = await bridge.client(f"lat-{tokens}x{zones}")
-    await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}))
-    assert json.loads(await ws.recv())["type"] == "scene.synced"
-    await ws.send(json.dumps({"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack", "detail": "brief"}))
-    assert json.loads(await ws.recv())["type"] == "watching"
-    assert json.loads(await ws.recv())["full"] is True
+    clients = []
+    page: BrowserClient | None = None
+    if browser:
+        page = BrowserClient()
+        await page.open(
+            bridges[0],
+            f"lat-{tokens}x{zones}-browser",
+            json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}),
+            json.dumps({"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack", "detail": "brief"}),
+        )
+    for bridge in bridges:
+        ws = await bridge.client(f"lat-{tokens}x{zones}")
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}))
+        assert json.loads(await ws.recv())["type"] == "scene.synced"
+        watch = {"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack", "detail": "brief"}
+        await ws.send(json.dumps(watch))
+        assert json.loads(await ws.recv())["type"] == "watching"
+        assert json.loads(await ws.recv())["full"] is True
+        clients.append(ws)
     rng = random.Random(2)
-    timings: list[float] = []
+    timings: list[list[float]] = [[] for _ in bridges]
+    in_browser: list[float] = []
     baseline: list[float] = []
     current = scene
     for i in range(moves):
@@ -271,17 +371,26 @@ async def latency(bridge: Bridge, tokens: int, zones: int, moves: int, tag: str 
             "upsert": {"tokens": [moved.model_dump(mode="json")]},
         }
         text = json.dumps(patch)
-        gc.collect(0)  # the client's own young garbage, before the clock starts
-        gc.disable()
-        started = time.perf_counter()
-        await ws.send(text)
-        got_patched = got_annotations = False
-        while not (got_patched and got_annotations):
-            answer = orjson.loads(await ws.recv())
-            got_patched |= answer["type"] == "scene.patched"
-            got_annotations |= answer["type"] == "annotations"
-        timings.append(time.perf_counter() - started)
-        gc.enable()
+        order = list(range(len(bridges) + (page is not None)))
+        if i % 2:
+            order.reverse()
+        for side in order:
+            if side == len(bridges):
+                assert page is not None
+                in_browser.append(await page.move(text.replace(f'"{tag}p{i}"', f'"{tag}b{i}"')))
+                continue
+            ws = clients[side]
+            gc.collect(0)  # the client's own young garbage, before the clock starts
+            gc.disable()
+            started = time.perf_counter()
+            await ws.send(text)
+            got_patched = got_annotations = False
+            while not (got_patched and got_annotations):
+                answer = orjson.loads(await ws.recv())
+                got_patched |= answer["type"] == "scene.patched"
+                got_annotations |= answer["type"] == "annotations"
+            timings[side].append(time.perf_counter() - started)
+            gc.enable()
         if i < 20:  # the baseline recomputes the moved token's pairs, per pair, with plain shapely
             plain = BaselineVisibility(state_of(current), action="bs-attack")
             pairs = [(token_id, t.id) for t in current.tokens if t.id != token_id]
@@ -289,23 +398,45 @@ async def latency(bridge: Bridge, tokens: int, zones: int, moves: int, tag: str 
             begun = time.perf_counter()
             plain.rulings(pairs)
             baseline.append(time.perf_counter() - begun)
-    await ws.close()
+    for ws in clients:
+        await ws.close()
+    if page is not None:
+        await page.close()
     load_after = os.getloadavg()
-    p50, p99 = percentile(timings, 0.5), percentile(timings, 0.99)
     base = statistics.median(baseline)
-    row = {
-        "scene": f"{tokens}x{zones}",
-        "moves": moves,
-        "p50_ms": round(p50 * 1000, 2),
-        "p99_ms": round(p99 * 1000, 2),
-        "baseline_update_ms": round(base * 1000, 2),
-        "ratio_p50": round(base / p50, 1),
-        "load_average": [round(load_before[0], 2), round(load_after[0], 2)],
-    }
     await asyncio.sleep(0.2)  # the last trace is written once its frames are
-    traces = bridge.traces(f"{tag}p")
-    row |= stage_rows(list(traces.values()))
-    return row
+    rows = []
+    for bridge, times in zip(bridges, timings, strict=True):
+        p50, p99 = percentile(times, 0.5), percentile(times, 0.99)
+        row = {
+            "scene": f"{tokens}x{zones}",
+            "moves": moves,
+            "p50_ms": round(p50 * 1000, 2),
+            "p99_ms": round(p99 * 1000, 2),
+            "baseline_update_ms": round(base * 1000, 2),
+            "ratio_p50": round(base / p50, 1),
+            "load_average": [round(load_before[0], 2), round(load_after[0], 2)],
+        }
+        if bridge.code is not None:
+            row["code"] = bridge.code
+        traces = bridge.traces(f"{tag}p")
+        row |= stage_rows(list(traces.values()))
+        rows.append(row)
+    if page is not None:
+        p50, p99 = percentile(in_browser, 0.5), percentile(in_browser, 0.99)
+        row = {
+            "scene": f"{tokens}x{zones}",
+            "moves": moves,
+            "client": "chromium",
+            "p50_ms": round(p50 * 1000, 2),
+            "p99_ms": round(p99 * 1000, 2),
+            "baseline_update_ms": round(base * 1000, 2),
+            "ratio_p50": round(base / p50, 1),
+            "load_average": [round(load_before[0], 2), round(load_after[0], 2)],
+        }
+        row |= stage_rows(list(bridges[0].traces(f"{tag}b").values()))
+        rows.append(row)
+    return rows
 
 
 async def throughput(bridge: Bridge, worlds: int, seconds: float) -> dict[str, Any]:
@@ -415,19 +546,68 @@ async def run(quick: bool) -> dict[str, Any]:
     return {"latency": lat, "throughput": tp, "memory": mem}
 
 
-async def latency_runs(tokens: int, zones: int, moves: int, runs: int) -> list[dict[str, Any]]:
+async def latency_runs(
+    tokens: int, zones: int, moves: int, runs: int, base: str | None = None, browser: bool = False
+) -> list[dict[str, Any]]:
     """Only the latency figure, ``runs`` times on one bridge (to see how much it moves between runs), with
-    the bridge's own stage timings (``bridge.stages``) of every move."""
-    bridge = Bridge(stages=True)
-    try:
-        return [await latency(bridge, tokens, zones, moves, tag=f"r{run}-") for run in range(runs)]
-    finally:
-        bridge.close()
+    the bridge's own stage timings (``bridge.stages``) of every move. With ``browser``, a headless Chromium
+    page is one more client of this checkout's bridge (one more row).
+
+    With ``base`` (another checkout), a second bridge runs that code and every move goes to both, in turn:
+    one row per bridge and run. Each run starts both bridges afresh (the first one started alternating):
+    on a loaded machine one process can sit on the busier core for a whole run, which alternating the moves
+    does not even out — compare several runs."""
+    if base is None:
+        bridge = Bridge(stages=True)
+        try:
+            return [
+                row
+                for run in range(runs)
+                for row in await latency_side_by_side([bridge], tokens, zones, moves, f"r{run}-", browser)
+            ]
+        finally:
+            bridge.close()
+    rows = []
+    for run in range(runs):
+        bridges: list[Bridge] = []
+        try:
+            for code in (None, str(Path(base).resolve()))[:: 1 if run % 2 == 0 else -1]:
+                bridges.append(Bridge(stages=True, code=code))
+            bridges.sort(key=lambda bridge: bridge.code is not None)  # this checkout's row first
+            for bridge in bridges:
+                await engine_ready(bridge)
+            rows += await latency_side_by_side(bridges, tokens, zones, moves, f"r{run}-", browser)
+        finally:
+            for bridge in bridges:
+                bridge.close()
+    return rows
+
+
+async def engine_ready(bridge: Bridge) -> None:
+    """Wait until the bridge has loaded its engine (in the background); say so if its loops are not compiled
+    (a checkout whose extension was never built runs them as plain Python: not a fair comparison)."""
+    import aiohttp
+
+    url = bridge.url.replace("ws://", "http://").removesuffix("/ws") + "/healthz"
+    async with aiohttp.ClientSession() as http:
+        for _ in range(600):
+            async with http.get(url) as response:
+                health = await response.json()
+            if health.get("engine") in ("ready", "failed"):
+                break
+            await asyncio.sleep(0.1)
+    if health.get("engine_compiled") is not True:
+        where = bridge.code or "this checkout"
+        print(f"warning: the bridge from {where} runs its loops as plain Python ({health})", file=sys.stderr)
 
 
 def print_latency(row: dict[str, Any]) -> None:
     """One latency run: the client's figure, the bridge's wall and CPU time, and the stages."""
     load = row["load_average"]
+    if "code" in row:
+        print(f"  bridge from {row['code']}:")
+    if row.get("client") == "chromium":
+        print("  client: headless Chromium (WebSocket and JSON.parse in the page; performance.now() may be coarsened):")
     print(
         f"  {row['scene']:>8}: p50 {row['p50_ms']:7.2f} ms  p99 {row['p99_ms']:7.2f} ms  (client: send → annotations; "
         f"load average {load[0]:.2f} → {load[1]:.2f})"
@@ -471,10 +651,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--moves", type=int, default=300, help="moves per latency run (with --latency)")
     parser.add_argument("--runs", type=int, default=5, help="latency runs (with --latency)")
+    parser.add_argument(
+        "--base",
+        metavar="DIR",
+        help="with --latency: also run a bridge from the checkout DIR (its compiled loops built) and send every "
+        "move to both, alternately (before/after in the same seconds)",
+    )
+    parser.add_argument(
+        "--browser",
+        action="store_true",
+        help="with --latency: also time every move from a headless Chromium page (its own WebSocket and "
+        "JSON.parse), in turn with the Python client",
+    )
     args = parser.parse_args(argv)
     if args.latency:
         tokens, zones = (int(part) for part in args.latency.split("x"))
-        rows = asyncio.run(latency_runs(tokens, zones, args.moves, args.runs))
+        rows = asyncio.run(latency_runs(tokens, zones, args.moves, args.runs, args.base, args.browser))
         for row in rows:
             if args.json:
                 print(json.dumps(row))

@@ -86,11 +86,16 @@ class UserInfo(Message):
 
 
 class Hello(Message):
-    """Must be the first message; ``secret`` is the world's (or the bridge's) secret."""
+    """Must be the first message; ``secret`` is the world's (or the bridge's) secret.
+
+    Extension: ``world_name``, the world's title as people know it (Foundry's ``game.world.title``), which
+    the log pages show instead of the id; absent or empty = unknown.
+    """
 
     type: Literal["hello"] = "hello"
     protocol: int
     world: Identifier
+    world_name: Annotated[str, Field(max_length=200)] = ""
     secret: str | None = None
     client: ClientInfo = ClientInfo()
     user: UserInfo = UserInfo()

@@ -138,7 +138,8 @@ class StoreThenSend:
     """A log operation and the answer to send once it is done (or known to have failed).
 
     ``operation`` is ``append`` (``record`` set, ``answer`` the adjudication to complete with
-    ``logged``/``record``), ``start`` (``name``), ``end``, or ``override`` (``override`` set).
+    ``logged``/``record``), ``start`` (``name``, and the ``world_name`` the client's ``hello`` gave),
+    ``end``, or ``override`` (``override`` set).
     """
 
     operation: Literal["append", "start", "end", "override"]
@@ -150,6 +151,7 @@ class StoreThenSend:
     name: str = ""
     override: RulingOverride | None = None
     user: UserInfo | None = None
+    world_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +381,8 @@ class Session:
         self.state: Literal["awaiting-hello", "ready", "closed"] = "awaiting-hello"
         self.world: World | None = None
         self.user: UserInfo | None = None
+        #: The world's name as this client's ``hello`` gave it ("": unknown), kept with what it logs.
+        self.world_name = ""
         if offline:
             self.world = worlds.get(OFFLINE_WORLD)
             self.state = "ready"
@@ -435,7 +439,15 @@ class Session:
 
     def _decode(self, text: str | bytes) -> dict[str, Any]:
         # surrogatepass: a str may carry lone surrogates (replay reads files); they are refused below.
-        size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
+        if isinstance(text, str):
+            # At most 4 UTF-8 bytes a character (3 for a lone surrogate): a short text needs no encoding to tell.
+            size = (
+                len(text)
+                if 4 * len(text) <= self._limits.max_frame_bytes
+                else len(text.encode("utf-8", "surrogatepass"))
+            )
+        else:
+            size = len(text)
         if size > self._limits.max_frame_bytes:
             error = TooLarge(
                 f"frame of {size} bytes is over the limit of {self._limits.max_frame_bytes}",
@@ -498,6 +510,7 @@ class Session:
                 raise refusal if isinstance(refusal, TooManyConnections) else TooManyConnections(refusal)
             self.world = self._worlds.get(message.world)
         self.user = message.user
+        self.world_name = message.world_name
         self.state = "ready"
         return [Send(welcome())]
 
@@ -647,6 +660,7 @@ class Session:
         record = record_of(
             answer,
             world=self.world.id,
+            world_name=self.world_name,
             actor=Party(id=actor.id, name=actor.name),
             target=Party(id=target.id, name=target.name) if target else None,
             user=Party(id=user.id, name=user.name) if user and (user.id or user.name) else None,
@@ -659,7 +673,17 @@ class Session:
 
     def _session_start(self, message: SessionStart) -> list[Effect]:
         world = self._ready_world()
-        return [StoreThenSend("start", message.id, world.id, self._clock(), name=message.name, user=self.user)]
+        return [
+            StoreThenSend(
+                "start",
+                message.id,
+                world.id,
+                self._clock(),
+                name=message.name,
+                user=self.user,
+                world_name=self.world_name,
+            )
+        ]
 
     def _session_end(self, message: SessionEnd) -> list[Effect]:
         world = self._ready_world()
@@ -1196,7 +1220,7 @@ def _frozen(value: Any) -> Any:
 
 def _request_id(raw: dict[str, Any]) -> str | None:
     value = raw.get("id")
-    if isinstance(value, str) and 0 < len(value) <= 128 and not _SURROGATE.search(value):
+    if isinstance(value, str) and 0 < len(value) <= 128 and (value.isascii() or not _SURROGATE.search(value)):
         return value
     return None
 
@@ -1299,11 +1323,12 @@ def check_json(value: Any, text: str | bytes, max_depth: int) -> BridgeError | N
         brackets = 0  # a large frame's depth is counted in numpy slices: walking it all in Python costs ~250 ms
     # Searched in slices: one search over a 4 MiB frame would hold the interpreter for tens of milliseconds.
     if isinstance(text, str):
-        surrogates = search_in_slices(_SURROGATE_ESCAPE, text, 5) is not None or (
+        # (no backslash-u: no escape to search for — the common case, one C scan)
+        surrogates = ("\\u" in text and search_in_slices(_SURROGATE_ESCAPE, text, 5) is not None) or (
             not text.isascii() and search_in_slices(_SURROGATE, text, 0) is not None
         )
     else:
-        surrogates = search_in_slices(SURROGATE_ESCAPE, text, 5) is not None
+        surrogates = b"\\u" in text and search_in_slices(SURROGATE_ESCAPE, text, 5) is not None
     if brackets <= max_depth and not surrogates:
         return None
     stack: list[tuple[Any, str, int]] = [(value, "", 1)]

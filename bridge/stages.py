@@ -74,7 +74,7 @@ _schedstat: dict[int, int] = {}  # native thread id → an open /proc/self/task/
 def sched(thread: ThreadIds) -> tuple[int, int, int] | None:
     """``thread``'s scheduler counters: CPU time (ns); time spent runnable, waiting for a core (ns, counted
     when it gets one); times it was put on a core (once per wake-up, once more per preemption or sleep on
-    a lock such as the GIL). ``None`` where ``/proc`` does not tell (not Linux, the thread is gone).
+    a lock such as the GIL). ``None`` where ``/proc`` does not tell (not Linux, the thread cannot be read).
     About 3 µs a call: the file stays open."""
     ident, native = thread
     try:
@@ -147,7 +147,7 @@ def mark(stage: str) -> None:
 def finish(trace: Trace) -> None:
     """The trace's last frame is written: stamp ``written`` and append it to the file."""
     global _out
-    trace.stamp("written")
+    trace.stamp("written", this_thread())
     line = orjson.dumps(trace.as_json()) + b"\n"
     with _lock:
         if _path is None:

@@ -237,3 +237,53 @@ async def test_two_bridge_processes_share_one_postgresql_log(postgres_server: An
         await store.close()
     assert len(sessions) == 1 and sessions[0].rulings == 80
     assert stored == {a["record"] for a in answers}
+
+
+async def read_as_gm(url: str) -> str:
+    """The text at ``url``, read with the bridge's secret."""
+    async with (
+        aiohttp.ClientSession(headers={"Authorization": f"Bearer {SECRET}"}) as http,
+        http.get(url) as response,
+    ):
+        assert response.status == 200
+        return await response.text()
+
+
+async def test_the_worlds_name_from_hello_names_it_on_the_log_pages(log_database: str | None, tmp_path: Path) -> None:
+    """hello's world_name over a real WebSocket is kept with the session (session.start and logged rulings); the
+    pages and the export name the world by the newest one sent, escaped, the id only as the tooltip."""
+    config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET, database=log_database)
+    async with run_bridge(config) as (host, port):
+        base = f"http://{host}:{port}"
+        session_id = ""
+        for name in ("Ashes <i>of</i> Kaldor", "Ashes & Embers"):
+            async with connect(f"ws://{host}:{port}/ws") as ws:
+                said = {"type": "hello", "protocol": 1, "world": "w-a", "world_name": name, "secret": SECRET}
+                assert (await ask(ws, said))["type"] == "welcome"
+                await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+                if not session_id:
+                    started = await ask(ws, {"type": "session.start", "id": "g", "name": "Friday raid"})
+                    session_id = started["session"]["id"]
+                    assert "world_name" not in started["session"]  # the wire's session is the contract's
+                    first = '<span class="world" title="w-a">Ashes &lt;i&gt;of&lt;/i&gt; Kaldor</span>'
+                    assert first in await read_as_gm(f"{base}/log/")  # named by session.start alone
+                assert (await ask(ws, {**ATTACK, "id": "a"}))["logged"] is True
+        listing = await read_as_gm(f"{base}/log/")
+        page = await read_as_gm(f"{base}/log/w-a/{session_id}")
+        exported = await read_as_gm(f"{base}/api/worlds/w-a/sessions/{session_id}/export.jsonl")
+    shown = '<span class="world" title="w-a">Ashes &amp; Embers</span>'
+    assert f"<td>{shown}</td>" in listing and "Kaldor" not in listing and ">w-a<" not in listing
+    assert shown in page and ">w-a<" not in page
+    assert [json.loads(line)["world_name"] for line in exported.splitlines()] == ["Ashes & Embers"] * 2
+
+
+async def test_a_world_name_too_long_is_refused_by_name(bridge: str) -> None:
+    """A hello whose world_name is longer than 200 characters: invalid-message naming the field, close 4400."""
+    async with connect(f"ws://{bridge}/ws") as ws:
+        await ws.send(
+            json.dumps({"type": "hello", "protocol": 1, "world": "w-a", "world_name": "x" * 201, "secret": SECRET})
+        )
+        error = json.loads(await ws.recv())
+        assert (error["code"], error["details"]["field"]) == ("invalid-message", "world_name")
+        await ws.wait_closed()
+        assert ws.close_code == 4400

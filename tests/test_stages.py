@@ -68,7 +68,7 @@ async def test_a_watched_patch_is_stamped_at_every_stage_in_order(traced: Path, 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="scheduler counters come from Linux /proc")
 def test_a_threads_scheduler_counters_count_its_cpu_and_its_wake_ups() -> None:
     """`sched` reads another thread's CPU time and the times it was put on a core: both grow while it
-    works and wakes up, and a thread that is gone reads as None."""
+    works and wakes up."""
     import threading
     import time
 
@@ -97,11 +97,10 @@ def test_a_threads_scheduler_counters_count_its_cpu_and_its_wake_ups() -> None:
     assert before is not None and after is not None
     assert after[0] - before[0] >= 20_000_000  # 20 ms of CPU, in ns
     assert after[2] > before[2]  # woken at least once
-    assert stages.sched(ids[0]) is None
 
 
 async def test_the_hand_offs_carry_the_receiving_threads_counters(traced: Path, bridge: str) -> None:
-    """A traced patch records, at both hand-offs, the receiving thread's scheduler counters (Linux)."""
+    """A traced frame carries the receiving thread's scheduler counters at both hand-offs and once written."""
     data = scene(regions=[], tokens=[token("a", 0, 400), token("t", 1000, 400)])
     async with connect(bridge) as ws:
         await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": "w", "secret": SECRET}))
@@ -111,7 +110,7 @@ async def test_the_hand_offs_carry_the_receiving_threads_counters(traced: Path, 
         await ws.send(json.dumps({"type": "ping", "id": "after"}))
         await ws.recv()
     (record,) = [json.loads(line) for line in traced.read_text().splitlines() if '"q"' in line]
-    assert set(record["sched"]) == {"submitted", "worker", "encoded", "loop"}
+    assert set(record["sched"]) == {"submitted", "worker", "encoded", "loop", "written"}
     if Path("/proc/self/task").is_dir():
         assert all(len(counters) == 3 for counters in record["sched"].values())
         # the loop's counters never go back between the hand-over and its arrival

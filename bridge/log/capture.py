@@ -82,6 +82,7 @@ def record_of(
     world: str,
     actor: Party,
     target: Party | None,
+    world_name: str = "",
     user: Party | None = None,
     reaction: bool = False,
     snapshot: SceneSnapshot | None = None,
@@ -100,6 +101,7 @@ def record_of(
     return RulingRecord(
         time=(at or datetime.now(UTC)).isoformat(),
         world=world,
+        world_name=world_name,
         scene=answer.scene,
         request=answer.id,
         user=user,

@@ -15,6 +15,7 @@ from typing import Final
 from urllib.parse import quote
 
 from ..core.rules.labels import label
+from .pages import world_html
 from .records import RulingRecord
 from .store import LoggedSession
 
@@ -116,8 +117,14 @@ def with_controls(page: str, controls: str, *, before: str | None = None) -> str
     return page.replace("</body>", block + "</body>", 1)
 
 
-def session_controls(lang: str, worlds: Sequence[str], open_sessions: Mapping[str, LoggedSession | None]) -> str:
-    """For each world the reader may act on: start a named session; end the open one (when one is open)."""
+def session_controls(
+    lang: str,
+    worlds: Sequence[str],
+    open_sessions: Mapping[str, LoggedSession | None],
+    names: Mapping[str, str] | None = None,
+) -> str:
+    """For each world the reader may act on: start a named session; end the open one (when one is open).
+    A world shows by its name (``names``, :meth:`~bridge.log.store.LogStore.world_names`), else its id."""
     w = WORDS[lang]
     parts = []
     for world in worlds:
@@ -135,8 +142,9 @@ def session_controls(lang: str, worlds: Sequence[str], open_sessions: Mapping[st
             if current
             else ""
         )
+        shown_world = world_html(world, (names or {}).get(world, ""))
         parts.append(
-            f'<div class="world-controls" data-world="{escape(world)}"><p><strong>{escape(world)}</strong> · {now}</p>'
+            f'<div class="world-controls" data-world="{escape(world)}"><p><strong>{shown_world}</strong> · {now}</p>'
             f'<form method="post" action="{escape(base)}/start?lang={lang}" title="{escape(w["start_help"])}">'
             f'<label>{escape(w["name"])}<input type="text" name="name" maxlength="{MAX_NAME}"></label>'
             f'<button type="submit" class="session-start">{escape(w["start"])}</button></form>{end}</div>'

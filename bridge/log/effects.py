@@ -54,7 +54,7 @@ def unlogged_answer(effect: StoreThenSend) -> BaseModel:
 
 async def _session_operation(effect: StoreThenSend, store: LogStore) -> BaseModel:
     if effect.operation == "start":
-        session = await store.start_session(effect.world, effect.name, effect.at)
+        session = await store.start_session(effect.world, effect.name, effect.at, world_name=effect.world_name)
         return SessionStarted(id=effect.request_id, session=session.wire())
     if effect.operation == "end":
         ended = await store.end_session(effect.world, effect.at)

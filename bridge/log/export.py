@@ -166,7 +166,8 @@ def csv_safe(text: str) -> str:
     return text
 
 
-#: The CSV header, one column per flat field; lists are joined with "; ".
+#: The CSV header, one column per flat field; lists are joined with "; ". ``world_name`` (the world's newest
+#: name, as the pages show it) came later and is last, so scripts that read columns by position still work.
 CSV_COLUMNS: Final = (
     "id",
     "kind",
@@ -199,6 +200,7 @@ CSV_COLUMNS: Final = (
     "end_y",
     "end_z",
     "snapshot",
+    "world_name",
 )
 
 
@@ -228,6 +230,7 @@ def _csv_row(record: RulingRecord) -> list[str]:
         record.reason or "",
         *(_point(line, end, axis) for end in ("start", "end") for axis in ("x", "y", "z")),
         record.snapshot.key if record.snapshot else "",
+        record.world_name,
     ]
 
 

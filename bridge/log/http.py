@@ -644,7 +644,8 @@ async def sessions_list(request: web.Request) -> web.Response:
     sessions.sort(key=lambda s: (s.started, s.id), reverse=True)
     lang = _language(request)
     open_sessions = {s.world: s for s in sessions if s.ended is None}
-    return _html(with_controls(sessions_page(lang, sessions), session_controls(lang, worlds, open_sessions)))
+    names = await store.world_names(worlds)
+    return _html(with_controls(sessions_page(lang, sessions), session_controls(lang, worlds, open_sessions, names)))
 
 
 #: The pages' scripts: the session page's map (log.js), its GM controls (controls.js), and local times on

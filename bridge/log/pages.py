@@ -21,7 +21,7 @@ from .i18n import TEXTS
 from .records import RulingRecord
 from .store import LoggedSession, SessionChoices
 
-__all__ = ["login_page", "session_page", "sessions_page"]
+__all__ = ["login_page", "session_page", "sessions_page", "world_html"]
 
 _STYLE = """
 body{font:15px/1.4 system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -115,6 +115,14 @@ def _time(text: str | None) -> str:
     return f'<time datetime="{escape(text)}">{escape(_short_time(text))} UTC</time>'
 
 
+def world_html(world: str, name: str) -> str:
+    """A world as people know it: its name, its id only as the name's tooltip; the id itself (muted)
+    when the world never sent a name (a client older than ``hello.world_name``)."""
+    if name:
+        return f'<span class="world" title="{escape(world)}">{escape(name)}</span>'
+    return f'<span class="world muted">{escape(world)}</span>'
+
+
 def sessions_page(lang: str, sessions: Sequence[LoggedSession]) -> str:
     """Every session the secret can see, newest first, each linking to its page."""
     t = TEXTS[lang]
@@ -127,7 +135,7 @@ def sessions_page(lang: str, sessions: Sequence[LoggedSession]) -> str:
         name = escape(s.name) if s.name else _time(s.started)
         ended = _time(s.ended) if s.ended else f'<span class="muted">{escape(t["open"])}</span>'
         rows.append(
-            f'<tr><td>{escape(s.world)}</td><td><a href="{escape(href)}">{name}</a></td>'
+            f'<tr><td>{world_html(s.world, s.world_name)}</td><td><a href="{escape(href)}">{name}</a></td>'
             f"<td>{_time(s.started)}</td><td>{ended}</td><td>{s.rulings}</td></tr>"
         )
     body = (
@@ -453,7 +461,7 @@ def session_page(
     body = (
         f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'
         f"<h2>{escape(session.name) if session.name else _time(session.started)} "
-        f'<span class="muted">{escape(session.world)}</span></h2>'
+        f'<span class="muted">{world_html(session.world, session.world_name)}</span></h2>'
         f'<p class="session-facts">{escape(t["started"])}: {_time(session.started)} · {escape(t["ended"])}: '
         f"{_time(session.ended) or escape(t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
         f"{escape(t['export'])}: {exports}</p>{error_html}{form}"

@@ -46,6 +46,8 @@ class RulingRecord(BaseModel):
     ``id`` and ``session`` are given by the store when the record is appended; ``time`` is UTC ISO 8601.
     ``crossings``, ``modifiers``, ``notes``, ``citations`` and ``line`` are exactly the adjudication's
     wire fields; ``details`` holds the ruleset's own fields (Traveller difficulty, …).
+    ``world_name`` is the world's name its client's ``hello`` gave (``""``: none); an export carries the
+    world's newest name there, as the pages show it.
     ``situation`` is what the ruling read beyond the snapshot: the actor's and target's tokens (and
     tokens whose light may reach the target) as the scene held them, ``aware`` and ``options`` — with
     the snapshot, enough to judge the ruling again under another edition or ruleset.
@@ -57,6 +59,8 @@ class RulingRecord(BaseModel):
     overrides: str | None = None
     time: str
     world: str
+    #: The world's name as its client's ``hello`` gave it when the ruling was made ("": unknown).
+    world_name: str = ""
     scene: str
     session: str | None = None
     request: str | None = None

@@ -91,15 +91,29 @@ def load_migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
+async def _world_names(db: Executor, worlds: Sequence[str] | None) -> dict[str, str]:
+    """Each world's newest name: the one kept with its most recently active session that has one."""
+    if worlds is not None and not worlds:
+        return {}
+    sql = "SELECT world, world_name FROM sessions WHERE world_name <> ''"
+    params = list(worlds or [])
+    if worlds is not None:
+        sql += f" AND world IN ({', '.join('?' * len(params))})"
+    rows = await db.fetch(sql + " ORDER BY last_activity, id", *params)
+    return {str(world): str(name) for world, name in rows}  # the newest last
+
+
 def _statements(text: str) -> list[str]:
     lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
     return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]
 
 
-def _session(row: Row) -> LoggedSession:
+def _session(row: Row, world_names: dict[str, str] | None = None) -> LoggedSession:
+    """A session row (:data:`_SESSION_COLUMNS`); ``world_names`` names its world (else ``""``)."""
     return LoggedSession(
         id=row[0],
         world=row[1],
+        world_name=(world_names or {}).get(row[1], ""),
         name=row[2],
         started=row[3],
         ended=row[4],
@@ -112,6 +126,8 @@ def _session(row: Row) -> LoggedSession:
 class _OpenSession:
     id: str
     last_activity: str
+    #: The newest name of the world sent with a ruling of this session ("": none yet).
+    world_name: str = ""
     added: int = 0
     dirty: bool = False
 
@@ -124,12 +140,14 @@ class _SessionTracker:
         self._idle = idle_timeout
         self._open: dict[str, _OpenSession | None] = {}
 
-    async def resolve(self, world: str, at: datetime, *, touch: bool) -> str:
+    async def resolve(self, world: str, at: datetime, *, touch: bool, world_name: str = "") -> str:
+        """The session a ruling of ``world`` at ``at`` joins (opened when none is open or it has idled out);
+        a non-empty ``world_name`` becomes the session's name of the world."""
         if world not in self._open:
             rows = await self._db.fetch(
-                "SELECT id, last_activity FROM sessions WHERE world = ? AND ended IS NULL", world
+                "SELECT id, last_activity, world_name FROM sessions WHERE world = ? AND ended IS NULL", world
             )
-            self._open[world] = _OpenSession(rows[0][0], rows[0][1]) if rows else None
+            self._open[world] = _OpenSession(rows[0][0], rows[0][1], rows[0][2]) if rows else None
         current = self._open[world]
         if current is not None and at - parse_time(current.last_activity) > self._idle:
             await self._flush_one(current)
@@ -137,27 +155,30 @@ class _SessionTracker:
             current = None
         if current is None:
             stamp = format_time(at)
-            current = _OpenSession(new_id(), stamp)
+            current = _OpenSession(new_id(), stamp, world_name)
             await self._db.execute(
-                f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, '', ?, NULL, ?, 0)",
+                f"INSERT INTO sessions ({_SESSION_COLUMNS}, world_name) VALUES (?, ?, '', ?, NULL, ?, 0, ?)",
                 current.id,
                 world,
                 stamp,
                 stamp,
+                world_name,
             )
             self._open[world] = current
         if touch:
             current.added += 1
             current.last_activity = max(current.last_activity, format_time(at))
+            current.world_name = world_name or current.world_name
             current.dirty = True
         return current.id
 
     async def _flush_one(self, current: _OpenSession) -> None:
         if current.dirty:
             await self._db.execute(
-                "UPDATE sessions SET rulings = rulings + ?, last_activity = ? WHERE id = ?",
+                "UPDATE sessions SET rulings = rulings + ?, last_activity = ?, world_name = ? WHERE id = ?",
                 current.added,
                 current.last_activity,
+                current.world_name,
                 current.id,
             )
             current.added, current.dirty = 0, False
@@ -253,7 +274,13 @@ class SqlLogStore(LogStore):
                 if record.session is not None:
                     session = await self._existing_session(db, record.world, record.session)
                 if session is None:
-                    session = await sessions.resolve(record.world, at, touch=True)
+                    session = await sessions.resolve(record.world, at, touch=True, world_name=record.world_name)
+                elif record.world_name:
+                    await db.execute(
+                        "UPDATE sessions SET rulings = rulings + 1, world_name = ? WHERE id = ?",
+                        record.world_name,
+                        session,
+                    )
                 else:
                     await db.execute("UPDATE sessions SET rulings = rulings + 1 WHERE id = ?", session)
                 if record.snapshot is not None:
@@ -318,20 +345,23 @@ class SqlLogStore(LogStore):
         rows = await db.fetch("SELECT id FROM sessions WHERE id = ? AND world = ?", session, world)
         return str(rows[0][0]) if rows else None
 
-    async def start_session(self, world: str, name: str, at: datetime) -> LoggedSession:
+    async def start_session(self, world: str, name: str, at: datetime, *, world_name: str = "") -> LoggedSession:
         stamp = format_time(at)
         session_id = new_id()
         async with self._write([world]) as db:
             await db.execute("UPDATE sessions SET ended = ? WHERE world = ? AND ended IS NULL", stamp, world)
             await db.execute(
-                f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, NULL, ?, 0)",
+                f"INSERT INTO sessions ({_SESSION_COLUMNS}, world_name) VALUES (?, ?, ?, ?, NULL, ?, 0, ?)",
                 session_id,
                 world,
                 name,
                 stamp,
                 stamp,
+                world_name,
             )
-        return LoggedSession(id=session_id, world=world, name=name, started=stamp, last_activity=stamp)
+        return LoggedSession(
+            id=session_id, world=world, world_name=world_name, name=name, started=stamp, last_activity=stamp
+        )
 
     async def end_session(self, world: str, at: datetime) -> LoggedSession | None:
         async with self._write([world]) as db:
@@ -396,12 +426,19 @@ class SqlLogStore(LogStore):
             params.append(world)
         async with self._read() as db:
             rows = await db.fetch(sql, *params)
-        return _session(rows[0]) if rows else None
+            if not rows:
+                return None
+            names = await _world_names(db, [rows[0][1]])
+        return _session(rows[0], names)
 
     async def list_worlds(self) -> list[str]:
         async with self._read() as db:
             rows = await db.fetch("SELECT DISTINCT world FROM sessions ORDER BY world")
         return [str(row[0]) for row in rows]
+
+    async def world_names(self, worlds: Sequence[str] | None = None) -> dict[str, str]:
+        async with self._read() as db:
+            return await _world_names(db, worlds)
 
     async def list_sessions(self, world: str | None = None) -> list[LoggedSession]:
         sql = f"SELECT {_SESSION_COLUMNS} FROM sessions"
@@ -412,7 +449,8 @@ class SqlLogStore(LogStore):
         sql += " ORDER BY started DESC, id DESC"
         async with self._read() as db:
             rows = await db.fetch(sql, *params)
-        return [_session(row) for row in rows]
+            names = await _world_names(db, None if world is None else [world])
+        return [_session(row, names) for row in rows]
 
     async def query(
         self,
@@ -481,10 +519,16 @@ class SqlLogStore(LogStore):
 
     async def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
         cursor: str | None = None
+        name = (await self.world_names([world])).get(world)
         while True:
             page = await self.query(world, session, limit=batch_size, cursor=cursor)
             for record in page.records:
-                yield record
+                # The world as the pages name it: its newest name, whatever this ruling's client called it.
+                yield (
+                    record
+                    if name is None or record.world_name == name
+                    else record.model_copy(update={"world_name": name})
+                )
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor

@@ -51,11 +51,16 @@ DEFAULT_IDLE_TIMEOUT = timedelta(hours=4)
 
 
 class LoggedSession(BaseModel):
-    """A game session as the log keeps it: the wire fields plus activity and a ruling count."""
+    """A game session as the log keeps it: the wire fields plus activity and a ruling count.
+
+    ``world_name`` (as :meth:`LogStore.list_sessions` and :meth:`LogStore.get_session` give it) is the
+    world's newest name (:meth:`LogStore.world_names`); ``""`` when its clients never sent one.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
     world: str
+    world_name: str = ""
     name: str = ""
     started: str
     ended: str | None = None
@@ -167,8 +172,9 @@ class LogStore(abc.ABC):
         """Store several rulings in one transaction (imports, benchmarks); same rules as :meth:`append`."""
 
     @abc.abstractmethod
-    async def start_session(self, world: str, name: str, at: datetime) -> LoggedSession:
-        """Close the world's open session (if any) at ``at`` and open a new one named ``name``."""
+    async def start_session(self, world: str, name: str, at: datetime, *, world_name: str = "") -> LoggedSession:
+        """Close the world's open session (if any) at ``at`` and open a new one named ``name``; ``world_name``
+        is the world's name as its client's ``hello`` gave it (``""``: unknown)."""
 
     @abc.abstractmethod
     async def end_session(self, world: str, at: datetime) -> LoggedSession | None:
@@ -212,6 +218,12 @@ class LogStore(abc.ABC):
         """Every world with at least one session, sorted."""
 
     @abc.abstractmethod
+    async def world_names(self, worlds: Sequence[str] | None = None) -> dict[str, str]:
+        """Each world's name as people know it (of ``worlds``, or of every world): the newest name its
+        clients sent (the name kept with its most recently active session that has one). A world that
+        never sent one is left out: show its id."""
+
+    @abc.abstractmethod
     async def list_sessions(self, world: str | None = None) -> list[LoggedSession]:
         """Sessions, newest first; only ``world``'s when given."""
 
@@ -250,7 +262,8 @@ class LogStore(abc.ABC):
 
     @abc.abstractmethod
     def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
-        """Every record of a session (or world), oldest first, read ``batch_size`` at a time."""
+        """Every record of a session (or world), oldest first, read ``batch_size`` at a time; each carries the
+        world's newest name (:meth:`world_names`) in ``world_name`` when the world ever sent one."""
 
     @abc.abstractmethod
     async def close(self) -> None:

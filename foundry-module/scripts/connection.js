@@ -175,7 +175,7 @@ export class BridgeConnection extends Emitter {
   /**
    * @param {{
    *   url: string, secret: string,
-   *   identity: () => {world: string, foundry?: string, system?: string, user: {id: string, name: string, gm: boolean}},
+   *   identity: () => {world: string, worldName?: string, foundry?: string, system?: string, user: {id: string, name: string, gm: boolean}},
    *   WebSocket?: any, pageProtocol?: string, page?: {hostname?: string, protocol?: string} | null,
    *   onReady?: (connection: BridgeConnection, welcome: any) => (void | Promise<void>),
    *   requestTimeoutMs?: number, handshakeTimeoutMs?: number,

@@ -46,16 +46,32 @@ export function createIdGenerator(prefix = "sl") {
 
 // Builders: client → bridge.
 
+/** The most characters of the world's name the bridge takes (`hello.world_name`). */
+export const WORLD_NAME_LIMIT = 200;
+
 /**
- * @param {{world: string, secret: string, foundry?: string, system?: string,
+ * The world's name as `hello` carries it: trimmed, cut to WORLD_NAME_LIMIT characters — whole
+ * characters (code points, as the bridge counts them), never half of one — so a long title is
+ * shortened rather than refused. "" when there is none.
+ * @param {unknown} title
+ */
+export function worldName(title) {
+  return Array.from(String(title ?? "").trim()).slice(0, WORLD_NAME_LIMIT).join("");
+}
+
+/**
+ * `worldName` is the world's title (Foundry's `game.world.title`): sent as `world_name`, which the
+ * bridge's log pages show instead of the world's id; left out when empty (unknown).
+ * @param {{world: string, worldName?: string, secret: string, foundry?: string, system?: string,
  *          user: {id: string, name: string, gm: boolean}}} opts
  */
-export function hello({ world, secret, foundry, system, user }) {
+export function hello({ world, worldName: title, secret, foundry, system, user }) {
   /** @type {Record<string, string>} */
   const client = { name: MODULE_ID, version: MODULE_VERSION };
   if (foundry) client.foundry = String(foundry);
   if (system) client.system = String(system);
-  return { type: "hello", protocol: PROTOCOL_VERSION, world, secret, client, user };
+  const name = worldName(title);
+  return { type: "hello", protocol: PROTOCOL_VERSION, world, ...(name ? { world_name: name } : {}), secret, client, user };
 }
 
 /** @param {string} id @param {object} scene a contract scene (serialize.js) */

@@ -20,6 +20,24 @@ describe("protocol builders", () => {
     });
   });
 
+  test("hello carries the world's title as world_name, trimmed; none when the title is empty", () => {
+    const msg = P.hello({ world: "w-ashes", worldName: "  Ashes of Kaldor ", secret: "s3", user });
+    assert.equal(msg.world_name, "Ashes of Kaldor");
+    assert.deepEqual(Object.keys(msg), ["type", "protocol", "world", "world_name", "secret", "client", "user"]);
+    for (const none of [undefined, null, "", "   "]) {
+      assert.ok(!("world_name" in P.hello({ world: "w", worldName: none, secret: "x", user })), String(none));
+    }
+  });
+
+  test("a title past 200 characters is cut at 200 whole characters, never half of one", () => {
+    const long = "🜂".repeat(150) + "Ashes".repeat(20); // 250 characters, the first 150 outside the BMP
+    const name = P.hello({ world: "w", worldName: long, secret: "x", user }).world_name;
+    assert.equal(Array.from(name).length, P.WORLD_NAME_LIMIT);
+    assert.equal(name, "🜂".repeat(150) + "Ashes".repeat(10));
+    assert.equal(P.worldName("x".repeat(200)), "x".repeat(200));
+    assert.equal(P.worldName("🜂".repeat(201)), "🜂".repeat(200)); // 400 UTF-16 units in, 200 characters out
+  });
+
   test("scene.patch drops empty kinds and empty groups", () => {
     const msg = P.scenePatch("q2", "s-docks", { upsert: { tokens: [{ id: "t" }], walls: [] }, remove: { regions: [] } });
     assert.deepEqual(msg, { type: "scene.patch", id: "q2", scene: "s-docks", upsert: { tokens: [{ id: "t" }] } });
@@ -33,6 +51,7 @@ describe("protocol builders", () => {
 
   test("every builder output conforms to the bridge schema", { skip }, () => {
     assertConforms(P.hello({ world: "w", secret: "x", foundry: "13.345", system: "gurps", user }));
+    assertConforms(P.hello({ world: "w", worldName: "🜂".repeat(300), secret: "x", user })); // cut to the schema's bound
     assertConforms(P.adjudicate("a1", { scene: "s", actor: "t1", target: "t2", action: "bs-attack", log: true }));
     assertConforms(P.adjudicate("a2", { scene: "s", actor: "t1", target: "t2", action: "dodge", aware: false, log: false }));
     assertConforms(P.scenePatch("q2", "s", { remove: { tokens: ["t1"] } }));

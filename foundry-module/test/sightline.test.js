@@ -79,6 +79,8 @@ describe("Sightline service", () => {
     pl.s.refreshHolder();
     await settle();
     assert.equal(bridge.received.filter((m) => m.type === "hello").length, 1);
+    const said = bridge.received.find((m) => m.type === "hello");
+    assert.deepEqual([said.world, said.world_name], ["w-ashes", "Ashes of Kaldor"]); // game.world's id and title
     assert.equal(gm.s.connection.state, "ready");
     assert.equal(pl.s.connection, null);
     const sync = bridge.received.find((m) => m.type === "scene.sync");

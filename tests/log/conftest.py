@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 
 from bridge.demo import play
+from bridge.log.ids import new_id
 from bridge.log.postgres import PostgresLogStore
-from bridge.log.sql import SqlLogStore
+from bridge.log.records import RulingRecord
+from bridge.log.sql import _INSERT_RULING, SqlLogStore, _ruling_row
 from bridge.log.sqlite import SqliteLogStore
+from bridge.log.store import format_time, parse_time
 from tests.postgres import PostgresServer, new_postgres_database
 
 
@@ -37,6 +40,25 @@ def make_store(url: str, *, idle_timeout: timedelta = timedelta(hours=4)) -> Sql
     if url.startswith("sqlite://"):
         return SqliteLogStore(Path(url.removeprefix("sqlite://")), idle_timeout=idle_timeout)
     return PostgresLogStore(url, idle_timeout=idle_timeout)
+
+
+async def append_as_before_world_names(store: SqlLogStore, record: RulingRecord) -> RulingRecord:
+    """``record`` written as a bridge before schema 5 wrote it (a session row without ``world_name``, then
+    the ruling in it): what a test of an older log's migration starts from."""
+    stored = record.model_copy(
+        update={"id": new_id(), "session": new_id(), "time": format_time(parse_time(record.time))}
+    )
+    async with store._write([record.world]) as db:
+        await db.execute(
+            "INSERT INTO sessions (id, world, name, started, ended, last_activity, rulings)"
+            " VALUES (?, ?, '', ?, NULL, ?, 1)",
+            stored.session,
+            stored.world,
+            stored.time,
+            stored.time,
+        )
+        await db.execute(_INSERT_RULING, *_ruling_row(stored))
+    return stored
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bridge.log.export import CHUNK_CHARS, FORMATS, csv_chunks, jsonl_chunks, markdown_chunks
+from bridge.log.export import CHUNK_CHARS, FORMATS, csv_chunks, jsonl_chunks, markdown_chunks, parse_jsonl_line
 from bridge.log.records import RulingRecord, SceneSnapshot
 
 from .sample import DOCKS, ruling
@@ -87,3 +87,14 @@ async def test_other_tasks_run_while_a_session_is_exported(fmt: str) -> None:
         done.set()
         await ticker
     assert len(chunks) >= 3 and turns >= len(chunks) - 1
+
+
+async def test_the_exports_carry_the_worlds_name_beside_its_id() -> None:
+    """CSV ends with a world_name column (the old columns keep their places); JSONL carries world_name."""
+    record = ruling(0, world_name="=Ashes, of Kaldor").model_copy(update={"id": "r0", "session": "s1"})
+    text = "".join([chunk async for chunk in csv_chunks(_stream([record]))])
+    header, row = list(csv.reader(io.StringIO(text)))
+    assert header[-1] == "world_name" and header[4] == "world"
+    assert row[4] == "w-ashes" and row[-1] == "'=Ashes, of Kaldor"  # a formula-looking name is defused
+    (line,) = "".join([chunk async for chunk in jsonl_chunks(_stream([record]))]).splitlines()
+    assert parse_jsonl_line(line).world_name == "=Ashes, of Kaldor"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bridge.log.pages import session_page
+from bridge.log.pages import session_page, sessions_page
 from bridge.log.store import LoggedSession, SessionChoices
 
 from .sample import ruling
@@ -49,3 +49,17 @@ def test_rejudge_choices_name_editions_in_the_readers_words() -> None:
     assert english["infinity-n4:1.2"].endswith("— Update 1.2")
     assert english["infinity-n4:current"].endswith("— current rules")
     assert dict(rejudge_choices("es"))["gurps-4e:current"].endswith("— reglamento vigente")
+
+
+def test_worlds_are_shown_by_their_name_with_the_id_only_as_a_tooltip() -> None:
+    """The sessions table and the session page name the world (escaped), its id only in the title; a
+    world that never sent a name shows its id, muted."""
+    named = SESSION.model_copy(update={"world_name": 'Ashes <of> "Kaldor" & co'})
+    listed = sessions_page("en", [named, SESSION.model_copy(update={"id": "s2", "world": "w-plain"})])
+    shown = '<span class="world" title="w-ashes">Ashes &lt;of&gt; &quot;Kaldor&quot; &amp; co</span>'
+    assert f"<td>{shown}</td>" in listed
+    assert '<td><span class="world muted">w-plain</span></td>' in listed
+    assert ">w-ashes<" not in listed and "<of>" not in listed
+    page = session_page("es", named, [], filters={}, next_cursor=None)
+    assert f'<span class="muted">{shown}</span></h2>' in page and ">w-ashes<" not in page
+    assert '<span class="world muted">w-ashes</span>' in session_page("en", SESSION, [], filters={}, next_cursor=None)

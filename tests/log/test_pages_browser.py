@@ -157,3 +157,34 @@ async def test_times_are_shown_in_the_readers_local_time_on_both_pages(
         assert refused == []
     finally:
         await server.close()
+
+
+async def test_worlds_are_read_by_their_newest_name_on_both_pages(
+    store: SqlLogStore, browser: BrowserContext, backend: str
+) -> None:
+    """In Chromium the sessions list, its GM controls and the session page show a world by the newest name
+    its clients sent, as text (markup in it stays text), its id only as the tooltip; a world never named
+    shows its id."""
+    name = "Ashes <b>of</b> Kaldor"
+    (record,) = await store.append_many([ruling(0, world_name="Ashes")])
+    await store.append_many([ruling(1, world_name=name), ruling(2, world="w-other")])
+    server = TestServer(create_log_app(check_secret=check_secret, store=store))
+    await server.start_server()
+    try:
+        page = await browser.new_page()
+        await page.goto(str(server.make_url("/log/login")))
+        await page.fill("input[name=secret]", "bridge-secret")
+        await page.click("button[type=submit]")
+        await page.goto(str(server.make_url("/log/")))
+        cells = page.locator("#sessions tbody tr td:first-child .world")
+        assert await cells.all_inner_texts() == ["w-other", name]
+        assert await cells.nth(1).get_attribute("title") == "w-ashes"
+        assert await page.locator("#sessions b").count() == 0
+        await page.click("#session-controls summary")
+        controls = page.locator('.world-controls[data-world="w-ashes"] strong')
+        assert await controls.inner_text() == name
+        await page.goto(str(server.make_url(f"/log/{record.world}/{record.session}")))
+        heading = page.locator("h2 .world")
+        assert (await heading.inner_text(), await heading.get_attribute("title")) == (name, "w-ashes")
+    finally:
+        await server.close()

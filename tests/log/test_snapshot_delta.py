@@ -16,7 +16,7 @@ from bridge.log.records import RulingRecord, SceneSnapshot
 from bridge.log.snapshot_delta import delta, restore
 from bridge.log.sql import SqlLogStore
 
-from .conftest import make_store
+from .conftest import append_as_before_world_names, make_store
 from .sample import ruling
 
 
@@ -147,7 +147,7 @@ async def test_a_log_from_before_deltas_is_migrated_and_reads_back(
                         version.scene,
                         version.model_dump_json(),
                     )
-            before = [await old.append_many([ruling(n, snapshot=None)]) for n in range(1)]
+            before = [[await append_as_before_world_names(old, ruling(n, snapshot=None))] for n in range(1)]
         finally:
             await old.close()
     new = make_store(store_url)

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from bridge.log import sql
 from bridge.log.records import Party
 from bridge.log.sql import SqlLogStore, load_migrations
 from bridge.log.store import LogOpenError, RulingFilter, open_store
 
-from .conftest import make_store
+from .conftest import append_as_before_world_names, make_store
 from .sample import DOCKS, T0, ruling
 
 
@@ -314,3 +315,66 @@ async def test_sqlite_writes_with_wal_and_full_sync(tmp_path: Path) -> None:
             assert (await db.fetch("PRAGMA synchronous"))[0][0] == 2  # FULL
     finally:
         await store.close()
+
+
+async def test_the_world_is_named_by_the_newest_name_its_clients_sent(store: SqlLogStore) -> None:
+    """A world's name is kept with its sessions; the newest one sent names the world on every session (a
+    ruling from a client that sends none changes nothing) and in exports; a world never named has none."""
+    first = await store.append(ruling(0, world_name="Ashes"))
+    named = await store.start_session("w-ashes", "Night raid", T0 + timedelta(minutes=5), world_name="Ashes of Kaldor")
+    assert named.world_name == "Ashes of Kaldor"
+    later = await store.append(ruling(6, world_name=""))
+    await store.append(ruling(7, world="w-other"))
+    assert later.session == named.id
+    assert await store.world_names() == {"w-ashes": "Ashes of Kaldor"}
+    assert await store.world_names(["w-other"]) == {}
+    sessions = await store.list_sessions("w-ashes")
+    assert [(s.id, s.world_name) for s in sessions] == [
+        (named.id, "Ashes of Kaldor"),
+        (first.session, "Ashes of Kaldor"),
+    ]
+    old = await store.get_session(str(first.session), world="w-ashes")
+    assert old is not None and old.world_name == "Ashes of Kaldor"
+    other = await store.list_sessions("w-other")
+    assert [s.world_name for s in other] == [""]
+    exported = [r async for r in store.export("w-ashes", first.session)]
+    assert [r.world_name for r in exported] == ["Ashes of Kaldor"]
+    stored = await store.get_record("w-ashes", str(first.id))
+    assert stored is not None and stored.world_name == "Ashes"  # the record keeps what its client sent
+
+
+async def test_a_rename_within_an_open_session_names_the_world_anew(store: SqlLogStore) -> None:
+    """A world renamed while its session is open (the GM's client reconnects) is named by its new name."""
+    await store.append(ruling(0, world_name="Ashes"))
+    await store.append_many([ruling(1, world_name="Ashes"), ruling(2, world_name="Ashes: the Second Fall")])
+    assert await store.world_names(["w-ashes"]) == {"w-ashes": "Ashes: the Second Fall"}
+
+
+async def test_a_log_from_before_world_names_migrates_and_reads_back(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema-4 log (no world names) migrates to schema 5: its sessions read back unnamed (the pages show
+    the id), and the next ruling with a name names the world from then on, in the same open session."""
+    first_four = [m for m in sql.load_migrations() if m[0] <= 4]
+    with monkeypatch.context() as patched:
+        patched.setattr(sql, "load_migrations", lambda: first_four)
+        old = make_store(store_url)
+        await old.connect()
+        try:
+            assert await old.schema_version() == 4
+            before = await append_as_before_world_names(old, ruling(0, snapshot=None))
+        finally:
+            await old.close()
+    new = make_store(store_url)
+    await new.connect()
+    try:
+        assert await new.schema_version() == load_migrations()[-1][0]
+        (session,) = await new.list_sessions("w-ashes")
+        assert (session.id, session.world_name, session.rulings) == (before.session, "", 1)
+        assert await new.world_names() == {}
+        assert await new.get_record("w-ashes", str(before.id)) == before
+        later = await new.append(ruling(1, world_name="Ashes"))
+        assert later.session == before.session
+        assert await new.world_names() == {"w-ashes": "Ashes"}
+    finally:
+        await new.close()

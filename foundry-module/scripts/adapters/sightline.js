@@ -226,6 +226,7 @@ export class Sightline {
       clearTimeout: this.env.clearTimeout,
       identity: () => ({
         world: game.world?.id ?? "world",
+        worldName: game.world?.title,
         foundry: String(game.version ?? game.release?.version ?? ""),
         system: game.system?.id,
         user: { id: game.user.id, name: game.user.name, gm: Boolean(game.user.isGM) },
@@ -285,6 +286,7 @@ export class Sightline {
       clearTimeout: this.env.clearTimeout ?? globalThis.clearTimeout,
       identity: () => ({
         world: game.world?.id ?? "world",
+        worldName: game.world?.title,
         foundry: String(game.version ?? game.release?.version ?? ""),
         system: game.system?.id,
         user: { id: game.user.id, name: game.user.name, gm: Boolean(game.user.isGM) },

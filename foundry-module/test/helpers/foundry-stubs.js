@@ -101,9 +101,11 @@ export function gameStub({ user, users = [user], settings = {}, scenes = [], soc
     set: (module, key, value) => (values[key] = value),
     register: () => {},
   };
+  /** @type {StubOf<foundry.packages.World>} */
+  const world = { id: "w-ashes", title: "Ashes of Kaldor" };
   /** @type {StubOf<foundry.Game>} */
   const game = {
-    world: { id: "w-ashes" },
+    world,
     version: "13.345",
     system: { id: system },
     user: me,
