@@ -263,6 +263,8 @@ class SceneVisibility:
         self._reads = 0  # stale pairs read since the last advance()
         self._resolved = 0  # stale (unordered) pairs ruled since the last advance()
         self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
+        #: The pairs (i < j) the last advance() marked stale, all of one token, and the stale count it left.
+        self._marked: tuple[list[tuple[int, int]], int] | None = None
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         self._line_made: _LineTables | None = None  # see _line_tables
         self._zone_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _zone_table
@@ -341,6 +343,7 @@ class SceneVisibility:
         (``adjudicate``'s): it reports no changes, so :meth:`update` may not follow it."""
         with _gc_paused():
             self._lazy = True
+            self._marked = None
             self._update(new_state, lazy=True)
         # Asked about more than one stale pair after the last change: each token's stale lines in one pass
         # from the first read on (a game that asks many questions after each move).
@@ -378,14 +381,22 @@ class SceneVisibility:
         self._reads += 1
         found = [pair]
         whole = False
+        pairs: list[tuple[int, int]] | None = None
         if self._batch_first or self._reads > _SINGLE_READS:
             whole = 2 * rulings.stale > len(rulings)  # most never ruled (a lazy build): the whole scene at once
-            found += rulings.stale_pairs() if whole else rulings.stale_of(pair, index)
-        unordered: set[tuple[int, int]] = set()
-        for a, b in found:
-            i, j = index[a], index[b]
-            unordered.add((i, j) if i < j else (j, i))
-        pairs = sorted(unordered)
+            marked = self._marked
+            if not whole and marked is not None and rulings.stale == marked[1] == 2 * len(marked[0]):
+                # Nothing ruled since the last advance() and nothing else stale: the stale pairs are those it
+                # marked, all of one token, which the read pair shares — what stale_of finds, in order.
+                pairs = marked[0]
+            else:
+                found += rulings.stale_pairs() if whole else rulings.stale_of(pair, index)
+        if pairs is None:
+            unordered: set[tuple[int, int]] = set()
+            for a, b in found:
+                i, j = index[a], index[b]
+                unordered.add((i, j) if i < j else (j, i))
+            pairs = sorted(unordered)
         self._resolved += len(pairs)
         began = time.perf_counter()
         with _gc_paused():
@@ -486,6 +497,8 @@ class SceneVisibility:
         if lazy:
             ids = self._ids
             rulings.mark_stale([each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))])
+            if len(changed) == 1 and not (boxes or segments or gone):  # (one token's pairs, i < j, ascending)
+                self._marked = (pairs, rulings.stale)
             return result
         fresh = self._compute(pairs)
         # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
@@ -1725,6 +1738,8 @@ class _Side:
         self._scene: Scene | None = None
         self.ruler = _Ruler()
         self._memos: dict[int, tuple[object, OrderedDict[tuple[Any, ...], Ruling]]] = {}
+        #: The last tokens given observers, with them (this composer's ``who`` reads a token's traits only).
+        self._whos: tuple[object, tuple[Token, ...], list[Who]] = (None, (), [])
 
     def sync(self, engine: SceneVisibility) -> None:
         """Follow ``engine``'s composer, ruler memo and scene."""
@@ -1749,7 +1764,20 @@ class _Side:
     def frame_for(self, frame: _Frame) -> _Frame:
         """``frame`` (a pass's) with this side's composer, observers, memos and reaction."""
         composer = self.composer
-        whos = [composer.who(token) for token in frame.tokens.tokens] if composer is not None else []
+        whos: list[Who] = []
+        if composer is not None:
+            tokens = frame.tokens.tokens
+            made_by, before, made = self._whos
+            if made_by is not composer or len(before) != len(tokens):
+                whos = [composer.who(token) for token in tokens]
+            elif before is tokens:
+                whos = made
+            else:  # (after a move: every token but the moved one the same object)
+                whos = [
+                    who if old is token else composer.who(token)
+                    for old, token, who in zip(before, tokens, made, strict=True)
+                ]
+            self._whos = (composer, tokens, whos)
         memo_of = frame.line_memo
         found = self._memos.get(id(memo_of))
         if found is None or found[0] is not memo_of:
