@@ -276,6 +276,7 @@ SCRIPT: Final[tuple[Step, ...]] = (
 
 _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
     "en": {
+        "world": "Sightline demo",
         "scene": "Docks",
         "haze": "Harbour haze",
         "flicker": "Flickering lights",
@@ -316,6 +317,7 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
         "failed": "sightline demo: {error}",
     },
     "es": {
+        "world": "Demo de Sightline",
         "scene": "Muelles",
         "haze": "Bruma del puerto",
         "flicker": "Luces parpadeantes",
@@ -417,6 +419,7 @@ async def play(locale: str = "en", *, log_dir: Path | None = None) -> Played:
                     "type": "hello",
                     "protocol": PROTOCOL,
                     "world": WORLD_ID,
+                    "world_name": _TEXTS[locale]["world"],
                     "secret": secret,
                     "client": {"name": "sightline-demo", "version": __version__},
                     "user": {"id": "demo", "name": "Demo", "gm": True},

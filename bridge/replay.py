@@ -45,7 +45,7 @@ def replay_lines(
     if limits is None or limits.engine_pairs > 0:
         warmup.load()  # offline and long: the engine answers from the first question
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        if not line or line.isspace():  # (what ``strip()`` would leave empty, without the copy)
             continue
         for effect in session.receive(line):
             if isinstance(effect, Send):
@@ -99,7 +99,8 @@ def run_replay(source: BinaryIO, sink: TextIO, errors: TextIO, *, name: str) -> 
 
     def write_pending() -> None:
         if pending:
-            sink.write("".join(pending))
+            pending.append("")  # (the last answer's newline)
+            sink.write("\n".join(pending))
             pending.clear()
         sink.flush()
 
@@ -114,7 +115,7 @@ def run_replay(source: BinaryIO, sink: TextIO, errors: TextIO, *, name: str) -> 
                 sink.write(answer + "\n")
                 sink.flush()
                 continue
-            pending.append(answer + "\n")
+            pending.append(answer)
             if len(pending) >= BATCH:
                 write_pending()
     except ReplayInputError as exc:

@@ -440,7 +440,15 @@ class Session:
 
     def _decode(self, text: str | bytes) -> dict[str, Any]:
         # surrogatepass: a str may carry lone surrogates (replay reads files); they are refused below.
-        size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
+        if isinstance(text, str):
+            # At most 4 UTF-8 bytes a character (3 for a lone surrogate): a short text needs no encoding to tell.
+            size = (
+                len(text)
+                if 4 * len(text) <= self._limits.max_frame_bytes
+                else len(text.encode("utf-8", "surrogatepass"))
+            )
+        else:
+            size = len(text)
         if size > self._limits.max_frame_bytes:
             error = TooLarge(
                 f"frame of {size} bytes is over the limit of {self._limits.max_frame_bytes}",
@@ -1220,7 +1228,7 @@ def _frozen(value: Any) -> Any:
 
 def _request_id(raw: dict[str, Any]) -> str | None:
     value = raw.get("id")
-    if isinstance(value, str) and 0 < len(value) <= 128 and not _SURROGATE.search(value):
+    if isinstance(value, str) and 0 < len(value) <= 128 and (value.isascii() or not _SURROGATE.search(value)):
         return value
     return None
 
@@ -1323,11 +1331,12 @@ def check_json(value: Any, text: str | bytes, max_depth: int) -> BridgeError | N
         brackets = 0  # a large frame's depth is counted in numpy slices: walking it all in Python costs ~250 ms
     # Searched in slices: one search over a 4 MiB frame would hold the interpreter for tens of milliseconds.
     if isinstance(text, str):
-        surrogates = search_in_slices(_SURROGATE_ESCAPE, text, 5) is not None or (
+        # (no backslash-u: no escape to search for — the common case, one C scan)
+        surrogates = ("\\u" in text and search_in_slices(_SURROGATE_ESCAPE, text, 5) is not None) or (
             not text.isascii() and search_in_slices(_SURROGATE, text, 0) is not None
         )
     else:
-        surrogates = search_in_slices(SURROGATE_ESCAPE, text, 5) is not None
+        surrogates = b"\\u" in text and search_in_slices(SURROGATE_ESCAPE, text, 5) is not None
     if brackets <= max_depth and not surrogates:
         return None
     stack: list[tuple[Any, str, int]] = [(value, "", 1)]

@@ -79,6 +79,7 @@ class WorldWorker:
             if item is None:
                 return
             job, loop, future = item
+            result: Any = None
             self.busy_since = time.monotonic()
             try:
                 result = job()
@@ -92,7 +93,9 @@ class WorldWorker:
                     _resolve(loop, future, result, None)
             finally:
                 self.busy_since = None
-                del item, job  # drop references (sessions, scenes) before waiting for the next job
+                # Drop references before waiting for the next job: sessions, scenes, and the answer just handed
+                # back (the future holds it too) — a world's last large push is not kept while the world idles.
+                del item, job, future, result
 
 
 def _resolve(

@@ -377,18 +377,21 @@ class SceneVisibility:
         token costs one pass, not one each)."""
         rulings, index = self._rulings, self._tokens.index
         self._reads += 1
-        found = {pair}
+        found = [pair]
         whole = False
         if self._batch_first or self._reads > _SINGLE_READS:
             whole = 2 * rulings.stale > len(rulings)  # most never ruled (a lazy build): the whole scene at once
-            found.update(rulings.stale_pairs() if whole else rulings.stale_of(pair, index))
-        pairs = sorted({(min(index[a], index[b]), max(index[a], index[b])) for a, b in found})
+            found += rulings.stale_pairs() if whole else rulings.stale_of(pair, index)
+        unordered: set[tuple[int, int]] = set()
+        for a, b in found:
+            i, j = index[a], index[b]
+            unordered.add((i, j) if i < j else (j, i))
+        pairs = sorted(unordered)
         self._resolved += len(pairs)
         began = time.perf_counter()
         with _gc_paused():
             batch = self._compute(pairs)
-        for dp, each in enumerate(batch.pairs):
-            rulings.refer(each, batch, dp)
+        rulings.refer_all(batch)
         if whole:
             self.pass_seconds += time.perf_counter() - began
 
@@ -1369,12 +1372,12 @@ class _LineBatch:
         self._run: VerdictRun | None = None  # the lines' columns in bulk (run_columns)
         self._known_zone: BoolArray | None = None  # per zone, whether the ruleset knows its type (None: all)
         ids = frame.ids
-        self.pairs: list[Pair] = [pair for a, b in idx.tolist() for pair in ((ids[a], ids[b]), (ids[b], ids[a]))]
+        self._ends: list[list[int]] = idx.tolist()  # (read line by line: cheaper than indexing the array)
+        self.pairs: list[Pair] = [pair for a, b in self._ends for pair in ((ids[a], ids[b]), (ids[b], ids[a]))]
 
     def ends(self, dp: int) -> tuple[int, int]:
-        u, d = divmod(dp, 2)
-        a, b = int(self.idx[u, 0]), int(self.idx[u, 1])
-        return (a, b) if d == 0 else (b, a)
+        a, b = self._ends[dp >> 1]
+        return (b, a) if dp & 1 else (a, b)
 
     @property
     def lines_known(self) -> bool:
@@ -1662,7 +1665,7 @@ class _Rulings(Mapping[Pair, Ruling]):
         self._whole = False
         marked = dict.fromkeys(pairs)
         get = entries.get
-        already = [get(pair, 0) for pair in marked].count(None)
+        already = [get(pair, 0) for pair in marked].count(None) if self.stale else 0  # (stale counts the Nones)
         entries.update(marked)
         self.stale += len(marked) - already
 
@@ -1672,13 +1675,14 @@ class _Rulings(Mapping[Pair, Ruling]):
 
     def stale_of(self, tokens: Collection[str], ids: Iterable[str]) -> list[Pair]:
         """The stale pairs in which one of ``tokens`` takes part (``ids``: the scene's tokens)."""
-        entries, found = self._entries, []
-        for other in ids:
-            for token in tokens:
-                for pair in ((token, other), (other, token)):
-                    if entries.get(pair, 0) is None:
-                        found.append(pair)
-        return found
+        get = self._entries.get
+        return [
+            pair
+            for other in ids
+            for token in tokens
+            for pair in ((token, other), (other, token))
+            if get(pair, 0) is None
+        ]
 
     def drop(self, pair: Pair) -> None:
         self._whole = False

@@ -65,6 +65,11 @@ async def test_demo_under_current_changes_nothing(demo_log: Path) -> None:
     assert {o.status for o in outcomes} == {"same"} and len(outcomes) == 13
 
 
+async def test_the_demos_log_names_its_world(demo_log: Path) -> None:
+    """The demo's hello sends the world's name: its log's records carry "Sightline demo" beside the id."""
+    assert {(r.world, r.world_name) for r in await records_of(demo_log)} == {("w-sightline-demo", "Sightline demo")}
+
+
 async def test_demo_under_codeone_loses_every_zone_mod(demo_log: Path) -> None:
     """002: "This N4 rule is not used in CodeOne" — re-judged as `infinity-codeone`, every ruling that a
     zone changed (a MOD, a block, a forbidden Combat Jump) changes, and no ruling applies a zone MOD."""
