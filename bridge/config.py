@@ -13,8 +13,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import platformdirs
-
 __all__ = [
     "BridgeConfig",
     "StartupError",
@@ -92,6 +90,8 @@ class BridgeConfig:
 
 def data_dir_from(option: str | None) -> Path:
     """``--data-dir``, else ``SIGHTLINE_DATA_DIR``, else the platform's user data directory."""
+    import platformdirs  # here: every command's parser reads this module, and only some need the directory
+
     chosen = option or os.environ.get("SIGHTLINE_DATA_DIR") or platformdirs.user_data_dir("sightline", "sightline")
     path = Path(chosen).expanduser()
     try:

@@ -55,6 +55,7 @@ __all__ = [
     "dump_message",
     "encode",
     "encode_frames",
+    "prune_wire",
 ]
 
 PROTOCOL = 1
@@ -543,6 +544,12 @@ def dump_message(message: BaseModel) -> dict[str, Any]:
     if isinstance(message, ErrorMessage):
         data["details"] = data.get("details", {})  # the contract's error shape: always an object
     return data
+
+
+def prune_wire(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as :func:`dump_message` writes a message's dictionary: ``None`` left out (but where the
+    contract keeps it), an empty ``details`` left out, at every depth."""
+    return _prune(data)
 
 
 def _prune(data: dict[str, Any]) -> dict[str, Any]:

@@ -92,6 +92,7 @@ from .protocol import (
     WireLine,
     WireModifier,
     WirePoint,
+    prune_wire,
 )
 
 if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch or engine (bridge.engines)
@@ -939,11 +940,10 @@ def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adj
 
 
 def _adjudication_answer(message: Adjudicate, state: SceneState, ruling: Ruling) -> BaseModel:
-    """An unlogged ``adjudication``, built straight into wire form when the ruling carries no ruleset
-    fields (``extra``): the same JSON as :func:`_adjudication` (field order and pruning included;
-    ``tests/test_engines.py`` compares them), without a model per crossing and candidate."""
-    if ruling.extra:
-        return _adjudication(message, state, ruling)
+    """An unlogged ``adjudication``, built straight into wire form: the same JSON as :func:`_adjudication`
+    (field order and pruning included; ``tests/test_engines.py`` compares them), without a model per
+    crossing and candidate. A ruling's ruleset fields (``extra``: plain JSON values) go where the model
+    puts them: the contract's at the top level, the rest in ``details``, pruned as ``dump_message`` prunes."""
     payload: dict[str, Any] = {
         "type": "adjudication",
         "id": message.id,
@@ -968,6 +968,14 @@ def _adjudication_answer(message: Adjudicate, state: SceneState, ruling: Ruling)
             "end": {"x": float(end.x), "y": float(end.y), "z": float(end.z)},
         }
     payload["logged"] = False
+    if ruling.extra:
+        details = dict(ruling.extra)
+        for key in ("difficulty", "asset", "device"):
+            value = details.pop(key, None)
+            if value is not None:
+                payload[key] = value
+        if details:
+            payload["details"] = prune_wire(details)
     return Prebuilt(payload=payload)  # a dict we just built: taken as it is (not validated)
 
 

@@ -127,3 +127,22 @@ def test_replay_of_an_infinity_game_loads_only_its_ruleset(tmp_path: Path) -> No
         "[]",
     ]
     assert len(done.stdout.splitlines()) == 3
+
+
+def test_the_replay_program_leaves_its_objects_to_the_exit_and_a_call_with_arguments_does_not(tmp_path: Path) -> None:
+    """`sightline replay` as the program (``main()`` reading ``sys.argv``) freezes its objects for the garbage
+    collector once done, so the exit's collections skip them; ``main([...])`` called by a tool freezes nothing."""
+    game = tmp_path / "game.jsonl"
+    game.write_text("\n".join(json.dumps(m) for m in MESSAGES[:3]) + "\n")
+    probe = (
+        "import gc, sys; from bridge.cli import main; mode, path = sys.argv[1:];"
+        "sys.argv = ['sightline', 'replay', path];"
+        "status = main() if mode == 'program' else main(['replay', path]);"
+        "print(status, gc.get_freeze_count() > 0, file=sys.stderr)"
+    )
+    for mode, frozen in (("program", "True"), ("call", "False")):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, mode, str(game)], capture_output=True, text=True, check=True
+        )
+        assert done.stderr.strip() == f"0 {frozen}"
+        assert len(done.stdout.splitlines()) == 3

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -626,6 +626,10 @@ class SceneGeometry:
         self._inside_cache[key] = result
         return result
 
+    def inside_of(self, token_id: str, region_ids: Collection[str]) -> tuple[str, ...]:
+        """The ids among ``region_ids`` (in their order) of the regions the token is inside (:meth:`inside`)."""
+        return tuple(region_id for region_id in region_ids if self.inside(token_id, region_id))
+
     def zones_containing(self, token_id: str) -> tuple[str, ...]:
         """Ids of the zone regions the token is inside, in scene order."""
         self._token(token_id)
@@ -756,6 +760,12 @@ class SceneGeometry:
                 )
             )
         return found
+
+    def lights_seen(self, viewer_id: str, lamps: Sequence[LightSource]) -> list[bool]:
+        """Per lamp, whether the token ``viewer_id`` sees it: no wall stops sight from its centre to the lamp
+        at the viewer's height (:meth:`wall_blocked`, a point source)."""
+        center = self.center(viewer_id)
+        return [not self.wall_blocked(center, Point3(lamp.x, lamp.y, center.z)) for lamp in lamps]
 
     def on_levels(self, token: Token, level_ids: Sequence[str]) -> bool:
         """Whether ``token`` is on one of the levels ``level_ids`` (none named: on every level).

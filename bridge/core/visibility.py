@@ -71,6 +71,7 @@ from .geometry import (
     _DIR_RIGHT,
     _SIGHT_DISTANCE,
     _SIGHT_PROXIMITY,
+    LightSource,
     SceneGeometry,
     Spans,
     WallIndex,
@@ -107,7 +108,7 @@ from .meetings import (
 )
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
-from .rules.effects import LineInputs, LineRules, SceneInputs, Verdicts
+from .rules.effects import LineInputs, LineRules, SceneInputs, Verdicts, lights_on, lights_seen
 from .rules.infinity import InfinityRuleset, LineComposer, Who, with_line
 from .scene import Region, Scene, Token
 from .sight import Crossing, CrossingKind, LineEvidence, Point3, SightLine
@@ -265,6 +266,8 @@ class SceneVisibility:
         self._reads = 0  # stale pairs read since the last advance()
         self._resolved = 0  # stale (unordered) pairs ruled since the last advance()
         self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
+        #: The pairs (i < j) the last advance() marked stale, all of one token, and the stale count it left.
+        self._marked: tuple[list[tuple[int, int]], int] | None = None
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         self._line_made: _LineTables | None = None  # see _line_tables
         self._zone_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _zone_table
@@ -344,6 +347,7 @@ class SceneVisibility:
         (``adjudicate``'s): it reports no changes, so :meth:`update` may not follow it."""
         with _gc_paused():
             self._lazy = True
+            self._marked = None
             self._update(new_state, lazy=True)
         # Asked about more than one stale pair after the last change: each token's stale lines in one pass
         # from the first read on (a game that asks many questions after each move).
@@ -381,14 +385,22 @@ class SceneVisibility:
         self._reads += 1
         found = [pair]
         whole = False
+        pairs: list[tuple[int, int]] | None = None
         if self._batch_first or self._reads > _SINGLE_READS:
             whole = 2 * rulings.stale > len(rulings)  # most never ruled (a lazy build): the whole scene at once
-            found += rulings.stale_pairs() if whole else rulings.stale_of(pair, index)
-        unordered: set[tuple[int, int]] = set()
-        for a, b in found:
-            i, j = index[a], index[b]
-            unordered.add((i, j) if i < j else (j, i))
-        pairs = sorted(unordered)
+            marked = self._marked
+            if not whole and marked is not None and rulings.stale == marked[1] == 2 * len(marked[0]):
+                # Nothing ruled since the last advance() and nothing else stale: the stale pairs are those it
+                # marked, all of one token, which the read pair shares — what stale_of finds, in order.
+                pairs = marked[0]
+            else:
+                found += rulings.stale_pairs() if whole else rulings.stale_of(pair, index)
+        if pairs is None:
+            unordered: set[tuple[int, int]] = set()
+            for a, b in found:
+                i, j = index[a], index[b]
+                unordered.add((i, j) if i < j else (j, i))
+            pairs = sorted(unordered)
         self._resolved += len(pairs)
         began = time.perf_counter()
         with _gc_paused():
@@ -489,6 +501,8 @@ class SceneVisibility:
         if lazy:
             ids = self._ids
             rulings.mark_stale([each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))])
+            if len(changed) == 1 and not (boxes or segments or gone):  # (one token's pairs, i < j, ascending)
+                self._marked = (pairs, rulings.stale)
             return result
         fresh = self._compute(pairs)
         # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
@@ -1754,6 +1768,8 @@ class _Side:
         self._scene: Scene | None = None
         self.ruler = _Ruler()
         self._memos: dict[int, tuple[object, OrderedDict[tuple[Any, ...], Ruling]]] = {}
+        #: The last tokens given observers, with them (this composer's ``who`` reads a token's traits only).
+        self._whos: tuple[object, tuple[Token, ...], list[Who]] = (None, (), [])
 
     def sync(self, engine: SceneVisibility) -> None:
         """Follow ``engine``'s composer, ruler memo and scene."""
@@ -1778,7 +1794,20 @@ class _Side:
     def frame_for(self, frame: _Frame) -> _Frame:
         """``frame`` (a pass's) with this side's composer, observers, memos and reaction."""
         composer = self.composer
-        whos = [composer.who(token) for token in frame.tokens.tokens] if composer is not None else []
+        whos: list[Who] = []
+        if composer is not None:
+            tokens = frame.tokens.tokens
+            made_by, before, made = self._whos
+            if made_by is not composer or len(before) != len(tokens):
+                whos = [composer.who(token) for token in tokens]
+            elif before is tokens:
+                whos = made
+            else:  # (after a move: every token but the moved one the same object)
+                whos = [
+                    who if old is token else composer.who(token)
+                    for old, token, who in zip(before, tokens, made, strict=True)
+                ]
+            self._whos = (composer, tokens, whos)
         memo_of = frame.line_memo
         found = self._memos.get(id(memo_of))
         if found is None or found[0] is not memo_of:
@@ -1934,6 +1963,10 @@ class _Ruler:
         self.generation = 0  # how many times emptied (an engine's other reaction follows it)
         # The zones' columns of the inside matrix by region id, for the last compile's zones.
         self.columns: tuple[tuple[_Zone, ...], dict[str, int]] | None = None
+        # For ``_ZonesFromMatrix.inside_of``: the zones, the ids asked about, those of them not compiled.
+        # For ``_ZonesFromMatrix.zones_containing``: per inside matrix and zones, each token row's zones.
+        self.containing: tuple[BoolArray, tuple[_Zone, ...], dict[int, tuple[str, ...]]] | None = None
+        self.outside: tuple[tuple[_Zone, ...], Collection[str], dict[str, int], tuple[str, ...]] | None = None
 
     def renewed(self) -> _Ruler:
         """An empty ruler of the next generation. The engine takes one instead of emptying its memo: the
@@ -2014,21 +2047,76 @@ class _ZonesFromMatrix:
 
     def zones_containing(self, token_id: str) -> tuple[str, ...]:
         frame = self._frame
-        row = frame.inside[frame.tokens.index[token_id]]
-        return tuple(frame.zones[z].region_id for z in np.flatnonzero(row).tolist())
+        row = frame.tokens.index[token_id]
+        # Kept per inside matrix (a compile makes a new one: never changed in place) and zones.
+        memo = frame.ruler.containing
+        if memo is None or memo[0] is not frame.inside or memo[1] is not frame.zones:
+            memo = frame.ruler.containing = (frame.inside, frame.zones, {})
+        found = memo[2].get(row)
+        if found is None:
+            found = memo[2][row] = tuple(frame.zones[z].region_id for z in np.flatnonzero(frame.inside[row]).tolist())
+        return found
+
+    def _columns(self) -> dict[str, int]:
+        """The pass's zones' columns of the inside matrix by region id (kept on the ruler per zones)."""
+        frame = self._frame
+        columns = frame.ruler.columns
+        if columns is None or columns[0] is not frame.zones:
+            columns = frame.ruler.columns = (frame.zones, {zone.region_id: z for z, zone in enumerate(frame.zones)})
+        return columns[1]
 
     def inside(self, token_id: str, region_id: str) -> bool:
         """``SceneGeometry.inside``: for a zone the pass compiled, its cell of the token × zone matrix
         (the same test: the footprint touches the area, the elevation is within its spans)."""
         frame = self._frame
-        columns = frame.ruler.columns
-        if columns is None or columns[0] is not frame.zones:
-            columns = frame.ruler.columns = (frame.zones, {zone.region_id: z for z, zone in enumerate(frame.zones)})
-        z = columns[1].get(region_id)
+        z = self._columns().get(region_id)
         row = frame.tokens.index.get(token_id)
         if z is None or row is None:
             return frame.state.geometry.inside(token_id, region_id)
         return bool(frame.inside[row, z])
+
+    def inside_of(self, token_id: str, region_ids: Collection[str]) -> tuple[str, ...]:
+        """``SceneGeometry.inside_of``: :meth:`inside` of each region, the pass's zones read from the token's
+        row of the matrix at once."""
+        frame = self._frame
+        if token_id not in frame.tokens.index:
+            return frame.state.geometry.inside_of(token_id, region_ids)
+        columns = self._columns()
+        asked = frame.ruler.outside
+        if asked is None or asked[0] is not frame.zones or asked[1] is not region_ids:
+            # Once per zones and ids asked about: each id's position, and the ids the pass did not compile
+            # (no area or no height: asked of the geometry).
+            position = {region_id: k for k, region_id in enumerate(region_ids)}
+            rest = tuple(region_id for region_id in region_ids if region_id not in columns)
+            asked = frame.ruler.outside = (frame.zones, region_ids, position, rest)
+        _, _, position, rest = asked
+        found = [region_id for region_id in self.zones_containing(token_id) if region_id in position]
+        found += (region_id for region_id in rest if frame.state.geometry.inside(token_id, region_id))
+        found.sort(key=position.__getitem__)
+        return tuple(found)
+
+    def lights_reaching(self, token_id: str) -> tuple[LightSource, ...]:
+        """``SceneGeometry.lights_reaching``, from the pass's light cache (``lights_on``: the same answers,
+        kept per token object while lights and walls stay the same), shared with the line rules."""
+        frame = self._frame
+        row = frame.tokens.index.get(token_id)
+        scene = frame.line_scene
+        if scene is None or row is None:
+            return frame.state.geometry.lights_reaching(token_id)
+        found = scene.cache.get(("lights", token_id))
+        if found is None or found[0] is not scene.tokens[row]:
+            # Not known yet: every token not known yet at once (one vectorised call, as a pass's verdicts
+            # ask them; after a move only the moved tokens are new).
+            lights_on(scene, range(len(scene.tokens)))
+        return lights_on(scene, (row,))[0]
+
+    def lights_seen(self, viewer_id: str, lamps: Sequence[LightSource]) -> list[bool]:
+        """``SceneGeometry.lights_seen``, from the pass's light cache (``lights_seen``)."""
+        frame = self._frame
+        row = frame.tokens.index.get(viewer_id)
+        if frame.line_scene is None or row is None:
+            return frame.state.geometry.lights_seen(viewer_id, lamps)
+        return lights_seen(frame.line_scene, [(row, lamp) for lamp in lamps])
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._frame.state.geometry, name)

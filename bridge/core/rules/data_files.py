@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from types import MappingProxyType
 from typing import Any, Final, Generic, Literal, Protocol, TypeVar
@@ -67,7 +67,9 @@ class Text(DataModel):
         return LocalText(self.en, self.es)
 
     def get(self, locale: str, /, **values: Any) -> str:
-        return self.local().get(locale, **values)
+        """As ``self.local().get(locale, **values)``."""
+        text = self.es if locale == "es" else self.en
+        return text.format(**values) if values else text
 
 
 _SEED_FILE = re.compile(r"\d{3}_[0-9a-f]{16}\.txt|rules-notes\.md")
@@ -111,13 +113,20 @@ class VocabularyRow(DataModel):
     harder: Literal["negative", "positive"]
 
     def knows_trait(self, trait: str) -> bool:
-        for known in self.traits:
-            if known.endswith("-N"):
-                if re.fullmatch(re.escape(known[:-1]) + r"\d+", trait):
-                    return True
-            elif known == trait:
+        return _knows_trait(self.traits, trait)
+
+
+@lru_cache(maxsize=4096)
+def _knows_trait(traits: tuple[str, ...], trait: str) -> bool:
+    """Whether ``trait`` is one of ``traits`` (``name-N``: any ``name-<digits>``); kept, a ruling asks it of
+    every trait of both tokens."""
+    for known in traits:
+        if known.endswith("-N"):
+            if re.fullmatch(re.escape(known[:-1]) + r"\d+", trait):
                 return True
-        return False
+        elif known == trait:
+            return True
+    return False
 
 
 class Vocabulary(DataModel):
@@ -176,6 +185,22 @@ def cite(passages: Mapping[str, Passage], keys: tuple[str, ...], *, edition: str
     A passage in the scene's locale replaces the English one it translates; an English passage with
     no translation among them (002's dated texts, rules-notes, outside sources) is cited as it is.
     """
+    memo_key = (id(passages), keys, edition, locale)
+    found = _CITED.get(memo_key)
+    if found is not None and found[0] is passages:
+        return found[1]
+    cited = _cite(passages, keys, edition=edition, locale=locale)
+    if len(_CITED) >= 4096:
+        _CITED.clear()
+    _CITED[memo_key] = (passages, cited)
+    return cited
+
+
+#: :func:`cite`'s answers, per passages mapping (by identity, held with it), keys, edition and locale.
+_CITED: dict[tuple[int, tuple[str, ...], str, str], tuple[Mapping[str, Passage], tuple[str, ...]]] = {}
+
+
+def _cite(passages: Mapping[str, Passage], keys: tuple[str, ...], *, edition: str, locale: str) -> tuple[str, ...]:
     rows = _citation_rows(passages, edition)
     held: dict[str, tuple[str, str | None, str]] = {}
     for key in keys:

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from .. import _loops
 from ..scene import Region, Scene, Token
-from ..sight import CrossingKind
+from ..sight import CrossingKind, Point3
 
 if TYPE_CHECKING:
     from ..geometry import LightSource, SceneGeometry
@@ -39,6 +39,7 @@ __all__ = [
     "Verdicts",
     "centre_distances",
     "lights_on",
+    "lights_seen",
     "no_verdicts",
     "reduce_crossings",
     "zone_classes",
@@ -271,3 +272,23 @@ def lights_on(scene: SceneInputs, targets: Sequence[int]) -> list[tuple[LightSou
         for t, lamps in zip(missing, reached, strict=True):
             cache[("lights", tokens[t].id)] = (tokens[t], lamps)
     return [cache[("lights", tokens[t].id)][1] for t in targets]
+
+
+def lights_seen(scene: SceneInputs, asked: Sequence[tuple[int, LightSource]]) -> list[bool]:
+    """``SceneGeometry.light_seen`` of each (viewer token number, lamp): whether no wall stops the viewer's
+    sight of the lamp (at the viewer's height); kept in ``scene.cache`` per viewer token object, the missing
+    ones asked of the geometry at once (``sight_blocked_many``)."""
+    cache, tokens = scene.cache, scene.tokens
+    missing = []
+    for viewer, lamp in asked:
+        found = cache.get(("seen", tokens[viewer].id, lamp.id))
+        if found is None or found[0] is not tokens[viewer]:
+            missing.append((viewer, lamp))
+    if missing:
+        geometry = scene.geometry()
+        centres = [geometry.center(tokens[viewer].id) for viewer, _ in missing]
+        lamps = [Point3(lamp.x, lamp.y, centre.z) for (_, lamp), centre in zip(missing, centres, strict=True)]
+        blocked = geometry.sight_blocked_many(centres, lamps)
+        for (viewer, lamp), stopped in zip(missing, blocked, strict=True):
+            cache[("seen", tokens[viewer].id, lamp.id)] = (tokens[viewer], not stopped)
+    return [bool(cache[("seen", tokens[viewer].id, lamp.id)][1]) for viewer, lamp in asked]

@@ -26,7 +26,7 @@ from pydantic import model_validator
 
 from ..geometry import LightSource
 from ..scene import Region, Scene, Token, Zone
-from ..sight import Crossing, LineEvidence, Point3
+from ..sight import Crossing, LineEvidence
 from .base import ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
     DataModel,
@@ -38,8 +38,17 @@ from .data_files import (
     cite,
     load_toml,
 )
-from .effects import LineInputs, SceneInputs, Verdicts, lights_on, no_verdicts, reduce_crossings, zone_classes
-from .notes import foreign_vocabulary_notes, region_name
+from .effects import (
+    LineInputs,
+    SceneInputs,
+    Verdicts,
+    lights_on,
+    lights_seen,
+    no_verdicts,
+    reduce_crossings,
+    zone_classes,
+)
+from .notes import foreign_vocabulary_notes, region_name, regions_by_id, tokens_by_id
 
 __all__ = ["GurpsData", "GurpsRuleset", "load_gurps"]
 
@@ -173,6 +182,8 @@ class GurpsRuleset(DataRuleset[GurpsData]):
 
     def __init__(self, data: GurpsData) -> None:
         super().__init__(data)
+        self._darkness_memo: tuple[list[Region], dict[str, _Darkness]] | None = None
+        self._visions: dict[tuple[tuple[str, ...], str], _Vision] = {}  # per traits and locale (frozen data)
 
     # --- The Ruleset interface (the rest comes from DataRuleset) ---
 
@@ -444,7 +455,7 @@ class GurpsRuleset(DataRuleset[GurpsData]):
             causes.append((self._text("defence_cause_invisible", locale), None, None))
         if "blind" in defender.traits:
             causes.append((self._text("defence_cause_blind", locale), None, None))
-        regions = {region.id: region for region in s.scene.regions}
+        regions = regions_by_id(s.scene)
         defender_zones = set()
         for region_id in s.geometry.zones_containing(defender.id):
             zone = regions[region_id].zone
@@ -518,23 +529,33 @@ class GurpsRuleset(DataRuleset[GurpsData]):
 
     def _darkness_at(self, s: Situation, token_id: str) -> _Darkness:
         """Darkness zones containing the token override the scene's darkness; the worst of them wins."""
+        darkness = self._darkness_zones(s.scene)
+        found = [darkness[region_id] for region_id in s.geometry.inside_of(token_id, darkness)]
+        if found:
+            # Worst first; at equal value, unnatural darkness (which lights cannot lift) wins.
+            return min(found, key=lambda d: (d.value, d.zone != "unnatural-darkness"))
+        return _Darkness(int(s.scene.environment.get("darkness", 0)), None, None)
+
+    def _darkness_zones(self, scene: Scene) -> dict[str, _Darkness]:
+        """The scene's darkness zones by region id, in scene order, with their darkness; made once per
+        regions list."""
+        regions = scene.regions
+        memo = self._darkness_memo
+        if memo is not None and memo[0] is regions:
+            return memo[1]
         total = self.data.darkness.total
-        found: list[_Darkness] = []
-        for region in s.scene.regions:
+        found: dict[str, _Darkness] = {}
+        for region in regions:
             zone = region.zone
             if zone is None or zone.type not in ("darkness", "unnatural-darkness"):
-                continue
-            if not s.geometry.inside(token_id, region.id):
                 continue
             if zone.type == "unnatural-darkness" or "penalty" not in zone.params:
                 value = total  # total: true, or no level given (blank is total darkness)
             else:
                 value = int(zone.params["penalty"])
-            found.append(_Darkness(value, region.id, zone.type))
-        if found:
-            # Worst first; at equal value, unnatural darkness (which lights cannot lift) wins.
-            return min(found, key=lambda d: (d.value, d.zone != "unnatural-darkness"))
-        return _Darkness(int(s.scene.environment.get("darkness", 0)), None, None)
+            found[region.id] = _Darkness(value, region.id, zone.type)
+        self._darkness_memo = (regions, found)
+        return found
 
     def _lights_on(
         self,
@@ -548,14 +569,11 @@ class GurpsRuleset(DataRuleset[GurpsData]):
         """White lights whose radius reaches ``lit_id`` (walls honoured) and that ``viewer_id`` can see."""
         locale = s.locale
         geometry = s.geometry
-        viewer_center = geometry.center(viewer_id)
         usable: list[LightSource] = []
         floor = self.data.darkness.light_floor
-        for lamp in geometry.lights_reaching(lit_id):
-            if lamp.kind != "white":
-                continue
+        lamps = [lamp for lamp in geometry.lights_reaching(lit_id) if lamp.kind == "white"]
+        for lamp, seen in zip(lamps, geometry.lights_seen(viewer_id, lamps), strict=True):
             label = self._lamp_label(s, lamp)
-            seen = not geometry.wall_blocked(viewer_center, Point3(lamp.x, lamp.y, viewer_center.z))
             if not lights_help:
                 reason, applied = self._text("light_unnatural", locale), False
             elif not seen:
@@ -574,13 +592,19 @@ class GurpsRuleset(DataRuleset[GurpsData]):
 
     def _lamp_label(self, s: Situation, lamp: LightSource) -> str:
         """A token's light by its bearer's name ("Light carried by Ana"); a scene light has no name to show."""
-        bearer = next((token for token in s.scene.tokens if token.id == lamp.id), None)
+        bearer = tokens_by_id(s.scene).get(lamp.id)
         if bearer is not None and bearer.name:
             return self._text("light_carried", s.locale, name=bearer.name)
         return self._text("light_label", s.locale)
 
     def _vision(self, token: Token, locale: str) -> _Vision:
-        return self._vision_of(token.traits, locale)
+        key = (tuple(token.traits), locale)
+        vision = self._visions.get(key)
+        if vision is None:
+            if len(self._visions) >= 4096:
+                self._visions.clear()
+            vision = self._visions[key] = self._vision_of(token.traits, locale)
+        return vision
 
     def _vision_of(self, traits: Sequence[str], locale: str) -> _Vision:
         night_vision, nv_label = 0, ""
@@ -730,27 +754,9 @@ class GurpsLines:
             return lit
         wanted, which = np.unique(viewers[rows] * len(lamps) + lamp_of, return_inverse=True)
         asked = [(int(v), by_number[int(j)]) for v, j in zip(*np.divmod(wanted, len(lamps)), strict=True)]
-        seen = np.array(self._sees(scene, asked), dtype=bool)
+        seen = np.array(lights_seen(scene, asked), dtype=bool)
         lit[rows[seen[which]]] = True
         return lit
-
-    def _sees(self, scene: SceneInputs, asked: list[tuple[int, LightSource]]) -> list[bool]:
-        """Per (viewer, lamp): whether no wall stops the viewer's sight of the lamp (at the viewer's height),
-        as ``_lights_on`` asks ``wall_blocked``; kept in the cache, the missing ones asked at once."""
-        cache, tokens = scene.cache, scene.tokens
-        missing = []
-        for viewer, lamp in asked:
-            found = cache.get(("gurps-seen", tokens[viewer].id, lamp.id))
-            if found is None or found[0] is not tokens[viewer]:
-                missing.append((viewer, lamp))
-        if missing:
-            geometry = scene.geometry()
-            centres = [geometry.center(tokens[viewer].id) for viewer, _ in missing]
-            lamps = [Point3(lamp.x, lamp.y, centre.z) for (_, lamp), centre in zip(missing, centres, strict=True)]
-            blocked = geometry.sight_blocked_many(centres, lamps)
-            for (viewer, lamp), stopped in zip(missing, blocked, strict=True):
-                cache[("gurps-seen", tokens[viewer].id, lamp.id)] = (tokens[viewer], not stopped)
-        return [bool(cache[("gurps-seen", tokens[viewer].id, lamp.id)][1]) for viewer, lamp in asked]
 
     def _seen_darkness(
         self,

@@ -11,7 +11,7 @@ from .base import Situation
 from .data_files import vocabulary
 from .labels import label
 
-__all__ = ["foreign_vocabulary_notes", "region_name"]
+__all__ = ["foreign_vocabulary_notes", "region_name", "regions_by_id", "tokens_by_id"]
 
 TextLookup = Callable[..., str]
 
@@ -55,7 +55,36 @@ def foreign_vocabulary_notes(
 
 def region_name(scene: Any, region_id: str) -> str:
     """A region as the GM named it in Foundry; its id only when it has no name."""
-    for region in scene.regions:
-        if region.id == region_id:
-            return str(region.name) or region_id
+    region = regions_by_id(scene).get(region_id)
+    if region is not None:
+        return str(region.name) or region_id
     return region_id
+
+
+# The scenes' regions and tokens by id, per list (a patch that touches no region keeps the very list): a
+# few kept, each with its list, so that an id is never taken for another list's.
+_BY_ID: dict[int, tuple[Any, dict[str, Any]]] = {}
+_BY_ID_LIMIT = 16
+
+
+def regions_by_id(scene: Any) -> dict[str, Any]:
+    """The scene's regions by id (the first of an id, as a scan finds it), made once per regions list."""
+    return _by_id(scene.regions)
+
+
+def tokens_by_id(scene: Any) -> dict[str, Any]:
+    """The scene's tokens by id (the first of an id, as a scan finds it), made once per tokens list."""
+    return _by_id(scene.tokens)
+
+
+def _by_id(items: Any) -> dict[str, Any]:
+    found = _BY_ID.get(id(items))
+    if found is not None and found[0] is items:
+        return found[1]
+    by_id: dict[str, Any] = {}
+    for item in items:
+        by_id.setdefault(item.id, item)
+    if len(_BY_ID) >= _BY_ID_LIMIT:
+        _BY_ID.clear()
+    _BY_ID[id(items)] = (items, by_id)
+    return by_id

@@ -50,7 +50,7 @@ from .effects import (
     reduce_crossings,
     zone_classes,
 )
-from .notes import foreign_vocabulary_notes
+from .notes import foreign_vocabulary_notes, regions_by_id
 
 __all__ = [
     "EncounterRange",
@@ -476,7 +476,7 @@ class TravellerRuleset(DataRuleset[TravellerData]):
         raw_light = env.get("light", "day")
         light = 0 if raw_light == "day" else int(raw_light)
         weather = str(env.get("weather", "good"))
-        regions = {region.id: region for region in s.scene.regions}
+        regions = regions_by_id(s.scene)
         smoke: list[tuple[Crossing, int]] = []
         woods: list[Crossing] = []
         for crossing in crossings:

@@ -14,6 +14,7 @@ from bridge.core.rules import RULESETS, RulingError
 from bridge.core.rules.traveller import TravellerRuleset, encounter_range, explain_encounter_range
 from bridge.core.scene import Zone
 from bridge.core.world import SceneRejected
+from bridge.protocol import dump_message
 from bridge.session import Session, Worlds
 
 from .scenes import light, rect_zone, rule, scene, token, wall
@@ -730,7 +731,7 @@ def test_adjudication_carries_difficulty_asset_and_device_at_top_level() -> None
             }
         )
     )
-    answer = effects[0].message.model_dump(mode="json")  # type: ignore[union-attr]
+    answer = dump_message(effects[0].message)  # type: ignore[union-attr]
     assert answer["modifier"] == 1 and answer["difficulty"] == "difficult"
     assert answer["asset"] == 2 and answer["device"] == "image-intensifier"
     assert answer["details"]["diff_mods"] == 1 and "difficulty" not in answer["details"]
