@@ -46,6 +46,7 @@ except ImportError:  # Cython not installed and this module not compiled: the sa
 
 __all__ = [
     "COMPILED",
+    "PolygonTable",
     "ZoneTable",
     "box_pairs",
     "conic_entries",
@@ -54,6 +55,7 @@ __all__ = [
     "first_lowest",
     "meetings",
     "piece_intervals",
+    "polygon_rows",
     "wall_crossings",
     "zone_keys",
 ]
@@ -487,6 +489,8 @@ class ZoneTable:
     zy0: cython.double[::1]
     zx1: cython.double[::1]
     zy1: cython.double[::1]
+    polygons: object  # a PolygonTable (set_polygons), or None
+    has_polygons: cython.uchar[::1]
 
     def __init__(
         self,
@@ -539,6 +543,15 @@ class ZoneTable:
         # box_pairs' columns of the boxes
         self.zx0, self.zy0 = bounds[:, 0].copy(), bounds[:, 1].copy()
         self.zx1, self.zy1 = bounds[:, 2].copy(), bounds[:, 3].copy()
+        self.polygons = None
+        self.has_polygons = np.zeros(bounds.shape[0], dtype=np.uint8)
+
+    def set_polygons(self, polygons: PolygonTable, has_polygons: cython.uchar[::1]) -> None:
+        """The zones' solid polygons (``has_polygons``: the zones that have any, whose curves are conics):
+        :func:`zone_keys` then judges those zones' doubtful rows itself where :func:`polygon_rows` would
+        settle them."""
+        self.polygons = polygons
+        self.has_polygons = has_polygons
 
 
 def zone_keys(
@@ -576,6 +589,38 @@ def zone_keys(
     zy0: cython.double[::1] = table.zy0
     zx1: cython.double[::1] = table.zx1
     zy1: cython.double[::1] = table.zy1
+    # The zones' solid polygons (polygon_rows' rows, judged here) and their scratch.
+    polys: PolygonTable = table.polygons if table.polygons is not None else _NO_POLYGONS
+    has_polygons: cython.uchar[::1] = table.has_polygons
+    room: cython.Py_ssize_t = polys.most_pieces
+    g_ts: cython.double[::1] = np.empty(polys.max_edges, dtype=np.float64)
+    g_es: cython.double[::1] = np.empty(polys.max_edges, dtype=np.float64)
+    piece_lo: cython.double[::1] = np.empty(room, dtype=np.float64)
+    piece_hi: cython.double[::1] = np.empty(room, dtype=np.float64)
+    lo_err: cython.double[::1] = np.empty(room, dtype=np.float64)
+    hi_err: cython.double[::1] = np.empty(room, dtype=np.float64)
+    g_exact: cython.double[::1] = np.empty(2 * table.most_parts + 4, dtype=np.float64)
+    g_lows: cython.double[::1] = np.empty(2 * (table.most_parts + room) + 2, dtype=np.float64)
+    g_highs: cython.double[::1] = np.empty(2 * (table.most_parts + room) + 2, dtype=np.float64)
+    g_next_lows: cython.double[::1] = np.empty(2 * (table.most_parts + room) + 2, dtype=np.float64)
+    g_next_highs: cython.double[::1] = np.empty(2 * (table.most_parts + room) + 2, dtype=np.float64)
+    g_bounds: cython.double[:, ::1] = polys.bounds
+    g_scale: cython.double[::1] = polys.scale
+    g_slack: cython.double[::1] = polys.slack
+    g_run_start: cython.longlong[::1] = polys.run_start
+    g_run_count: cython.longlong[::1] = polys.run_count
+    g_run_x0: cython.double[::1] = polys.run_x0
+    g_run_y0: cython.double[::1] = polys.run_y0
+    g_run_x1: cython.double[::1] = polys.run_x1
+    g_run_y1: cython.double[::1] = polys.run_y1
+    g_run_first_edge: cython.longlong[::1] = polys.run_first_edge
+    g_run_edges: cython.longlong[::1] = polys.run_edges
+    g_ex0: cython.double[::1] = polys.ex0
+    g_ey0: cython.double[::1] = polys.ey0
+    g_ex1: cython.double[::1] = polys.ex1
+    g_ey1: cython.double[::1] = polys.ey1
+    g_zone_start: cython.longlong[::1] = polys.zone_start
+    g_zone_count: cython.longlong[::1] = polys.zone_count
     found: cython.Py_ssize_t = 0
     left: cython.Py_ssize_t = 0  # rows left to the caller (error -1)
     k: cython.Py_ssize_t
@@ -644,7 +689,22 @@ def zone_keys(
                         # shapes (conic_entries' row, the same floats); else, or when they cannot tell, left
                         # to the caller (a row with error -1), as `meetings` leaves every such row.
                         key, sure = NAN, False
-                        if table.inline[z]:
+                        err = 0.0
+                        if has_polygons[z]:
+                            # polygon_rows' row: settled where no rounding can change a branch (the key
+                            # then not exact when it is a crossing of a polygon's edge), else left.
+                            key, err, sure = _polygon_first(
+                                cx[s] if d == 0 else cx[e], cy[s] if d == 0 else cy[e],
+                                cx[e] if d == 0 else cx[s], cy[e] if d == 0 else cy[s],
+                                cz[s] if d == 0 else cz[e], cz[e] if d == 0 else cz[s],
+                                table.bottom[z], table.top[z], table.part_start[z], table.part_count[z],
+                                table.pcx, table.pcy, table.prx, table.pry, table.pcos, table.psin, table.phole,
+                                table.touch_eps, g_zone_start[z], g_zone_count[z], g_bounds, g_scale, g_slack,
+                                g_run_start, g_run_count, g_run_x0, g_run_y0, g_run_x1, g_run_y1, g_run_first_edge,
+                                g_run_edges, g_ex0, g_ey0, g_ex1, g_ey1, g_ts, g_es, piece_lo, piece_hi, lo_err,
+                                hi_err, g_exact, g_lows, g_highs, g_next_lows, g_next_highs,
+                            )  # fmt: skip
+                        elif table.inline[z]:
                             key, sure = _conic_first(
                                 cx[s] if d == 0 else cx[e], cy[s] if d == 0 else cy[e],
                                 cx[e] if d == 0 else cx[s], cy[e] if d == 0 else cy[s],
@@ -658,8 +718,8 @@ def zone_keys(
                         out_dp[found] = dp
                         out_z[found] = z
                         out_key[found] = key
-                        out_err[found] = 0.0 if sure else -1.0
-                        out_exact[found] = sure
+                        out_err[found] = err if sure else -1.0
+                        out_exact[found] = sure and err == 0.0
                         left += 0 if sure else 1
                         found += 1
                         continue
@@ -1104,6 +1164,342 @@ def conic_rows(
             first[k] = entry
             judged[k] = sure
     return a_first, a_judged
+
+
+@cython.cclass
+class PolygonTable:
+    """The solid polygons of the zones whose holes are all conics (``CurvedArea.conic_parts``' polygons: a
+    rectangle or a polygon beside a round hole), for :func:`polygon_rows`: per zone its polygons (CSR), and
+    each polygon as a zone of its own for :func:`_zone_walk` — its box, no slack (straight edges), one run
+    of all its edges."""
+
+    zone_start: cython.longlong[::1]
+    zone_count: cython.longlong[::1]
+    bounds: cython.double[:, ::1]
+    scale: cython.double[::1]
+    slack: cython.double[::1]
+    run_start: cython.longlong[::1]
+    run_count: cython.longlong[::1]
+    run_x0: cython.double[::1]
+    run_y0: cython.double[::1]
+    run_x1: cython.double[::1]
+    run_y1: cython.double[::1]
+    run_first_edge: cython.longlong[::1]
+    run_edges: cython.longlong[::1]
+    ex0: cython.double[::1]
+    ey0: cython.double[::1]
+    ex1: cython.double[::1]
+    ey1: cython.double[::1]
+    max_edges: cython.Py_ssize_t
+    most_pieces: cython.Py_ssize_t
+
+    def __init__(
+        self,
+        zone_start: cython.longlong[::1],
+        zone_count: cython.longlong[::1],
+        bounds: cython.double[:, ::1],
+        scale: cython.double[::1],
+        run_first_edge: cython.longlong[::1],
+        run_edges: cython.longlong[::1],
+        ex0: cython.double[::1],
+        ey0: cython.double[::1],
+        ex1: cython.double[::1],
+        ey1: cython.double[::1],
+    ) -> None:
+        p: cython.Py_ssize_t
+        z: cython.Py_ssize_t
+        room: cython.Py_ssize_t
+        polygons: cython.Py_ssize_t = bounds.shape[0]
+        self.zone_start, self.zone_count = zone_start, zone_count
+        self.bounds, self.scale = bounds, scale
+        self.slack = np.zeros(polygons, dtype=np.float64)
+        self.run_start = np.arange(polygons, dtype=np.int64)
+        self.run_count = np.ones(polygons, dtype=np.int64)
+        boxes = np.asarray(bounds).reshape(-1, 4)
+        self.run_x0, self.run_y0 = boxes[:, 0].copy(), boxes[:, 1].copy()
+        self.run_x1, self.run_y1 = boxes[:, 2].copy(), boxes[:, 3].copy()
+        self.run_first_edge, self.run_edges = run_first_edge, run_edges
+        self.ex0, self.ey0, self.ex1, self.ey1 = ex0, ey0, ex1, ey1
+        self.max_edges = 1
+        for p in range(polygons):
+            self.max_edges = max(self.max_edges, run_edges[p])
+        # The most pieces a segment can leave in one zone's polygons: one more than half of each one's edges.
+        self.most_pieces = 1
+        for z in range(zone_start.shape[0]):
+            room = 0
+            for p in range(zone_start[z], zone_start[z] + zone_count[z]):
+                room += run_edges[p] // 2 + 1
+            self.most_pieces = max(self.most_pieces, room)
+
+
+#: No polygons (a ZoneTable without set_polygons).
+_NO_POLYGONS = PolygonTable(
+    np.zeros(0, dtype=np.int64),
+    np.zeros(0, dtype=np.int64),
+    np.zeros((0, 4), dtype=np.float64),
+    np.zeros(0, dtype=np.float64),
+    np.zeros(0, dtype=np.int64),
+    np.zeros(0, dtype=np.int64),
+    *(np.zeros(0, dtype=np.float64) for _ in range(4)),
+)
+
+
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _in_polygon(
+    x: cython.double,
+    y: cython.double,
+    first: cython.Py_ssize_t,
+    end: cython.Py_ssize_t,
+    ex0: cython.double[::1],
+    ey0: cython.double[::1],
+    ex1: cython.double[::1],
+    ey1: cython.double[::1],
+) -> cython.int:
+    """Whether ``(x, y)`` lies inside the polygon of edges ``first``…``end − 1`` (all its rings): 1 inside, 0
+    outside, −1 when the sign of an orientation product it reads is within its rounding (the caller then asks
+    GEOS). Crossings of the ray to the right of the point, each edge taken half-open in ``y``; the caller
+    knows the point is not on the boundary (the walk would have raised a doubt)."""
+    e: cython.Py_ssize_t
+    o: cython.double
+    o_m: cython.double
+    inside: cython.int = 0
+    for e in range(first, end):
+        if (ey0[e] > y) != (ey1[e] > y):
+            o, o_m = _orient(ex0[e], ey0[e], ex1[e], ey1[e], x, y)
+            if fabs(o) <= _ORIENT_TOL * o_m:
+                return -1
+            # The edge meets the point's row at x + (−o) / (ey1 − ey0): to the right when that is positive.
+            if (o < 0) == (ey1[e] > ey0[e]):
+                inside = 1 - inside
+    return inside
+
+
+@cython.cfunc
+@cython.nogil
+@cython.exceptval(check=False)
+def _polygon_first(
+    ax: cython.double,
+    ay: cython.double,
+    bx: cython.double,
+    by: cython.double,
+    z0: cython.double,
+    z1: cython.double,
+    bottom: cython.double,
+    top: cython.double,
+    first_part: cython.Py_ssize_t,
+    parts: cython.Py_ssize_t,
+    pcx: cython.double[::1],
+    pcy: cython.double[::1],
+    prx: cython.double[::1],
+    pry: cython.double[::1],
+    pcos: cython.double[::1],
+    psin: cython.double[::1],
+    phole: cython.uchar[::1],
+    touch_eps: cython.double,
+    first_polygon: cython.Py_ssize_t,
+    polygons: cython.Py_ssize_t,
+    g_bounds: cython.double[:, ::1],
+    g_scale: cython.double[::1],
+    g_slack: cython.double[::1],
+    g_run_start: cython.longlong[::1],
+    g_run_count: cython.longlong[::1],
+    g_run_x0: cython.double[::1],
+    g_run_y0: cython.double[::1],
+    g_run_x1: cython.double[::1],
+    g_run_y1: cython.double[::1],
+    g_run_first_edge: cython.longlong[::1],
+    g_run_edges: cython.longlong[::1],
+    g_ex0: cython.double[::1],
+    g_ey0: cython.double[::1],
+    g_ex1: cython.double[::1],
+    g_ey1: cython.double[::1],
+    ts: cython.double[::1],
+    es: cython.double[::1],
+    piece_lo: cython.double[::1],
+    piece_hi: cython.double[::1],
+    lo_err: cython.double[::1],
+    hi_err: cython.double[::1],
+    exact: cython.double[::1],
+    lows: cython.double[::1],
+    highs: cython.double[::1],
+    next_lows: cython.double[::1],
+    next_highs: cython.double[::1],
+) -> tuple[cython.double, cython.double, cython.bint]:
+    """One row of :func:`polygon_rows`: the line ``a``→``b`` (heights ``z0``, ``z1``) against a zone's conics
+    ``first_part``… and its solid polygons ``first_polygon``… (``g_*``: a :class:`PolygonTable`'s arrays):
+    ``(first, error, settled)``. ``ts``… are scratch (:func:`polygon_rows` sizes them)."""
+    p: cython.Py_ssize_t
+    c: cython.Py_ssize_t
+    j: cython.Py_ssize_t
+    n: cython.Py_ssize_t
+    pieces: cython.Py_ssize_t = 0
+    values: cython.Py_ssize_t
+    found: cython.int
+    in_a: cython.int
+    in_b: cython.int
+    doubt: cython.bint
+    inside: cython.bint
+    sure: cython.bint
+    dx: cython.double = bx - ax
+    dy: cython.double = by - ay
+    dz: cython.double
+    length2: cython.double = dx * dx + dy * dy
+    t_a: cython.double
+    t_b: cython.double
+    low: cython.double
+    high: cython.double
+    start: cython.double
+    start_err: cython.double
+    v: cython.double
+    ev: cython.double
+    w: cython.double
+    ew: cython.double
+    entry: cython.double
+    error: cython.double = 0.0
+    if length2 == 0.0:
+        return NAN, 0.0, False
+    # The segment's own ends as _piece_interval computes their t from GEOS's coordinates (they are the
+    # segment's vertices, kept as they are): 0 and 1, the same signed zero.
+    t_a = ((ax - ax) * dx + (ay - ay) * dy) / length2
+    t_a = 0.0 if t_a < 0.0 else (1.0 if t_a > 1.0 else t_a)
+    t_b = ((bx - ax) * dx + (by - ay) * dy) / length2
+    t_b = 0.0 if t_b < 0.0 else (1.0 if t_b > 1.0 else t_b)
+    # Each solid polygon's closed intervals: between proper crossings of its edges (the walk's t and error
+    # bound, which holds GEOS's intersection point too), from whether each end is inside.
+    for p in range(first_polygon, first_polygon + polygons):
+        n, doubt = _zone_walk(
+            ax, ay, bx, by, p, g_bounds, g_scale, g_slack, g_run_start, g_run_count, g_run_x0, g_run_y0,
+            g_run_x1, g_run_y1, g_run_first_edge, g_run_edges, g_ex0, g_ey0, g_ex1, g_ey1, ts, es,
+        )  # fmt: skip
+        if n < 0:
+            continue  # the polygon's box surely on one side of the line
+        if doubt:
+            return NAN, 0.0, False  # an end on its boundary, a vertex on the line: GEOS's own answer
+        in_a = _in_polygon(
+            ax, ay, g_run_first_edge[p], g_run_first_edge[p] + g_run_edges[p], g_ex0, g_ey0, g_ex1, g_ey1
+        )
+        in_b = _in_polygon(
+            bx, by, g_run_first_edge[p], g_run_first_edge[p] + g_run_edges[p], g_ex0, g_ey0, g_ex1, g_ey1
+        )
+        if in_a < 0 or in_b < 0 or ((in_a == 1) != (n % 2 == 1)) != (in_b == 1):
+            return NAN, 0.0, False
+        inside = in_a == 1
+        start, start_err = t_a, 0.0
+        for c in range(n):
+            if inside:
+                piece_lo[pieces], lo_err[pieces] = start, start_err
+                piece_hi[pieces], hi_err[pieces] = ts[c], es[c]
+                pieces += 1
+            else:
+                start, start_err = ts[c], es[c]
+            inside = not inside
+        if inside:
+            piece_lo[pieces], lo_err[pieces] = start, start_err
+            piece_hi[pieces], hi_err[pieces] = t_b, 0.0
+            pieces += 1
+    # Every value _conic_first may compare a crossing's t with: 0 and 1 (GEOS's t are clipped to them), the
+    # span's ends, the conics' ends. Each crossing must lie farther from each of them (and from every other
+    # crossing) than its error bound: then every comparison, and so every branch, is the one GEOS's own t
+    # would take, and the entry found is the same value or within its bound.
+    exact[0], exact[1] = 0.0, 1.0
+    values = 2
+    dz = z1 - z0
+    if dz != 0:
+        exact[2], exact[3] = (bottom - z0) / dz, (top - z0) / dz
+        values = 4
+    for p in range(first_part, first_part + parts):
+        low, high, found = _conic_interval(
+            pcx[p], pcy[p], prx[p], pry[p], pcos[p], psin[p], ax, ay, bx, by, phole[p] != 0, touch_eps
+        )
+        if found == 1:
+            if phole[p] == 0:
+                low, high = _py_max(low, 0.0), _py_min(high, 1.0)
+            exact[values], exact[values + 1] = low, high
+            values += 2
+    for c in range(2 * pieces):
+        v = piece_lo[c // 2] if c % 2 == 0 else piece_hi[c // 2]
+        ev = lo_err[c // 2] if c % 2 == 0 else hi_err[c // 2]
+        if ev == 0.0:
+            continue
+        for j in range(values):
+            if not fabs(v - exact[j]) > ev:
+                return NAN, 0.0, False
+        for j in range(2 * pieces):
+            w = piece_lo[j // 2] if j % 2 == 0 else piece_hi[j // 2]
+            ew = lo_err[j // 2] if j % 2 == 0 else hi_err[j // 2]
+            if j != c and not fabs(v - w) > ev + ew:
+                return NAN, 0.0, False
+    entry, sure = _conic_first(
+        ax, ay, bx, by, z0, z1, bottom, top, first_part, parts, pcx, pcy, prx, pry, pcos, psin, phole, 0, pieces,
+        piece_lo, piece_hi, touch_eps, lows, highs, next_lows, next_highs,
+    )  # fmt: skip
+    if not sure:
+        return NAN, 0.0, False
+    for c in range(pieces):
+        if piece_lo[c] == entry and lo_err[c] > 0.0:
+            error = lo_err[c]
+        if piece_hi[c] == entry and hi_err[c] > 0.0:
+            error = hi_err[c]
+    return entry, error, True
+
+
+def polygon_rows(
+    table: ZoneTable,
+    polys: PolygonTable,
+    pairs: cython.longlong[:, ::1],
+    cx: cython.double[::1],
+    cy: cython.double[::1],
+    cz: cython.double[::1],
+    dp: cython.longlong[::1],
+    zone: cython.longlong[::1],
+) -> tuple[Any, Any, Any]:
+    """:func:`bridge.core.meetings.polygon_rows`."""
+    rows: cython.Py_ssize_t = dp.shape[0]
+    a_first = np.full(rows, np.nan)
+    a_err = np.zeros(rows, dtype=np.float64)
+    a_settled = np.zeros(rows, dtype=np.bool_)
+    first: cython.double[::1] = a_first
+    error: cython.double[::1] = a_err
+    settled: cython.uchar[::1] = a_settled.view(np.uint8)
+    room: cython.Py_ssize_t = polys.most_pieces
+    ts: cython.double[::1] = np.empty(polys.max_edges, dtype=np.float64)
+    es: cython.double[::1] = np.empty(polys.max_edges, dtype=np.float64)
+    piece_lo: cython.double[::1] = np.empty(room, dtype=np.float64)
+    piece_hi: cython.double[::1] = np.empty(room, dtype=np.float64)
+    lo_err: cython.double[::1] = np.empty(room, dtype=np.float64)
+    hi_err: cython.double[::1] = np.empty(room, dtype=np.float64)
+    exact: cython.double[::1] = np.empty(2 * table.most_parts + 4, dtype=np.float64)
+    scratch: cython.Py_ssize_t = 2 * (table.most_parts + room) + 2
+    lows: cython.double[::1] = np.empty(scratch, dtype=np.float64)
+    highs: cython.double[::1] = np.empty(scratch, dtype=np.float64)
+    next_lows: cython.double[::1] = np.empty(scratch, dtype=np.float64)
+    next_highs: cython.double[::1] = np.empty(scratch, dtype=np.float64)
+    k: cython.Py_ssize_t
+    z: cython.Py_ssize_t
+    u: cython.longlong
+    d: cython.longlong
+    s: cython.longlong
+    e: cython.longlong
+    with cython.nogil:
+        for k in range(rows):
+            u, d = dp[k] // 2, dp[k] % 2
+            if d == 0:
+                s, e = pairs[u, 0], pairs[u, 1]
+            else:
+                s, e = pairs[u, 1], pairs[u, 0]
+            z = zone[k]
+            first[k], error[k], settled[k] = _polygon_first(
+                cx[s], cy[s], cx[e], cy[e], cz[s], cz[e], table.bottom[z], table.top[z], table.part_start[z],
+                table.part_count[z], table.pcx, table.pcy, table.prx, table.pry, table.pcos, table.psin,
+                table.phole, table.touch_eps, polys.zone_start[z], polys.zone_count[z], polys.bounds, polys.scale,
+                polys.slack, polys.run_start, polys.run_count, polys.run_x0, polys.run_y0, polys.run_x1,
+                polys.run_y1, polys.run_first_edge, polys.run_edges, polys.ex0, polys.ey0, polys.ex1, polys.ey1,
+                ts, es, piece_lo, piece_hi, lo_err, hi_err, exact, lows, highs, next_lows, next_highs,
+            )  # fmt: skip
+    return a_first, a_err, a_settled
 
 
 @cython.cfunc

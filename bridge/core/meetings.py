@@ -26,9 +26,11 @@ error bounds in ``bridge.core.visibility`` assume.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+import shapely
 
 from . import _loops
 from ._loops import ORIENT_TOL
@@ -50,6 +52,8 @@ __all__ = [
     "line_meetings",
     "line_order",
     "line_zones",
+    "polygon_rows",
+    "polygon_table",
     "wall_columns",
     "wall_crossings",
     "zone_keys",
@@ -234,6 +238,56 @@ def conic_rows(
         table, _i64(pairs), _f64(cx), _f64(cy), _f64(cz), _i64(dp), _i64(zone), _i64(start), _f64(low), _f64(high)
     )
     return entries
+
+
+def polygon_table(polygons: Sequence[Sequence[Any]]) -> Any:
+    """The solid polygons of each zone (``polygons[z]``: shapely polygons, ``()`` for a zone without) for
+    :func:`polygon_rows`, typed once per compile of the zones: every ring's edges, as GEOS reads them."""
+    counts = np.array([len(found) for found in polygons], dtype=np.int64)
+    boxes: list[tuple[float, float, float, float]] = []
+    edges: list[Any] = []
+    edge_counts: list[int] = []
+    for found in polygons:
+        for polygon in found:
+            rings = [shapely.get_coordinates(ring) for ring in shapely.get_rings(shapely.get_parts(polygon))]
+            ring_edges = [np.column_stack((c[:-1], c[1:])) for c in rings if len(c) > 1]
+            joined = np.concatenate(ring_edges) if ring_edges else np.empty((0, 4))
+            edges.append(joined)
+            edge_counts.append(len(joined))
+            x0, y0, x1, y1 = shapely.bounds(polygon).tolist()
+            boxes.append((x0, y0, x1, y1))
+    columns = np.concatenate(edges) if edges else np.empty((0, 4))
+    bounds = np.array(boxes, dtype=np.float64).reshape(-1, 4)
+    edge_count = np.array(edge_counts, dtype=np.int64)
+    return _kernels.PolygonTable(
+        _i64(np.cumsum(counts) - counts),
+        _i64(counts),
+        _f64(bounds),
+        _f64(np.abs(bounds).max(axis=1) if len(bounds) else np.empty(0)),
+        _i64(np.cumsum(edge_count) - edge_count),
+        _i64(edge_count),
+        *(_f64(columns[:, k]) for k in range(4)),
+    )
+
+
+def polygon_rows(
+    table: Any, polygons: Any, pairs: Any, cx: Any, cy: Any, cz: Any, dp: Any, zone: Any
+) -> tuple[Any, Any, Any]:
+    """:func:`conic_rows` for rows ``(dp, zone)`` of zones with solid polygons (``polygons``:
+    :func:`polygon_table`), each polygon's intervals along the line from its edges instead of GEOS's
+    ``intersection``: the walk's proper crossings (:func:`zone_meetings`' arithmetic, whose error bound holds
+    the ``t`` of GEOS's intersection point too) and whether each end is inside. A row is settled only when
+    no end or vertex lies within rounding of the polygon's boundary, and every crossing's ``t`` lies farther
+    from every value the equations compare it with (0, 1, the span's ends, the conics' ends, the other
+    crossings) than its error bound — so every branch of :func:`conic_entries` is the one GEOS's own
+    ``t`` takes. Returns ``(first, error, settled)``: for settled rows, the entry (NaN: the line does not
+    meet the zone) and its error bound — 0 when it is one of the exact values (the same float as the
+    per-pair path's), else the crossing's bound (a key not exact, which the crossing order treats as such);
+    rows not settled are left to the caller (GEOS)."""
+    found: tuple[Any, Any, Any] = _kernels.polygon_rows(
+        table, polygons, _i64(pairs), _f64(cx), _f64(cy), _f64(cz), _i64(dp), _i64(zone)
+    )
+    return found
 
 
 def crossing_order(**arrays: Any) -> tuple[Any, Any]:

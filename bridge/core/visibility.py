@@ -98,6 +98,8 @@ from .meetings import (
     line_meetings,
     line_order,
     line_zones,
+    polygon_rows,
+    polygon_table,
     wall_columns,
     wall_crossings,
     zone_keys,
@@ -269,6 +271,7 @@ class SceneVisibility:
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         self._line_made: _LineTables | None = None  # see _line_tables
         self._zone_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _zone_table
+        self._polygon_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _polygon_table
         self._wall_columns: tuple[WallIndex, WallColumns] | None = None  # see _wall_rows
         #: Seconds spent ruling stale pairs in whole-scene passes (a lazy build's; ``bridge.engines`` bounds them).
         self.pass_seconds = 0.0
@@ -677,6 +680,7 @@ class SceneVisibility:
             parts += [(c.cx, c.cy, c.rx, c.ry, c.cos, c.sin, True) for c in holes]
         count = np.array(counts, dtype=np.intp)
         self._equations = np.array(equations, dtype=bool)
+        self._with_polygons = np.array([bool(found) for found in self._zone_polygons], dtype=bool)
         self._conic_count = count
         self._conic_start = (np.cumsum(count) - count).astype(np.intp)
         columns = np.array([p[:6] for p in parts], dtype=np.float64).reshape(-1, 6)
@@ -1090,7 +1094,17 @@ class SceneVisibility:
                 part_sin=psin,
                 part_hole=self._conic_hole,
             )
+            if self._with_polygons.any():
+                table.set_polygons(self._polygon_table(), self._with_polygons.view(np.uint8))
             made = self._zone_arrays = (self._zones, table)
+        return made[1]
+
+    def _polygon_table(self) -> Any:
+        """The zones' solid polygons for :func:`~bridge.core.meetings.polygon_rows`, typed once per compile of
+        the zones (when first needed)."""
+        made = self._polygon_arrays
+        if made is None or made[0] is not self._zones:
+            made = self._polygon_arrays = (self._zones, polygon_table(self._zone_polygons))
         return made[1]
 
     def _curve_keys(self, idx: IntArray, met: _Met) -> _Met:
@@ -1104,7 +1118,22 @@ class SceneVisibility:
         t = self._tokens
         keep = np.ones(dp.size, dtype=bool)
         key, err, exact = key.copy(), err.copy(), exact.copy()
-        conic = todo[self._equations[zi[todo]]]
+        equations = self._equations[zi[todo]]
+        conic = todo[equations]
+        mixed = conic[self._with_polygons[zi[conic]]]
+        if mixed.size:
+            # Zones with solid polygons: each polygon's intervals from its edges where rounding cannot change
+            # a branch (polygon_rows), the key not exact when it is a crossing's; GEOS for the rows it leaves.
+            entry, bound, settled = polygon_rows(
+                self._zone_table(), self._polygon_table(), idx, t.cx, t.cy, t.cz, dp[mixed], zi[mixed]
+            )
+            rows, entry, bound = mixed[settled], entry[settled], bound[settled]
+            hit = ~np.isnan(entry)
+            keep[rows[~hit]] = False
+            key[rows[hit]], err[rows[hit]], exact[rows[hit]] = entry[hit], bound[hit], bound[hit] == 0.0
+            if rows.size:
+                conic = conic[~np.isin(conic, rows)]
+        todo = todo[~equations]
         if conic.size:
             # Zones whose holes are circles and ellipses: their equations in the compiled loop, the intervals
             # in their solid polygons from GEOS (all rows in one call), the same floats as segment_parts.
@@ -1122,7 +1151,7 @@ class SceneVisibility:
             hit = ~np.isnan(first)
             keep[rows[~hit]] = False
             key[rows[hit]], err[rows[hit]], exact[rows[hit]] = first[hit], 0.0, True
-            todo = np.concatenate((todo[~self._equations[zi[todo]]], conic[~judged]))
+            todo = np.concatenate((todo, conic[~judged]))
         for row in todo.tolist():
             u, d = divmod(int(dp[row]), 2)
             s, e = (idx[u, 0], idx[u, 1]) if d == 0 else (idx[u, 1], idx[u, 0])

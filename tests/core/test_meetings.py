@@ -36,6 +36,7 @@ from bridge.core.meetings import (
     box_pairs,
     conic_entries,
     crossing_order,
+    polygon_rows,
     wall_columns,
     wall_crossings,
     zone_keys,
@@ -383,12 +384,124 @@ def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lin
             assert first[k] == expected
 
 
+# Zones with solid polygons beside round holes: polygon_rows against GEOS's intervals (conic_rows).
+
+#: Line ends on the grid (lines through vertices, along edges, ending on them) or anywhere (proper crossings).
+_end = _coord | st.floats(0, 400, allow_nan=False)
+
+
+def _polygon_rows_and_geos(curved: list[Any], ends: list[tuple[float, float, float]]) -> tuple[Any, ...] | None:
+    """Every directed line of a scene of these regions and point tokens against every zone with solid
+    polygons: ``polygon_rows``' answers and the GEOS path's (``conic_rows`` on ``_polygon_intervals``)."""
+    from bridge.core.meetings import conic_rows
+    from bridge.core.rules import RULESETS
+    from bridge.core.scene import Scene
+    from bridge.core.visibility import SceneVisibility
+    from bridge.core.world import SceneState
+
+    regions = [made.model_copy(update={"id": f"c{k}"}) for k, made in enumerate(curved)]
+    tokens = [token(f"t{k}", x, y, width=0, height=0, elevation=z) for k, (x, y, z) in enumerate(ends)]
+    scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
+    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    zones = np.flatnonzero(engine._with_polygons)
+    idx = np.array(engine._all_pairs(), dtype=np.intp).reshape(-1, 2)
+    t = engine._tokens
+    lines = np.flatnonzero((t.cx[idx[:, 0]] != t.cx[idx[:, 1]]) | (t.cy[idx[:, 0]] != t.cy[idx[:, 1]]))
+    if not zones.size or not lines.size:
+        return None
+    dp = np.repeat(np.concatenate((2 * lines, 2 * lines + 1)), zones.size).astype(np.int64)
+    zi = np.tile(zones, 2 * lines.size).astype(np.int64)
+    table = engine._zone_table()
+    entry, bound, settled = polygon_rows(table, engine._polygon_table(), idx, t.cx, t.cy, t.cz, dp, zi)
+    first, judged = conic_rows(table, idx, t.cx, t.cy, t.cz, dp, zi, engine._polygon_intervals(idx, dp, zi))
+    return entry, bound, settled, first, judged
+
+
+@given(
+    st.lists(_curved_regions(), min_size=1, max_size=3),
+    st.lists(st.tuples(_end, _end, st.sampled_from([0, 1, 4])), min_size=2, max_size=7),
+)
+@settings(max_examples=int(os.environ.get("VISIBILITY_EXAMPLES", "60")), deadline=None)
+def test_polygon_rows_settle_only_what_geos_answers_alike(
+    curved: list[Any], ends: list[tuple[float, float, float]]
+) -> None:
+    """Where ``polygon_rows`` settles a (directed line, zone with solid polygons) row without GEOS, the GEOS
+    path judges it too and alike: no meeting for none; the very float (sign of zero included) for an exact
+    entry; within the error bound it returns (never 0) for an entry at a crossing of a polygon's edge."""
+    found = _polygon_rows_and_geos(curved, ends)
+    assume(found is not None)
+    assert found is not None
+    entry, bound, settled, first, judged = found
+    for k in np.flatnonzero(settled).tolist():
+        assert judged[k]
+        if math.isnan(entry[k]):
+            assert math.isnan(first[k])
+        elif bound[k] == 0.0:
+            assert entry[k] == first[k] and math.copysign(1.0, entry[k]) == math.copysign(1.0, first[k])
+        else:
+            assert 0.0 < bound[k] < 1e-6 and abs(entry[k] - first[k]) <= bound[k]
+
+
+def test_polygon_rows_settle_crossings_and_leave_touches_to_geos() -> None:
+    """A rectangle with a round hole: lines crossing its edges properly are settled (entries at a crossing,
+    within their bound, and entries the hole's rim gives exactly); a line through its corner and one ending
+    on its edge are left to GEOS."""
+    made = region("r", rect(100, 100, 200, 200), circle(200, 200, 50, hole=True))
+    ends = [(50.5, 130.25, 0), (350.5, 170.75, 0), (200, 200, 0), (120.5, 140.5, 0), (40, 40, 0), (100, 160, 0)]
+    found = _polygon_rows_and_geos([made], ends)
+    assert found is not None
+    entry, bound, settled, first, _ = found
+    pairs = [(a, b) for a in range(6) for b in range(a + 1, 6)]
+
+    def row(a: int, b: int) -> int:  # (one zone) directed line a -> b: direction 0 of every pair, then 1
+        return pairs.index((a, b)) if a < b else len(pairs) + pairs.index((b, a))
+
+    crossing = [row(0, 1), row(1, 0), row(0, 3), row(1, 2), row(0, 2)]  # into the rectangle across an edge
+    assert settled[crossing].all() and (bound[crossing] > 0).all()
+    assert np.all(np.abs(entry[crossing] - first[crossing]) <= bound[crossing])
+    rim = row(2, 3)  # from the hole's centre: the entry is where the line leaves the hole, exact
+    assert settled[rim] and bound[rim] == 0.0 and entry[rim] == first[rim]
+    assert settled[row(0, 4)] and math.isnan(entry[row(0, 4)])  # outside all along
+    # t4 (40, 40) to t2 (200, 200) runs through the corner (100, 100); t5 (100, 160) is on the left edge.
+    for a, b in ((4, 2), (2, 4), (0, 5), (5, 0), (5, 3)):
+        assert not settled[row(a, b)]
+
+
+def test_polygon_rows_leave_crossings_on_a_rim_or_a_span_bound_to_geos() -> None:
+    """A line crossing the rectangle's edge just where it enters the round hole (which touches that edge
+    from inside), or just where its height reaches the zone's span, is left to GEOS (the crossing's ``t``
+    lies within its error bound of the hole's or the span's): GEOS's own ``t`` decides those branches.
+    The same lines shifted off those points are settled."""
+    holed = region("r", rect(100, 100, 200, 200), circle(150, 200, 50, hole=True))
+    ends = [(50, 200, 0), (250, 200, 0), (50, 210.5, 0), (250, 210.5, 0)]
+    found = _polygon_rows_and_geos([holed], ends)
+    assert found is not None
+    settled = found[2]
+    assert not settled[0] and not settled[6]  # t0 -> t1 (rows: 6 pairs, direction 0 then 1), t1 -> t0
+    assert settled[5] and settled[11]  # t2 <-> t3: 10.5 px off the hole's touching point
+    raised = region("r", rect(100, 100, 200, 200), circle(200, 200, 50, hole=True), bottom=2, top=None)
+    ends = [(50, 150, 0), (150, 150, 4), (50, 150, 0.5), (150, 150, 4.5)]
+    found = _polygon_rows_and_geos([raised], ends)
+    assert found is not None
+    settled = found[2]
+    assert not settled[0] and settled[5]  # the height reaches 2 at the edge (t = 0.5); 1/8 before it
+    # Two rectangles side by side: a line across their shared edge crosses both there (two crossings within
+    # their bounds of each other); one that ends before it is settled.
+    pair = region("r", rect(100, 100, 100, 200), rect(200, 100, 100, 200), circle(200, 250, 20, hole=True))
+    ends = [(50, 150.5, 0), (350, 160.25, 0), (150.5, 120.25, 0)]
+    found = _polygon_rows_and_geos([pair], ends)
+    assert found is not None
+    settled = found[2]
+    assert not settled[0] and not settled[3] and settled[1] and settled[4]
+
+
 # One pass: zone_keys against the loops it folds together (box_pairs, zone_meetings, conic_entries).
 
 
 def _separate_passes(engine: Any, idx: Any, lines: Any, ambiguous: Any) -> tuple[Any, ...]:
     """What ``zone_keys`` folds into one pass, as the engine computed it before: the box test, the walk, then
-    the curves' equations of the zones the pass judges itself (every hole a conic, no solid polygon)."""
+    the curves' equations of the zones the pass judges itself (every hole a conic, no solid polygon), and
+    ``polygon_rows`` on the rows of zones with solid polygons."""
     t = engine._tokens
     i, j = idx[lines, 0], idx[lines, 1]
     x0, y0, x1, y1 = t.cx[i], t.cy[i], t.cx[j], t.cy[j]
@@ -459,6 +572,14 @@ def _separate_passes(engine: Any, idx: Any, lines: Any, ambiguous: Any) -> tuple
     keep[rows[judged & np.isnan(first)]] = False
     hit = rows[judged & ~np.isnan(first)]
     key[hit], err[hit], exact[hit] = first[judged & ~np.isnan(first)], 0.0, True
+    # Zones with solid polygons: polygon_rows on their rows left to the equations.
+    rows = np.flatnonzero((err < 0) & engine._with_polygons[z])
+    entry, bound, settled = polygon_rows(
+        engine._zone_table(), engine._polygon_table(), idx, t.cx, t.cy, t.cz, dp[rows], z[rows]
+    )
+    keep[rows[settled & np.isnan(entry)]] = False
+    hit = settled & ~np.isnan(entry)
+    key[rows[hit]], err[rows[hit]], exact[rows[hit]] = entry[hit], bound[hit], bound[hit] == 0.0
     return dp[keep], z[keep], key[keep], err[keep], exact[keep]
 
 

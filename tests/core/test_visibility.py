@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bridge.core.rules import RULESETS, Ruling
@@ -475,16 +476,22 @@ def test_curves_are_judged_exactly_by_the_engine_as_by_the_plain_path() -> None:
 def test_both_directions_of_a_line_share_one_geos_answer_and_keep_their_own_entries(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A line tangent to a zone's round hole asks GEOS once about the zone's square for both directions, and
-    each direction enters the zone where it does: one way the ring comes first, the other way the smoke."""
+    """A line tangent to a zone's round hole asks GEOS once about the zone's square for both directions (when
+    the square's edges do not settle it: ``polygon_rows`` made to settle nothing here), and each direction
+    enters the zone where it does: one way the ring comes first, the other way the smoke. With the edges
+    settling it, GEOS is not asked at all, and the rulings are the same."""
     from bridge.core import visibility
 
     asked: list[int] = []
-    both = visibility.polygon_parts_both
+    both, settle = visibility.polygon_parts_both, visibility.polygon_rows
 
     def counted(polygons: Any, *ends: Any) -> Any:
         asked.append(len(polygons))
         return both(polygons, *ends)
+
+    def unsettled(*args: Any) -> Any:
+        entry, bound, settled = settle(*args)
+        return entry, bound, np.zeros_like(settled)
 
     monkeypatch.setattr(visibility, "polygon_parts_both", counted)
     ring = region("ring", rect(2000, 0, 1000, 1000), circle(2500, 500, 250, hole=True), zone="poor")
@@ -492,11 +499,15 @@ def test_both_directions_of_a_line_share_one_geos_answer_and_keep_their_own_entr
     # Along y = 250, tangent to the hole's top: into the ring 100 px from a, into the smoke 300 px from b.
     tokens = [token("a", 1900, 250, width=0, height=0), token("b", 3500, 250, width=0, height=0)]
     state = _state([ring, smoke], tokens)
-    engine = SceneVisibility(state, action="bs-attack")
-    assert asked == [1]  # one (segment, polygon) row for the two directions
-    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
-    assert [c.region for c in engine.rulings()[("a", "b")].crossings] == ["ring", "smoke"]
-    assert [c.region for c in engine.rulings()[("b", "a")].crossings] == ["smoke", "ring"]
+    plain = plain_rulings(state, "bs-attack", False)
+    for edges in (False, True):
+        asked.clear()
+        monkeypatch.setattr(visibility, "polygon_rows", settle if edges else unsettled)
+        engine = SceneVisibility(state, action="bs-attack")
+        assert asked == ([] if edges else [1])  # one (segment, polygon) row for the two directions
+        assert dict(engine.rulings()) == plain
+        assert [c.region for c in engine.rulings()[("a", "b")].crossings] == ["ring", "smoke"]
+        assert [c.region for c in engine.rulings()[("b", "a")].crossings] == ["smoke", "ring"]
 
 
 def test_several_blocking_walls_read_as_adjudicate_lists_them() -> None:
