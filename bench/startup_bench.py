@@ -49,6 +49,7 @@ from typing import Any
 from websockets.asyncio.client import connect
 
 from .visibility_bench import make_scene
+from .ws_bench import sync_and_watch
 
 __all__ = ["main", "start_once"]
 
@@ -131,12 +132,7 @@ async def _watch_scene(port: int, secret: str) -> None:
     async with connect(f"ws://127.0.0.1:{port}/ws", max_size=None) as ws:
         await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": "bench", "secret": secret}))
         assert json.loads(await ws.recv())["type"] == "welcome"
-        await ws.send(json.dumps({"type": "scene.sync", "id": "s", "scene": scene.model_dump(mode="json")}))
-        assert json.loads(await ws.recv())["type"] == "scene.synced"
-        watch = {"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack", "detail": "brief"}
-        await ws.send(json.dumps(watch))
-        assert json.loads(await ws.recv())["type"] == "watching"
-        assert json.loads(await ws.recv())["full"] is True
+        await sync_and_watch(ws, scene)
         await asyncio.sleep(3.0)  # idle, the watch held
         _watch_scene.rss = _status(_watch_scene.pid)  # type: ignore[attr-defined]
 

@@ -41,6 +41,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from bench.baseline import BaselineVisibility
 from bench.visibility_bench import make_scene, move_token, state_of
+from bridge.core.scene import Scene
 from bridge.session import Session, Worlds
 
 SIGHTLINE = str(Path(sys.executable).parent / "sightline")
@@ -322,6 +323,17 @@ def stage_rows(records: list[dict[str, Any]]) -> dict[str, Any]:
     return rows
 
 
+async def sync_and_watch(ws: ClientConnection, scene: Scene) -> None:
+    """Sync ``scene`` on ``ws`` and watch it for a BS Attack in brief; returns once the first, full push
+    (every pair) has arrived."""
+    await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}))
+    assert json.loads(await ws.recv())["type"] == "scene.synced"
+    watch = {"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack", "detail": "brief"}
+    await ws.send(json.dumps(watch))
+    assert json.loads(await ws.recv())["type"] == "watching"
+    assert json.loads(await ws.recv())["full"] is True
+
+
 async def latency(bridge: Bridge, tokens: int, zones: int, moves: int, tag: str = "") -> dict[str, Any]:
     return (await latency_side_by_side([bridge], tokens, zones, moves, tag))[0]
 
@@ -348,12 +360,7 @@ async def latency_side_by_side(
         )
     for bridge in bridges:
         ws = await bridge.client(f"lat-{tokens}x{zones}")
-        await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": scene.model_dump(mode="json")}))
-        assert json.loads(await ws.recv())["type"] == "scene.synced"
-        watch = {"type": "watch", "id": "w", "scene": scene.id, "action": "bs-attack", "detail": "brief"}
-        await ws.send(json.dumps(watch))
-        assert json.loads(await ws.recv())["type"] == "watching"
-        assert json.loads(await ws.recv())["full"] is True
+        await sync_and_watch(ws, scene)
         clients.append(ws)
     rng = random.Random(2)
     timings: list[list[float]] = [[] for _ in bridges]

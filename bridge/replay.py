@@ -13,13 +13,17 @@ replay with one line naming it and exit status 2, after the answers to the lines
 
 from __future__ import annotations
 
+import codecs
+import io
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, TextIO
 
+import orjson
+
 from . import warmup
-from .protocol import ErrorMessage, encode
+from .protocol import ErrorMessage, Prebuilt, encode
 from .session import Close, Limits, Send, Session, StoreThenSend, Worlds
 
 __all__ = ["ReplayInputError", "replay_lines", "run_replay"]
@@ -41,6 +45,18 @@ def replay_lines(
     ``limits`` (the offline defaults when ``None``): e.g. ``engine_pairs=0`` answers every ``adjudicate``
     on the per-pair path. No store is kept, so a logged ruling answers ``logged: false`` and its log record
     is not built, unless ``records`` (the same answers; what a replay cost before, for the benchmark)."""
+    for answer in _replay_bytes(lines, on_error=on_error, limits=limits, records=records):
+        yield answer.decode()
+
+
+def _replay_bytes(
+    lines: Iterable[str],
+    *,
+    on_error: Callable[[int, ErrorMessage], None] | None = None,
+    limits: Limits | None = None,
+    records: bool = False,
+) -> Iterator[bytes]:
+    """:func:`replay_lines`' answers as UTF-8, as orjson writes them: no ``str`` made to be encoded again."""
     session = Session(Worlds(), offline=True, limits=limits, logging=records)
     if limits is None or limits.engine_pairs > 0:
         warmup.load()  # offline and long: the engine answers from the first question
@@ -50,15 +66,21 @@ def replay_lines(
         for effect in session.receive(line):
             if isinstance(effect, Send):
                 message = effect.message
+                if type(message) is Prebuilt:  # an answer already in wire form (``adjudicate``'s): what encode() writes
+                    try:
+                        yield orjson.dumps(message.payload)
+                        continue
+                    except (TypeError, ValueError, RecursionError):
+                        pass  # encode() answers internal-error, and logs it
                 if isinstance(message, ErrorMessage):
                     message = message.model_copy(update={"details": {**message.details, "line": number}})
                     if on_error is not None:
                         on_error(number, message)
-                yield encode(message)
+                yield encode(message).encode()
             elif isinstance(effect, StoreThenSend):
                 from .log.effects import unlogged_answer  # the log's modules only when a line asks for it
 
-                yield encode(unlogged_answer(effect))
+                yield encode(unlogged_answer(effect)).encode()
             elif isinstance(effect, Close):
                 return
 
@@ -87,21 +109,43 @@ def _from_file(source: BinaryIO) -> bool:
         return False
 
 
+def _utf8_buffer(sink: TextIO) -> BinaryIO | None:
+    """The bytes under ``sink`` when writing UTF-8 there is what writing the same text to ``sink`` does (a
+    UTF-8 text file or standard output whose ``"\\n"`` stays ``"\\n"``), else ``None``."""
+    if not isinstance(sink, io.TextIOWrapper) or os.linesep != "\n":
+        return None
+    try:
+        utf8 = codecs.lookup(sink.encoding).name == "utf-8" and sink.errors in ("strict", "surrogateescape")
+    except LookupError:
+        return None
+    return sink.buffer if utf8 else None
+
+
 def run_replay(source: BinaryIO, sink: TextIO, errors: TextIO, *, name: str) -> int:
     """Replay ``source`` to ``sink``; the exit status (0, or 2 when the input is not text).
 
     From a pipe or a terminal each answer is written and flushed before the next line is read (someone may
     be waiting for it). From a regular file the answers are written in batches of :data:`BATCH`: the same
     bytes in the same order, and every answer written before anything goes to ``errors`` (a line's report,
-    the input's error), so the two streams interleave as before."""
+    the input's error), so the two streams interleave as before. A batch goes to a UTF-8 ``sink``'s bytes
+    as orjson wrote them (the text layer's encoding of a long answer cost more than writing it)."""
     live = not _from_file(source)
-    pending: list[str] = []
+    raw = None if live else _utf8_buffer(sink)
+    if raw is not None:
+        sink.flush()  # whatever the text layer holds goes first
+    pending: list[bytes] = []
 
     def write_pending() -> None:
         if pending:
-            pending.append("")  # (the last answer's newline)
-            sink.write("\n".join(pending))
+            pending.append(b"")  # (the last answer's newline)
+            joined = b"\n".join(pending)
             pending.clear()
+            if raw is not None:
+                raw.write(joined)
+            else:
+                sink.write(joined.decode())
+        if raw is not None:
+            raw.flush()
         sink.flush()
 
     def report(line: int, message: ErrorMessage) -> None:
@@ -110,9 +154,9 @@ def run_replay(source: BinaryIO, sink: TextIO, errors: TextIO, *, name: str) -> 
         errors.flush()
 
     try:
-        for answer in replay_lines(decoded_lines(source, name), on_error=report):
+        for answer in _replay_bytes(decoded_lines(source, name), on_error=report):
             if live:
-                sink.write(answer + "\n")
+                sink.write(answer.decode() + "\n")
                 sink.flush()
                 continue
             pending.append(answer)

@@ -35,7 +35,7 @@ from .core.ignored import Ignored
 from .core.release import free_in_slices, with_items
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
-from .core.sight import Crossing, Point3
+from .core.sight import Crossing, CrossingKind, Point3
 from .core.world import SceneLimits, SceneRejected, SceneState, World
 from .engines import SceneEngines
 from .errors import (
@@ -474,8 +474,14 @@ class Session:
         return raw
 
     def _validate(self, raw: dict[str, Any]) -> BaseModel:
-        if self.state == "awaiting-hello" and raw.get("type") != "hello":
-            raise HelloRequired(f"the first message must be 'hello', not {raw.get('type')!r}")
+        kind = raw.get("type")
+        if self.state == "awaiting-hello" and kind != "hello":
+            raise HelloRequired(f"the first message must be 'hello', not {kind!r}")
+        if kind == "adjudicate":  # the commonest message: its model's own validator, without the union's tag lookup
+            try:
+                return _ADJUDICATE(raw)
+            except ValidationError:
+                pass  # named below by the union, as every bad message is (the same error as before)
         try:
             return CLIENT_MESSAGE.validate_python(raw)
         except ValidationError as exc:
@@ -939,6 +945,12 @@ def _adjudication(message: Adjudicate, state: SceneState, ruling: Ruling) -> Adj
     )
 
 
+#: Validates an ``adjudicate`` (what :data:`CLIENT_MESSAGE` does once it has read the tag ``adjudicate``).
+_ADJUDICATE: Callable[[dict[str, Any]], Adjudicate] = Adjudicate.__pydantic_validator__.validate_python
+#: A crossing's ``kind`` as the wire writes it (a look-up: cheaper than the enum's ``value`` property).
+_KIND_WIRE: dict[CrossingKind, str] = {kind: kind.value for kind in CrossingKind}
+
+
 def _adjudication_answer(message: Adjudicate, state: SceneState, ruling: Ruling) -> BaseModel:
     """An unlogged ``adjudication``, built straight into wire form: the same JSON as :func:`_adjudication`
     (field order and pruning included; ``tests/test_engines.py`` compares them), without a model per
@@ -956,7 +968,7 @@ def _adjudication_answer(message: Adjudicate, state: SceneState, ruling: Ruling)
         "edition": state.scene.rules.edition,
         "allowed": ruling.allowed,
         "modifier": ruling.modifier,
-        "crossings": [{"region": c.region, "zone": c.zone, "kind": c.kind.value} for c in ruling.crossings],
+        "crossings": [{"region": c.region, "zone": c.zone, "kind": _KIND_WIRE[c.kind]} for c in ruling.crossings],
         "modifiers": [entry.to_wire() for entry in ruling.modifiers],
         "notes": list(ruling.notes),
         "citations": list(ruling.citations),

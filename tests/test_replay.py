@@ -148,3 +148,24 @@ def test_the_replay_program_leaves_its_objects_to_the_exit_and_a_call_with_argum
         )
         assert done.stderr.strip() == f"0 {frozen}"
         assert len(done.stdout.splitlines()) == 3
+
+
+def test_run_replay_writes_the_same_bytes_to_a_text_sink_and_to_a_utf8_files_bytes(tmp_path: Path) -> None:
+    """A UTF-8 file gets orjson's bytes, a non-UTF-8 or in-memory sink the text: both what `replay_lines` says."""
+    import io
+
+    from bridge.replay import replay_lines, run_replay
+
+    game = GAMES / "quick.jsonl"
+    expected = "".join(f"{line}\n" for line in replay_lines(game.read_text(encoding="utf-8").splitlines()))
+    assert "—" in expected  # (answers with non-ASCII text: an encoding would show)
+    for encoding in ("utf-8", "utf-16"):
+        out = tmp_path / f"out.{encoding}"
+        with game.open("rb") as source, out.open("w", encoding=encoding) as sink:
+            sink.write("head\n")  # written before the replay's own bytes
+            assert run_replay(source, sink, io.StringIO(), name="quick") == 0
+        assert out.read_text(encoding=encoding) == "head\n" + expected
+    memory = io.StringIO()
+    with game.open("rb") as source:
+        run_replay(source, memory, io.StringIO(), name="quick")
+    assert memory.getvalue() == expected

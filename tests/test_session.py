@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from bridge import session as session_module
 from bridge.core.world import SceneLimits
@@ -562,3 +563,38 @@ def test_a_large_frames_parsed_json_is_freed_in_slices(monkeypatch: pytest.Monke
     small = {"type": "scene.sync", "id": "small", "scene": scene(walls=walls[:10])}
     assert one(session, small)["type"] == "scene.synced"
     assert not [found for found in handed if found and isinstance(found[0], dict) and found[0].get("id") == "small"]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"target": None, "reaction": True, "aware": False, "log": False, "options": {"x": 1}},
+        {"user": {"id": "u1", "name": "Ana"}},
+        {"actor": ""},
+        {"actor": 7},
+        {"reaction": "yes"},
+        {"reaction": 1},
+        {"id": "x" * 129},
+        {"surplus": 1},
+        {"options": []},
+    ],
+)
+def test_an_adjudicate_is_validated_as_the_union_validates_it(fields: dict[str, Any]) -> None:
+    """The `adjudicate` fast path gives the union's model (fields set included) or the union's error answer."""
+    from bridge.protocol import CLIENT_MESSAGE
+
+    raw = {"type": "adjudicate", "id": "q", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+    raw.update(fields)
+    session = Session(Worlds(), offline=True)
+    try:
+        expected = CLIENT_MESSAGE.validate_python(raw)
+    except ValidationError as exc:
+        (answer,) = [e.message for e in send(session, raw) if isinstance(e, Send)]
+        assert encode(answer) == encode(
+            session_module.error_message(session_module._invalid(exc), session_module._request_id(raw))
+        )
+        return
+    got = session._validate(raw)
+    assert got == expected and type(got) is type(expected)
+    assert got.model_fields_set == expected.model_fields_set
