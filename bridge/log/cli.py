@@ -132,6 +132,12 @@ def _session_dict(session: LoggedSession) -> dict[str, Any]:
     return session.model_dump(mode="json")
 
 
+def _world(session: LoggedSession) -> str:
+    """The world as the table shows it: its name, then the id ``--world`` takes (the id alone when its
+    clients never sent a name)."""
+    return f"{session.world_name} ({session.world})" if session.world_name else session.world
+
+
 async def _sessions(store: LogStore, args: argparse.Namespace, out: TextIO) -> int:
     sessions = await store.list_sessions(args.world)
     if args.json:
@@ -139,7 +145,7 @@ async def _sessions(store: LogStore, args: argparse.Namespace, out: TextIO) -> i
         out.write("\n")
         return 0
     header = ("ID", "WORLD", "NAME", "STARTED", "ENDED", "RULINGS")
-    rows = [(s.id, s.world, s.name, s.started, s.ended or "open", str(s.rulings)) for s in sessions]
+    rows = [(s.id, _world(s), s.name, s.started, s.ended or "open", str(s.rulings)) for s in sessions]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")

@@ -39,14 +39,20 @@ def test_the_parsers_format_names_are_the_writers() -> None:
 
 
 async def test_sessions_table_and_json(store: SqlLogStore, store_url: str, tmp_path: Path) -> None:
-    """`log sessions` lists sessions as a table or JSON, optionally of one world."""
-    a = await store.append(ruling(0, world="w-a"))
+    """`log sessions` lists sessions as a table or JSON, optionally of one world; the table names a world
+    by the name its client sent, with the id `--world` takes beside it (the id alone when none was sent)."""
+    a = await store.append(ruling(0, world="w-a", world_name="Ashes of Acontecimento"))
     await store.append(ruling(0, world="w-b"))
     out = io.StringIO()
     args = parse("log", "sessions", "--database", store_url, "--data-dir", str(tmp_path))
     assert await run_log_command_async(args, stdout=out) == 0
     lines = out.getvalue().splitlines()
     assert lines[0].split() == ["ID", "WORLD", "NAME", "STARTED", "ENDED", "RULINGS"] and len(lines) == 3
+    world_column = lines[0].index("WORLD")
+    assert sorted(line[world_column:].split("  ")[0] for line in lines[1:]) == [
+        "Ashes of Acontecimento (w-a)",
+        "w-b",
+    ]
     out = io.StringIO()
     args = parse("log", "sessions", "--world", "w-a", "--json", "--database", store_url)
     assert await run_log_command_async(args, stdout=out) == 0
