@@ -8,12 +8,16 @@ With ``SIGHTLINE_REQUIRE_COMPILED`` set (the release's wheels), a failed compile
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
+from pathlib import Path
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+
+LOOPS_SOURCE = "bridge/core/_loops.py"
 
 
 class OptionalBuildExt(build_ext):
@@ -34,6 +38,13 @@ class OptionalBuildExt(build_ext):
             super().build_extension(ext)
         except Exception as exc:  # the compiler failed: no Python headers, say
             self._skipped(exc)
+            return
+        # Beside the source, the digest of what was compiled: an editable install (its extension is
+        # copied beside the source) whose _loops.py changed since — a pull, a merge — is told to rebuild
+        # (bridge.core.meetings warns). Elsewhere the installed extension has no digest beside it.
+        source = Path(__file__).parent / LOOPS_SOURCE
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()
+        source.with_name("_loops.sha256").write_text(digest + "\n")
 
     @staticmethod
     def _skipped(exc: Exception) -> None:
@@ -49,7 +60,7 @@ class OptionalBuildExt(build_ext):
 
 setup(
     ext_modules=cythonize(
-        [Extension("bridge.core._loops", ["bridge/core/_loops.py"])],
+        [Extension("bridge.core._loops", [LOOPS_SOURCE])],
         compiler_directives={"language_level": 3},
     ),
     cmdclass={"build_ext": OptionalBuildExt},

@@ -25,8 +25,10 @@ error bounds in ``bridge.core.visibility`` assume.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -73,6 +75,31 @@ if not COMPILED:
         "the whole-scene engine's loops are not compiled (the package was built without a C compiler): "
         "they run as plain Python, with the same answers, many times slower; reinstall where a C compiler "
         "and Python's headers exist (or from a binary wheel) for full speed"
+    )
+
+
+def loops_built_from_another_source(compiled: str | None) -> bool:
+    """Whether the compiled loops at ``compiled`` (the extension's file) were built from another
+    ``_loops.py`` than the one beside them: the build writes the digest of its source next to the
+    extension (``_loops.sha256``, ``setup.py``). Only an editable install can drift so (a pull or a merge
+    changed ``_loops.py`` and nobody rebuilt); where either file is missing there is nothing to compare."""
+    if compiled is None:
+        return False
+    here = Path(compiled).parent
+    try:
+        built_from = (here / "_loops.sha256").read_text().strip()
+        source = (here / "_loops.py").read_bytes()
+    except OSError:
+        return False
+    return hashlib.sha256(source).hexdigest() != built_from
+
+
+if COMPILED and loops_built_from_another_source(_loops.__file__):
+    logging.getLogger(__name__).warning(
+        "the whole-scene engine's compiled loops (%s) were built from another version of _loops.py than the "
+        "one beside them: rebuild them (pip install -e .); until then the engine may fail on a scene and "
+        "leave every question to the slower per-pair path",
+        _loops.__file__,
     )
 
 #: Crossing kinds by number (the order of ``bridge.core.visibility._Zone.crossings``; a code is

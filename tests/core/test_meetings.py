@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import subprocess
@@ -265,6 +266,34 @@ def test_the_loops_are_compiled_and_release_the_gil() -> None:
         counter.join()
         sys.setswitchinterval(0.005)
     assert during > 0
+
+
+def test_the_compiled_loops_were_built_from_the_source_beside_them() -> None:
+    """The build wrote, beside ``_loops.py``, the digest of the source it compiled (this checkout is an
+    editable install), and it is today's source's: a checkout whose loops changed since its last build fails
+    here, as the bridge warns, until ``pip install -e .`` rebuilds them."""
+    from bridge.core import _loops, meetings
+
+    assert (ROOT / "bridge" / "core" / "_loops.sha256").exists()
+    assert not meetings.loops_built_from_another_source(_loops.__file__), "rebuild: pip install -e ."
+
+
+def test_a_digest_that_is_not_the_sources_says_the_loops_are_stale(tmp_path: Path) -> None:
+    """Beside the extension, a digest that is another source's says it was built from another
+    ``_loops.py``; the same source's does not; a missing digest or source, or no extension, says nothing."""
+    from bridge.core import meetings
+
+    compiled = str(tmp_path / "_loops.cpython-311-x86_64-linux-gnu.so")
+    source = tmp_path / "_loops.py"
+    source.write_bytes(b"def loop(): pass\n")
+    assert not meetings.loops_built_from_another_source(compiled)  # no digest
+    (tmp_path / "_loops.sha256").write_text(hashlib.sha256(b"def loop(): pass\n").hexdigest() + "\n")
+    assert not meetings.loops_built_from_another_source(compiled)
+    source.write_bytes(b"def loop(): return 1\n")
+    assert meetings.loops_built_from_another_source(compiled)
+    source.unlink()
+    assert not meetings.loops_built_from_another_source(compiled)
+    assert not meetings.loops_built_from_another_source(None)
 
 
 # The curves' equations, compiled: conic_entries against geometry._first_entry (the per-pair path's).
