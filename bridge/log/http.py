@@ -399,12 +399,13 @@ async def _session_or_404(request: web.Request, world: str, session_id: str) -> 
 
 @routes.get("/api/worlds")
 async def api_worlds(request: web.Request) -> web.Response:
-    """The worlds the presented secret may read."""
+    """The worlds the presented secret may read, and the names of those whose clients sent one."""
     secret = await _secret_of(request)
     worlds = await _visible_worlds(request, secret) if secret else None
     if worlds is None:
         raise _unauthorized(request)
-    return _json({"worlds": worlds})
+    names = await request.app[LOG_STORE].world_names(worlds) if worlds else {}
+    return _json({"worlds": worlds, "names": names})
 
 
 @routes.get("/api/worlds/{world}/sessions")

@@ -90,11 +90,14 @@ async def test_every_route_refuses_anonymous_and_wrong_secrets(
 
 
 async def test_worlds_and_sessions_by_secret(
-    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord], store: SqlLogStore
 ) -> None:
-    """The bridge's secret lists every world, a world's secret only its own; sessions list with counts."""
-    assert (await (await client.get("/api/worlds", headers=BRIDGE)).json()) == {"worlds": ["w-ashes", "w-other"]}
-    assert (await (await client.get("/api/worlds", headers=ASHES)).json()) == {"worlds": ["w-ashes"]}
+    """The bridge's secret lists every world, a world's secret only its own, each with the name its clients
+    sent (only for those that sent one, and only of the worlds listed); sessions list with counts."""
+    await store.append(ruling(1, world="w-other", world_name="Other Shores"))
+    everything = await (await client.get("/api/worlds", headers=BRIDGE)).json()
+    assert everything == {"worlds": ["w-ashes", "w-other"], "names": {"w-other": "Other Shores"}}
+    assert (await (await client.get("/api/worlds", headers=ASHES)).json()) == {"worlds": ["w-ashes"], "names": {}}
     body = await (await client.get("/api/worlds/w-ashes/sessions", headers=ASHES)).json()
     assert [(s["id"], s["rulings"]) for s in body["sessions"]] == [(logged[0].session, 12)]
 
