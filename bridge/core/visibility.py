@@ -965,26 +965,7 @@ class SceneVisibility:
             np.ascontiguousarray(bounds[:, 2]),
             np.ascontiguousarray(bounds[:, 3]),
         )
-        zones = zone_tables(
-            zone_bounds=bounds,
-            zone_scale=self._zone_scale,
-            zone_slack=self._zone_slack,
-            bottom=self._bottom,
-            top=self._top,
-            run_start=self._run_start,
-            run_count=self._run_count,
-            run_x0=self._run_x0,
-            run_y0=self._run_y0,
-            run_x1=self._run_x1,
-            run_y1=self._run_y1,
-            run_first_edge=self._run_first_edge,
-            run_edges=self._run_edges,
-            ex0=self._ex0,
-            ey0=self._ey0,
-            ex1=self._ex1,
-            ey1=self._ey1,
-            max_edges=self._max_edges,
-        )
+        zones = zone_tables(**self._zone_columns())
         walls = self._walls
         few = len(walls) <= _FEW_WALLS
         wall_list = (
@@ -1057,31 +1038,38 @@ class SceneVisibility:
         met = (dp, zi, key, err, exact)
         return self._curve_keys(idx, met) if left else met
 
+    def _zone_columns(self) -> dict[str, Any]:
+        """The compiled zones' arrays both zone tables are made from (:func:`~bridge.core.meetings.zone_tables`
+        for one line, :func:`~bridge.core.meetings.zone_table` for a pass), by their keyword names."""
+        return {
+            "zone_bounds": self._zone_bounds,
+            "zone_scale": self._zone_scale,
+            "zone_slack": self._zone_slack,
+            "bottom": self._bottom,
+            "top": self._top,
+            "run_start": self._run_start,
+            "run_count": self._run_count,
+            "run_x0": self._run_x0,
+            "run_y0": self._run_y0,
+            "run_x1": self._run_x1,
+            "run_y1": self._run_y1,
+            "run_first_edge": self._run_first_edge,
+            "run_edges": self._run_edges,
+            "ex0": self._ex0,
+            "ey0": self._ey0,
+            "ex1": self._ex1,
+            "ey1": self._ey1,
+            "max_edges": self._max_edges,
+        }
+
     def _zone_table(self) -> Any:
         """The zones' arrays for :func:`~bridge.core.meetings.zone_keys`, typed once per compile of the zones."""
         made = self._zone_arrays
         if made is None or made[0] is not self._zones:
             px, py, prx, pry, pcos, psin = self._conic_parts
             table = zone_table(
-                zone_bounds=self._zone_bounds,
-                zone_scale=self._zone_scale,
-                zone_slack=self._zone_slack,
-                bottom=self._bottom,
-                top=self._top,
+                **self._zone_columns(),
                 split=self._split,
-                run_start=self._run_start,
-                run_count=self._run_count,
-                run_x0=self._run_x0,
-                run_y0=self._run_y0,
-                run_x1=self._run_x1,
-                run_y1=self._run_y1,
-                run_first_edge=self._run_first_edge,
-                run_edges=self._run_edges,
-                ex0=self._ex0,
-                ey0=self._ey0,
-                ex1=self._ex1,
-                ey1=self._ey1,
-                max_edges=self._max_edges,
                 # Zones whose curves the pass judges itself: every hole a conic, no solid polygon (GEOS).
                 inline=self._equations & np.array([not polygons for polygons in self._zone_polygons], dtype=bool),
                 part_start=self._conic_start,
