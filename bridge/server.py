@@ -104,6 +104,10 @@ class BridgeState:
     gate: Gate | None = None
     lingering: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     throttle: FailureThrottle = field(default_factory=FailureThrottle)
+    #: Set when the bridge begins to stop (:func:`close_connections`).
+    stopping: bool = False
+    #: The connections' tasks now waiting for their world's worker (cancelled when the bridge stops).
+    waiting: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def admit(self, world: str) -> TooManyConnections | None:
         """``None`` if one more connection of ``world`` is welcome (it is counted now, and the world's
@@ -227,23 +231,29 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             if session.state == "awaiting-hello" and (wait := state.throttle.wait_before_attempt(address)) > 0:
                 await asyncio.sleep(wait)  # an address that keeps sending wrong secrets waits longer each time
             if msg.type == WSMsgType.TEXT:
+                answer: list[Prepared] | None
                 if worker is None:  # before hello: cheap, on the loop
-                    prepared = _prepare(session.receive(msg.data), frame_limit)
+                    answer = _prepare(session.receive(msg.data), frame_limit)
                     if session.state == "ready" and session.world is not None:
                         deadline.cancel()
                         world = session.world.id
                         worker = state.workers[world]
                 elif _is_ping(msg.data):  # on the loop: answered even while the world's worker is busy
-                    prepared = _prepare(session.receive(msg.data), frame_limit)
+                    answer = _prepare(session.receive(msg.data), frame_limit)
                 elif stages.ENABLED:
                     trace = stages.begin(peek_id(msg.data), state.collector.seconds if state.collector else None)
                     running = worker.submit(functools.partial(_receive, session, msg.data, frame_limit, trace))
                     trace.stamp("submitted", worker.thread_ids)
                     stages.suspend()
-                    prepared = await running
+                    answer = await _from_worker(running, state)
                     stages.resume(trace, "loop")
                 else:
-                    prepared = await worker.submit(functools.partial(_receive, session, msg.data, frame_limit))
+                    answer = await _from_worker(
+                        worker.submit(functools.partial(_receive, session, msg.data, frame_limit)), state
+                    )
+                if answer is None:  # the bridge is stopping: the client has been told 1001
+                    break
+                prepared = answer
             elif msg.type == WSMsgType.BINARY:
                 error = InvalidMessage("binary frames are not part of the protocol; send JSON text frames")
                 prepared = _prepare([Send(error_message(error))], frame_limit)
@@ -294,6 +304,26 @@ Prepared = bytes | _Push | StoreThenSend | Close
 
 #: A frame longer than this is never taken for a ping (a ping is ``{"type": "ping", "id": …}``).
 PING_BYTES = 256
+
+
+async def _from_worker(running: asyncio.Future[list[Prepared]], state: BridgeState) -> list[Prepared] | None:
+    """The world's worker's answer, or ``None`` if the bridge began to stop meanwhile.
+
+    A stopping bridge does not wait for a computation (a watch of a large scene takes seconds of CPU): the
+    connection has been told 1001, the answer would reach nobody, and the worker is a daemon thread.
+    """
+    task = asyncio.current_task()
+    assert task is not None
+    state.waiting.add(task)
+    try:
+        return await running
+    except asyncio.CancelledError:
+        if not state.stopping:
+            raise
+        task.uncancel()  # this cancellation was the bridge's, and is handled here
+        return None
+    finally:
+        state.waiting.discard(task)
 
 
 def _is_ping(data: str) -> bool:
@@ -619,15 +649,27 @@ def create_app(
 
 
 async def _close_sockets(app: web.Application) -> None:
+    await close_connections(app[BRIDGE])  # already done by running_app; for an application run otherwise
+
+
+async def close_connections(state: BridgeState) -> None:
     """Clients are told the bridge is going away (1001), not dropped; all at once, within 30 % of the drain
-    timeout (a client that does not answer the close is not waited for longer)."""
-    state = app[BRIDGE]
+    timeout (a client that does not answer the close is not waited for longer).
+
+    Called before aiohttp's own shutdown, which stops reading the sockets (the clients' answers to the
+    close would go unread, and every close would wait its whole timeout). A connection waiting for its
+    world's worker stops waiting (:func:`_from_worker`), once its close frame is on its way.
+    """
+    state.stopping = True
 
     async def close(ws: web.WebSocketResponse) -> None:
         with contextlib.suppress(Exception):
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"bridge shutting down")
 
     closing = [asyncio.ensure_future(close(ws)) for ws in list(state.sockets)]
+    await asyncio.sleep(0)  # each close frame is written before its connection's handler ends
+    for task in list(state.waiting):
+        task.cancel()
     if closing:
         await asyncio.wait(closing, timeout=state.config.drain_timeout * 0.3)
 
@@ -659,6 +701,7 @@ async def running_app(
         try:
             yield runner
         finally:
+            await close_connections(app[BRIDGE])
             await runner.cleanup()
     finally:
         if own_store and store is not None:

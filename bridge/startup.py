@@ -238,6 +238,7 @@ async def _serve(config: BridgeConfig, *, announce: Callable[[str], None]) -> No
             try:
                 async with bridge.running_app(config, collector=collector) as runner:
                     assert runner.server is not None
+                    state = runner.app[bridge.BRIDGE]
                     # What start-up made is frozen, never scanned again. Automatic collection ran while it
                     # was made, so it is frozen as it is: a full pass over it here would stall the loop
                     # (0.05 s of CPU), and collector.start() then scans only what is not frozen.
@@ -256,6 +257,10 @@ async def _serve(config: BridgeConfig, *, announce: Callable[[str], None]) -> No
                     # watchdog thread outside the interpreter (it needs no GIL) exits if the orderly way has not.
                     faulthandler.dump_traceback_later(config.drain_timeout, exit=True)
                     server.close()
+                busy = sorted(name for name, worker in state.workers.items() if worker.busy_since is not None)
+                if busy:  # its answer would reach nobody: the clients were told 1001
+                    worlds = "world" if len(busy) == 1 else "worlds"
+                    announce(f"Stopped without waiting for the computation under way ({worlds} {', '.join(busy)})")
             finally:
                 collector.stop()
 

@@ -56,7 +56,19 @@ export const WORLD_NAME_LIMIT = 200;
  * @param {unknown} title
  */
 export function worldName(title) {
-  return Array.from(String(title ?? "").trim()).slice(0, WORLD_NAME_LIMIT).join("");
+  return shortened(title, WORLD_NAME_LIMIT);
+}
+
+/** The most characters a game session's name may have (`session.start`). */
+export const SESSION_NAME_LIMIT = 200;
+
+/**
+ * `text` trimmed and cut to `limit` whole characters (code points, as the bridge counts them: an emoji
+ * is never cut in half, which would leave a lone surrogate the bridge cannot read).
+ * @param {unknown} text @param {number} limit
+ */
+function shortened(text, limit) {
+  return Array.from(String(text ?? "").trim()).slice(0, limit).join("");
 }
 
 /**
@@ -116,7 +128,7 @@ export function adjudicate(id, { scene, actor, target, action, reaction = false,
  * @param {string} id @param {string} [name]
  */
 export function sessionStart(id, name = "") {
-  return { type: "session.start", id, name: String(name ?? "").trim().slice(0, 200) };
+  return { type: "session.start", id, name: shortened(name, SESSION_NAME_LIMIT) };
 }
 
 /** `session.end` (extension): close the world's open game session. @param {string} id */

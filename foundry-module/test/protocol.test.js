@@ -38,6 +38,13 @@ describe("protocol builders", () => {
     assert.equal(P.worldName("🜂".repeat(201)), "🜂".repeat(200)); // 400 UTF-16 units in, 200 characters out
   });
 
+  test("a game session's name is trimmed and cut at 200 whole characters, never half of one", () => {
+    const odd = "x" + "🜂".repeat(150); // 151 characters, 301 UTF-16 units: a cut at 200 units splits a pair
+    assert.equal(P.sessionStart("a1", ` ${odd} `).name, odd);
+    assert.equal(P.sessionStart("a1", "🜂".repeat(201)).name, "🜂".repeat(P.SESSION_NAME_LIMIT));
+    assert.deepEqual(P.sessionStart("a1"), { type: "session.start", id: "a1", name: "" });
+  });
+
   test("scene.patch drops empty kinds and empty groups", () => {
     const msg = P.scenePatch("q2", "s-docks", { upsert: { tokens: [{ id: "t" }], walls: [] }, remove: { regions: [] } });
     assert.deepEqual(msg, { type: "scene.patch", id: "q2", scene: "s-docks", upsert: { tokens: [{ id: "t" }] } });
