@@ -58,6 +58,7 @@ __all__ = [
     "polygon_rows",
     "wall_crossings",
     "zone_keys",
+    "zone_order",
 ]
 
 #: Whether this module is the compiled extension (False: the source, run by Python).
@@ -846,6 +847,77 @@ def crossing_order(
                 total += 1
             starts[d + 1] = total
     return a_starts, a_codes[:total]
+
+
+def zone_order(
+    table: ZoneTable,
+    pairs: cython.longlong[:, ::1],
+    cx: cython.double[::1],
+    cy: cython.double[::1],
+    cz: cython.double[::1],
+    centre_in: cython.uchar[:, ::1],
+    inside: cython.uchar[:, ::1],
+    csr: tuple[Any, Any] | None,
+    ambiguous: cython.uchar[::1],
+) -> tuple[Any, tuple[Any, Any, Any, Any, Any, int], tuple[Any, Any] | None, tuple[Any, Any]]:
+    """:func:`bridge.core.meetings.zone_order`: the lines of ``pairs`` that are not one point, :func:`zone_keys`
+    on them and, when it leaves no row to the caller, :func:`crossing_order` of every directed line, the
+    source and target rows and the CSR of ``inside`` made here (``csr``: the CSR already made of it)."""
+    count: cython.Py_ssize_t = pairs.shape[0]
+    tokens: cython.Py_ssize_t = inside.shape[0]
+    zones: cython.Py_ssize_t = inside.shape[1]
+    a_lines = np.empty(count, dtype=np.int64)
+    lines: cython.longlong[::1] = a_lines
+    n_lines: cython.Py_ssize_t = 0
+    u: cython.Py_ssize_t
+    s: cython.longlong
+    e: cython.longlong
+    t: cython.Py_ssize_t
+    z: cython.Py_ssize_t
+    k: cython.Py_ssize_t = 0
+    indptr: cython.longlong[::1]
+    cols: cython.longlong[::1]
+    with cython.nogil:
+        for u in range(count):
+            s, e = pairs[u, 0], pairs[u, 1]
+            if cx[s] == cx[e] and cy[s] == cy[e]:
+                # Both ends on one spot: no line to walk; both directions take the exact path.
+                ambiguous[2 * u] = True
+                ambiguous[2 * u + 1] = True
+            else:
+                lines[n_lines] = u
+                n_lines += 1
+    a_lines = a_lines[:n_lines]
+    met: tuple[Any, Any, Any, Any, Any, int] = zone_keys(table, pairs, a_lines, cx, cy, cz, centre_in, ambiguous)
+    if csr is None:
+        # inside's nonzero entries, row by row (zones ascending), as CSR.
+        a_indptr = np.empty(tokens + 1, dtype=np.int64)
+        indptr = a_indptr
+        a_cols = np.empty(max(1, tokens * zones), dtype=np.int64)
+        cols = a_cols
+        with cython.nogil:
+            indptr[0] = 0
+            for t in range(tokens):
+                for z in range(zones):
+                    if inside[t, z]:
+                        cols[k] = z
+                        k += 1
+                indptr[t + 1] = k
+        csr = (a_indptr, a_cols[:k])
+    if met[5]:
+        return a_lines, met, None, csr
+    a_src = np.empty(2 * count, dtype=np.int64)
+    a_dst = np.empty(2 * count, dtype=np.int64)
+    src: cython.longlong[::1] = a_src
+    dst: cython.longlong[::1] = a_dst
+    with cython.nogil:
+        for u in range(count):
+            src[2 * u], dst[2 * u] = pairs[u, 0], pairs[u, 1]
+            src[2 * u + 1], dst[2 * u + 1] = pairs[u, 1], pairs[u, 0]
+    order: tuple[Any, Any] = crossing_order(
+        a_src, a_dst, csr[0], csr[1], met[0], met[1], met[2], met[3], met[4].view(np.uint8), zones, ambiguous
+    )
+    return a_lines, met, order, csr
 
 
 @cython.cfunc

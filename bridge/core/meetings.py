@@ -60,6 +60,7 @@ __all__ = [
     "wall_crossings",
     "zone_keys",
     "zone_meetings",
+    "zone_order",
     "zone_table",
     "zone_tables",
 ]
@@ -252,6 +253,36 @@ def zone_keys(
     if not np.shares_memory(flags, ambiguous):
         ambiguous |= flags.astype(np.bool_)
     return met
+
+
+def zone_order(
+    table: Any,
+    pairs: Any,
+    cx: Any,
+    cy: Any,
+    cz: Any,
+    centre_in: Any,
+    inside: Any,
+    csr: tuple[Any, Any] | None,
+    ambiguous: Any,
+) -> tuple[Any, tuple[Any, Any, Any, Any, Any, int], tuple[Any, Any] | None, tuple[Any, Any]]:
+    """A pass's zones in one compiled call: the lines of ``pairs`` whose ends are not one point (the others
+    flagged in ``ambiguous``, both directions), :func:`zone_keys` on those lines and — when it leaves no row to
+    the caller — :func:`crossing_order` of every directed line ``2u`` (a→b) and ``2u + 1`` (b→a), its rows
+    of the tokens' zones made from ``inside`` (tokens × zones: the CSR of its nonzero entries, row by row)
+    unless ``csr`` (``(indptr, zones_of)``) already holds them. The same arrays, the same floats and flags as
+    those calls made one by one.
+
+    Returns ``(lines, met, order, csr)``: the lines (indices into ``pairs``, ascending), what :func:`zone_keys`
+    returns, ``(starts, codes)`` (``None`` when rows are left: the caller judges them, then orders), and the
+    CSR of ``inside``."""
+    flags = _u8(ambiguous)
+    found: tuple[Any, tuple[Any, Any, Any, Any, Any, int], tuple[Any, Any] | None, tuple[Any, Any]] = (
+        _kernels.zone_order(table, _i64(pairs), _f64(cx), _f64(cy), _f64(cz), _u8(centre_in), _u8(inside), csr, flags)
+    )
+    if not np.shares_memory(flags, ambiguous):
+        ambiguous |= flags.astype(np.bool_)
+    return found
 
 
 def conic_rows(

@@ -102,7 +102,7 @@ from .meetings import (
     polygon_table,
     wall_columns,
     wall_crossings,
-    zone_keys,
+    zone_order,
     zone_table,
     zone_tables,
 )
@@ -868,23 +868,27 @@ class SceneVisibility:
             return self._compute_best(frame, pairs)
         t = self._tokens
         idx = np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
-        i, j = idx[:, 0], idx[:, 1]
-        flat = (t.cx[i] == t.cx[j]) & (t.cy[i] == t.cy[j])
-        met: _Met | None = None  # where each directed line first meets each zone
         doubtful = np.zeros(2 * len(idx), dtype=bool)
-        lines_2d = np.flatnonzero(~flat)
-        if lines_2d.size and self._zones:
-            met = self._zone_keys(idx, lines_2d, doubtful)
-        starts, codes = self._order_crossings(idx, met, doubtful)
+        if self._zones:
+            # One compiled call (zone_order): the lines not of one point, where each meets each zone, and
+            # (unless rows are left to the curves' GEOS path) every directed line's crossing order.
+            lines_2d, met, order = self._zone_order(idx, doubtful)
+            starts, codes = order if order is not None else self._order_crossings(idx, met, doubtful)
+        else:
+            i, j = idx[:, 0], idx[:, 1]
+            flat = (t.cx[i] == t.cx[j]) & (t.cy[i] == t.cy[j])
+            lines_2d = np.flatnonzero(~flat)
+            starts, codes = self._order_crossings(idx, None, doubtful)
+            # Both ends on one spot: the exact path.
+            flat_pairs = np.flatnonzero(flat)
+            if flat_pairs.size:
+                doubtful[2 * flat_pairs] = True
+                doubtful[2 * flat_pairs + 1] = True
         # Lines the compiled passes cannot order surely: the exact per-line path (GEOS), one by one.
-        flat_pairs = np.flatnonzero(flat)
-        if flat_pairs.size:
-            doubtful[2 * flat_pairs] = True
-            doubtful[2 * flat_pairs + 1] = True
         exact: dict[int, tuple[int, ...]] = {}
         for dp in np.flatnonzero(doubtful).tolist():
             u, d = divmod(dp, 2)
-            s, e = (int(i[u]), int(j[u])) if d == 0 else (int(j[u]), int(i[u]))
+            s, e = (int(idx[u, 0]), int(idx[u, 1])) if d == 0 else (int(idx[u, 1]), int(idx[u, 0]))
             exact[dp] = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
         walls = self._wall_rows(idx, lines_2d)
         return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls)
@@ -1013,30 +1017,39 @@ class SceneVisibility:
             reaction=self.reaction,
         )
 
-    def _zone_keys(
-        self,
-        idx: IntArray,
-        lines: IntArray,
-        ambiguous: BoolArray,
-    ) -> _Met | None:
-        """Where each line (both directions) first meets each zone, with an error bound.
+    def _zone_order(
+        self, idx: IntArray, ambiguous: BoolArray
+    ) -> tuple[IntArray, _Met | None, tuple[IntArray, IntArray] | None]:
+        """Where each line of the pairs ``idx`` (both directions) first meets each zone, with an error bound,
+        and every directed line's crossings in evidence order, in one compiled call
+        (:func:`~bridge.core.meetings.zone_order`): the lines whose ends are not one point (the others flagged
+        in ``ambiguous``, both ways), the box test, the walk along the zones' edges and the curves' equations of
+        zones without solid polygons (:func:`~bridge.core.meetings.zone_keys`), then the crossing order
+        (:meth:`_order_crossings`' call, the token × zone CSR made there once per matrix). Directed lines whose
+        answer rounding could change are flagged in ``ambiguous``. What the pass leaves (error −1) is judged by
+        :meth:`_curve_keys`; the caller then orders the crossings.
 
-        Returns the (directed pair, zone, key, error, exact) of the zones each line meets (``None``: no
-        zone near any line), and flags in ``ambiguous`` the directed pairs whose answer rounding could
-        change.
-
-        One compiled pass (:func:`~bridge.core.meetings.zone_keys`): the box test, the walk along the zones'
-        edges and the curves' equations of zones without solid polygons; what it leaves (error −1) is
-        judged by :meth:`_curve_keys`.
-        """
+        Returns the lines (indices into ``idx``), their meetings (directed pair, zone, key, error, exact;
+        ``None``: no zone near any line) and ``(starts, codes)`` (``None``: rows were left)."""
         t = self._tokens
-        dp, zi, key, err, exact, left = zone_keys(
-            self._zone_table(), idx, lines, t.cx, t.cy, t.cz, self._centre_in, ambiguous
+        made = self._csr
+        inside = self._inside
+        lines, (dp, zi, key, err, exact, left), order, csr = zone_order(
+            self._zone_table(),
+            idx,
+            t.cx,
+            t.cy,
+            t.cz,
+            self._centre_in,
+            inside,
+            made[1:] if made is not None and made[0] is inside else None,
+            ambiguous,
         )
+        self._csr = (inside, *csr)
         if not dp.size:
-            return None
+            return lines, None, order
         met = (dp, zi, key, err, exact)
-        return self._curve_keys(idx, met) if left else met
+        return lines, (self._curve_keys(idx, met) if left else met), order
 
     def _zone_columns(self) -> dict[str, Any]:
         """The compiled zones' arrays both zone tables are made from (:func:`~bridge.core.meetings.zone_tables`

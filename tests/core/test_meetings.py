@@ -42,6 +42,7 @@ from bridge.core.meetings import (
     wall_crossings,
     zone_keys,
     zone_meetings,
+    zone_order,
 )
 from bridge.core.scene import Level, Wall
 from bridge.core.sight import Point3
@@ -644,6 +645,82 @@ def test_zone_keys_equal_the_box_test_the_walk_and_the_equations_apart(
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
     assert left == int((found[3] < 0).sum())
     assert np.array_equal(flags, expected_flags)
+
+
+@given(
+    st.lists(_curved_regions(), min_size=1, max_size=3),
+    st.lists(st.tuples(_coord, _coord), min_size=1, max_size=2),
+    st.lists(st.tuples(_coord, _coord, st.sampled_from([0, 1, 4])), min_size=2, max_size=7),
+    st.integers(min_value=0, max_value=6),
+)
+@settings(max_examples=int(os.environ.get("VISIBILITY_EXAMPLES", "60")), deadline=None)
+def test_zone_order_equals_the_lines_zone_keys_and_crossing_order_one_by_one(
+    curved: list[Any], squares: list[tuple[float, float]], ends: list[tuple[float, float, float]], twin: int
+) -> None:
+    """One compiled call (zone_order) gives the lines not of one point, zone_keys' rows, the token × zone
+    matrix's CSR and crossing_order's starts and codes that those steps gave one by one, bit for bit, with the
+    same directed lines flagged (both directions of a pair on one spot among them); given the CSR, the same."""
+    from bridge.core.rules import RULESETS
+    from bridge.core.scene import Scene
+    from bridge.core.visibility import SceneVisibility
+    from bridge.core.world import SceneState
+
+    regions = [made.model_copy(update={"id": f"c{k}"}) for k, made in enumerate(curved)]
+    regions += [region(f"s{k}", rect(x, y, 100, 150)) for k, (x, y) in enumerate(squares)]
+    tokens = [token(f"t{k}", x, y, width=0, height=0, elevation=z) for k, (x, y, z) in enumerate(ends)]
+    x, y, z = ends[twin % len(ends)]
+    tokens.append(token("twin", x, y, width=0, height=0, elevation=z + 1))  # on another token's spot
+    scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
+    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    idx = np.array(engine._all_pairs(), dtype=np.intp).reshape(-1, 2)
+    t = engine._tokens
+    flat = (t.cx[idx[:, 0]] == t.cx[idx[:, 1]]) & (t.cy[idx[:, 0]] == t.cy[idx[:, 1]])
+    lines = np.flatnonzero(~flat)
+    flags, expected_flags = np.zeros(2 * len(idx), dtype=bool), np.zeros(2 * len(idx), dtype=bool)
+    table = engine._zone_table()
+    got_lines, met, order, csr = zone_order(
+        table, idx, t.cx, t.cy, t.cz, engine._centre_in, engine._inside, None, flags
+    )
+    assert got_lines.tobytes() == lines.astype(np.int64).tobytes()
+    expected = zone_keys(table, idx, lines, t.cx, t.cy, t.cz, engine._centre_in, expected_flags)
+    for got, want in zip(met[:5], expected[:5], strict=True):
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    assert met[5] == expected[5]
+    rows, cols = np.nonzero(engine._inside)
+    indptr = np.zeros(len(t.tokens) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(t.tokens)), out=indptr[1:])
+    assert csr[0].tobytes() == indptr.tobytes() and csr[1].tobytes() == cols.astype(np.int64).tobytes()
+    if expected[5]:  # rows left to the curves' GEOS path: the caller orders
+        assert order is None
+    else:
+        assert order is not None
+        src = np.ravel(np.column_stack((idx[:, 0], idx[:, 1])))
+        dst = np.ravel(np.column_stack((idx[:, 1], idx[:, 0])))
+        want_order = crossing_order(
+            src=src,
+            dst=dst,
+            indptr=indptr,
+            zones_of=cols,
+            met_dp=expected[0],
+            met_z=expected[1],
+            met_key=expected[2],
+            met_err=expected[3],
+            met_exact=expected[4],
+            zones=len(engine._zones),
+            ambiguous=expected_flags,
+        )
+        assert order[0].tobytes() == want_order[0].tobytes() and order[1].tobytes() == want_order[1].tobytes()
+    expected_flags[2 * np.flatnonzero(flat)] = True
+    expected_flags[2 * np.flatnonzero(flat) + 1] = True
+    assert flat.any() and np.array_equal(flags, expected_flags)
+    again = np.zeros(2 * len(idx), dtype=bool)
+    _, _, order_again, csr_again = zone_order(
+        table, idx, t.cx, t.cy, t.cz, engine._centre_in, engine._inside, csr, again
+    )
+    assert csr_again is csr and np.array_equal(again, flags)
+    assert (order is None) == (order_again is None)
+    if order is not None and order_again is not None:
+        assert order[0].tobytes() == order_again[0].tobytes() and order[1].tobytes() == order_again[1].tobytes()
 
 
 # The walls of a pass, compiled: wall_crossings against the NumPy expressions it replaced.
