@@ -247,7 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     collector (``gc.freeze``), so that the interpreter's last collections at exit skip it rather than walk
     every object the imports and the replay left (the exit took 0.11-0.14 s of CPU, now 0.02 s, after an
     empty file as after a long game). Objects are still freed as the interpreter ends; only the collector's
-    passes are spared. Such a process also collects its youngest objects less often (:data:`REPLAY_GC_YOUNG`).
+    passes are spared. Such a process also collects its youngest objects less often (:data:`REPLAY_GC_YOUNG`),
+    and NumPy's OpenBLAS starts no thread pool (``OPENBLAS_NUM_THREADS=1`` unless already set).
     Called with a list (tests, tools in a longer-lived process), the collector is left as it is."""
     args = _parser().parse_args(argv)
     name = " ".join(["sightline", args.command, *([args.log_command] if args.command == "log" else [])])
@@ -257,6 +258,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a long replay's ~100 young passes over what it is making cost more than they free sooner (the long
         # game: 0.13-0.15 s of collections -> 0.02-0.04 s, and ~0.2-0.3 s of the process's CPU; same peak RSS).
         gc.set_threshold(REPLAY_GC_YOUNG, *gc.get_threshold()[1:])
+        # A replay runs on one thread and calls no BLAS routine, but NumPy's OpenBLAS starts a pool of threads
+        # per core as it loads (~30 ms of the process's CPU here) unless told first; a user's setting is kept.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         status = _run(args)
     except StartupError as exc:
@@ -365,6 +369,9 @@ def _serve(args: argparse.Namespace) -> int:
     import threading
 
     from .startup import serve  # listens first, then builds the bridge behind the open port
+    from .workers import one_malloc_arena
+
+    one_malloc_arena()  # before any thread: a dropped world's memory can then be given back (workers.py)
 
     asyncio.run(serve(config, announce=announce))
     if any(thread.name.startswith("sightline-world:") for thread in threading.enumerate()):

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from bridge.cli import REPLAY_GC_YOUNG
 from tests.scenes import on_line_scene
@@ -148,6 +151,34 @@ def test_the_replay_program_leaves_its_objects_to_the_exit_and_a_call_with_argum
         )
         assert done.stderr.strip() == f"0 {frozen}"
         assert len(done.stdout.splitlines()) == 3
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts the process's threads in /proc")
+def test_the_replay_program_starts_no_blas_threads_unless_told_to(tmp_path: Path) -> None:
+    """`sightline replay` as the program loads NumPy with OPENBLAS_NUM_THREADS=1 (one thread in the process at
+    the end, the replay's own), and a value the user set is kept."""
+    game = tmp_path / "game.jsonl"
+    game.write_text("\n".join(json.dumps(m) for m in MESSAGES[:3]) + "\n")
+    probe = (
+        "import os, sys; from bridge.cli import main; sys.argv = ['sightline', 'replay', sys.argv[1]];"
+        "status = main();"
+        "print(status, 'numpy' in sys.modules, os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')),"
+        " file=sys.stderr)"
+    )
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+    }
+    done = subprocess.run([sys.executable, "-c", probe, str(game)], capture_output=True, text=True, check=True, env=env)
+    assert done.stderr.strip() == "0 True 1 1"
+    assert len(done.stdout.splitlines()) == 3
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(game)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, "OPENBLAS_NUM_THREADS": "2"},
+    )
+    assert done.stderr.split()[:3] == ["0", "True", "2"]
 
 
 def test_run_replay_writes_the_same_bytes_to_a_text_sink_and_to_a_utf8_files_bytes(tmp_path: Path) -> None:
