@@ -369,6 +369,9 @@ def _serve(args: argparse.Namespace) -> int:
     import threading
 
     from .startup import serve  # listens first, then builds the bridge behind the open port
+    from .workers import one_malloc_arena
+
+    one_malloc_arena()  # before any thread: a dropped world's memory can then be given back (workers.py)
 
     asyncio.run(serve(config, announce=announce))
     if any(thread.name.startswith("sightline-world:") for thread in threading.enumerate()):

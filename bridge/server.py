@@ -36,7 +36,7 @@ from . import __version__, stages, warmup
 from .access import Access
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
-from .core.rules import load_all
+from .core.rules import forget_scene_memos, load_all
 from .core.world import SceneLimits, World
 from .errors import InvalidMessage, TooManyConnections
 from .gate import Gate
@@ -161,6 +161,7 @@ def _release(held: list[Any]) -> None:
             item.release()  # its scenes in slices: one cascade would hold the GIL while other worlds wait
     held.clear()
     forget_wire_forms()
+    forget_scene_memos()
     give_back_memory()
 
 

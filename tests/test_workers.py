@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import weakref
 
+import pytest
+
+from bridge import workers
 from bridge.workers import WorldWorker
 
 
@@ -55,3 +60,43 @@ async def test_an_idle_worker_keeps_nothing_of_its_last_answer() -> None:
     finally:
         worker.stop()
         assert worker.join(5)
+
+
+#: A world in miniature, in a fresh process: a large block freed first (glibc then raises its trim threshold
+#: to 32 MiB), then a thread that fills 25 MB of heap and ends, then give_back_memory. Prints the KiB kept.
+_THREAD_HEAP = r"""
+import sys, threading
+from bridge.workers import give_back_memory, one_malloc_arena
+
+def rss():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+if sys.argv[1] == "one-arena":
+    assert one_malloc_arena()
+block = bytearray(16 << 20)
+del block
+before = rss()
+
+def world():
+    held = [bytes(1000) for _ in range(25_000)]
+    del held
+
+thread = threading.Thread(target=world)
+thread.start()
+thread.join()
+give_back_memory()
+print(rss() - before)
+"""
+
+
+@pytest.mark.skipif(workers._mallopt is None or workers._malloc_trim is None, reason="glibc only")
+def test_a_threads_freed_heap_goes_back_to_the_system_with_one_malloc_arena() -> None:
+    """With one_malloc_arena (as sightline serve starts), what an ended thread freed goes back to the system
+    on give_back_memory; with an arena per thread, the free top of that arena stays resident (a control)."""
+    kept = {}
+    for mode in ("one-arena", "default"):
+        ran = subprocess.run([sys.executable, "-c", _THREAD_HEAP, mode], capture_output=True, text=True, check=True)
+        kept[mode] = int(ran.stdout)
+    assert kept["one-arena"] < 5 * 1024, kept
+    assert kept["default"] > 15 * 1024, kept  # what the bridge kept before: the control shows the test can fail

@@ -59,6 +59,7 @@ __all__ = [
     "clip_spans",
     "curve_vertex_count",
     "curved_region",
+    "forget_unit_circles",
     "in_spans",
     "level_spans",
     "point_in_zone",
@@ -201,6 +202,12 @@ def _ellipse(cx: float, cy: float, rx: float, ry: float, rotation: float = 0.0) 
 
 #: The header of a one-ring polygon in well-known binary: little-endian, type 3, one ring, its point count.
 _POLYGON_WKB = struct.Struct("<BIII")
+
+
+def forget_unit_circles() -> None:
+    """Empty :func:`_unit_circle`'s memo (after a world is dropped: its arrays, made while the world's
+    circles were drawn, would keep allocator pages of that world resident)."""
+    _unit_circle.cache_clear()
 
 
 @functools.lru_cache(maxsize=64)

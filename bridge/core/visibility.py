@@ -1416,7 +1416,10 @@ class _LineBatch:
         self._known_zone: BoolArray | None = None  # per zone, whether the ruleset knows its type (None: all)
         ids = frame.ids
         self._ends: list[list[int]] = idx.tolist()  # (read line by line: cheaper than indexing the array)
-        self.pairs: list[Pair] = [pair for a, b in self._ends for pair in ((ids[a], ids[b]), (ids[b], ids[a]))]
+        forward = [(ids[a], ids[b]) for a, b in self._ends]
+        self.pairs: list[Pair] = forward + forward  # (the length; each line's pair written below)
+        self.pairs[0::2] = forward
+        self.pairs[1::2] = [(b, a) for a, b in forward]
 
     def ends(self, dp: int) -> tuple[int, int]:
         a, b = self._ends[dp >> 1]
@@ -1833,21 +1836,36 @@ class _Changes(Mapping[Pair, Ruling | None]):
     (from the pass that found it), ``None`` for a pair gone."""
 
     def __init__(self) -> None:
-        self._entries: dict[Pair, tuple[_LineBatch, int] | None] = {}
+        self._by_pair: dict[Pair, tuple[_LineBatch, int] | None] = {}
         self._whole: _LineBatch | None = None  # the entries are every line of this batch, in order
+        self._unwritten = False  # the entries are _whole's lines, not written into _by_pair until read by pair
+
+    @property
+    def _entries(self) -> dict[Pair, tuple[_LineBatch, int] | None]:
+        """The changes by pair (a whole batch's written when first asked for: a watch's push reads the
+        batch's lines in bulk, :meth:`verdict_runs`, and needs no dictionary of them)."""
+        if self._unwritten:
+            self._unwritten = False
+            batch = self._whole
+            assert batch is not None
+            self._by_pair.update(zip(batch.pairs, zip(repeat(batch), range(len(batch.pairs))), strict=False))
+        return self._by_pair
 
     def changed(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
-        self._whole = None
         self._entries[pair] = (batch, dp)
+        self._whole = None
 
     def changed_all(self, batch: _LineBatch) -> None:
         """:meth:`changed` for every line of ``batch``, in its order."""
-        self._whole = None if self._entries else batch
+        if self._whole is None and not self._by_pair:
+            self._whole, self._unwritten = batch, True
+            return
         self._entries.update(zip(batch.pairs, zip(repeat(batch), range(len(batch.pairs))), strict=False))
+        self._whole = None
 
     def removed(self, pair: Pair) -> None:
-        self._whole = None
         self._entries[pair] = None
+        self._whole = None
 
     def verdict_runs(self) -> Iterator[tuple[Pair, Ruling | None] | VerdictRun]:
         """:meth:`SceneVisibility.verdict_runs` of every changed pair."""
@@ -1863,7 +1881,7 @@ class _Changes(Mapping[Pair, Ruling | None]):
         return iter(self._entries)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._whole.pairs) if self._unwritten and self._whole is not None else len(self._by_pair)
 
     def __contains__(self, pair: object) -> bool:
         return pair in self._entries

@@ -119,6 +119,26 @@ def test_a_moves_changed_pairs_come_in_bulk_as_their_rulings_say() -> None:
     assert len(batches) == 1 and not any(batch.made for batch in batches)
 
 
+def test_a_moves_changes_are_written_by_pair_only_when_read_by_pair() -> None:
+    """A move's changes are counted and read in bulk with no dictionary of them written; read by pair they are
+    the moved token's pairs, in ``update()``'s order, each its plain ruling; another change then keeps them."""
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    moved = _state([POOR], [ROW[0], ROW[1], token("c", 100, 1400)], version=1)
+    changes = engine.update(moved)
+    assert len(changes) == 4 and changes and not changes._by_pair
+    (run,) = engine.verdict_runs(changes)
+    assert isinstance(run, VerdictRun) and not changes._by_pair
+    order = [("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
+    assert [pair for pair, _ in run.items()] == order
+    assert list(changes) == order and len(changes._by_pair) == 4
+    assert ("a", "c") in changes and ("a", "b") not in changes
+    plain = plain_rulings(moved, "bs-attack", False)
+    assert dict(changes) == {pair: plain[pair] for pair in order}
+    later = engine.update(_state([POOR], [ROW[0], ROW[1], token("c", 100, 1500)], version=2))
+    later.removed(("a", "c"))  # (as update() writes a pair gone)
+    assert list(later) == order and later[("a", "c")] is None and len(later) == 4
+
+
 def test_an_unchanged_answer_is_not_returned() -> None:
     """Changing a trait nobody reads for this action, or a wall no line touches, returns nothing."""
     engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")

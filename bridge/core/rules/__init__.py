@@ -23,8 +23,22 @@ __all__ = [
     "Ruling",
     "RulingError",
     "Situation",
+    "forget_scene_memos",
     "load_all",
 ]
+
+
+def forget_scene_memos() -> None:
+    """Empty the memos of scene contents (a world was dropped; the next ruling fills them again).
+
+    Rulings are the same with or without them; what they hold would otherwise outlive the world, and the
+    allocator's pages with it (``docs/performance.md``, "A dropped world's memory")."""
+    from .. import geometry
+    from . import data_files, notes
+
+    data_files.forget_scene_answers()
+    notes.forget_lists()
+    geometry.forget_unit_circles()
 
 
 class RulesetLoadError(RuntimeError):

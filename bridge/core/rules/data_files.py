@@ -200,6 +200,14 @@ def cite(passages: Mapping[str, Passage], keys: tuple[str, ...], *, edition: str
 _CITED: dict[tuple[int, tuple[str, ...], str, str], tuple[Mapping[str, Passage], tuple[str, ...]]] = {}
 
 
+def forget_scene_answers() -> None:
+    """Empty the memos filled from scenes' contents (:func:`cite`'s answers, the traits asked of
+    :meth:`VocabularyRow.knows_trait`): after a world is dropped, their entries — made while it was
+    ruled, scattered over the allocator's pages — would keep those pages from going back to the system."""
+    _CITED.clear()
+    _knows_trait.cache_clear()
+
+
 def _cite(passages: Mapping[str, Passage], keys: tuple[str, ...], *, edition: str, locale: str) -> tuple[str, ...]:
     rows = _citation_rows(passages, edition)
     held: dict[str, tuple[str, str | None, str]] = {}

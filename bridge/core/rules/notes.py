@@ -77,6 +77,12 @@ def tokens_by_id(scene: Any) -> dict[str, Any]:
     return _by_id(scene.tokens)
 
 
+def forget_lists() -> None:
+    """Let go of the scenes' lists held here (after a world is dropped: they would keep its regions and
+    tokens alive until other scenes' lists pushed them out)."""
+    _BY_ID.clear()
+
+
 def _by_id(items: Any) -> dict[str, Any]:
     found = _BY_ID.get(id(items))
     if found is not None and found[0] is items:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import weakref
 from typing import Any
 
 import pytest
@@ -74,3 +75,45 @@ def test_load_all_loads_every_ruleset_and_the_server_calls_it() -> None:
     assert repr(RULESETS).endswith("loaded: infinity-n4, infinity-codeone, gurps-4e, traveller)")
     out = fresh_interpreter("import bridge.server; from bridge.core.rules import RULESETS; print(repr(RULESETS))")
     assert out.endswith("loaded: infinity-n4, infinity-codeone, gurps-4e, traveller)")
+
+
+def test_forgetting_the_scene_memos_lets_a_dropped_scenes_objects_go_and_answers_stay_the_same() -> None:
+    """forget_scene_memos empties the memos filled from scenes (citations, traits, lists by id, unit
+    circles): a scene's regions list they held is freed, and the next answers equal the memoised ones."""
+    from bridge.core import geometry
+    from bridge.core.rules import data_files, forget_scene_memos, notes
+    from bridge.core.rules.infinity import load_infinity
+
+    class Region:
+        def __init__(self, region_id: str) -> None:
+            self.id = region_id
+            self.name = f"Zone {region_id}"
+
+    class Regions(list[Region]):
+        """A list a weak reference can watch."""
+
+    class Scene:
+        def __init__(self) -> None:
+            self.regions: list[Region] = Regions([Region("r1"), Region("r2")])
+
+    data = load_infinity("infinity-n4")
+    keys = tuple(list(data.passages)[:3])
+    edition = next(iter(data.editions))
+    cited = data_files.cite(data.passages, keys, edition=edition, locale="es")
+    trait = data_files.vocabulary().rulesets["gurps-4e"].knows_trait("night-vision-3")
+    scene = Scene()
+    assert notes.region_name(scene, "r2") == "Zone r2"
+    circle = geometry._unit_circle(48)
+    regions = weakref.ref(scene.regions)
+    assert data_files._CITED and notes._BY_ID and geometry._unit_circle.cache_info().currsize
+
+    forget_scene_memos()
+    assert not data_files._CITED and not notes._BY_ID
+    assert geometry._unit_circle.cache_info().currsize == 0
+    assert data_files._knows_trait.cache_info().currsize == 0
+    scene.regions = []
+    assert regions() is None  # nothing but the memo held it
+    assert data_files.cite(data.passages, keys, edition=edition, locale="es") == cited
+    assert data_files.vocabulary().rulesets["gurps-4e"].knows_trait("night-vision-3") == trait
+    again = geometry._unit_circle(48)
+    assert again[0].tobytes() == circle[0].tobytes() and again[1].tobytes() == circle[1].tobytes()
