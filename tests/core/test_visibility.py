@@ -596,3 +596,25 @@ def test_the_other_reaction_reads_only_passes_made_since_the_last_light_change()
     assert sum(("obs", "lit") in changes for changes, _ in held) == 2  # the lamp left it, then came back
     for changes, plain in held:
         assert {pair: changes[pair] for pair in changes} == {pair: plain[pair] for pair in changes}
+
+
+def test_a_moved_tokens_rows_of_the_token_zone_matrices_equal_the_matrices_made_anew() -> None:
+    """After each one-token move (footprints round and square, zones of every shape, holes, elevations), the
+    moved token's rows made alone (``_inside_row``) leave the token × zone matrices equal to those made anew."""
+    import random
+
+    from bench.visibility_bench import make_scene, move_token, state_of
+
+    for seed in (1, 2):
+        scene = make_scene(12, 40, seed=seed)
+        engine = SceneVisibility(state_of(scene), action="bs-attack")
+        rng = random.Random(seed)
+        held = 0
+        for i in range(60):
+            scene = move_token(scene, rng.choice(scene.tokens).id, seed=i)
+            engine.update(state_of(scene, i + 1))
+            inside, centre_in = engine._inside, engine._centre_in
+            engine._compile_inside(None, set())
+            assert np.array_equal(inside, engine._inside) and np.array_equal(centre_in, engine._centre_in)
+            held += int(inside.sum()) + int(centre_in.sum())
+        assert held  # (the moves met zones)
