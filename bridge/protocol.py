@@ -110,18 +110,26 @@ class SceneSync(Message):
     scene: Scene
 
 
+# A patch's absent parts come from factories, not ``= []`` / ``= PatchRemove()``: pydantic deep-copies a
+# mutable default (``copy.deepcopy``, in Python) for every message that leaves it out — a one-token move
+# leaves out six of them. The schema still says ``"default"`` as before.
+def _no_items() -> Any:
+    """An absent list of a patch: a new empty list, from a factory."""
+    return Field(default_factory=list, json_schema_extra={"default": []})
+
+
 class PatchUpsert(Message):
-    tokens: list[Token] = []
-    regions: list[Region] = []
-    walls: list[Wall] = []
-    lights: list[Light] = []
+    tokens: list[Token] = _no_items()
+    regions: list[Region] = _no_items()
+    walls: list[Wall] = _no_items()
+    lights: list[Light] = _no_items()
 
 
 class PatchRemove(Message):
-    tokens: list[Identifier] = []
-    regions: list[Identifier] = []
-    walls: list[Identifier] = []
-    lights: list[Identifier] = []
+    tokens: list[Identifier] = _no_items()
+    regions: list[Identifier] = _no_items()
+    walls: list[Identifier] = _no_items()
+    lights: list[Identifier] = _no_items()
 
 
 class ScenePatch(Message):
@@ -133,8 +141,8 @@ class ScenePatch(Message):
     type: Literal["scene.patch"] = "scene.patch"
     id: RequestId
     scene: Identifier
-    upsert: PatchUpsert = PatchUpsert()
-    remove: PatchRemove = PatchRemove()
+    upsert: PatchUpsert = Field(default_factory=PatchUpsert, json_schema_extra={"default": PatchUpsert().model_dump()})
+    remove: PatchRemove = Field(default_factory=PatchRemove, json_schema_extra={"default": PatchRemove().model_dump()})
     name: str | None = None
     grid: Grid | None = None
     rules: Rules | None = None

@@ -40,3 +40,22 @@ def test_real_answers_validate_against_the_schema() -> None:
     assert [a["type"] for a in answers] == ["scene.synced", "adjudication", "adjudication", "error", "pong"]
     for answer in answers:
         validator.validate(answer)
+
+
+def test_a_patch_that_leaves_out_its_parts_gets_empty_ones_of_its_own_and_the_schema_states_them() -> None:
+    """A patch's absent upsert/remove parts are new empty lists per message, and the schema says their defaults."""
+    from bridge.protocol import CLIENT_MESSAGE, ScenePatch
+
+    first, second = (CLIENT_MESSAGE.validate_python({"type": "scene.patch", "id": i, "scene": "s"}) for i in "ab")
+    assert isinstance(first, ScenePatch) and isinstance(second, ScenePatch)
+    for kind in ("tokens", "regions", "walls", "lights"):
+        assert getattr(first.upsert, kind) == [] and getattr(first.remove, kind) == []
+        assert getattr(first.upsert, kind) is not getattr(second.upsert, kind)
+        assert getattr(first.remove, kind) is not getattr(second.remove, kind)
+    assert first.model_fields_set == {"type", "id", "scene"}
+    defs = json.loads(rendered_schema())["$defs"]
+    patch = defs["ScenePatch"]["properties"]
+    empty = {"tokens": [], "regions": [], "walls": [], "lights": []}
+    assert patch["upsert"]["default"] == empty and patch["remove"]["default"] == empty
+    upsert = defs["PatchUpsert"]["properties"]
+    assert all(upsert[kind]["default"] == [] for kind in empty)
