@@ -25,6 +25,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import compress, count
+from operator import is_not
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 import orjson
@@ -1094,16 +1096,39 @@ def _token_fragments(ids: list[str]) -> tuple[list[bytes], list[bytes]]:
 
 def _line_fragments(points: list[Point3]) -> tuple[list[bytes], list[bytes]]:
     """Each token centre's pieces of a pair's JSON: ``],"line":{"start":POINT`` and ``,"end":POINT}}``
-    (``_point_wire``'s dictionary, encoded), found by identity."""
+    (``_point_wire``'s dictionary, encoded), found by identity.
+
+    A move's pass holds the same centre objects as the pass before it but the moved token's: the last
+    lists made are kept with the centres they were made for, and only the entries whose centre is
+    another object are found again (the pieces are the same for the same object). The lists handed out
+    are never changed afterwards (a new list is made when one entry differs)."""
+    last = _LAST_LINES[0]
+    if last is not None and len(last[0]) == len(points):
+        made_for, starts, ends = last
+        moved = list(compress(count(), map(is_not, made_for, points)))
+        if not moved:
+            return starts, ends
+        if 4 * len(moved) <= len(points):
+            starts, ends = starts.copy(), ends.copy()
+            for k in moved:
+                starts[k], ends[k] = _point_json(points[k])
+            _LAST_LINES[0] = (tuple(points), starts, ends)
+            return starts, ends
     held = _point_json._held
-    starts: list[bytes] = []
-    ends: list[bytes] = []
+    starts = []
+    ends = []
     for point in points:
         entry = held.get(id(point))
         pieces = entry[1] if entry is not None and entry[0] is point else _point_json(point)
         starts.append(pieces[0])
         ends.append(pieces[1])
+    _LAST_LINES[0] = (tuple(points), starts, ends)
     return starts, ends
+
+
+#: :func:`_line_fragments`' last lists, with the centres they were made for (one entry, replaced whole:
+#: worlds' threads may read and write it at the same time, each entry stays consistent).
+_LAST_LINES: list[tuple[tuple[Point3, ...], list[bytes], list[bytes]] | None] = [None]
 
 
 def _code_fragments(codes: list[int], crossings: list[Crossing]) -> list[bytes]:
@@ -1182,6 +1207,7 @@ def forget_wire_forms() -> None:
     _crossing_list_json.clear()
     _ids_json.clear()
     _CODES_JSON.clear()
+    _LAST_LINES[0] = None
 
 
 def _ruling_wire(ruling: Ruling, *, brief: bool = False, pair: dict[str, Any] | None = None) -> dict[str, Any]:

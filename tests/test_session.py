@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from bridge import session as session_module
+from bridge.core.sight import Point3
 from bridge.core.world import SceneLimits
 from bridge.protocol import encode
 from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds, peek_id
@@ -598,3 +600,23 @@ def test_an_adjudicate_is_validated_as_the_union_validates_it(fields: dict[str, 
     got = session._validate(raw)
     assert got == expected and type(got) is type(expected)
     assert got.model_fields_set == expected.model_fields_set
+
+
+def test_a_pushs_line_pieces_after_a_move_equal_those_made_afresh_and_earlier_ones_stay() -> None:
+    """The start/end pieces of a push's lines, made again only for moved centres, equal every centre's own."""
+    rng = random.Random(7)
+    points = [Point3(float(i), 2.0 * i, 0.0) for i in range(12)]
+    handed: list[tuple[list[bytes], list[bytes], list[bytes], list[bytes]]] = []
+    for step in range(300):
+        points = list(points)
+        change = rng.choice(["none", "one", "two", "many", "length"])
+        if change == "length":
+            points = points[:-1] if len(points) > 2 and rng.random() < 0.5 else [*points, Point3(step, 0.5, 1.0)]
+        elif change != "none":
+            for k in rng.sample(range(len(points)), {"one": 1, "two": 2, "many": len(points) // 2 + 1}[change]):
+                points[k] = Point3(rng.uniform(-9, 9), rng.uniform(-9, 9), rng.choice([0.0, 1.5]))
+        starts, ends = session_module._line_fragments(points)
+        expected = [session_module._point_json(p) for p in points]
+        assert starts == [pieces[0] for pieces in expected] and ends == [pieces[1] for pieces in expected]
+        handed.append((starts, list(starts), ends, list(ends)))
+    assert all(starts == kept and ends == kept_ends for starts, kept, ends, kept_ends in handed)
