@@ -446,6 +446,13 @@ class World:
 
         counted: dict[str, Callable[[Any], int]] = {"regions": region_vertices, "tokens": token_cost}
         unheld: list[tuple[Kind, str]] = []
+        # The upserted objects that are not held ones (a patch brings new objects; the very same held
+        # object upserted again is not new), found before the removals change the dictionaries.
+        fresh: dict[str, list[Any]] = {
+            kind: [item for item in upsert[kind] if collections[kind].get(item.id) is not item]
+            for kind in ("regions", "tokens")
+            if kind in touched and upsert.get(kind)
+        }
         for kind, ids in remove.items():
             for item_id in ids:
                 gone = collections[kind].pop(item_id, None)
@@ -478,11 +485,17 @@ class World:
         if same_rules:
             only = {}
             for kind in ("regions", "tokens"):
-                if kind in touched:
+                if kind not in touched:
+                    only[kind] = ()  # the very same list
+                elif len(brought := fresh.get(kind, [])) <= _FEW_FRESH:
+                    # The positions of the new objects that stayed (the last upsert of an id wins), from
+                    # the dictionary's order (the new list's): no walk over every object of the kind.
+                    kept = collections[kind]
+                    keys = list(kept)
+                    only[kind] = sorted({keys.index(item.id) for item in brought if kept[item.id] is item})
+                else:
                     before_ids = set(map(id, held[kind]))
                     only[kind] = [k for k, item in enumerate(getattr(new_scene, kind)) if id(item) not in before_ids]
-                else:
-                    only[kind] = ()  # the very same list
         if "grid" in replace:
             vertices = None  # round bases are drawn anew at the new grid size: count everything again
         ruleset, counted_vertices = check_scene(new_scene, self.limits, only=only, vertices=vertices)
@@ -506,6 +519,10 @@ class World:
         newly, used = diff_ignored(state.ignored, ignored, _held_keys(new_scene, state.ignored, ignored))
         locale = new_scene.rules.locale
         return PatchResult(new_state, [*(not_held(k, i, locale) for k, i in unheld), *newly], used)
+
+
+#: Up to this many new objects of a kind, :meth:`World.patch` finds their positions by id.
+_FEW_FRESH = 8
 
 
 def _held_keys(

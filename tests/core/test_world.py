@@ -372,3 +372,57 @@ def test_a_patch_is_refused_as_checking_the_whole_patched_scene_refuses_it() -> 
                 assert list(map(id, getattr(state.held_scene, kind))) == list(map(id, getattr(expected, kind)))
             accepted += 1
     assert refused > 20 and accepted > 20
+
+
+def test_a_patch_checks_exactly_the_positions_of_the_objects_it_brings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """World.patch hands check_scene the positions of exactly the new objects of the patched lists (upserted in
+    place or appended, an id upserted twice, a held object upserted again, removed and brought back, many)."""
+    import random
+
+    rng = random.Random(16)
+    seen: list[dict[str, Any] | None] = []
+    real = world_module.check_scene
+
+    def spy(scene: Scene, *args: Any, only: Any = None, **kwargs: Any) -> Any:
+        seen.append(None if only is None else {kind: list(rows) for kind, rows in only.items()})
+        return real(scene, *args, only=only, **kwargs)
+
+    monkeypatch.setattr(world_module, "check_scene", spy)
+    square = [0, 0, 100, 0, 100, 100, 0, 100]
+    world = World("w")
+    state = world.sync(
+        Scene.model_validate(
+            {
+                "id": "s",
+                "rules": {"ruleset": "traveller"},
+                "regions": [{"id": f"r{k}", "shapes": [{"type": "polygon", "points": square}]} for k in range(6)],
+                "tokens": [{"id": f"t{k}", "x": 10 * k, "y": 0} for k in range(6)],
+            }
+        )
+    )
+    for step in range(300):
+        held = state.held_scene
+        upsert: dict[str, list[Any]] = {}
+        for kind in ("regions", "tokens"):
+            items = []
+            for _ in range(rng.choice((0, 1, 1, 2, 3, 9, 12))):
+                old = rng.choice(getattr(held, kind))
+                if rng.random() < 0.2:
+                    items.append(old)  # the very same held object
+                else:
+                    item_id = rng.choice((old.id, old.id, f"{kind[0]}-new{step % 4}"))
+                    items.append(old.model_copy(update={"id": item_id}))
+            upsert[kind] = items
+        remove = {
+            kind: rng.sample(ids, min(rng.choice((0, 0, 1, 2)), len(ids) - 3))
+            for kind in ("regions", "tokens")
+            for ids in [[item.id for item in getattr(held, kind)]]
+        }
+        seen.clear()
+        state = world.patch("s", upsert=upsert, remove=remove, replace={}).state
+        (only,) = seen
+        assert only is not None
+        for kind in ("regions", "tokens"):
+            before = set(map(id, getattr(held, kind)))
+            expected = [k for k, item in enumerate(getattr(state.held_scene, kind)) if id(item) not in before]
+            assert only[kind] == expected
