@@ -443,7 +443,11 @@ class SceneVisibility:
         index = tokens.index
         changed: set[int] = set()
         if index is old_tokens.index:  # the same ids in the same order (``_compile_tokens`` kept the index)
-            # Only the rows whose token is another object than before can have changed (when known).
+            # Only the rows whose token is another object than before can have changed (when known); of
+            # those, ``_compile_tokens`` already compared with the old token the ones it found unequal or
+            # equal to it (``_unequal_rows``; the equal ones are left out of ``_touched_rows``).
+            if self._touched_rows is not None:
+                changed.update(self._unequal_rows)
             for k in range(len(index)) if self._touched_rows is None else self._touched_rows:
                 before, token = old_tokens.tokens[k], tokens.tokens[k]
                 if before is not token and before != token:
@@ -588,7 +592,7 @@ class SceneVisibility:
             self._compile_conics(zones)
         old_tokens: _Tokens | None = getattr(self, "_tokens", None)
         self._token_cache: dict[str, _TokenShape]
-        self._tokens, self._token_cache, fresh, self._touched_rows = _compile_tokens(
+        self._tokens, self._token_cache, fresh, self._touched_rows, self._unequal_rows = _compile_tokens(
             scene, getattr(self, "_token_cache", {}), old_tokens
         )
         walls = tuple(scene.walls)
@@ -2273,16 +2277,20 @@ def _token_shape(token: Token, size: float) -> _TokenShape:
 
 def _compile_tokens(
     scene: Scene, cache: Mapping[str, _TokenShape], old: _Tokens | None = None
-) -> tuple[_Tokens, dict[str, _TokenShape], set[int], list[int] | None]:
+) -> tuple[_Tokens, dict[str, _TokenShape], set[int], list[int] | None, list[int]]:
     """The tokens as columns, reusing ``cache`` for unchanged tokens; also the new cache, the indices
     of the tokens compiled afresh and, when the scene holds the same token ids in the same order as
     ``old`` (compiled from ``cache``), the rows whose token is not the very object of ``old`` (else
-    ``None``). Then only the rows of the tokens compiled afresh are rewritten."""
+    ``None``) and not yet compared with it, and the rows whose token was compared with the very object
+    of ``old`` (its cached shape's token) and found unequal to it — the rows whose token was found equal
+    to it are in neither list. Then only the rows of the tokens compiled afresh are rewritten."""
     size = scene.grid.size
     fresh: set[int] = set()
     listed = scene.tokens
     first = cache.get(listed[0].id) if listed else None
     touched: list[int] | None = None
+    unequal: list[int] = []  # (touched rows) compared with old's token and found unequal
+    to_compare: list[int] = []  # (touched rows) not compared with old's token
     if old is not None and len(old.tokens) == len(listed) and first is not None and first.size == size:
         # A patch keeps the objects of the tokens it does not touch (and every shape in the cache has the
         # grid size of ``old``): only the others can need a new shape, or hold another id here.
@@ -2292,12 +2300,16 @@ def _compile_tokens(
     made: dict[int, _TokenShape] = {}  # the shapes compiled afresh, by row
     shapes: list[_TokenShape] = []  # every row's, when not only the touched rows were looked at
     if touched is not None:
+        assert old is not None
         for k in touched:
             token = listed[k]
             shape = cache.get(token.id)
             if shape is None or not (shape.token is token or shape.token == token):
                 made[k] = _token_shape(token, size)
                 fresh.add(k)
+                (unequal if shape is not None and shape.token is old.tokens[k] else to_compare).append(k)
+            elif shape.token is not old.tokens[k]:  # (when it is, the token equals old's: not changed)
+                to_compare.append(k)
     else:
         for k, token in enumerate(listed):
             shape = cache.get(token.id)
@@ -2336,7 +2348,7 @@ def _compile_tokens(
                 cache[made[k].token.id] = made[k]
         else:
             tokens_ = dataclasses.replace(old, tokens=tuple(scene.tokens))
-        return tokens_, cast(dict[str, _TokenShape], cache), fresh, touched
+        return tokens_, cast(dict[str, _TokenShape], cache), fresh, to_compare if touched is not None else None, unequal
     centres = np.array([shape.centre for shape in shapes], dtype=np.float64).reshape(n, 3)
     tokens = _Tokens(
         tokens=tuple(scene.tokens),
@@ -2348,7 +2360,7 @@ def _compile_tokens(
         box=np.array([shape.box for shape in shapes], dtype=np.float64).reshape(n, 4),
         probes=np.array([shape.probe for shape in shapes], dtype=object),
     )
-    return tokens, {shape.token.id: shape for shape in shapes}, fresh, None
+    return tokens, {shape.token.id: shape for shape in shapes}, fresh, None, []
 
 
 def _line_memo_limit(tokens: int) -> int:

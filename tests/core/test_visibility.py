@@ -231,6 +231,27 @@ def test_a_move_reuses_the_compiled_zones_walls_and_other_tokens() -> None:
     assert dict(engine.rulings()) == plain_rulings(_state([POOR], moved, walls), "bs-attack", False)
 
 
+def test_a_token_replaced_by_an_equal_copy_changes_nothing_and_a_changed_one_its_pairs() -> None:
+    """``update()`` reports a token's pairs exactly when the token changed, whether its cached shape was made
+    from the old token object (compared once, while compiling) or from an older equal copy of it."""
+    a, b, c = ROW
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    steps: list[tuple[list[Token], set[tuple[str, str]]]] = [
+        ([a, b, c.model_copy()], set()),  # equal copy; the cache keeps c's shape (made from c itself)
+        ([a, b, c.model_copy()], set()),  # equal copy of a copy: cached from c, compared with the old copy
+        ([a, b, token("c", 100, 1400)], {("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")}),  # moved: new shape
+        ([a, b, token("c", 100, 1400)], set()),  # equal copy; cached from the old token itself
+        (
+            [a, b.model_copy(update={"x": 1100.0}), token("c", 100, 1400)],
+            {("a", "b"), ("b", "a"), ("b", "c"), ("c", "b")},
+        ),
+    ]
+    for version, (tokens, expected) in enumerate(steps, start=1):
+        state = _state([POOR], tokens, version=version)
+        assert set(engine.update(state)) == expected, version
+        assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+
+
 def _named(name: str, x: float = 450) -> Region:
     return region("z", rect(x, 300, 100, 300), zone="poor").model_copy(update={"name": name})
 

@@ -669,7 +669,8 @@ class LineComposer:
         self._locale = scene.rules.locale
         self._edition = scene.rules.edition
         # What _candidate and _describe read of a situation: the scene, its rules, action and reaction.
-        self._situation = _scene_only(scene, action, reaction)
+        self._scene = scene
+        self._situation_made = _scene_only(scene, action, reaction)
         self._observers: dict[tuple[str, ...], Who] = {}
         self._stacked = 0  # stacked entries held by the pieces
         self._cite_groups: dict[tuple[str, ...], int] = {}
@@ -697,9 +698,19 @@ class LineComposer:
         return table
 
     def set_scene(self, scene: Scene) -> None:
-        """The same rules and region names in a newer scene (regions may have been added or removed)."""
-        self._situation = dataclasses.replace(self._situation, scene=scene)
+        """The same rules and region names in a newer scene (regions may have been added or removed).
+        Called at every move; the situation holding the scene is made when next read (rarely: new pieces)."""
+        self._scene = scene
         self._regions = None
+
+    @property
+    def _situation(self) -> Situation:
+        """:func:`_scene_only` of the composer's scene: the one made for an older scene, with this scene
+        (``dataclasses.replace``), once it is read after :meth:`set_scene`."""
+        situation = self._situation_made
+        if situation.scene is not self._scene:
+            situation = self._situation_made = dataclasses.replace(situation, scene=self._scene)
+        return situation
 
     @staticmethod
     def applies(ruleset: object, action: str) -> bool:
