@@ -62,7 +62,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 import numpy.typing as npt
 import shapely
-from shapely.geometry import LineString, Point
+from shapely.geometry import LineString, Point, Polygon
 from shapely.strtree import STRtree
 
 from .curves import CurvedArea, polygon_parts_both
@@ -425,7 +425,7 @@ class SceneVisibility:
             # A new composer: the old one stays with the old scene, for the old rulings still to be built
             # (``set_scene`` would make them read the new scene's names and rules, and equal the new ones).
             self._composer = None
-        self._compile(new_state)
+        self._compile(new_state, regions_kept=same_regions)
         if (
             everything
             or self._levels_changed
@@ -511,14 +511,27 @@ class SceneVisibility:
         fresh = self._compute(pairs)
         # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
         # and no ruling need be built to tell (when the batch's rulings carry the centre line).
-        sure = np.zeros(2 * len(fresh.idx), dtype=bool)
-        if fresh.lines_known:
-            moved = _moved(old_tokens, tokens)
-            sure[0::2] = sure[1::2] = moved[fresh.idx[:, 0]] | moved[fresh.idx[:, 1]]
-        if sure.all():  # (a move: every line of the moved token) all changed, no ruling read: in bulk
+        sure: BoolArray | None = None
+        if fresh.lines_known and len(changed) == 1 and not (boxes or segments) and index is old_tokens.index:
+            # One token's pairs only (a move; the same rows): each line has it at one end, so every line is
+            # sure when its centre moved — ``_moved``'s test of that one row.
+            (c,) = changed
+            everyone = bool(
+                old_tokens.cx[c] != tokens.cx[c] or old_tokens.cy[c] != tokens.cy[c] or old_tokens.cz[c] != tokens.cz[c]
+            )
+        else:
+            everyone = False
+        if not everyone:
+            sure = np.zeros(2 * len(fresh.idx), dtype=bool)
+            if fresh.lines_known:
+                moved = _moved(old_tokens, tokens)
+                sure[0::2] = sure[1::2] = moved[fresh.idx[:, 0]] | moved[fresh.idx[:, 1]]
+            everyone = bool(sure.all())
+        if everyone:  # (a move: every line of the moved token) all changed, no ruling read: in bulk
             result.changed_all(fresh)
             rulings.refer_all(fresh)
             return result
+        assert sure is not None
         for dp, (pair, known) in enumerate(zip(fresh.pairs, sure.tolist(), strict=True)):
             if known or pair not in rulings:
                 result.changed(pair, fresh, dp)
@@ -531,8 +544,9 @@ class SceneVisibility:
 
     # Private: compilation.
 
-    def _compile(self, state: SceneState) -> None:
-        """Compile zones (reusing unchanged ones), tokens, walls and the token × zone matrices."""
+    def _compile(self, state: SceneState, *, regions_kept: bool | None = None) -> None:
+        """Compile zones (reusing unchanged ones), tokens, walls and the token × zone matrices.
+        ``regions_kept``: whether the scene's regions are the very objects compiled last (when known)."""
         self._state = state
         scene = state.scene
         self._ruleset: Ruleset = state.ruleset
@@ -547,7 +561,8 @@ class SceneVisibility:
             self._zone_cache = {}  # every zone's heights (and every wall's) follow the levels
         self._levels = levels
         regions = tuple(scene.regions)
-        regions_kept = _same_objects(getattr(self, "_regions", ()), regions)
+        if regions_kept is None:
+            regions_kept = _same_objects(getattr(self, "_regions", ()), regions)
         old_zones: tuple[_Zone, ...] | None = None if self._levels_changed else getattr(self, "_zones", None)
         zones: Sequence[_Zone]
         if old_zones is not None and regions_kept:
@@ -719,7 +734,7 @@ class SceneVisibility:
             if not fresh:
                 return
             inside, centre_in = self._inside.copy(), self._centre_in.copy()
-            if len(fresh) == 1 and m and shapely.get_type_id(t.probes[next(iter(fresh))]) == _POLYGON:
+            if len(fresh) == 1 and m and type(t.probes[next(iter(fresh))]) is Polygon:  # (GEOS type id 3)
                 # One token compiled afresh (a move) with a solid footprint: its rows alone, from Python
                 # ints and floats (the same queries and predicates as below, without ~10 NumPy calls).
                 self._inside, self._centre_in = self._inside_row(next(iter(fresh)), inside, centre_in)
