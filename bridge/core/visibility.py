@@ -438,6 +438,11 @@ class SceneVisibility:
             self._rows_made_for = ()  # every token's row anew, with the emptied memos
             self._compile(new_state)
             return self._replace_all(lazy=lazy)
+        if not same_regions:
+            # A zone's contents (its penalty, say) are read by a ruling but are not in the ruler's memo key
+            # (a crossing names the region and zone type): a new ruler, as the composer is new above, so the
+            # old passes' rulings still to be built (to diff them) are the old scene's, not the new memo's.
+            self._ruler = self._ruler.renewed()
 
         tokens = self._tokens
         index = tokens.index

@@ -639,3 +639,35 @@ def test_a_moved_tokens_rows_of_the_token_zone_matrices_equal_the_matrices_made_
             assert np.array_equal(inside, engine._inside) and np.array_equal(centre_in, engine._centre_in)
             held += int(inside.sum()) + int(centre_in.sum())
         assert held  # (the moves met zones)
+
+
+def _cellar(penalty: int, version: int) -> SceneState:
+    scene = Scene.model_validate(
+        {
+            "id": "s-cellar",
+            "rules": {"ruleset": "gurps-4e"},
+            "tokens": [token("a", 0, 0), token("b", 500, 0)],
+            "regions": [
+                {
+                    "id": "cellar",
+                    "name": "Cellar",
+                    "shapes": [rect(400, -100, 300, 300)],
+                    "zone": {"type": "darkness", "penalty": penalty},
+                }
+            ],
+        }
+    )
+    return SceneState(scene, RULESETS["gurps-4e"], version=version)
+
+
+def test_a_gurps_darkness_zone_turned_to_total_darkness_changes_the_pair_that_looks_into_it() -> None:
+    """GURPS (003): in total darkness "he attacks at -10". The cellar b stands in goes from dim (-2) to
+    total darkness: ``update`` says a→b changed, as the per-pair path does (the old ruling, built late to
+    compare, is ruled with the old scene, not found in a memo the new one filled)."""
+    dim, dark = _cellar(-2, 0), _cellar(-10, 1)
+    engine = SceneVisibility(dim, action="attack")
+    before, after = plain_rulings(dim, "attack", False), plain_rulings(dark, "attack", False)
+    assert (before["a", "b"].modifier, after["a", "b"].modifier) == (-2, -10)
+    changes = engine.update(dark)
+    assert dict(changes) == {pair: ruling for pair, ruling in after.items() if before[pair] != ruling}
+    assert engine.verdict("a", "b") == (True, -10)
