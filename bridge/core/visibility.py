@@ -106,6 +106,7 @@ from .meetings import (
     zone_table,
     zone_tables,
 )
+from .release import hold, is_holding
 from .rules import Ruling, Situation
 from .rules.base import Ruleset
 from .rules.effects import LineInputs, LineRules, SceneInputs, Verdicts, lights_on, lights_seen
@@ -534,6 +535,8 @@ class SceneVisibility:
             everyone = bool(sure.all())
         if everyone:  # (a move: every line of the moved token) all changed, no ruling read: in bulk
             result.changed_all(fresh)
+            if is_holding():  # the entries replaced (the last pass, once no pair refers to it) freed after the answer
+                hold(rulings.entries(fresh.pairs))
             rulings.refer_all(fresh)
             return result
         assert sure is not None
@@ -1757,6 +1760,11 @@ class _Rulings(Mapping[Pair, Ruling]):
             self.stale -= 1
         entries[pair] = (batch, dp)
         self._whole = False
+
+    def entries(self, pairs: Iterable[Pair]) -> list[int | tuple[_LineBatch, int] | None]:
+        """The pairs' entries as they stand (``None``: stale or not held), in order."""
+        get = self._entries.get
+        return [get(pair) for pair in pairs]
 
     def refer_all(self, batch: _LineBatch) -> None:
         """:meth:`refer` for every line of ``batch``, in its order."""

@@ -62,3 +62,34 @@ def test_what_something_else_holds_is_left_whole() -> None:
     with_items(found, [shared, {"k": shared[5]}])
     free_in_slices(found)
     assert [item.n for item in shared] == list(range(3000))
+
+
+def test_hold_keeps_nothing_outside_a_holding_block_and_everything_inside_until_freed() -> None:
+    """Outside a block, hold() keeps no reference (the object goes at once); inside, the block's list keeps
+    it until the list is emptied; an inner block has its own list and the outer one is current again after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        alone = Item(1)
+        probe = weakref.ref(alone)
+        assert not release.is_holding()
+        release.hold(alone)
+        del alone
+        assert probe() is None
+        with release.holding() as outer:
+            assert release.is_holding()
+            first = Item(2)
+            kept = weakref.ref(first)
+            release.hold(first)
+            with release.holding() as inner:
+                release.hold(Item(3))
+            release.hold(Item(4))
+            del first
+            assert kept() is not None
+        assert not release.is_holding()
+        assert [item.n for item in outer] == [2, 4] and [item.n for item in inner] == [3]
+        outer.clear()
+        assert kept() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -671,3 +671,42 @@ def test_a_gurps_darkness_zone_turned_to_total_darkness_changes_the_pair_that_lo
     changes = engine.update(dark)
     assert dict(changes) == {pair: ruling for pair, ruling in after.items() if before[pair] != ruling}
     assert engine.verdict("a", "b") == (True, -10)
+
+
+def test_a_move_under_holding_keeps_the_pass_it_replaced_until_the_held_list_is_freed() -> None:
+    """A move inside ``holding()`` leaves the last pass (which no pair refers to any more) alive in the held
+    list, with the same rulings; freeing the list frees it. Outside a block it is freed during the move."""
+    import gc
+    import weakref
+
+    from bridge.core.release import holding
+
+    def passes_of(engine: SceneVisibility) -> list[weakref.ref[Any]]:
+        return [weakref.ref(entry[0]) for entry in engine._rulings.entries([("a", "c")]) if isinstance(entry, tuple)]
+
+    state = _state([POOR], ROW)
+    engine = SceneVisibility(state, action="bs-attack")
+    plain = SceneVisibility(state, action="bs-attack")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for n, x in enumerate((100, 200, 300), start=1):
+            moved = _state([POOR], [ROW[0], ROW[1], token("c", x, 1400)], version=n)
+            before = passes_of(engine)  # the first pass's lines are held by index (no pass object): none
+            assert bool(before) == (n > 1)
+            with holding() as held:
+                changes = engine.update(moved)
+            assert dict(changes) == dict(plain.update(moved))
+            assert held and all(ref() is not None for ref in before)
+            held.clear()
+            assert all(ref() is None for ref in before)
+        del changes  # (it holds the last pass too)
+        before = passes_of(engine)
+        assert before
+        engine.update(_state([POOR], [ROW[0], ROW[1], token("c", 400, 1400)], version=4))
+        assert all(ref() is None for ref in before)
+    finally:
+        if enabled:
+            gc.enable()
+    final = _state([POOR], [ROW[0], ROW[1], token("c", 400, 1400)], version=4)
+    assert dict(engine.rulings()) == plain_rulings(final, "bs-attack", False)
