@@ -48,12 +48,12 @@ class Recorder(SceneVisibility):
 
     computed: list[set[tuple[str, str]]]
 
-    def _compute(self, pairs: Any) -> Any:
+    def _compute(self, pairs: Any, keys: Any = None) -> Any:
         if not hasattr(self, "computed"):
             self.computed = []
         ids = [t.id for t in self._tokens.tokens]
         self.computed.append({tuple(sorted((ids[i], ids[j]))) for i, j in pairs})  # type: ignore[misc]
-        return super()._compute(pairs)
+        return super()._compute(pairs, keys)
 
 
 def test_rulings_cover_every_ordered_pair_once() -> None:
@@ -696,3 +696,65 @@ def test_a_gurps_darkness_zone_turned_to_total_darkness_changes_the_pair_that_lo
     changes = engine.update(dark)
     assert dict(changes) == {pair: ruling for pair, ruling in after.items() if before[pair] != ruling}
     assert engine.verdict("a", "b") == (True, -10)
+
+
+def test_a_moves_lines_are_listed_once_per_token_and_shared_by_its_passes() -> None:
+    """A one-token move's pass (``update``) and stale marks (``advance``) take that token's pairs and directed
+    pairs from one list made for it, in the order a pass lists its lines; after the token ids change, the
+    lists are made again for the new ids. The rulings equal the plain path's throughout."""
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    lazy = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    a, b, c = ROW
+    for version, x in enumerate((100, 300, 500), start=1):
+        state = _state([POOR], [a, b, token("c", x, 1400)], version=version)
+        changes = engine.update(state)
+        lazy.advance(state)
+        pairs, keys = engine._token_lines(2)
+        assert pairs == [(0, 2), (1, 2)] and keys == [("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
+        assert list(changes) == keys
+        assert all(engine._rulings.ref(pair)[0].pairs is keys for pair in keys)
+        plain = plain_rulings(state, "bs-attack", False)
+        assert dict(engine.rulings()) == plain and dict(lazy.rulings()) == plain
+    # Another token order: the lists follow the new ids.
+    state = _state([POOR], [c, a, token("b", 1000, 600)], version=9)
+    engine.update(state)
+    state = _state([POOR], [c, a, token("b", 1000, 700)], version=10)
+    assert list(engine.update(state)) == [("c", "b"), ("b", "c"), ("a", "b"), ("b", "a")]
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+
+
+def test_what_a_change_displaces_is_kept_for_the_caller_to_free() -> None:
+    """With ``keep_displaced``, the pass no pair refers to any more after a move lives on in the caller's list
+    (not freed during ``update`` or ``advance``) and is freed when the list is emptied; without it, at once.
+    The rulings are the same either way."""
+    import gc
+    import weakref
+
+    a, b, _ = ROW
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for lazy in (False, True):
+            kept: list[Any] = []
+            engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+            engine.keep_displaced(kept)
+            step = engine.advance if lazy else engine.update
+            step(_state([POOR], [a, b, token("c", 100, 1400)], version=1))
+            engine.rulings()[("a", "c")]
+            first = weakref.ref(engine._rulings.ref(("a", "c"))[0])
+            state = _state([POOR], [a, b, token("c", 200, 1400)], version=2)
+            step(state)
+            assert first() is not None and kept
+            kept.clear()
+            assert first() is None
+            assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+            kept.clear()
+            engine.keep_displaced(None)
+            step(_state([POOR], [a, b, token("c", 300, 1400)], version=3))
+            engine.rulings()[("a", "c")]
+            second = weakref.ref(engine._rulings.ref(("a", "c"))[0])
+            step(_state([POOR], [a, b, token("c", 400, 1400)], version=4))
+            assert second() is None and not kept
+    finally:
+        if enabled:
+            gc.enable()
