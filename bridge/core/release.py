@@ -13,10 +13,10 @@ Nothing is changed in place, so what something else still holds (a patched scene
 not touch with the state it replaced) only loses the extra references taken here.
 
 Freed later: inside a :func:`holding` block (the server's world worker, while it answers one message),
-:func:`hold` keeps what a step has just made obsolete (a move's last pass, which no pair refers to any
-more) alive in the block's list, so that its deallocations are not on the way to the answer; the server
-hands that list back to the world's worker once the answer's frames are written. Outside such a block
-:func:`hold` keeps nothing: objects are freed where their last reference goes, as before.
+what a step has just made obsolete (a move's last pass, which no pair refers to any more) goes into the
+block's list (:func:`held`), so that its deallocations are not on the way to the answer; the server hands
+that list back to the world's worker once the answer's frames are written. Outside such a block
+:func:`held` is ``None``: objects are freed where their last reference goes, as before.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["SLICE", "free_in_slices", "hold", "holding", "is_holding", "with_items"]
+__all__ = ["SLICE", "free_in_slices", "held", "holding", "with_items"]
 
 #: References dropped per step: at most a few milliseconds of deallocations.
 SLICE = 2048
@@ -52,24 +52,18 @@ _later = threading.local()
 
 @contextmanager
 def holding() -> Iterator[list[Any]]:
-    """On this thread, until the block ends, :func:`hold` appends to the list yielded (the caller frees it
-    later: its references are then the only ones the held objects lose). Blocks nest; each has its own list."""
+    """On this thread, until the block ends, :func:`held` is the list yielded (the caller frees it later: its
+    references are then the only ones the held objects lose). Blocks nest; each has its own list."""
     outer = getattr(_later, "held", None)
-    held: list[Any] = []
-    _later.held = held
+    bag: list[Any] = []
+    _later.held = bag
     try:
-        yield held
+        yield bag
     finally:
         _later.held = outer
 
 
-def hold(value: Any) -> None:
-    """Keep ``value`` alive in the current :func:`holding` block's list; without a block, nothing."""
-    held = getattr(_later, "held", None)
-    if held is not None:
-        held.append(value)
-
-
-def is_holding() -> bool:
-    """Whether :func:`hold` keeps anything on this thread now (to skip making what would be held)."""
-    return getattr(_later, "held", None) is not None
+def held() -> list[Any] | None:
+    """The current :func:`holding` block's list on this thread (``None`` outside one): where a step puts what
+    it has just made obsolete (``SceneVisibility.keep_displaced``) instead of freeing it."""
+    return getattr(_later, "held", None)

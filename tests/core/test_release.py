@@ -64,30 +64,26 @@ def test_what_something_else_holds_is_left_whole() -> None:
     assert [item.n for item in shared] == list(range(3000))
 
 
-def test_hold_keeps_nothing_outside_a_holding_block_and_everything_inside_until_freed() -> None:
-    """Outside a block, hold() keeps no reference (the object goes at once); inside, the block's list keeps
-    it until the list is emptied; an inner block has its own list and the outer one is current again after."""
+def test_held_is_the_innermost_holding_blocks_list_and_none_outside() -> None:
+    """Outside a block there is no list (what a step displaces is freed at once); inside, ``held()`` is the
+    block's list, which keeps what is put in it until emptied; an inner block has its own list and the outer
+    one is current again after it."""
+    assert release.held() is None
     enabled = gc.isenabled()
     gc.disable()
     try:
-        alone = Item(1)
-        probe = weakref.ref(alone)
-        assert not release.is_holding()
-        release.hold(alone)
-        del alone
-        assert probe() is None
         with release.holding() as outer:
-            assert release.is_holding()
+            assert release.held() is outer
             first = Item(2)
             kept = weakref.ref(first)
-            release.hold(first)
+            outer.append(first)
             with release.holding() as inner:
-                release.hold(Item(3))
-            release.hold(Item(4))
+                assert release.held() is inner and inner is not outer
+            assert release.held() is outer
             del first
             assert kept() is not None
-        assert not release.is_holding()
-        assert [item.n for item in outer] == [2, 4] and [item.n for item in inner] == [3]
+        assert release.held() is None
+        assert outer == [kept()] and inner == []
         outer.clear()
         assert kept() is None
     finally:

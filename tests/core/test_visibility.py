@@ -48,12 +48,12 @@ class Recorder(SceneVisibility):
 
     computed: list[set[tuple[str, str]]]
 
-    def _compute(self, pairs: Any) -> Any:
+    def _compute(self, pairs: Any, keys: Any = None) -> Any:
         if not hasattr(self, "computed"):
             self.computed = []
         ids = [t.id for t in self._tokens.tokens]
         self.computed.append({tuple(sorted((ids[i], ids[j]))) for i, j in pairs})  # type: ignore[misc]
-        return super()._compute(pairs)
+        return super()._compute(pairs, keys)
 
 
 def test_rulings_cover_every_ordered_pair_once() -> None:
@@ -270,6 +270,31 @@ def test_the_not_stacking_text_follows_a_region_name() -> None:
         assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
     reasons = [m.reason or "" for m in engine.rulings()[("a", "b")].modifiers]
     assert any("Poor Visibility Zone z" in reason for reason in reasons), reasons
+
+
+def test_a_move_keeps_the_composers_regions_by_id() -> None:
+    """A move (the scene's very same list of regions) keeps the composer's regions by id, which its "not
+    stacking" reasons read; another list of the same regions keeps the composer but not that dictionary."""
+    low = region("low", rect(650, 300, 100, 300), zone="low")
+    start = _state([_named("Smoke stack"), low], ROW)
+    engine = SceneVisibility(start, action="bs-attack")
+    assert any('"Smoke stack"' in (m.reason or "") for m in engine.rulings()[("a", "b")].modifiers)
+    composer = engine._composer
+    assert composer is not None and composer._regions is not None
+    regions = composer._regions
+    moved = [ROW[0], ROW[1].model_copy(update={"y": 420}), ROW[2]]
+    state = SceneState(start.scene.model_copy(update={"tokens": moved}), start.ruleset, version=1)
+    assert state.scene.regions is start.scene.regions
+    engine.update(state)
+    assert any('"Smoke stack"' in (m.reason or "") for m in engine.rulings()[("a", "b")].modifiers)
+    assert engine._composer is composer and composer._regions is regions
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+    copied = SceneState(
+        state.scene.model_copy(update={"regions": list(state.scene.regions), "tokens": ROW}), start.ruleset, version=2
+    )
+    engine.update(copied)
+    assert engine._composer is composer and composer._regions is None
+    assert dict(engine.rulings()) == plain_rulings(copied, "bs-attack", False)
 
 
 def test_the_composers_direct_ruling_equals_the_constructed_one() -> None:
@@ -673,40 +698,63 @@ def test_a_gurps_darkness_zone_turned_to_total_darkness_changes_the_pair_that_lo
     assert engine.verdict("a", "b") == (True, -10)
 
 
-def test_a_move_under_holding_keeps_the_pass_it_replaced_until_the_held_list_is_freed() -> None:
-    """A move inside ``holding()`` leaves the last pass (which no pair refers to any more) alive in the held
-    list, with the same rulings; freeing the list frees it. Outside a block it is freed during the move."""
+def test_a_moves_lines_are_listed_once_per_token_and_shared_by_its_passes() -> None:
+    """A one-token move's pass (``update``) and stale marks (``advance``) take that token's pairs and directed
+    pairs from one list made for it, in the order a pass lists its lines; after the token ids change, the
+    lists are made again for the new ids. The rulings equal the plain path's throughout."""
+    engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    lazy = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+    a, b, c = ROW
+    for version, x in enumerate((100, 300, 500), start=1):
+        state = _state([POOR], [a, b, token("c", x, 1400)], version=version)
+        changes = engine.update(state)
+        lazy.advance(state)
+        pairs, keys = engine._token_lines(2)
+        assert pairs == [(0, 2), (1, 2)] and keys == [("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
+        assert list(changes) == keys
+        assert all(engine._rulings.ref(pair)[0].pairs is keys for pair in keys)
+        plain = plain_rulings(state, "bs-attack", False)
+        assert dict(engine.rulings()) == plain and dict(lazy.rulings()) == plain
+    # Another token order: the lists follow the new ids.
+    state = _state([POOR], [c, a, token("b", 1000, 600)], version=9)
+    engine.update(state)
+    state = _state([POOR], [c, a, token("b", 1000, 700)], version=10)
+    assert list(engine.update(state)) == [("c", "b"), ("b", "c"), ("a", "b"), ("b", "a")]
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+
+
+def test_what_a_change_displaces_is_kept_for_the_caller_to_free() -> None:
+    """With ``keep_displaced``, the pass no pair refers to any more after a move lives on in the caller's list
+    (not freed during ``update`` or ``advance``) and is freed when the list is emptied; without it, at once.
+    The rulings are the same either way."""
     import gc
     import weakref
 
-    from bridge.core.release import holding
-
-    def passes_of(engine: SceneVisibility) -> list[weakref.ref[Any]]:
-        return [weakref.ref(entry[0]) for entry in engine._rulings.entries([("a", "c")]) if isinstance(entry, tuple)]
-
-    state = _state([POOR], ROW)
-    engine = SceneVisibility(state, action="bs-attack")
-    plain = SceneVisibility(state, action="bs-attack")
+    a, b, _ = ROW
     enabled = gc.isenabled()
     gc.disable()
     try:
-        for n, x in enumerate((100, 200, 300), start=1):
-            moved = _state([POOR], [ROW[0], ROW[1], token("c", x, 1400)], version=n)
-            before = passes_of(engine)  # the first pass's lines are held by index (no pass object): none
-            assert bool(before) == (n > 1)
-            with holding() as held:
-                changes = engine.update(moved)
-            assert dict(changes) == dict(plain.update(moved))
-            assert held and all(ref() is not None for ref in before)
-            held.clear()
-            assert all(ref() is None for ref in before)
-        del changes  # (it holds the last pass too)
-        before = passes_of(engine)
-        assert before
-        engine.update(_state([POOR], [ROW[0], ROW[1], token("c", 400, 1400)], version=4))
-        assert all(ref() is None for ref in before)
+        for lazy in (False, True):
+            kept: list[Any] = []
+            engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
+            engine.keep_displaced(kept)
+            step = engine.advance if lazy else engine.update
+            step(_state([POOR], [a, b, token("c", 100, 1400)], version=1))
+            engine.rulings()[("a", "c")]
+            first = weakref.ref(engine._rulings.ref(("a", "c"))[0])
+            state = _state([POOR], [a, b, token("c", 200, 1400)], version=2)
+            step(state)
+            assert first() is not None and kept
+            kept.clear()
+            assert first() is None
+            assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+            kept.clear()
+            engine.keep_displaced(None)
+            step(_state([POOR], [a, b, token("c", 300, 1400)], version=3))
+            engine.rulings()[("a", "c")]
+            second = weakref.ref(engine._rulings.ref(("a", "c"))[0])
+            step(_state([POOR], [a, b, token("c", 400, 1400)], version=4))
+            assert second() is None and not kept
     finally:
         if enabled:
             gc.enable()
-    final = _state([POOR], [ROW[0], ROW[1], token("c", 400, 1400)], version=4)
-    assert dict(engine.rulings()) == plain_rulings(final, "bs-attack", False)
