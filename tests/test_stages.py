@@ -115,3 +115,54 @@ async def test_the_hand_offs_carry_the_receiving_threads_counters(traced: Path, 
         assert all(len(counters) == 3 for counters in record["sched"].values())
         # the loop's counters never go back between the hand-over and its arrival
         assert all(a <= b for a, b in zip(record["sched"]["encoded"], record["sched"]["loop"], strict=True))
+
+
+async def test_a_moves_last_pass_is_freed_on_the_worlds_worker_after_the_answer_is_written(
+    traced: Path, bridge: str
+) -> None:
+    """The pass a move replaces is not freed on the way to the answer: the world's worker frees it once the
+    answer's last frame is written (later than the trace's "written" stamp), not inside the engine's update."""
+    import asyncio
+    import gc
+    import threading
+    import time
+    import weakref
+
+    from bridge.core.visibility import _LineBatch
+
+    data = scene(
+        regions=[rect_region("r-low", "low", 400, 350, 200, 200)],
+        tokens=[token("a", 0, 400), token("t", 1000, 400)],
+    )
+    freed: list[tuple[float, str]] = []
+
+    def record_freed() -> None:
+        freed.append((time.perf_counter(), threading.current_thread().name))
+
+    async with connect(bridge) as ws:
+        await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": "w", "secret": SECRET}))
+        await ws.recv()
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": data}))
+        await ws.recv()
+        await ws.send(json.dumps({"type": "watch", "id": "w", "scene": "s1", "action": "bs-attack", "detail": "brief"}))
+        await ws.recv()
+        await ws.recv()
+        for n, y in enumerate((1500, 1600)):
+            if n == 1:  # the first move's pass (the whole first pass is held by index, not as a pass object)
+                await asyncio.sleep(0.3)  # the first move's held objects are freed by now
+                for batch in [o for o in gc.get_objects() if type(o) is _LineBatch]:
+                    weakref.finalize(batch, record_freed)
+                del batch  # (the test's own reference)
+            move = {"type": "scene.patch", "id": f"move{n}", "scene": "s1", "upsert": {"tokens": [token("t", 1000, y)]}}
+            await ws.send(json.dumps(move))
+            assert {json.loads(await ws.recv())["type"] for _ in range(2)} == {"scene.patched", "annotations"}
+        await ws.send(json.dumps({"type": "ping", "id": "after"}))  # the writer is past the patch's frames
+        await ws.recv()
+        for _ in range(100):
+            if freed:
+                break
+            await asyncio.sleep(0.02)
+    (record,) = [json.loads(line) for line in traced.read_text().splitlines() if json.loads(line)["id"] == "move1"]
+    written = next(mark[1] for mark in record["marks"] if mark[0] == "written")
+    assert freed and all(name.startswith("sightline-world:") for _, name in freed)
+    assert min(at for at, _ in freed) > written

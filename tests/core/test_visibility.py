@@ -272,6 +272,31 @@ def test_the_not_stacking_text_follows_a_region_name() -> None:
     assert any("Poor Visibility Zone z" in reason for reason in reasons), reasons
 
 
+def test_a_move_keeps_the_composers_regions_by_id() -> None:
+    """A move (the scene's very same list of regions) keeps the composer's regions by id, which its "not
+    stacking" reasons read; another list of the same regions keeps the composer but not that dictionary."""
+    low = region("low", rect(650, 300, 100, 300), zone="low")
+    start = _state([_named("Smoke stack"), low], ROW)
+    engine = SceneVisibility(start, action="bs-attack")
+    assert any('"Smoke stack"' in (m.reason or "") for m in engine.rulings()[("a", "b")].modifiers)
+    composer = engine._composer
+    assert composer is not None and composer._regions is not None
+    regions = composer._regions
+    moved = [ROW[0], ROW[1].model_copy(update={"y": 420}), ROW[2]]
+    state = SceneState(start.scene.model_copy(update={"tokens": moved}), start.ruleset, version=1)
+    assert state.scene.regions is start.scene.regions
+    engine.update(state)
+    assert any('"Smoke stack"' in (m.reason or "") for m in engine.rulings()[("a", "b")].modifiers)
+    assert engine._composer is composer and composer._regions is regions
+    assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
+    copied = SceneState(
+        state.scene.model_copy(update={"regions": list(state.scene.regions), "tokens": ROW}), start.ruleset, version=2
+    )
+    engine.update(copied)
+    assert engine._composer is composer and composer._regions is None
+    assert dict(engine.rulings()) == plain_rulings(copied, "bs-attack", False)
+
+
 def test_the_composers_direct_ruling_equals_the_constructed_one() -> None:
     from bridge.core.rules import Ruling
     from bridge.core.rules.infinity import _ruling

@@ -699,9 +699,11 @@ class LineComposer:
 
     def set_scene(self, scene: Scene) -> None:
         """The same rules and region names in a newer scene (regions may have been added or removed).
-        Called at every move; the situation holding the scene is made when next read (rarely: new pieces)."""
+        Called at every move; the situation holding the scene is made when next read (rarely: new pieces).
+        The regions by id are kept when the scene holds the very same list of regions (a move's patch)."""
+        if scene.regions is not self._scene.regions:
+            self._regions = None
         self._scene = scene
-        self._regions = None
 
     @property
     def _situation(self) -> Situation:
