@@ -180,6 +180,11 @@ def _ellipse(cx: float, cy: float, rx: float, ry: float, rotation: float = 0.0) 
     """An ellipse as a polygon inscribed in it, rotated ``rotation`` degrees clockwise on screen."""
     if rx <= 0 or ry <= 0:
         return Polygon()
+    if not rotation % 360:
+        # Not rotated (a token's round base, moved at every step): the ring about the origin, made once per
+        # radii, plus the centre — the same sums of the same products as below.
+        ring = _ellipse_ring(rx, ry)
+        return shapely.from_wkb(_POLYGON_WKB.pack(1, 3, 1, len(ring)) + np.add(ring, (cx, cy)).tobytes())
     cos, sin = _unit_circle(curve_vertex_count(max(rx, ry)))
     n = len(cos)
     # The closed ring's coordinates written in place (a token's round base is drawn at every move): the
@@ -205,9 +210,24 @@ _POLYGON_WKB = struct.Struct("<BIII")
 
 
 def forget_unit_circles() -> None:
-    """Empty :func:`_unit_circle`'s memo (after a world is dropped: its arrays, made while the world's
-    circles were drawn, would keep allocator pages of that world resident)."""
+    """Empty :func:`_unit_circle`'s and :func:`_ellipse_ring`'s memos (after a world is dropped: their arrays,
+    made while the world's circles were drawn, would keep allocator pages of that world resident)."""
     _unit_circle.cache_clear()
+    _ellipse_ring.cache_clear()
+
+
+@functools.lru_cache(maxsize=64)
+def _ellipse_ring(rx: float, ry: float) -> npt.NDArray[np.float64]:
+    """The closed ring of :func:`_ellipse` centred on the origin, not rotated: ``rx * cos``, ``ry * sin`` and
+    the first vertex again, little-endian, read-only (shared by every ellipse of these radii)."""
+    cos, sin = _unit_circle(curve_vertex_count(max(rx, ry)))
+    n = len(cos)
+    ring = np.empty((n + 1, 2), dtype="<f8")
+    np.multiply(rx, cos, out=ring[:n, 0])
+    np.multiply(ry, sin, out=ring[:n, 1])
+    ring[n] = ring[0]
+    ring.flags.writeable = False
+    return ring
 
 
 @functools.lru_cache(maxsize=64)

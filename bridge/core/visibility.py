@@ -272,6 +272,7 @@ class SceneVisibility:
         #: One token's pairs and directed pairs by token index, made for the ids list held (see _token_lines).
         self._lines_of: tuple[list[str], dict[int, tuple[list[tuple[int, int]], list[Pair]]]] = ([], {})
         self._keep: list[Any] | None = None  # see keep_displaced
+        self._composes: tuple[Ruleset | None, bool] = (None, False)  # a ruleset, and whether the composer applies
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         self._line_made: _LineTables | None = None  # see _line_tables
         self._zone_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _zone_table
@@ -648,7 +649,10 @@ class SceneVisibility:
             self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px, levels=self._level_spans)
         self._wall_objects = walls
         self._compile_inside(old_tokens if self._zones_reused else None, fresh)
-        if scene.rules.lines != "center" or not LineComposer.applies(state.ruleset, self.action):
+        applies = self._composes
+        if applies[0] is not state.ruleset:  # (asked once per ruleset object)
+            applies = self._composes = (state.ruleset, LineComposer.applies(state.ruleset, self.action))
+        if scene.rules.lines != "center" or not applies[1]:
             self._composer = None
         elif self._composer is None or not regions_kept:
             # Regions changed: a new composer, since the old one stays with the old scene for the rulings of
@@ -822,7 +826,8 @@ class SceneVisibility:
         inside[k] = False
         centre_in[k] = False
         probe = t.probes[k]
-        zi = self._zone_tree.query(probe, predicate="intersects")
+        # (the row as a one-geometry array: the query shapely makes of a scalar, without its ~6 µs of wrapping)
+        zi = self._zone_tree.query(t.probes[k : k + 1], predicate="intersects")[1]
         if not zi.size:
             return inside, centre_in
         x, y, height = float(t.cx[k]), float(t.cy[k]), float(t.cz[k])
@@ -2387,7 +2392,7 @@ def _compile_tokens(
         for k in touched:
             token = listed[k]
             shape = cache.get(token.id)
-            if shape is None or not (shape.token is token or shape.token == token):
+            if shape is None or not (shape.token is token or _equal_tokens(shape.token, token)):
                 made[k] = _token_shape(token, size)
                 fresh.add(k)
                 (unequal if shape is not None and shape.token is old.tokens[k] else to_compare).append(k)
@@ -2444,6 +2449,12 @@ def _compile_tokens(
         probes=np.array([shape.probe for shape in shapes], dtype=object),
     )
     return tokens, {shape.token.id: shape for shape in shapes}, fresh, None, []
+
+
+def _equal_tokens(old: Token, new: Token) -> bool:
+    """``old == new``, told at once for a token that moved (pydantic's ``==`` compares every field, and goes
+    on to a slower comparison when the models' dictionaries differ)."""
+    return old.x == new.x and old.y == new.y and old == new
 
 
 def _line_memo_limit(tokens: int) -> int:

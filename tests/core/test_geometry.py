@@ -1185,3 +1185,28 @@ def test_points_where_area_goes_on_beside_a_hole_still_count() -> None:
     )
     assert geo.inside("crescent", "crescent") and geo.inside("crossing", "crossing") and geo.inside("away", "away")
     assert geo._line_zone_entries(p(300, 300), p(700, 300)) == {0: pytest.approx(0.5)}  # tangent at the point
+
+
+def test_an_unrotated_ellipse_is_its_rings_products_plus_the_centre() -> None:
+    """An ellipse not rotated (made from a memoised ring about the origin) has exactly the vertices
+    ``rx * cos + cx``, ``ry * sin + cy`` of the unit circle, closed, for many centres and radii; the ring's
+    memo is emptied with the unit circles'."""
+    import random
+
+    import numpy as np
+
+    from bridge.core import geometry
+
+    rng = random.Random(5)
+    for _ in range(2_000):
+        cx, cy = rng.uniform(-5e4, 5e4), rng.uniform(-5e4, 5e4)
+        rx = rng.choice((25.0, 50.0, 100.0, rng.uniform(0.01, 3000.0)))
+        ry = rng.choice((rx, rng.uniform(0.01, 3000.0)))
+        cos, sin = geometry._unit_circle(geometry.curve_vertex_count(max(rx, ry)))
+        expected = np.column_stack((rx * cos + cx, ry * sin + cy))
+        for rotation in (0.0, 360.0):
+            found = shapely.get_coordinates(geometry._ellipse(cx, cy, rx, ry, rotation))
+            assert np.array_equal(found, np.vstack((expected, expected[:1]))), (cx, cy, rx, ry, rotation)
+    assert geometry._ellipse_ring.cache_info().currsize
+    geometry.forget_unit_circles()
+    assert geometry._ellipse_ring.cache_info().currsize == 0
