@@ -271,6 +271,8 @@ class SceneVisibility:
         self._marked: tuple[list[tuple[int, int]], int, list[Pair]] | None = None
         #: One token's pairs and directed pairs by token index, made for the ids list held (see _token_lines).
         self._lines_of: tuple[list[str], dict[int, tuple[list[tuple[int, int]], list[Pair]]]] = ([], {})
+        #: A token's pairs (_token_lines) as a pass's idx, by the list's id (with the list: the id stays its own).
+        self._rows_of: dict[int, tuple[Sequence[tuple[int, int]], IntArray]] = {}
         self._keep: list[Any] | None = None  # see keep_displaced
         self._composes: tuple[Ruleset | None, bool] = (None, False)  # a ruleset, and whether the composer applies
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
@@ -400,6 +402,7 @@ class SceneVisibility:
         whole = False
         pairs: list[tuple[int, int]] | None = None
         keys: list[Pair] | None = None
+        stale: int | None = None  # how many of the pass's pairs are stale, when known
         if self._batch_first or self._reads > _SINGLE_READS:
             whole = 2 * rulings.stale > len(rulings)  # most never ruled (a lazy build): the whole scene at once
             marked = self._marked
@@ -407,6 +410,7 @@ class SceneVisibility:
                 # Nothing ruled since the last advance() and nothing else stale: the stale pairs are those it
                 # marked, all of one token, which the read pair shares — what stale_of finds, in order.
                 pairs, keys = marked[0], marked[2]
+                stale = rulings.stale
             else:
                 found += rulings.stale_pairs() if whole else rulings.stale_of(pair, index)
         if pairs is None:
@@ -417,9 +421,14 @@ class SceneVisibility:
             pairs = sorted(unordered)
         self._resolved += len(pairs)
         began = time.perf_counter()
-        with _gc_paused():
+        enabled = gc.isenabled()  # (_gc_paused, inline: a read's pass is small)
+        gc.disable()
+        try:
             batch = self._compute(pairs, keys)
-        rulings.refer_all(batch)
+        finally:
+            if enabled:
+                gc.enable()
+        rulings.refer_all(batch, stale=stale)
         if whole:
             self.pass_seconds += time.perf_counter() - began
 
@@ -973,7 +982,7 @@ class SceneVisibility:
         if self._state.scene.rules.lines == "best":
             return self._compute_best(frame, pairs)
         t = self._tokens
-        idx = np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
+        idx = self._pair_rows(pairs) if keys is not None else _rows(pairs)
         doubtful = np.zeros(2 * len(idx), dtype=bool)
         if self._zones:
             # One compiled call (zone_order): the lines not of one point, where each meets each zone, and
@@ -992,13 +1001,25 @@ class SceneVisibility:
                 doubtful[2 * flat_pairs + 1] = True
         # Lines the compiled passes cannot order surely: the exact per-line path (GEOS), one by one.
         exact: dict[int, tuple[int, ...]] = {}
-        for dp in np.flatnonzero(doubtful).tolist():
+        for dp in np.flatnonzero(doubtful).tolist() if doubtful.any() else ():
             u, d = divmod(dp, 2)
             s, e = (int(idx[u, 0]), int(idx[u, 1])) if d == 0 else (int(idx[u, 1]), int(idx[u, 0]))
             exact[dp] = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
         walls = self._wall_rows(idx, lines_2d)
         ends = None if keys is None else pairs
         return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls, pairs=keys, ends=ends)
+
+    def _pair_rows(self, pairs: Sequence[tuple[int, int]]) -> IntArray:
+        """``pairs`` as a pass's ``idx`` (n × 2), for a token's pairs of :meth:`_token_lines` (shared, never
+        changed): made once per list (a token moved again rules the same pairs; nobody writes ``idx``)."""
+        made = self._rows_of
+        found = made.get(id(pairs))
+        if found is not None and found[0] is pairs:
+            return found[1]
+        if len(made) > 2 * len(self._tokens.tokens) + 8:
+            made.clear()
+        idx = made[id(pairs)] = (pairs, _rows(pairs))
+        return idx[1]
 
     def _compute_line(self, i: int, j: int) -> _LineBatch | None:
         """:meth:`_compute` of the one pair ``(i, j)`` (a stale pair read alone), for a few calls' fixed cost
@@ -1818,10 +1839,13 @@ class _Rulings(Mapping[Pair, Ruling]):
         entries[pair] = (batch, dp)
         self._whole = False
 
-    def refer_all(self, batch: _LineBatch) -> None:
-        """:meth:`refer` for every line of ``batch``, in its order."""
+    def refer_all(self, batch: _LineBatch, *, stale: int | None = None) -> None:
+        """:meth:`refer` for every line of ``batch``, in its order. ``stale``: how many of its pairs are
+        stale, when the caller knows (else counted)."""
         entries, pairs = self._entries, batch.pairs
-        if self.stale:
+        if stale is not None:
+            self.stale -= stale
+        elif self.stale:
             self.stale -= sum(1 for pair in pairs if entries.get(pair, 0) is None)
         if self.keep is not None:
             self.keep.append(list(map(entries.get, pairs)))
@@ -2268,6 +2292,11 @@ class _ZonesFromMatrix:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._frame.state.geometry, name)
+
+
+def _rows(pairs: Sequence[tuple[int, int]]) -> IntArray:
+    """Unordered pairs ``(i, j)`` as an n × 2 array of indices."""
+    return np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
 
 
 @contextmanager

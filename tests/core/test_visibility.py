@@ -723,6 +723,29 @@ def test_a_moves_lines_are_listed_once_per_token_and_shared_by_its_passes() -> N
     assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
 
 
+def test_a_movers_stale_pairs_read_in_one_pass_keep_the_stale_count_and_share_their_rows() -> None:
+    """After each move of one token, the first batched read rules the token's marked pairs in one pass that
+    takes their index rows from one array made for that token's pairs, and leaves the stale count equal to
+    the stale entries (none); the rulings equal the plain path's."""
+    a, b, c = ROW
+    extra = [token("d", 700, 900), token("e", 200, 1000)]
+    lazy = SceneVisibility(_state([POOR], [a, b, c, *extra]), action="bs-attack")
+    dict(lazy.rulings())
+    rows = []
+    for version, x in enumerate((100, 300, 500, 700), start=1):
+        state = _state([POOR], [a, b, token("c", x, 1400), *extra], version=version)
+        lazy.advance(state)
+        lazy.rulings()["d", "c"]  # (from the second move: a batched read, every stale pair of c in one pass)
+        rulings = lazy._rulings
+        assert rulings.stale == sum(1 for pair in rulings if rulings._entries[pair] is None)
+        batch = rulings.ref(("d", "c"))[0]
+        rows.append(batch.idx)
+        if version > 1:
+            assert rulings.stale == 0 and len(batch.pairs) == 8 and batch is rulings.ref(("a", "c"))[0]
+        assert dict(lazy.rulings()) == plain_rulings(state, "bs-attack", False)
+    assert rows[1] is rows[2] is rows[3] and rows[1].tolist() == [[0, 2], [1, 2], [2, 3], [2, 4]]
+
+
 def test_what_a_change_displaces_is_kept_for_the_caller_to_free() -> None:
     """With ``keep_displaced``, the pass no pair refers to any more after a move lives on in the caller's list
     (not freed during ``update`` or ``advance``) and is freed when the list is emptied; without it, at once.
