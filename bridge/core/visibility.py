@@ -319,6 +319,18 @@ class SceneVisibility:
             return self._rulings
         return _OtherReaction(self, reaction)
 
+    def ruling_of(self, pair: Pair, reaction: bool | None = None) -> Ruling | None:
+        """``rulings(reaction).get(pair)``, without the mapping's layers (``adjudicate``'s look-up): the
+        ruling, built if need be, or ``None`` for a pair not watched (or a ``KeyError`` on the way, as
+        ``Mapping.get`` swallows it)."""
+        try:
+            batch, dp = self._rulings.ref(pair)
+            if reaction is None or reaction == self.reaction:
+                return batch.ruling(dp)
+            return batch.ruling_as(dp, self._side(reaction))
+        except KeyError:
+            return None
+
     def verdict(self, actor: str, target: str) -> tuple[bool, int | None]:
         """Whether ``actor`` may act on ``target`` and the modifier (``None`` when not allowed) — the
         ruling's ``allowed`` and ``modifier`` — read from the pass's arrays where it has them, without

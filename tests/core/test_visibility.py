@@ -390,6 +390,26 @@ def test_the_other_reaction_is_ruled_from_the_same_passes() -> None:
     assert dict(engine.rulings()) == plain_rulings(moved, "bs-attack", False)
 
 
+def test_ruling_of_is_the_rulings_get_of_either_flag() -> None:
+    """``ruling_of(pair, reaction)`` (``adjudicate``'s look-up) is ``rulings(reaction).get(pair)`` under both
+    flags, for stale pairs after an ``advance`` too (the same ruling objects), and ``None`` for a pair not held."""
+    state = _state([ZERO], FOUR)
+    engine = SceneVisibility(state, action="bs-attack", reaction=False, lazy=True)
+    twin = SceneVisibility(state, action="bs-attack", reaction=False, lazy=True)
+    aro, plain = plain_rulings(state, "bs-attack", True), plain_rulings(state, "bs-attack", False)
+    assert aro[("a", "b")] != plain[("a", "b")]
+    for pair in plain:
+        assert engine.ruling_of(pair, True) == twin.rulings(True).get(pair) == aro[pair]
+        assert engine.ruling_of(pair, False) == engine.ruling_of(pair) == plain[pair]
+        assert engine.ruling_of(pair, True) is engine.rulings(True)[pair]
+        assert engine.ruling_of(pair) is engine.rulings()[pair]
+    assert engine.ruling_of(("a", "a")) is None and engine.ruling_of(("a", "nobody"), True) is None
+    moved = _state([ZERO], [*FOUR[:2], token("c", 450, 1000), FOUR[3]], version=1)
+    engine.advance(moved)
+    assert engine.ruling_of(("c", "a"), True) == plain_rulings(moved, "bs-attack", True)[("c", "a")]
+    assert engine.ruling_of(("a", "c")) == plain_rulings(moved, "bs-attack", False)[("a", "c")]
+
+
 def test_advance_rules_a_stale_pair_when_it_is_read() -> None:
     """After ``advance`` nothing is computed until a pair is read: the first read rules that pair alone, the
     next one every stale pair of its tokens in one pass (after the next change, the first read does, since
