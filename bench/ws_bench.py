@@ -8,7 +8,8 @@
    "brief"``). The client reads answers as a browser would, with a native JSON parser (orjson), and
    runs its own garbage collection between moves, not inside a timed one: the figures are the
    bridge's, not the measuring script's. Baseline, in this process: the
-   per-pair shapely implementation recomputing the moved token's pairs (bench/baseline.py).
+   per-pair shapely implementation recomputing the moved token's pairs (bench/baseline.py) of the first
+   moves, timed after the moves (not between them, where its CPU slowed the next move's arrival).
 2. Throughput: 50 worlds, one connection each, every connection keeping 8 ``adjudicate`` requests in
    flight for a fixed time; rulings answered per second. Baseline: per-pair shapely rulings per second
    in this process (one core).
@@ -201,6 +202,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+#: The moves whose pairs the per-pair baseline recomputes (timed after the moves: :func:`latency_side_by_side`).
+BASELINE_MOVES = 20
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -366,6 +371,7 @@ async def latency_side_by_side(
     timings: list[list[float]] = [[] for _ in bridges]
     in_browser: list[float] = []
     baseline: list[float] = []
+    baseline_moves: list[tuple[Scene, str]] = []
     current = scene
     for i in range(moves):
         token_id = rng.choice(current.tokens).id
@@ -398,18 +404,23 @@ async def latency_side_by_side(
                 got_annotations |= answer["type"] == "annotations"
             timings[side].append(time.perf_counter() - started)
             gc.enable()
-        if i < 20:  # the baseline recomputes the moved token's pairs, per pair, with plain shapely
-            plain = BaselineVisibility(state_of(current), action="bs-attack")
-            pairs = [(token_id, t.id) for t in current.tokens if t.id != token_id]
-            pairs += [(b, a) for a, b in pairs]
-            begun = time.perf_counter()
-            plain.rulings(pairs)
-            baseline.append(time.perf_counter() - begun)
+        if i < BASELINE_MOVES:
+            baseline_moves.append((current, token_id))
     for ws in clients:
         await ws.close()
     if page is not None:
         await page.close()
     load_after = os.getloadavg()
+    # The baseline recomputes the first moves' pairs, per pair, with plain shapely — after the timed moves, not
+    # between them: ~0.1 s of this process's CPU before a move left that move slower to arrive (the client
+    # woken later, caches cold), the first 20 moves most of a run's slowest (docs/performance.md).
+    for current, token_id in baseline_moves:
+        plain = BaselineVisibility(state_of(current), action="bs-attack")
+        pairs = [(token_id, t.id) for t in current.tokens if t.id != token_id]
+        pairs += [(b, a) for a, b in pairs]
+        begun = time.perf_counter()
+        plain.rulings(pairs)
+        baseline.append(time.perf_counter() - begun)
     base = statistics.median(baseline)
     await asyncio.sleep(0.2)  # the last trace is written once its frames are
     rows = []
