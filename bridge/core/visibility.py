@@ -267,10 +267,10 @@ class SceneVisibility:
         self._resolved = 0  # stale (unordered) pairs ruled since the last advance()
         self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
         #: The pairs (i < j) the last advance() marked stale, all of one token, the stale count it left, and
-        #: their directed pairs (see _token_lines).
-        self._marked: tuple[list[tuple[int, int]], int, list[Pair]] | None = None
-        #: One token's pairs and directed pairs by token index, made for the ids list held (see _token_lines).
-        self._lines_of: tuple[list[str], dict[int, tuple[list[tuple[int, int]], list[Pair]]]] = ([], {})
+        #: that token's lines (see _token_lines).
+        self._marked: tuple[list[tuple[int, int]], int, _TokenLines] | None = None
+        #: One token's lines by token index, made for the ids list held (see _token_lines).
+        self._lines_of: tuple[list[str], dict[int, _TokenLines]] = ([], {})
         self._keep: list[Any] | None = None  # see keep_displaced
         self._composes: tuple[Ruleset | None, bool] = (None, False)  # a ruleset, and whether the composer applies
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
@@ -411,14 +411,14 @@ class SceneVisibility:
         found = [pair]
         whole = False
         pairs: list[tuple[int, int]] | None = None
-        keys: list[Pair] | None = None
+        lines: _TokenLines | None = None
         if self._batch_first or self._reads > _SINGLE_READS:
             whole = 2 * rulings.stale > len(rulings)  # most never ruled (a lazy build): the whole scene at once
             marked = self._marked
             if not whole and marked is not None and rulings.stale == marked[1] == 2 * len(marked[0]):
                 # Nothing ruled since the last advance() and nothing else stale: the stale pairs are those it
                 # marked, all of one token, which the read pair shares — what stale_of finds, in order.
-                pairs, keys = marked[0], marked[2]
+                pairs, lines = marked[0], marked[2]
             else:
                 found += rulings.stale_pairs() if whole else rulings.stale_of(pair, index)
         if pairs is None:
@@ -430,7 +430,7 @@ class SceneVisibility:
         self._resolved += len(pairs)
         began = time.perf_counter()
         with _gc_paused():
-            batch = self._compute(pairs, keys)
+            batch = self._compute(pairs, lines)
         rulings.refer_all(batch)
         if whole:
             self.pass_seconds += time.perf_counter() - began
@@ -520,10 +520,11 @@ class SceneVisibility:
                     continue
                 segments += [_wall_coords(w) for w in (before_wall, after_wall) if w is not None]
 
-        keys: list[Pair] | None = None  # the directed pairs of ``pairs``' lines, when made once for a token
+        lines: _TokenLines | None = None  # ``pairs``' lines, when made once for a token
         if len(changed) == 1 and not (boxes or segments):
             (c,) = changed
-            pairs, keys = self._token_lines(c)  # (shared: ``pairs`` is not added to below)
+            lines = self._token_lines(c)
+            pairs = lines.pairs  # (shared: not added to below)
         else:
             pairs = self._pairs_of(changed)
         if boxes or segments:
@@ -539,15 +540,15 @@ class SceneVisibility:
                 rulings.drop(pair)
                 result.removed(pair)
         if lazy:
-            if keys is not None:
-                rulings.mark_stale(keys, distinct=True)
+            if lines is not None:
+                rulings.mark_stale(lines.keys, distinct=True)
                 if not gone:  # (one token's pairs, i < j, ascending)
-                    self._marked = (pairs, rulings.stale, keys)
+                    self._marked = (pairs, rulings.stale, lines)
             else:
                 ids = self._ids
                 rulings.mark_stale([each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))])
             return result
-        fresh = self._compute(pairs, keys)
+        fresh = self._compute(pairs, lines)
         # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
         # and no ruling need be built to tell (when the batch's rulings carry the centre line).
         sure: BoolArray | None = None
@@ -886,10 +887,11 @@ class SceneVisibility:
         found = {(min(c, j), max(c, j)) for c in changed for j in range(n) if j != c}
         return sorted(found)
 
-    def _token_lines(self, c: int) -> tuple[list[tuple[int, int]], list[Pair]]:
-        """``_pairs_of({c})`` and their directed pairs (ids, both directions, in a pass's line order: a→b then
-        b→a), made once per token while the engine holds the same ids list (the same ids in the same order):
-        a move's pass and its stale marks then make no tuple per line. Shared: nobody may change them."""
+    def _token_lines(self, c: int) -> _TokenLines:
+        """``_pairs_of({c})``, their directed pairs (ids, both directions, in a pass's line order: a→b then
+        b→a) and their index array, made once per token while the engine holds the same ids list (the same ids
+        in the same order): a move's pass and its stale marks then make no tuple per line, nor the array.
+        Shared: nobody may change them."""
         ids = self._ids
         made_for, made = self._lines_of
         if made_for is not ids:
@@ -898,7 +900,11 @@ class SceneVisibility:
         found = made.get(c)
         if found is None:
             pairs = self._pairs_of((c,))
-            found = made[c] = (pairs, [each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))])
+            found = made[c] = _TokenLines(
+                pairs,
+                [each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))],
+                np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2),
+            )
         return found
 
     def _token_signature(self, token: Token) -> tuple[Any, ...]:
@@ -971,10 +977,10 @@ class SceneVisibility:
 
     # Private: computing rulings.
 
-    def _compute(self, pairs: Sequence[tuple[int, int]], keys: list[Pair] | None = None) -> _LineBatch:
+    def _compute(self, pairs: Sequence[tuple[int, int]], lines: _TokenLines | None = None) -> _LineBatch:
         """Both directions of every unordered pair ``(i, j)``: crossings, walls and (Infinity) verdicts as
-        arrays; each ruling built when read (:class:`_LineBatch`). ``keys``: the lines' directed pairs, when
-        made already (:meth:`_token_lines`)."""
+        arrays; each ruling built when read (:class:`_LineBatch`). ``lines``: ``pairs``' directed pairs and
+        index array, when made already (:meth:`_token_lines`)."""
         if len(pairs) == 1 and self._state.scene.rules.lines != "best":
             alone = self._compute_line(*pairs[0])
             if alone is not None:
@@ -985,7 +991,10 @@ class SceneVisibility:
         if self._state.scene.rules.lines == "best":
             return self._compute_best(frame, pairs)
         t = self._tokens
-        idx = np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
+        if lines is not None:
+            idx = lines.idx  # (shared, read only: the compiled loops and the batch only read it)
+        else:
+            idx = np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
         doubtful = np.zeros(2 * len(idx), dtype=bool)
         if self._zones:
             # One compiled call (zone_order): the lines not of one point, where each meets each zone, and
@@ -1009,7 +1018,7 @@ class SceneVisibility:
             s, e = (int(idx[u, 0]), int(idx[u, 1])) if d == 0 else (int(idx[u, 1]), int(idx[u, 0]))
             exact[dp] = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
         walls = self._wall_rows(idx, lines_2d)
-        ends = None if keys is None else pairs
+        keys, ends = (None, None) if lines is None else (lines.keys, pairs)
         return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls, pairs=keys, ends=ends)
 
     def _compute_line(self, i: int, j: int) -> _LineBatch | None:
@@ -1453,6 +1462,15 @@ class SceneVisibility:
             lines = tuple(geometry.evidence(sid, eid, line) for line in geometry.sight_lines(sid, eid, "best"))
             batch.made[dp] = self._ruler.rule_lines(frame, s, e, lines)
         return batch
+
+
+class _TokenLines(NamedTuple):
+    """One token's watched pairs (``i < j``, ascending), their directed pairs in a pass's line order and their
+    index array (:meth:`SceneVisibility._token_lines`)."""
+
+    pairs: list[tuple[int, int]]
+    keys: list[Pair]
+    idx: IntArray
 
 
 class _LineTables(NamedTuple):

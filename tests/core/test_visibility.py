@@ -729,8 +729,9 @@ def test_a_moves_lines_are_listed_once_per_token_and_shared_by_its_passes() -> N
         state = _state([POOR], [a, b, token("c", x, 1400)], version=version)
         changes = engine.update(state)
         lazy.advance(state)
-        pairs, keys = engine._token_lines(2)
+        pairs, keys, idx = engine._token_lines(2)
         assert pairs == [(0, 2), (1, 2)] and keys == [("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
+        assert idx.tolist() == [[0, 2], [1, 2]] and engine._rulings.ref(("a", "c"))[0].idx is idx
         assert list(changes) == keys
         assert all(engine._rulings.ref(pair)[0].pairs is keys for pair in keys)
         plain = plain_rulings(state, "bs-attack", False)
