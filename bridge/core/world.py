@@ -514,6 +514,15 @@ class World:
             seed=state.handed_on(),
             previous=state,
         )
+        # The tokens by id (SceneState.token), not built again on the new version's first question: the patch's
+        # own dictionary when the ruled scene holds the list made of it (its values, in its order), or the last
+        # version's when the ruled scene holds the very same list as the last one.
+        tokens = new_state.scene.tokens
+        if "tokens" in touched:
+            if tokens is new_scene.tokens:
+                new_state.__dict__["_tokens"] = collections["tokens"]
+        elif tokens is state.scene.tokens and "_tokens" in state.__dict__:
+            new_state.__dict__["_tokens"] = state.__dict__["_tokens"]
         self.scenes.pop(scene_id, None)
         self.scenes[scene_id] = new_state
         newly, used = diff_ignored(state.ignored, ignored, _held_keys(new_scene, state.ignored, ignored))
