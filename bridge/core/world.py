@@ -436,7 +436,12 @@ class World:
         }
         touched = {kind for kind in held if upsert.get(kind) or remove.get(kind)}
         # Only the kinds the patch touches are rebuilt; the others keep the very same list.
-        collections: dict[str, dict[str, Any]] = {kind: {item.id: item for item in held[kind]} for kind in touched}
+        # The tokens by id: a copy of the held version's map when it has one of this very list (see below).
+        by_id = state.__dict__.get("_tokens") if "tokens" in touched and state.scene.tokens is scene.tokens else None
+        collections: dict[str, dict[str, Any]] = {
+            kind: dict(by_id) if kind == "tokens" and by_id is not None else {item.id: item for item in held[kind]}
+            for kind in touched
+        }
         grid = replace.get("grid", scene.grid)
         size = grid.size if isinstance(grid, Grid) else scene.grid.size
         vertices: int | None = state.vertices

@@ -429,9 +429,9 @@ def test_a_patch_checks_exactly_the_positions_of_the_objects_it_brings(monkeypat
 
 
 def test_a_patched_version_holds_the_same_tokens_by_id_as_its_scene() -> None:
-    """``SceneState.token``'s map after random patches (tokens upserted twice or again, removed, foreign traits
-    that make the ruled scene differ from the held one, region-only patches) is the ruled scene's tokens by id,
-    in order, the very objects — whether the patch handed it over or the state builds it on first use."""
+    """After random patches (tokens upserted twice or again, removed, foreign traits, region-only patches) the
+    scene's tokens are the hand-made patch's, and ``SceneState.token``'s map is those tokens by id, in order,
+    the very objects — whether a patch started from the last version's map or built its own."""
     import random
 
     rng = random.Random(15)
@@ -468,9 +468,13 @@ def test_a_patched_version_holds_the_same_tokens_by_id_as_its_scene() -> None:
         upsert[kind] = items
         ids = [token.id for token in held.tokens]
         remove = {"tokens": rng.sample(ids, min(rng.choice((0, 0, 1)), len(ids) - 3))}
-        state = world.patch("s", upsert=upsert, remove=remove, replace={}).state
+        before, state = state, world.patch("s", upsert=upsert, remove=remove, replace={}).state
+        assert [before.token(token.id) for token in before.scene.tokens] == before.scene.tokens  # (left as it was)
+        assert len(before.__dict__["_tokens"]) == len(before.scene.tokens)
         handed += "_tokens" in state.__dict__
         tokens = state.scene.tokens
+        expected = _patched_scene(held, upsert, remove).tokens
+        assert len(tokens) == len(expected) and all(a is b for a, b in zip(tokens, expected, strict=True))
         assert [state.token(token.id) for token in tokens] == tokens
         assert list(state.__dict__["_tokens"]) == [token.id for token in tokens]
         assert all(state.token(token.id) is token for token in tokens)
