@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import __version__, stages
 from .core.ignored import Ignored
-from .core.release import free_in_slices, held, with_items
+from .core.release import free_in_slices, with_items
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
 from .core.sight import Crossing, CrossingKind, Point3
@@ -849,15 +849,7 @@ class Session:
         for watch in list(self._worlds.watchers(world.id, state.scene.id)):
             try:
                 watch.owner._check_watch_size(state, watch.visibility.watched)
-                keep = held()  # on a world's worker (the server): the last pass is freed after the answer is out
-                if keep is None:
-                    changes = watch.visibility.update(state)
-                else:
-                    watch.visibility.keep_displaced(keep)
-                    try:
-                        changes = watch.visibility.update(state)
-                    finally:
-                        watch.visibility.keep_displaced(None)
+                changes = watch.visibility.update(state)
                 watch.state = state
                 if stages.ENABLED:
                     stages.mark("updated")

@@ -271,7 +271,6 @@ class SceneVisibility:
         self._marked: tuple[list[tuple[int, int]], int, _TokenLines] | None = None
         #: One token's lines by token index, made for the ids list held (see _token_lines).
         self._lines_of: tuple[list[str], dict[int, _TokenLines]] = ([], {})
-        self._keep: list[Any] | None = None  # see keep_displaced
         self._composes: tuple[Ruleset | None, bool] = (None, False)  # a ruleset, and whether the composer applies
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         self._line_made: _LineTables | None = None  # see _line_tables
@@ -370,14 +369,6 @@ class SceneVisibility:
         # from the first read on (a game that asks many questions after each move).
         self._batch_first = self._resolved > 1
         self._reads = self._resolved = 0
-
-    def keep_displaced(self, into: list[Any] | None) -> None:
-        """From now on, append to ``into`` what a change displaces — the rulings' old entries, and with them
-        the last reference to passes no pair refers to any more (their frames, scenes and arrays: ~65 µs of a
-        50 × 100 move to free) — instead of freeing it during :meth:`update` or :meth:`advance`; the caller
-        empties ``into`` when it suits (after the answer is on its way). ``None``: freed at once (the default)."""
-        self._keep = into
-        self._rulings.keep = into
 
     def update(self, new_state: SceneState) -> Mapping[Pair, Ruling | None]:
         """Move to ``new_state`` and return only the pairs whose ruling changed (``None``: pair gone),
@@ -930,9 +921,6 @@ class SceneVisibility:
 
     def _replace_all(self, *, lazy: bool = False) -> dict[Pair, Ruling | None]:
         fresh = _Rulings(self._compute(self._all_pairs()).reduced(), weakref.WeakMethod(self._resolve))
-        fresh.keep = self._keep
-        if self._keep is not None:
-            self._keep.append(self._rulings)
         if lazy:  # no changes to report: the old rulings are not compared
             self._rulings = fresh
             return {}
@@ -1785,8 +1773,6 @@ class _Rulings(Mapping[Pair, Ruling]):
             zip(batch.pairs, range(len(batch.pairs)), strict=True)
         )
         self._resolve = resolve  # weak: no reference cycle ties an engine to its rulings
-        #: When a list: the entries replaced or dropped are appended to it, not freed here (keep_displaced).
-        self.keep: list[Any] | None = None
         self.stale = 0  # how many entries are stale
         self._whole = True  # the entries are still every line of the first pass, in order
 
@@ -1840,11 +1826,8 @@ class _Rulings(Mapping[Pair, Ruling]):
     def refer(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
         """The pair's ruling is now line ``dp`` of ``batch`` (built when read)."""
         entries = self._entries
-        displaced = entries.get(pair, 0)
-        if displaced is None:
+        if entries.get(pair, 0) is None:
             self.stale -= 1
-        elif self.keep is not None:
-            self.keep.append(displaced)
         entries[pair] = (batch, dp)
         self._whole = False
 
@@ -1853,8 +1836,6 @@ class _Rulings(Mapping[Pair, Ruling]):
         entries, pairs = self._entries, batch.pairs
         if self.stale:
             self.stale -= sum(1 for pair in pairs if entries.get(pair, 0) is None)
-        if self.keep is not None:
-            self.keep.append(list(map(entries.get, pairs)))
         entries.update(zip(pairs, zip(repeat(batch), range(len(pairs))), strict=False))
         self._whole = False
 
@@ -1866,8 +1847,6 @@ class _Rulings(Mapping[Pair, Ruling]):
         marked = cast(list[Pair], pairs) if distinct else dict.fromkeys(pairs)
         get = entries.get
         already = [get(pair, 0) for pair in marked].count(None) if self.stale else 0  # (stale counts the Nones)
-        if self.keep is not None:
-            self.keep.append(list(map(get, marked)))
         entries.update(zip(marked, repeat(None)) if distinct else cast(dict[Pair, None], marked))
         self.stale += len(marked) - already
 
@@ -1888,11 +1867,8 @@ class _Rulings(Mapping[Pair, Ruling]):
 
     def drop(self, pair: Pair) -> None:
         self._whole = False
-        displaced = self._entries.pop(pair)
-        if displaced is None:
+        if self._entries.pop(pair) is None:
             self.stale -= 1
-        elif self.keep is not None:
-            self.keep.append(displaced)
 
 
 class _OtherReaction(Mapping[Pair, Ruling]):
