@@ -129,7 +129,7 @@ class SceneEngines:
                 kept.state, kept.pairs = state, _pairs(state)
                 self.updates += 1
             passes = kept.engine.pass_seconds
-            ruling = kept.engine.rulings(reaction).get((actor, target))
+            ruling = kept.engine.ruling_of((actor, target), reaction)
             if kept.engine.pass_seconds > passes:  # a whole-scene pass: as much pause as after a build of it
                 self.next_build = max(self.next_build, now + (kept.engine.pass_seconds - passes) / self.build_share)
         except Exception as exc:  # a ruling error on another pair, or a bug: the per-pair path answers

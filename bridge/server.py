@@ -36,7 +36,6 @@ from . import __version__, stages, warmup
 from .access import Access
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
-from .core.release import holding
 from .core.rules import forget_scene_memos, load_all
 from .core.world import SceneLimits, World
 from .errors import InvalidMessage, TooManyConnections
@@ -244,14 +243,14 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                     answer = _prepare(session.receive(msg.data), frame_limit)
                 elif stages.ENABLED:
                     trace = stages.begin(peek_id(msg.data), state.collector.seconds if state.collector else None)
-                    running = worker.submit(functools.partial(_receive, session, msg.data, frame_limit, trace, worker))
+                    running = worker.submit(functools.partial(_receive, session, msg.data, frame_limit, trace))
                     trace.stamp("submitted", worker.thread_ids)
                     stages.suspend()
                     answer = await _from_worker(running, state)
                     stages.resume(trace, "loop")
                 else:
                     answer = await _from_worker(
-                        worker.submit(functools.partial(_receive, session, msg.data, frame_limit, None, worker)), state
+                        worker.submit(functools.partial(_receive, session, msg.data, frame_limit)), state
                     )
                 if answer is None:  # the bridge is stopping: the client has been told 1001
                     break
@@ -299,25 +298,9 @@ class _Push:
     text: bytes
 
 
-class _Later:
-    """What a world's worker kept alive while it answered a message (:func:`bridge.core.release.holding`: a
-    move's last pass, the answer's messages), queued after the answer's frames: once they are written, the
-    writer hands the objects back to that worker to free — off the answer's way (the worker is idle then)."""
-
-    __slots__ = ("held", "worker")
-
-    def __init__(self, worker: WorldWorker, held: list[Any]) -> None:
-        self.worker, self.held = worker, held
-
-    def release(self) -> None:
-        """Free the held objects on the world's worker (from the event loop)."""
-        held, self.held = self.held, []
-        self.worker.post(held.clear)
-
-
 #: What the writer carries out: a text frame already encoded (UTF-8 JSON, sent as it is), a push for
-#: another connection, a log operation, a close, objects to free once the frames before are written.
-Prepared = bytes | _Push | StoreThenSend | Close | _Later
+#: another connection, a log operation, a close.
+Prepared = bytes | _Push | StoreThenSend | Close
 
 
 #: A frame longer than this is never taken for a ping (a ping is ``{"type": "ping", "id": …}``).
@@ -361,33 +344,18 @@ def _is_ping(data: str) -> bool:
     return isinstance(value, dict) and value.get("type") == "ping"
 
 
-def _receive(
-    session: Session,
-    data: str,
-    frame_limit: int,
-    trace: stages.Trace | None = None,
-    worker: WorldWorker | None = None,
-) -> list[Prepared]:
-    """On the world's worker: the session's answer to one frame, encoded (stamped when ``trace`` is given).
-
-    With ``worker`` (the world's), what the answer made obsolete and the engine held (:func:`holding`) is
-    freed on it after the answer's frames are written, with the answer's own messages (:class:`_Later`)."""
-    if trace is not None:
-        stages.resume(trace, "worker")
+def _receive(session: Session, data: str, frame_limit: int, trace: stages.Trace | None = None) -> list[Prepared]:
+    """On the world's worker: the session's answer to one frame, encoded (stamped when ``trace`` is given)."""
+    if trace is None:
+        return _prepare(session.receive(data), frame_limit)
+    stages.resume(trace, "worker")
     try:
-        with holding() as held:
-            effects = session.receive(data)
-        if trace is not None:
-            trace.stamp("answered")
+        effects = session.receive(data)
+        trace.stamp("answered")
         prepared = _prepare(effects, frame_limit)
-        if held and worker is not None:
-            held.append(effects)
-            prepared.append(_Later(worker, held))
-        if trace is not None:
-            trace.stamp("encoded", trace.loop)  # the loop's counters as the answer is handed back
+        trace.stamp("encoded", trace.loop)  # the loop's counters as the answer is handed back
     finally:
-        if trace is not None:
-            stages.suspend()
+        stages.suspend()
     return prepared
 
 
@@ -437,13 +405,12 @@ class Outbox:
 
     def trace(self, trace: stages.Trace, frames: int) -> None:
         """``trace``'s answer holds the last ``frames`` text frames queued: it is finished (written to the
-        stages file) once the writer has written everything queued so far (not waiting for a last :class:`_Later`)."""
+        stages file) once the writer has written everything queued so far."""
         trace.stamp("queued")
         if frames <= 0:
             stages.finish(trace)
         else:
-            later = bool(self._items) and isinstance(self._items[-1][0], _Later)
-            self._traces.append((trace, self._handed + len(self._items) - later))
+            self._traces.append((trace, self._handed + len(self._items)))
 
     def written(self) -> None:
         """The writer has written a text frame: finish the traces whose answers are all out."""
@@ -452,9 +419,7 @@ class Outbox:
 
     @classmethod
     def size(cls, item: Prepared) -> int:
-        if isinstance(item, bytes):
-            return len(item)
-        return 0 if isinstance(item, _Later) else cls.PENDING_SIZE
+        return len(item) if isinstance(item, bytes) else cls.PENDING_SIZE
 
     def _full(self, size: int) -> bool:
         """Whether ``size`` more bytes would take the queue over its bounds (an empty queue takes one frame)."""
@@ -560,9 +525,7 @@ async def _enqueue(effects: list[Prepared], outbox: Outbox, state: BridgeState) 
         if box is not None:
             box.force(effect.text)
     for effect in effects:
-        if isinstance(effect, _Later):  # no bytes to wait room for: after the frames, whatever the bound
-            outbox.force(effect)
-        elif not isinstance(effect, _Push) and not await outbox.put_waiting(effect):
+        if not isinstance(effect, _Push) and not await outbox.put_waiting(effect):
             return False
     return True
 
@@ -616,8 +579,6 @@ async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) 
                     text = encode(await perform(effect, state.store))
                     outbox.sending_since = loop.time()
                     await ws.send_str(text)
-                elif isinstance(effect, _Later):
-                    effect.release()
                 elif isinstance(effect, Close):
                     await ws.close(code=effect.code, message=effect.reason.encode())
                     return

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import __version__, stages
 from .core.ignored import Ignored
-from .core.release import free_in_slices, held, with_items
+from .core.release import free_in_slices, with_items
 from .core.rules import RULESETS, RulingError, Situation
 from .core.rules.base import Ruling
 from .core.sight import Crossing, CrossingKind, Point3
@@ -575,7 +575,7 @@ class Session:
         state = world.use(message.scene)
         if state is None:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first")
-        if message.target is not None:
+        if message.target is not None and state.scene.rules.lines == "best":  # (the check's own test, without the call)
             self._check_best_lines(state, 1, "adjudicate")
         ruling = self.rule(state, message)
         if not (message.log and self._logging):
@@ -603,21 +603,29 @@ class Session:
             target = state.token(message.target)
             if target is None:
                 raise UnknownToken(f"target: no token {message.target!r} in scene {scene.id!r}", field="target")
-        options = {"aware": message.aware, **message.options}
-        frozen = _FROZEN_AWARE[message.aware] if not message.options else _frozen(options)
+        # No options but ``aware`` (the common question): no options dictionary made unless the per-pair path needs it.
+        options = {"aware": message.aware, **message.options} if message.options else None
+        frozen = _FROZEN_AWARE[message.aware] if options is None else _frozen(options)
         key = (message.actor, message.target, message.action, message.reaction, frozen)
         known = state.rulings.get(key)
         if known is not None:
             return known
-        if target is not None and self._engine_answers(state, options):
+        if target is not None and self._engine_answers(state, options or {"aware": message.aware}):
             world_id = self._ready_world().id
-            ruling = self._watched_ruling(world_id, state, actor.id, target.id, message.action, message.reaction)
+            worlds = self._worlds
+            ruling = (
+                self._watched_ruling(world_id, state, actor.id, target.id, message.action, message.reaction)
+                if worlds.watches.get((world_id, scene.id))  # (no watch of the scene: nothing to look through)
+                else None
+            )
             if ruling is None:
-                ruling = self._worlds.engines_of(world_id).ruling(
+                ruling = worlds.engines_of(world_id).ruling(
                     state, actor.id, target.id, message.action, message.reaction, self._monotonic()
                 )
             if ruling is not None:
                 return ruling
+        if options is None:
+            options = {"aware": message.aware}
         if target is not None:
             geometry = state.geometry
             sight_lines = geometry.sight_lines(actor.id, target.id, scene.rules.lines)
@@ -841,15 +849,7 @@ class Session:
         for watch in list(self._worlds.watchers(world.id, state.scene.id)):
             try:
                 watch.owner._check_watch_size(state, watch.visibility.watched)
-                keep = held()  # on a world's worker (the server): the last pass is freed after the answer is out
-                if keep is None:
-                    changes = watch.visibility.update(state)
-                else:
-                    watch.visibility.keep_displaced(keep)
-                    try:
-                        changes = watch.visibility.update(state)
-                    finally:
-                        watch.visibility.keep_displaced(None)
+                changes = watch.visibility.update(state)
                 watch.state = state
                 if stages.ENABLED:
                     stages.mark("updated")

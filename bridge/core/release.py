@@ -11,22 +11,14 @@ thread runs Python bytecode, where CPython hands the GIL to a waiting thread.
 
 Nothing is changed in place, so what something else still holds (a patched scene shares the lists it did
 not touch with the state it replaced) only loses the extra references taken here.
-
-Freed later: inside a :func:`holding` block (the server's world worker, while it answers one message),
-what a step has just made obsolete (a move's last pass, which no pair refers to any more) goes into the
-block's list (:func:`held`), so that its deallocations are not on the way to the answer; the server hands
-that list back to the world's worker once the answer's frames are written. Outside such a block
-:func:`held` is ``None``: objects are freed where their last reference goes, as before.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["SLICE", "free_in_slices", "held", "holding", "with_items"]
+__all__ = ["SLICE", "free_in_slices", "with_items"]
 
 #: References dropped per step: at most a few milliseconds of deallocations.
 SLICE = 2048
@@ -45,25 +37,3 @@ def free_in_slices(found: list[Any]) -> None:
     found.reverse()
     while found:
         del found[-SLICE:]
-
-
-_later = threading.local()
-
-
-@contextmanager
-def holding() -> Iterator[list[Any]]:
-    """On this thread, until the block ends, :func:`held` is the list yielded (the caller frees it later: its
-    references are then the only ones the held objects lose). Blocks nest; each has its own list."""
-    outer = getattr(_later, "held", None)
-    bag: list[Any] = []
-    _later.held = bag
-    try:
-        yield bag
-    finally:
-        _later.held = outer
-
-
-def held() -> list[Any] | None:
-    """The current :func:`holding` block's list on this thread (``None`` outside one): where a step puts what
-    it has just made obsolete (``SceneVisibility.keep_displaced``) instead of freeing it."""
-    return getattr(_later, "held", None)

@@ -267,13 +267,10 @@ class SceneVisibility:
         self._resolved = 0  # stale (unordered) pairs ruled since the last advance()
         self._batch_first = False  # the first stale read after an advance rules its tokens' stale pairs
         #: The pairs (i < j) the last advance() marked stale, all of one token, the stale count it left, and
-        #: their directed pairs (see _token_lines).
-        self._marked: tuple[list[tuple[int, int]], int, list[Pair]] | None = None
-        #: One token's pairs and directed pairs by token index, made for the ids list held (see _token_lines).
-        self._lines_of: tuple[list[str], dict[int, tuple[list[tuple[int, int]], list[Pair]]]] = ([], {})
-        #: A token's pairs (_token_lines) as a pass's idx, by the list's id (with the list: the id stays its own).
-        self._rows_of: dict[int, tuple[Sequence[tuple[int, int]], IntArray]] = {}
-        self._keep: list[Any] | None = None  # see keep_displaced
+        #: that token's lines (see _token_lines).
+        self._marked: tuple[list[tuple[int, int]], int, _TokenLines] | None = None
+        #: One token's lines by token index, made for the ids list held (see _token_lines).
+        self._lines_of: tuple[list[str], dict[int, _TokenLines]] = ([], {})
         self._composes: tuple[Ruleset | None, bool] = (None, False)  # a ruleset, and whether the composer applies
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
         self._line_made: _LineTables | None = None  # see _line_tables
@@ -321,6 +318,18 @@ class SceneVisibility:
             return self._rulings
         return _OtherReaction(self, reaction)
 
+    def ruling_of(self, pair: Pair, reaction: bool | None = None) -> Ruling | None:
+        """``rulings(reaction).get(pair)``, without the mapping's layers (``adjudicate``'s look-up): the
+        ruling, built if need be, or ``None`` for a pair not watched (or a ``KeyError`` on the way, as
+        ``Mapping.get`` swallows it)."""
+        try:
+            batch, dp = self._rulings.ref(pair)
+            if reaction is None or reaction == self.reaction:
+                return batch.ruling(dp)
+            return batch.ruling_as(dp, self._side(reaction))
+        except KeyError:
+            return None
+
     def verdict(self, actor: str, target: str) -> tuple[bool, int | None]:
         """Whether ``actor`` may act on ``target`` and the modifier (``None`` when not allowed) — the
         ruling's ``allowed`` and ``modifier`` — read from the pass's arrays where it has them, without
@@ -361,14 +370,6 @@ class SceneVisibility:
         self._batch_first = self._resolved > 1
         self._reads = self._resolved = 0
 
-    def keep_displaced(self, into: list[Any] | None) -> None:
-        """From now on, append to ``into`` what a change displaces — the rulings' old entries, and with them
-        the last reference to passes no pair refers to any more (their frames, scenes and arrays: ~65 µs of a
-        50 × 100 move to free) — instead of freeing it during :meth:`update` or :meth:`advance`; the caller
-        empties ``into`` when it suits (after the answer is on its way). ``None``: freed at once (the default)."""
-        self._keep = into
-        self._rulings.keep = into
-
     def update(self, new_state: SceneState) -> Mapping[Pair, Ruling | None]:
         """Move to ``new_state`` and return only the pairs whose ruling changed (``None``: pair gone),
         read-only; each ruling is built when first read (a moved token's lines are known to change
@@ -401,7 +402,7 @@ class SceneVisibility:
         found = [pair]
         whole = False
         pairs: list[tuple[int, int]] | None = None
-        keys: list[Pair] | None = None
+        lines: _TokenLines | None = None
         stale: int | None = None  # how many of the pass's pairs are stale, when known
         if self._batch_first or self._reads > _SINGLE_READS:
             whole = 2 * rulings.stale > len(rulings)  # most never ruled (a lazy build): the whole scene at once
@@ -409,7 +410,7 @@ class SceneVisibility:
             if not whole and marked is not None and rulings.stale == marked[1] == 2 * len(marked[0]):
                 # Nothing ruled since the last advance() and nothing else stale: the stale pairs are those it
                 # marked, all of one token, which the read pair shares — what stale_of finds, in order.
-                pairs, keys = marked[0], marked[2]
+                pairs, lines = marked[0], marked[2]
                 stale = rulings.stale
             else:
                 found += rulings.stale_pairs() if whole else rulings.stale_of(pair, index)
@@ -424,7 +425,7 @@ class SceneVisibility:
         enabled = gc.isenabled()  # (_gc_paused, inline: a read's pass is small)
         gc.disable()
         try:
-            batch = self._compute(pairs, keys)
+            batch = self._compute(pairs, lines)
         finally:
             if enabled:
                 gc.enable()
@@ -517,10 +518,11 @@ class SceneVisibility:
                     continue
                 segments += [_wall_coords(w) for w in (before_wall, after_wall) if w is not None]
 
-        keys: list[Pair] | None = None  # the directed pairs of ``pairs``' lines, when made once for a token
+        lines: _TokenLines | None = None  # ``pairs``' lines, when made once for a token
         if len(changed) == 1 and not (boxes or segments):
             (c,) = changed
-            pairs, keys = self._token_lines(c)  # (shared: ``pairs`` is not added to below)
+            lines = self._token_lines(c)
+            pairs = lines.pairs  # (shared: not added to below)
         else:
             pairs = self._pairs_of(changed)
         if boxes or segments:
@@ -536,15 +538,15 @@ class SceneVisibility:
                 rulings.drop(pair)
                 result.removed(pair)
         if lazy:
-            if keys is not None:
-                rulings.mark_stale(keys, distinct=True)
+            if lines is not None:
+                rulings.mark_stale(lines.keys, distinct=True)
                 if not gone:  # (one token's pairs, i < j, ascending)
-                    self._marked = (pairs, rulings.stale, keys)
+                    self._marked = (pairs, rulings.stale, lines)
             else:
                 ids = self._ids
                 rulings.mark_stale([each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))])
             return result
-        fresh = self._compute(pairs, keys)
+        fresh = self._compute(pairs, lines)
         # A line from or to a token whose centre moved differs from the one ruled before: its pair changed,
         # and no ruling need be built to tell (when the batch's rulings carry the centre line).
         sure: BoolArray | None = None
@@ -883,10 +885,11 @@ class SceneVisibility:
         found = {(min(c, j), max(c, j)) for c in changed for j in range(n) if j != c}
         return sorted(found)
 
-    def _token_lines(self, c: int) -> tuple[list[tuple[int, int]], list[Pair]]:
-        """``_pairs_of({c})`` and their directed pairs (ids, both directions, in a pass's line order: a→b then
-        b→a), made once per token while the engine holds the same ids list (the same ids in the same order):
-        a move's pass and its stale marks then make no tuple per line. Shared: nobody may change them."""
+    def _token_lines(self, c: int) -> _TokenLines:
+        """``_pairs_of({c})``, their directed pairs (ids, both directions, in a pass's line order: a→b then
+        b→a) and their index array, made once per token while the engine holds the same ids list (the same ids
+        in the same order): a move's pass and its stale marks then make no tuple per line, nor the array.
+        Shared: nobody may change them."""
         ids = self._ids
         made_for, made = self._lines_of
         if made_for is not ids:
@@ -895,7 +898,11 @@ class SceneVisibility:
         found = made.get(c)
         if found is None:
             pairs = self._pairs_of((c,))
-            found = made[c] = (pairs, [each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))])
+            found = made[c] = _TokenLines(
+                pairs,
+                [each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))],
+                np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2),
+            )
         return found
 
     def _token_signature(self, token: Token) -> tuple[Any, ...]:
@@ -921,9 +928,6 @@ class SceneVisibility:
 
     def _replace_all(self, *, lazy: bool = False) -> dict[Pair, Ruling | None]:
         fresh = _Rulings(self._compute(self._all_pairs()).reduced(), weakref.WeakMethod(self._resolve))
-        fresh.keep = self._keep
-        if self._keep is not None:
-            self._keep.append(self._rulings)
         if lazy:  # no changes to report: the old rulings are not compared
             self._rulings = fresh
             return {}
@@ -968,10 +972,10 @@ class SceneVisibility:
 
     # Private: computing rulings.
 
-    def _compute(self, pairs: Sequence[tuple[int, int]], keys: list[Pair] | None = None) -> _LineBatch:
+    def _compute(self, pairs: Sequence[tuple[int, int]], lines: _TokenLines | None = None) -> _LineBatch:
         """Both directions of every unordered pair ``(i, j)``: crossings, walls and (Infinity) verdicts as
-        arrays; each ruling built when read (:class:`_LineBatch`). ``keys``: the lines' directed pairs, when
-        made already (:meth:`_token_lines`)."""
+        arrays; each ruling built when read (:class:`_LineBatch`). ``lines``: ``pairs``' directed pairs and
+        index array, when made already (:meth:`_token_lines`)."""
         if len(pairs) == 1 and self._state.scene.rules.lines != "best":
             alone = self._compute_line(*pairs[0])
             if alone is not None:
@@ -982,7 +986,10 @@ class SceneVisibility:
         if self._state.scene.rules.lines == "best":
             return self._compute_best(frame, pairs)
         t = self._tokens
-        idx = self._pair_rows(pairs) if keys is not None else _rows(pairs)
+        if lines is not None:
+            idx = lines.idx  # (shared, read only: the compiled loops and the batch only read it)
+        else:
+            idx = np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
         doubtful = np.zeros(2 * len(idx), dtype=bool)
         if self._zones:
             # One compiled call (zone_order): the lines not of one point, where each meets each zone, and
@@ -1006,20 +1013,8 @@ class SceneVisibility:
             s, e = (int(idx[u, 0]), int(idx[u, 1])) if d == 0 else (int(idx[u, 1]), int(idx[u, 0]))
             exact[dp] = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
         walls = self._wall_rows(idx, lines_2d)
-        ends = None if keys is None else pairs
+        keys, ends = (None, None) if lines is None else (lines.keys, pairs)
         return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls, pairs=keys, ends=ends)
-
-    def _pair_rows(self, pairs: Sequence[tuple[int, int]]) -> IntArray:
-        """``pairs`` as a pass's ``idx`` (n × 2), for a token's pairs of :meth:`_token_lines` (shared, never
-        changed): made once per list (a token moved again rules the same pairs; nobody writes ``idx``)."""
-        made = self._rows_of
-        found = made.get(id(pairs))
-        if found is not None and found[0] is pairs:
-            return found[1]
-        if len(made) > 2 * len(self._tokens.tokens) + 8:
-            made.clear()
-        idx = made[id(pairs)] = (pairs, _rows(pairs))
-        return idx[1]
 
     def _compute_line(self, i: int, j: int) -> _LineBatch | None:
         """:meth:`_compute` of the one pair ``(i, j)`` (a stale pair read alone), for a few calls' fixed cost
@@ -1464,6 +1459,15 @@ class SceneVisibility:
         return batch
 
 
+class _TokenLines(NamedTuple):
+    """One token's watched pairs (``i < j``, ascending), their directed pairs in a pass's line order and their
+    index array (:meth:`SceneVisibility._token_lines`)."""
+
+    pairs: list[tuple[int, int]]
+    keys: list[Pair]
+    idx: IntArray
+
+
 class _LineTables(NamedTuple):
     """What :meth:`SceneVisibility._compute_line` reads of the compiled zones and walls, made once for them."""
 
@@ -1776,8 +1780,6 @@ class _Rulings(Mapping[Pair, Ruling]):
             zip(batch.pairs, range(len(batch.pairs)), strict=True)
         )
         self._resolve = resolve  # weak: no reference cycle ties an engine to its rulings
-        #: When a list: the entries replaced or dropped are appended to it, not freed here (keep_displaced).
-        self.keep: list[Any] | None = None
         self.stale = 0  # how many entries are stale
         self._whole = True  # the entries are still every line of the first pass, in order
 
@@ -1831,11 +1833,8 @@ class _Rulings(Mapping[Pair, Ruling]):
     def refer(self, pair: Pair, batch: _LineBatch, dp: int) -> None:
         """The pair's ruling is now line ``dp`` of ``batch`` (built when read)."""
         entries = self._entries
-        displaced = entries.get(pair, 0)
-        if displaced is None:
+        if entries.get(pair, 0) is None:
             self.stale -= 1
-        elif self.keep is not None:
-            self.keep.append(displaced)
         entries[pair] = (batch, dp)
         self._whole = False
 
@@ -1847,8 +1846,6 @@ class _Rulings(Mapping[Pair, Ruling]):
             self.stale -= stale
         elif self.stale:
             self.stale -= sum(1 for pair in pairs if entries.get(pair, 0) is None)
-        if self.keep is not None:
-            self.keep.append(list(map(entries.get, pairs)))
         entries.update(zip(pairs, zip(repeat(batch), range(len(pairs))), strict=False))
         self._whole = False
 
@@ -1860,8 +1857,6 @@ class _Rulings(Mapping[Pair, Ruling]):
         marked = cast(list[Pair], pairs) if distinct else dict.fromkeys(pairs)
         get = entries.get
         already = [get(pair, 0) for pair in marked].count(None) if self.stale else 0  # (stale counts the Nones)
-        if self.keep is not None:
-            self.keep.append(list(map(get, marked)))
         entries.update(zip(marked, repeat(None)) if distinct else cast(dict[Pair, None], marked))
         self.stale += len(marked) - already
 
@@ -1882,11 +1877,8 @@ class _Rulings(Mapping[Pair, Ruling]):
 
     def drop(self, pair: Pair) -> None:
         self._whole = False
-        displaced = self._entries.pop(pair)
-        if displaced is None:
+        if self._entries.pop(pair) is None:
             self.stale -= 1
-        elif self.keep is not None:
-            self.keep.append(displaced)
 
 
 class _OtherReaction(Mapping[Pair, Ruling]):
@@ -2292,11 +2284,6 @@ class _ZonesFromMatrix:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._frame.state.geometry, name)
-
-
-def _rows(pairs: Sequence[tuple[int, int]]) -> IntArray:
-    """Unordered pairs ``(i, j)`` as an n × 2 array of indices."""
-    return np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
 
 
 @contextmanager

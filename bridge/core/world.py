@@ -436,7 +436,12 @@ class World:
         }
         touched = {kind for kind in held if upsert.get(kind) or remove.get(kind)}
         # Only the kinds the patch touches are rebuilt; the others keep the very same list.
-        collections: dict[str, dict[str, Any]] = {kind: {item.id: item for item in held[kind]} for kind in touched}
+        # The tokens by id: a copy of the held version's map when it has one of this very list (see below).
+        by_id = state.__dict__.get("_tokens") if "tokens" in touched and state.scene.tokens is scene.tokens else None
+        collections: dict[str, dict[str, Any]] = {
+            kind: dict(by_id) if kind == "tokens" and by_id is not None else {item.id: item for item in held[kind]}
+            for kind in touched
+        }
         grid = replace.get("grid", scene.grid)
         size = grid.size if isinstance(grid, Grid) else scene.grid.size
         vertices: int | None = state.vertices
@@ -514,6 +519,15 @@ class World:
             seed=state.handed_on(),
             previous=state,
         )
+        # The tokens by id (SceneState.token), not built again on the new version's first question: the patch's
+        # own dictionary when the ruled scene holds the list made of it (its values, in its order), or the last
+        # version's when the ruled scene holds the very same list as the last one.
+        tokens = new_state.scene.tokens
+        if "tokens" in touched:
+            if tokens is new_scene.tokens:
+                new_state.__dict__["_tokens"] = collections["tokens"]
+        elif tokens is state.scene.tokens and "_tokens" in state.__dict__:
+            new_state.__dict__["_tokens"] = state.__dict__["_tokens"]
         self.scenes.pop(scene_id, None)
         self.scenes[scene_id] = new_state
         newly, used = diff_ignored(state.ignored, ignored, _held_keys(new_scene, state.ignored, ignored))

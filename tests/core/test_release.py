@@ -62,30 +62,3 @@ def test_what_something_else_holds_is_left_whole() -> None:
     with_items(found, [shared, {"k": shared[5]}])
     free_in_slices(found)
     assert [item.n for item in shared] == list(range(3000))
-
-
-def test_held_is_the_innermost_holding_blocks_list_and_none_outside() -> None:
-    """Outside a block there is no list (what a step displaces is freed at once); inside, ``held()`` is the
-    block's list, which keeps what is put in it until emptied; an inner block has its own list and the outer
-    one is current again after it."""
-    assert release.held() is None
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        with release.holding() as outer:
-            assert release.held() is outer
-            first = Item(2)
-            kept = weakref.ref(first)
-            outer.append(first)
-            with release.holding() as inner:
-                assert release.held() is inner and inner is not outer
-            assert release.held() is outer
-            del first
-            assert kept() is not None
-        assert release.held() is None
-        assert outer == [kept()] and inner == []
-        outer.clear()
-        assert kept() is None
-    finally:
-        if enabled:
-            gc.enable()

@@ -390,6 +390,26 @@ def test_the_other_reaction_is_ruled_from_the_same_passes() -> None:
     assert dict(engine.rulings()) == plain_rulings(moved, "bs-attack", False)
 
 
+def test_ruling_of_is_the_rulings_get_of_either_flag() -> None:
+    """``ruling_of(pair, reaction)`` (``adjudicate``'s look-up) is ``rulings(reaction).get(pair)`` under both
+    flags, for stale pairs after an ``advance`` too (the same ruling objects), and ``None`` for a pair not held."""
+    state = _state([ZERO], FOUR)
+    engine = SceneVisibility(state, action="bs-attack", reaction=False, lazy=True)
+    twin = SceneVisibility(state, action="bs-attack", reaction=False, lazy=True)
+    aro, plain = plain_rulings(state, "bs-attack", True), plain_rulings(state, "bs-attack", False)
+    assert aro[("a", "b")] != plain[("a", "b")]
+    for pair in plain:
+        assert engine.ruling_of(pair, True) == twin.rulings(True).get(pair) == aro[pair]
+        assert engine.ruling_of(pair, False) == engine.ruling_of(pair) == plain[pair]
+        assert engine.ruling_of(pair, True) is engine.rulings(True)[pair]
+        assert engine.ruling_of(pair) is engine.rulings()[pair]
+    assert engine.ruling_of(("a", "a")) is None and engine.ruling_of(("a", "nobody"), True) is None
+    moved = _state([ZERO], [*FOUR[:2], token("c", 450, 1000), FOUR[3]], version=1)
+    engine.advance(moved)
+    assert engine.ruling_of(("c", "a"), True) == plain_rulings(moved, "bs-attack", True)[("c", "a")]
+    assert engine.ruling_of(("a", "c")) == plain_rulings(moved, "bs-attack", False)[("a", "c")]
+
+
 def test_advance_rules_a_stale_pair_when_it_is_read() -> None:
     """After ``advance`` nothing is computed until a pair is read: the first read rules that pair alone, the
     next one every stale pair of its tokens in one pass (after the next change, the first read does, since
@@ -709,8 +729,9 @@ def test_a_moves_lines_are_listed_once_per_token_and_shared_by_its_passes() -> N
         state = _state([POOR], [a, b, token("c", x, 1400)], version=version)
         changes = engine.update(state)
         lazy.advance(state)
-        pairs, keys = engine._token_lines(2)
+        pairs, keys, idx = engine._token_lines(2)
         assert pairs == [(0, 2), (1, 2)] and keys == [("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
+        assert idx.tolist() == [[0, 2], [1, 2]] and engine._rulings.ref(("a", "c"))[0].idx is idx
         assert list(changes) == keys
         assert all(engine._rulings.ref(pair)[0].pairs is keys for pair in keys)
         plain = plain_rulings(state, "bs-attack", False)
@@ -744,40 +765,3 @@ def test_a_movers_stale_pairs_read_in_one_pass_keep_the_stale_count_and_share_th
             assert rulings.stale == 0 and len(batch.pairs) == 8 and batch is rulings.ref(("a", "c"))[0]
         assert dict(lazy.rulings()) == plain_rulings(state, "bs-attack", False)
     assert rows[1] is rows[2] is rows[3] and rows[1].tolist() == [[0, 2], [1, 2], [2, 3], [2, 4]]
-
-
-def test_what_a_change_displaces_is_kept_for_the_caller_to_free() -> None:
-    """With ``keep_displaced``, the pass no pair refers to any more after a move lives on in the caller's list
-    (not freed during ``update`` or ``advance``) and is freed when the list is emptied; without it, at once.
-    The rulings are the same either way."""
-    import gc
-    import weakref
-
-    a, b, _ = ROW
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for lazy in (False, True):
-            kept: list[Any] = []
-            engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
-            engine.keep_displaced(kept)
-            step = engine.advance if lazy else engine.update
-            step(_state([POOR], [a, b, token("c", 100, 1400)], version=1))
-            engine.rulings()[("a", "c")]
-            first = weakref.ref(engine._rulings.ref(("a", "c"))[0])
-            state = _state([POOR], [a, b, token("c", 200, 1400)], version=2)
-            step(state)
-            assert first() is not None and kept
-            kept.clear()
-            assert first() is None
-            assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
-            kept.clear()
-            engine.keep_displaced(None)
-            step(_state([POOR], [a, b, token("c", 300, 1400)], version=3))
-            engine.rulings()[("a", "c")]
-            second = weakref.ref(engine._rulings.ref(("a", "c"))[0])
-            step(_state([POOR], [a, b, token("c", 400, 1400)], version=4))
-            assert second() is None and not kept
-    finally:
-        if enabled:
-            gc.enable()

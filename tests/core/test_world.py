@@ -426,3 +426,56 @@ def test_a_patch_checks_exactly_the_positions_of_the_objects_it_brings(monkeypat
             before = set(map(id, getattr(held, kind)))
             expected = [k for k, item in enumerate(getattr(state.held_scene, kind)) if id(item) not in before]
             assert only[kind] == expected
+
+
+def test_a_patched_version_holds_the_same_tokens_by_id_as_its_scene() -> None:
+    """After random patches (tokens upserted twice or again, removed, foreign traits, region-only patches) the
+    scene's tokens are the hand-made patch's, and ``SceneState.token``'s map is those tokens by id, in order,
+    the very objects — whether a patch started from the last version's map or built its own."""
+    import random
+
+    rng = random.Random(15)
+    square = [0, 0, 100, 0, 100, 100, 0, 100]
+    world = World("w")
+    state = world.sync(
+        Scene.model_validate(
+            {
+                "id": "s",
+                "rules": {"ruleset": "traveller"},
+                "regions": [{"id": f"r{k}", "shapes": [{"type": "polygon", "points": square}]} for k in range(4)],
+                "tokens": [{"id": f"t{k}", "x": 10 * k, "y": 0} for k in range(6)],
+            }
+        )
+    )
+    handed = 0
+    for step in range(200):
+        held = state.held_scene
+        if rng.random() < 0.5:
+            state.token("t0")  # the previous version's map built (a region-only patch may hand it on)
+        upsert: dict[str, list[Any]] = {}
+        kind = rng.choice(("regions", "tokens", "tokens"))
+        items = []
+        for _ in range(rng.choice((1, 1, 2, 3))):
+            old = rng.choice(getattr(held, kind))
+            if rng.random() < 0.2:
+                items.append(old)
+            else:
+                update: dict[str, Any] = {"id": rng.choice((old.id, f"{kind[0]}-new{step % 3}"))}
+                if kind == "tokens":
+                    update["x"] = rng.uniform(0, 500)
+                    update["traits"] = ["multispectral-visor-2"] if rng.random() < 0.2 else []
+                items.append(old.model_copy(update=update))
+        upsert[kind] = items
+        ids = [token.id for token in held.tokens]
+        remove = {"tokens": rng.sample(ids, min(rng.choice((0, 0, 1)), len(ids) - 3))}
+        before, state = state, world.patch("s", upsert=upsert, remove=remove, replace={}).state
+        assert [before.token(token.id) for token in before.scene.tokens] == before.scene.tokens  # (left as it was)
+        assert len(before.__dict__["_tokens"]) == len(before.scene.tokens)
+        handed += "_tokens" in state.__dict__
+        tokens = state.scene.tokens
+        expected = _patched_scene(held, upsert, remove).tokens
+        assert len(tokens) == len(expected) and all(a is b for a, b in zip(tokens, expected, strict=True))
+        assert [state.token(token.id) for token in tokens] == tokens
+        assert list(state.__dict__["_tokens"]) == [token.id for token in tokens]
+        assert all(state.token(token.id) is token for token in tokens)
+    assert 50 < handed < 200  # both ways taken: handed over by the patch, and built on first use
