@@ -555,6 +555,7 @@ class ZoneTable:
         self.has_polygons = has_polygons
 
 
+@cython.ccall  # (a C call from zone_order: no memoryview made into an object and back)
 def zone_keys(
     table: ZoneTable,
     pairs: cython.longlong[:, ::1],
@@ -622,6 +623,9 @@ def zone_keys(
     g_ey1: cython.double[::1] = polys.ey1
     g_zone_start: cython.longlong[::1] = polys.zone_start
     g_zone_count: cython.longlong[::1] = polys.zone_count
+    near: cython.Py_ssize_t[::1] = np.empty(max(zones, 1), dtype=np.intp)  # a line's zones of box_pairs
+    m: cython.Py_ssize_t
+    c: cython.Py_ssize_t
     found: cython.Py_ssize_t = 0
     left: cython.Py_ssize_t = 0  # rows left to the caller (error -1)
     k: cython.Py_ssize_t
@@ -656,10 +660,13 @@ def zone_keys(
             px, py, qx, qy = cx[s], cy[s], cx[e], cy[e]
             lx, hx = min(px, qx), max(px, qx)
             ly, hy = min(py, qy), max(py, qy)
+            # box_pairs: the zones whose closed box meets the line's, ascending (gathered without a branch).
+            m = 0
             for z in range(zones):
-                # box_pairs: the closed boxes meet.
-                if not ((lx <= zx1[z]) & (zx0[z] <= hx) & (ly <= zy1[z]) & (zy0[z] <= hy)):
-                    continue
+                near[m] = z
+                m += (lx <= zx1[z]) & (zx0[z] <= hx) & (ly <= zy1[z]) & (zy0[z] <= hy)
+            for c in range(m):
+                z = near[c]
                 if table.split[z]:
                     # A zone of several spans: both directions of every line near it take the exact path.
                     ambiguous[2 * line] = True
@@ -740,6 +747,7 @@ def zone_keys(
     return a_dp[:found], a_z[:found], a_key[:found], a_err[:found], a_exact[:found], left
 
 
+@cython.ccall  # (a C call from zone_order: no memoryview made into an object and back)
 def crossing_order(
     src: cython.longlong[::1],
     dst: cython.longlong[::1],
@@ -760,7 +768,7 @@ def crossing_order(
     met_start: cython.longlong[::1] = np.zeros(count + 1, dtype=np.int64)
     met_rows: cython.longlong[::1] = np.empty(rows, dtype=np.int64)
     fill: cython.longlong[::1] = np.empty(count + 1, dtype=np.int64)
-    slot: cython.longlong[::1] = np.full(many, -1, dtype=np.int64)  # a zone's place in the line's list, or -1
+    slot: cython.longlong[::1] = np.empty(many, dtype=np.int64)  # a zone's place in the line's list, or -1
     g_zone: cython.longlong[::1] = np.empty(many, dtype=np.int64)
     g_flags: cython.longlong[::1] = np.empty(many, dtype=np.int64)  # 1: the actor touches it, 2: the target does
     g_key: cython.double[::1] = np.empty(many, dtype=np.float64)
@@ -788,6 +796,8 @@ def crossing_order(
     err: cython.double
     exact: cython.uchar
     with cython.nogil:
+        for z in range(many):
+            slot[z] = -1
         # The meetings of each directed line, found by a counting sort on the line.
         for r in range(rows):
             met_start[met_dp[r] + 1] += 1

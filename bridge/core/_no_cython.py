@@ -14,7 +14,7 @@ def _same(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-cfunc = cclass = inline = _same
+cfunc = cclass = ccall = inline = _same
 
 
 def exceptval(*_args: Any, **_kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
