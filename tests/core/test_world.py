@@ -13,7 +13,7 @@ import pytest
 
 from bridge.core import world as world_module
 from bridge.core.scene import Region, Scene, Token, Wall
-from bridge.core.world import SceneRejected, World, check_scene
+from bridge.core.world import SceneRejected, SceneState, World, check_scene
 
 
 def _scene(ruleset: str, environment: dict[str, Any]) -> Scene:
@@ -388,18 +388,7 @@ def test_a_patch_checks_exactly_the_positions_of_the_objects_it_brings(monkeypat
         return real(scene, *args, only=only, **kwargs)
 
     monkeypatch.setattr(world_module, "check_scene", spy)
-    square = [0, 0, 100, 0, 100, 100, 0, 100]
-    world = World("w")
-    state = world.sync(
-        Scene.model_validate(
-            {
-                "id": "s",
-                "rules": {"ruleset": "traveller"},
-                "regions": [{"id": f"r{k}", "shapes": [{"type": "polygon", "points": square}]} for k in range(6)],
-                "tokens": [{"id": f"t{k}", "x": 10 * k, "y": 0} for k in range(6)],
-            }
-        )
-    )
+    world, state = _squares_world(6)
     for step in range(300):
         held = state.held_scene
         upsert: dict[str, list[Any]] = {}
@@ -435,18 +424,7 @@ def test_a_patched_version_holds_the_same_tokens_by_id_as_its_scene() -> None:
     import random
 
     rng = random.Random(15)
-    square = [0, 0, 100, 0, 100, 100, 0, 100]
-    world = World("w")
-    state = world.sync(
-        Scene.model_validate(
-            {
-                "id": "s",
-                "rules": {"ruleset": "traveller"},
-                "regions": [{"id": f"r{k}", "shapes": [{"type": "polygon", "points": square}]} for k in range(4)],
-                "tokens": [{"id": f"t{k}", "x": 10 * k, "y": 0} for k in range(6)],
-            }
-        )
-    )
+    world, state = _squares_world(4)
     handed = 0
     for step in range(200):
         held = state.held_scene
@@ -479,3 +457,20 @@ def test_a_patched_version_holds_the_same_tokens_by_id_as_its_scene() -> None:
         assert list(state.__dict__["_tokens"]) == [token.id for token in tokens]
         assert all(state.token(token.id) is token for token in tokens)
     assert 50 < handed < 200  # both ways taken: handed over by the patch, and built on first use
+
+
+def _squares_world(regions: int) -> tuple[World, SceneState]:
+    """A world holding scene ``s`` (Traveller): ``regions`` unit squares ``r0…`` and six tokens ``t0``–``t5``."""
+    square = [0, 0, 100, 0, 100, 100, 0, 100]
+    world = World("w")
+    state = world.sync(
+        Scene.model_validate(
+            {
+                "id": "s",
+                "rules": {"ruleset": "traveller"},
+                "regions": [{"id": f"r{k}", "shapes": [{"type": "polygon", "points": square}]} for k in range(regions)],
+                "tokens": [{"id": f"t{k}", "x": 10 * k, "y": 0} for k in range(6)],
+            }
+        )
+    )
+    return world, state
