@@ -422,13 +422,8 @@ class SceneVisibility:
             pairs = sorted(unordered)
         self._resolved += len(pairs)
         began = time.perf_counter()
-        enabled = gc.isenabled()  # (_gc_paused, inline: a read's pass is small)
-        gc.disable()
-        try:
+        with _gc_paused():
             batch = self._compute(pairs, lines)
-        finally:
-            if enabled:
-                gc.enable()
         rulings.refer_all(batch, stale=stale)
         if whole:
             self.pass_seconds += time.perf_counter() - began
