@@ -28,7 +28,8 @@ the code as it was: it
    sides' answers are diffed as JSON, counted by field path (list indices folded to ``[]``), with the
    first example of each.
 
-Ratios are old / new of the medians (and of the best) over the counted rounds. "Today's code" is the
+Ratios are old / new of the medians (and of the best) over the counted rounds, and round by round: the median
+(and range) of each round's old time over its new one, the two taken one after the other. "Today's code" is the
 interpreter running this benchmark (its venv's ``sightline`` script). With ``--old-python PATH`` no
 checkout is built: that interpreter's ``sightline`` is the old side (``--old-python`` with this same
 interpreter is the cheap self-check the tests run).
@@ -55,7 +56,7 @@ from typing import Any
 
 from .replay_bench import record_game
 
-__all__ = ["Side", "answer_diff", "main", "prepare_rev"]
+__all__ = ["Side", "answer_diff", "main", "prepare_rev", "ratios"]
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -250,9 +251,19 @@ def _summary(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "best": min(values)} if values else {}
 
 
-def _ratios(old: list[float], new: list[float]) -> dict[str, Any]:
+def ratios(old: list[float], new: list[float]) -> dict[str, Any]:
+    """Old / new of the medians and of the best, and round by round: each old time over the new one taken in the
+    same round (the two run one after the other), whose median follows a machine that slows and speeds up
+    over the minutes less than a ratio of medians gathered across them."""
     o, n = _summary(old), _summary(new)
-    return {"old": o, "new": n, "ratio_median": o["median"] / n["median"], "ratio_best": o["best"] / n["best"]}
+    rounds = [a / b for a, b in zip(old, new, strict=True)]
+    return {
+        "old": o,
+        "new": n,
+        "ratio_median": o["median"] / n["median"],
+        "ratio_best": o["best"] / n["best"],
+        "ratio_rounds": {"median": statistics.median(rounds), "low": min(rounds), "high": max(rounds)},
+    }
 
 
 FIGURES = (
@@ -279,7 +290,8 @@ def _show(report: dict[str, Any]) -> None:
                 print(
                     f"  {what:21} old {row['old']['median']:.2f} s (best {row['old']['best']:.2f}), new "
                     f"{row['new']['median']:.2f} s (best {row['new']['best']:.2f}): {row['ratio_median']:.1f}x "
-                    f"(best {row['ratio_best']:.1f}x)"
+                    f"(best {row['ratio_best']:.1f}x; round by round {row['ratio_rounds']['median']:.1f}x, "
+                    f"{row['ratio_rounds']['low']:.1f}-{row['ratio_rounds']['high']:.1f}x)"
                 )
         warm_old, warm_new = result["warmup"]["old"], result["warmup"]["new"]
         print(f"  warm-up (not counted): old {warm_old['wall_s']:.2f} s, new {warm_new['wall_s']:.2f} s wall")
@@ -379,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
     report["loadavg_end"] = os.getloadavg()
     report["startup"] = {
-        key: _ratios([row[key] for row in startup["old"]], [row[key] for row in startup["new"]])
+        key: ratios([row[key] for row in startup["old"]], [row[key] for row in startup["new"]])
         for key in ("wall_s", "cpu_s")
     }
 
@@ -388,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         result: dict[str, Any] = {}
         for key, _ in FIGURES:
             if not (args.no_alone and key.startswith("alone")):
-                result[key] = _ratios([row[key] for row in old.runs[name]], [row[key] for row in new.runs[name]])
+                result[key] = ratios([row[key] for row in old.runs[name]], [row[key] for row in new.runs[name]])
         result["warmup"] = {"old": old.warmup[name], "new": new.warmup[name]}
         result["errors"] = {"old": old.warmup[name]["errors"], "new": new.warmup[name]["errors"]}
         result["deterministic"] = {"old": len(old.outputs[name]) == 1, "new": len(new.outputs[name]) == 1}

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.replay_vs import answer_diff
+from bench.replay_vs import answer_diff, ratios
 
 
 def test_a_self_comparison_replays_the_game_and_finds_the_same_answers(tmp_path: Path) -> None:
@@ -55,3 +55,11 @@ def test_the_diff_counts_each_differing_field_by_path_with_a_first_example() -> 
         {"path": "adjudication .ruling.reasons[].text", "count": 2, "answer": 1, "old": "a", "new": "A"},
         {"path": "adjudication .engine", "count": 1, "answer": 2, "old": "<absent>", "new": True},
     ]
+
+
+def test_ratios_pair_each_old_round_with_the_new_one_run_beside_it() -> None:
+    """Round by round, each old time is divided by the new time of the same round (not by the new median): a
+    machine that slows both sides in one round leaves that round's ratio alone."""
+    row = ratios([20.0, 40.0, 30.0], [2.0, 2.5, 4.0])
+    assert row["ratio_median"] == 30.0 / 2.5 and row["ratio_best"] == 20.0 / 2.0
+    assert row["ratio_rounds"] == {"median": 10.0, "low": 7.5, "high": 16.0}  # 20/2, 40/2.5, 30/4
