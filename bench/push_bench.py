@@ -19,6 +19,9 @@ limit (10,000): the size shows how the cost grows.
 
 ``--moves N`` also times the brief push that follows each of N one-token moves on one long-lived engine,
 alternately built from the rulings and from the verdicts (CPU time), beside the ``update()`` before it.
+
+``--changed N`` only counts, over N such moves, how many of the mover's pairs change their verdict, MOD or
+crossings (what a push would still carry if it left out pairs whose sight line alone moved).
 """
 
 from __future__ import annotations
@@ -138,13 +141,64 @@ def move_pushes(tokens: int, zones: int, moves: int) -> dict[str, Any]:
     }
 
 
+def _brief_content(ruling: Any) -> tuple[Any, ...]:
+    """What a brief push says of a pair apart from its sight line: the verdict, the MOD and the crossings."""
+    return (ruling.allowed, ruling.modifier, tuple((c.region, c.zone, c.kind) for c in ruling.crossings))
+
+
+def changed_pairs(tokens: int, zones: int, moves: int) -> dict[str, Any]:
+    """Of the moved token's pairs (every one of which a move's push resends: its sight line moved), how many
+    changed anything else a brief push carries — the same scene, seed and moves as ``--moves`` and
+    ``bench.ws_bench``: per move, the mover's pairs, those whose verdict, MOD or crossings changed, and those
+    whose verdict or MOD changed."""
+    scene = make_scene(tokens, zones, seed=1)
+    engine = SceneVisibility(state_of(scene), action="bs-attack")
+    rng = random.Random(2)
+    rows: list[tuple[int, int, int]] = []
+    for i in range(moves):
+        token = rng.choice(scene.tokens).id
+        before = {pair: _brief_content(r) for pair, r in engine.rulings().items() if token in pair}
+        scene = move_token(scene, token, seed=i)
+        engine.update(state_of(scene, i + 1))
+        after = {pair: _brief_content(r) for pair, r in engine.rulings().items() if token in pair}
+        changed = sum(1 for pair, content in after.items() if before[pair] != content)
+        verdict = sum(1 for pair, content in after.items() if before[pair][:2] != content[:2])
+        rows.append((len(after), changed, verdict))
+    return {
+        "scene": f"{tokens}x{zones}",
+        "moves": moves,
+        "mover_pairs": sum(row[0] for row in rows) / moves,
+        "changed": sum(row[1] for row in rows) / moves,
+        "changed_p50": statistics.median(row[1] for row in rows),
+        "verdict_changed": sum(row[2] for row in rows) / moves,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.push_bench")
     parser.add_argument("--sizes", default="50x100,200x400", help="tokens x zones, comma-separated")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--detail", choices=("brief", "full"), default="brief")
     parser.add_argument("--moves", type=int, default=0, help="also time the brief push after this many moves")
+    parser.add_argument(
+        "--changed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only count, over N moves, the mover's pairs whose verdict, MOD or crossings changed (no timing)",
+    )
     args = parser.parse_args(argv)
+    if args.changed:
+        for size in args.sizes.split(","):
+            tokens, zones = (int(v) for v in size.split("x"))
+            row = changed_pairs(tokens, zones, args.changed)
+            print(
+                f"  {row['scene']:>8}, {row['moves']} one-token moves: "
+                f"the mover's pairs {row['mover_pairs']:.1f} a move; "
+                f"verdict, MOD or crossings changed {row['changed']:.1f} (p50 {row['changed_p50']:g}); "
+                f"verdict or MOD changed {row['verdict_changed']:.1f}"
+            )
+        return 0
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     if args.moves:
         for size in args.sizes.split(","):
