@@ -74,11 +74,13 @@ def test_watched_tokens_limit_the_pairs() -> None:
 
 
 def test_unknown_action_is_refused() -> None:
+    """An engine for an action its scene's ruleset does not know is refused with an error that says so."""
     with pytest.raises(ValueError, match="unknown action"):
         SceneVisibility(_state([], ROW), action="attack")
 
 
 def test_rulings_view_is_read_only() -> None:
+    """The engine's rulings mapping cannot be written to: callers read rulings, only the engine changes them."""
     engine = SceneVisibility(_state([], ROW), action="bs-attack")
     with pytest.raises(TypeError):
         engine.rulings()[("a", "b")] = engine.rulings()[("a", "c")]  # type: ignore[index]
@@ -298,6 +300,7 @@ def test_a_move_keeps_the_composers_regions_by_id() -> None:
 
 
 def test_the_composers_direct_ruling_equals_the_constructed_one() -> None:
+    """Infinity's fast ``_ruling`` builds a ``Ruling`` equal to the one its constructor makes, with no extra fields."""
     from bridge.core.rules import Ruling
     from bridge.core.rules.infinity import _ruling
     from bridge.core.sight import Point3, SightLine
