@@ -174,6 +174,11 @@ def changed_pairs(tokens: int, zones: int, moves: int) -> dict[str, Any]:
     }
 
 
+def _sizes(text: str) -> list[tuple[int, int]]:
+    """``"50x100,200x400"`` as ``[(50, 100), (200, 400)]`` (tokens, zones)."""
+    return [(int(tokens), int(zones)) for tokens, zones in (size.split("x") for size in text.split(","))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.push_bench")
     parser.add_argument("--sizes", default="50x100,200x400", help="tokens x zones, comma-separated")
@@ -189,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.changed:
-        for size in args.sizes.split(","):
-            tokens, zones = (int(v) for v in size.split("x"))
+        for tokens, zones in _sizes(args.sizes):
             row = changed_pairs(tokens, zones, args.changed)
             print(
                 f"  {row['scene']:>8}, {row['moves']} one-token moves: "
@@ -201,8 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     if args.moves:
-        for size in args.sizes.split(","):
-            tokens, zones = (int(v) for v in size.split("x"))
+        for tokens, zones in _sizes(args.sizes):
             row = move_pushes(tokens, zones, args.moves)
             print(
                 f"  {row['scene']:>8}, push after a move (CPU; {row['moves']} moves, alternately): "
@@ -210,8 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"after p50 {row['after_push_cpu_p50_ms']} ms p99 {row['after_push_cpu_p99_ms']} ms; "
                 f"(update() before it: p50 {row['update_cpu_p50_ms']} ms p99 {row['update_cpu_p99_ms']} ms)"
             )
-    for size in args.sizes.split(","):
-        tokens, zones = (int(v) for v in size.split("x"))
+    for tokens, zones in _sizes(args.sizes):
         row = bench(tokens, zones, args.rounds, args.detail == "brief")
         print(
             f"  {row['scene']:>8} ({row['pairs']} pairs, {args.detail}): "
