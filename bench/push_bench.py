@@ -33,10 +33,11 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bench.visibility_bench import make_scene, move_token, state_of
+from bridge.core.scene import Scene
 from bridge.core.visibility import SceneVisibility
 from bridge.core.world import SceneState
 from bridge.protocol import encode_frames
@@ -98,18 +99,26 @@ def bench(tokens: int, zones: int, rounds: int, brief: bool) -> dict[str, Any]:
     return row
 
 
+def _moves(scene: Scene, count: int) -> Iterator[tuple[int, str, Scene]]:
+    """``count`` one-token moves of ``scene`` (the seeded sequence ``bench.ws_bench`` sends): the move's number,
+    the token moved and the scene after it."""
+    rng = random.Random(2)
+    for i in range(count):
+        token = rng.choice(scene.tokens).id
+        scene = move_token(scene, token, seed=i)
+        yield i, token, scene
+
+
 def move_pushes(tokens: int, zones: int, moves: int) -> dict[str, Any]:
     """The push after each one-token move on one long-lived engine (``update`` then the brief push, encoded),
     alternately from the rulings (before) and from the verdicts (after): CPU p50/p99 of the push, and of
     the ``update`` before it (the same either way)."""
     scene = make_scene(tokens, zones, seed=1)
     engine = SceneVisibility(state_of(scene), action="bs-attack")
-    rng = random.Random(2)
     pushes: dict[bool, list[float]] = {True: [], False: []}
     updates: list[float] = []
-    for i in range(moves + 20):
-        scene = move_token(scene, rng.choice(scene.tokens).id, seed=i)
-        state = state_of(scene, i + 1)
+    for i, _, moved in _moves(scene, moves + 20):
+        state = state_of(moved, i + 1)
         if i % 50 == 0:
             gc.collect()  # now and then, untimed: a full pass per move would dominate the run
         changes, _, update_cpu = _timed(lambda state=state: engine.update(state), collect=False)
@@ -153,13 +162,10 @@ def changed_pairs(tokens: int, zones: int, moves: int) -> dict[str, Any]:
     whose verdict or MOD changed."""
     scene = make_scene(tokens, zones, seed=1)
     engine = SceneVisibility(state_of(scene), action="bs-attack")
-    rng = random.Random(2)
     rows: list[tuple[int, int, int]] = []
-    for i in range(moves):
-        token = rng.choice(scene.tokens).id
-        before = {pair: _brief_content(r) for pair, r in engine.rulings().items() if token in pair}
-        scene = move_token(scene, token, seed=i)
-        engine.update(state_of(scene, i + 1))
+    for i, token, moved in _moves(scene, moves):
+        before = {pair: _brief_content(r) for pair, r in engine.rulings().items() if token in pair}  # not yet updated
+        engine.update(state_of(moved, i + 1))
         after = {pair: _brief_content(r) for pair, r in engine.rulings().items() if token in pair}
         changed = sum(1 for pair, content in after.items() if before[pair] != content)
         verdict = sum(1 for pair, content in after.items() if before[pair][:2] != content[:2])
