@@ -39,8 +39,10 @@ def _garbage(count: int) -> weakref.ref[Cycle]:
 
 
 async def test_a_due_collection_runs_after_the_message_not_inside_it(collector: IdleCollector) -> None:
-    """Past the threshold nothing is collected while the message is handled; the cycles are freed as
-    soon as the loop moves on, and automatic collection stays off throughout."""
+    """A due collection waits until the message is handled; the cycles are freed as soon as the loop moves on.
+
+    Past the threshold nothing is collected while the message is handled, and automatic collection stays off throughout.
+    """
     collector.start()
     assert not gc.isenabled()
     probe = _garbage(1_000)
@@ -61,8 +63,11 @@ async def test_nothing_is_collected_below_the_threshold(collector: IdleCollector
 
 
 async def test_older_generations_follow_cpythons_schedule(collector: IdleCollector) -> None:
-    """As CPython does with thresholds (200, 3, 4): the middle generation is collected once more than 3
-    young collections have run since it last was, the oldest once more than 4 middle ones have."""
+    """The older generations are collected on CPython's schedule for thresholds (200, 3, 4).
+
+    The middle generation is collected once more than 3 young collections have run since it last was, the oldest once
+    more than 4 middle ones have.
+    """
     collector.start()
     order = []
     for _ in range(30):
@@ -107,8 +112,7 @@ async def test_a_large_frames_objects_are_frozen_unscanned(collector: IdleCollec
 async def test_full_passes_freeze_survivors_and_a_quarter_more_brings_a_thorough_pass(
     collector: IdleCollector,
 ) -> None:
-    """What full passes froze is rescanned once it grew by a quarter: a cycle frozen then dropped is
-    freed by that thorough pass."""
+    """What full passes froze is rescanned once it grew by a quarter, freeing a cycle frozen then dropped."""
     collector.start()
     kept = [Cycle() for _ in range(gc.get_freeze_count() // 3)]  # over a quarter of what is frozen
     probe = weakref.ref(kept[0])
@@ -126,8 +130,11 @@ async def test_full_passes_freeze_survivors_and_a_quarter_more_brings_a_thorough
 
 
 def test_a_dropped_worlds_scene_is_freed_without_the_cyclic_collector() -> None:
-    """A large scene (5,000 tokens, 50,000 walls: bench.hostile's frame-limit sync) holds no reference
-    cycles: with collection off, dropping its world frees it, so freezing it unscanned keeps nothing alive."""
+    """A large scene holds no reference cycles: with collection off, dropping its world frees it.
+
+    The scene is bench.hostile's frame-limit sync (5,000 tokens, 50,000 walls), so freezing it unscanned keeps nothing
+    alive.
+    """
     scene = base_scene("flat")
     scene["tokens"] = [
         {"id": f"t{i}", "x": (i * 37) % 9900, "y": (i * 91) % 9900, "width": 1, "height": 1} for i in range(5_000)
@@ -158,8 +165,10 @@ def test_a_dropped_worlds_scene_is_freed_without_the_cyclic_collector() -> None:
 async def test_adopting_a_large_frame_never_walks_the_frozen_objects(
     collector: IdleCollector, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After a large frame the collector freezes what it made and counts only that: gc.get_freeze_count (a walk
-    over every frozen object, one long hold of the GIL on the loop) is not called."""
+    """After a large frame the collector freezes what it made and counts only that, never every frozen object.
+
+    gc.get_freeze_count (a walk over every frozen object, one long hold of the GIL on the loop) is not called.
+    """
     collector.start()
     base = collector._base
 

@@ -83,8 +83,10 @@ def _as_ruleset(data: Any, ruleset: str, scene_data: dict[str, Any]) -> dict[str
 @given(data=st.data(), random=scenes())
 @settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_answers_from_the_engine_equal_the_per_pair_path(data: st.DataObject, random: Scene, ruleset: str) -> None:
-    """On random scenes of the three rulesets, every pair's adjudication (rulings, candidates, reasons,
-    citations, errors) is the same from the engine as from the per-pair path, before and after a patch."""
+    """On random scenes of the three rulesets, the engine answers every pair exactly as the per-pair path does.
+
+    Rulings, candidates, reasons, citations and errors are the same, before and after a patch.
+    """
     scene_data = _as_ruleset(data, ruleset, random.model_dump(mode="json"))
     scene_data["rules"]["lines"] = data.draw(st.sampled_from(["center", "center", "center", "best"]))
     engine, plain = Client(engines=True), Client(engines=False)
@@ -146,8 +148,11 @@ def test_a_second_question_on_an_unchanged_scene_is_a_look_up() -> None:
 
 
 def test_while_the_engine_loads_in_the_background_the_per_pair_path_answers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A first chat card never waits for the engine's import: while ``sightline serve`` loads it in the
-    background, a question builds no engine and gets the per-pair answer; once loaded, the engine answers."""
+    """A first chat card never waits for the engine's import: the per-pair path answers while it loads.
+
+    While ``sightline serve`` loads the engine in the background, a question builds no engine and gets the per-pair
+    answer; once loaded, the engine answers.
+    """
     monkeypatch.setattr(warmup, "_status", "loading")
     client, plain = Client(engines=True), Client(engines=False)
     for each in (client, plain):
@@ -175,8 +180,10 @@ def test_a_patch_updates_the_engine_at_the_next_question() -> None:
 
 
 def test_engines_are_bounded_and_dropped_when_idle() -> None:
-    """A world keeps a few engines holding a bounded number of pairs (least recently asked dropped first), and
-    none not asked for long."""
+    """A world keeps a few engines holding a bounded number of pairs, and none not asked for long.
+
+    Past the bound, the least recently asked engine is dropped first.
+    """
     now = [0.0]
     worlds = Worlds()
     session = Session(worlds, offline=True, monotonic=lambda: now[0])
@@ -216,8 +223,10 @@ def test_questions_the_engine_cannot_express_take_the_per_pair_path() -> None:
 
 
 def test_a_watch_of_the_scene_answers_without_an_engine_of_its_own() -> None:
-    """With an overlay's watch open on the scene (same action), a question after a move is read from the
-    watch's engine, already updated by the patch: no second engine is built, and the answer is the same."""
+    """A question after a move is read from an open watch's engine: no second engine is built, the answer is the same.
+
+    The overlay's watch is open on the scene for the same action; its engine is already updated by the patch.
+    """
     client, plain = Client(engines=True), Client(engines=False)
     for each in (client, plain):
         each.send({"type": "scene.sync", "scene": _open_field()})
@@ -236,8 +245,10 @@ def test_a_watch_of_the_scene_answers_without_an_engine_of_its_own() -> None:
 
 
 def test_whole_scene_builds_take_a_bounded_share_of_a_worlds_time() -> None:
-    """Right after one engine is built, a question needing another is answered per-pair (the same answer);
-    once the pause is over, the next is built."""
+    """Right after one engine is built, a question needing another is answered per-pair, with the same answer.
+
+    Once the pause is over, the next is built.
+    """
     now = [100.0]
     worlds = Worlds()
     session = Session(worlds, offline=True, monotonic=lambda: now[0])
@@ -276,9 +287,11 @@ def test_whole_scene_builds_take_a_bounded_share_of_a_worlds_time() -> None:
 
 
 def test_a_note_naming_the_actor_names_each_actor() -> None:
-    """Traveller's "Sensors needs a radar or a ladar; X carries neither" names each pair's own actor, though
-    the two tokens read alike (same traits, no names, one spot: the same line both ways): the engine does
-    not share one's ruling with the other."""
+    """Traveller's "Sensors needs a radar or a ladar; X carries neither" names each pair's own actor.
+
+    The two tokens read alike (same traits, no names, one spot: the same line both ways), yet the engine does not share
+    one's ruling with the other.
+    """
     field = scene(ruleset="traveller", tokens=[token("t0", 0, 0), token("t1", 0, 0)])
     for item in field["tokens"]:
         item["name"] = ""
@@ -294,8 +307,11 @@ def test_a_note_naming_the_actor_names_each_actor() -> None:
 
 
 def test_the_whole_scene_pass_of_a_lazy_engine_pauses_new_builds() -> None:
-    """An engine is built compiled but unruled (its first question rules one pair); the question that then
-    rules the whole scene holds back new engines as a build of that pass would (``BUILD_SHARE``)."""
+    """The question that rules a lazy engine's whole scene holds back new engines as a build would (``BUILD_SHARE``).
+
+    An engine is built compiled but unruled (its first question rules one pair); the question that then rules the whole
+    scene counts as a build of that pass.
+    """
     now = [100.0]
     worlds = Worlds()
     session = Session(worlds, offline=True, monotonic=lambda: now[0])

@@ -37,8 +37,10 @@ async def still_served(host: str, port: int) -> None:
 
 
 async def test_a_client_trickling_its_headers_is_cut_off_at_the_deadline(tmp_path: Path) -> None:
-    """A request whose headers arrive a byte at a time is closed when the header deadline passes,
-    while it is still sending; a normal client is served meanwhile."""
+    """A request whose headers arrive a byte at a time is closed at the header deadline; others are served.
+
+    It is closed while it is still sending; a normal client is served meanwhile.
+    """
     async with bridge(tmp_path, header_timeout=0.5) as (host, port):
         reader, writer = await asyncio.open_connection(host, port)
         writer.write(b"GET /ws HTTP/1.1\r\nHost: bridge\r\n")
@@ -73,8 +75,10 @@ async def test_headers_sent_in_time_are_answered_normally(tmp_path: Path) -> Non
 
 
 async def test_past_the_connection_cap_a_new_connection_gets_503(tmp_path: Path) -> None:
-    """With a cap of 3 open connections, a fourth is answered 503 with the reason and closed; once the
-    others are gone (the header deadline) the bridge serves again."""
+    """With a cap of 3 open connections, a fourth is answered 503 with the reason and closed.
+
+    Once the others are gone (the header deadline) the bridge serves again.
+    """
     async with bridge(tmp_path, max_connections=3, header_timeout=1.0) as (host, port):
         held = [await asyncio.open_connection(host, port) for _ in range(3)]
         await asyncio.sleep(0.1)
@@ -102,8 +106,11 @@ def test_the_default_cap_stays_below_the_descriptor_limit() -> None:
 
 
 def test_accept_failures_are_logged_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
-    """A thousand EMFILE accept failures within one interval write one line; the next interval's first
-    writes one more, counting those left out. Other loop errors pass through untouched."""
+    """A thousand EMFILE accept failures within one interval write one line; other loop errors pass through.
+
+    The next interval's first failure writes one more, counting those left out. Other loop errors pass through
+    untouched.
+    """
     now = [0.0]
     handler = AcceptErrorLog(interval=10.0, clock=lambda: now[0])
     loop = asyncio.new_event_loop()
@@ -129,8 +136,11 @@ def test_accept_failures_are_logged_once_per_interval(caplog: pytest.LogCaptureF
 
 
 async def test_while_the_bridge_loads_a_trickling_client_is_still_cut_off_and_healthz_answered(tmp_path: Path) -> None:
-    """Behind a port opened before the application exists (`sightline serve` while it loads), the header
-    deadline still closes a client trickling its head; a /healthz sent in two parts is answered early."""
+    """While the bridge loads, the header deadline still cuts off a trickling client and /healthz is answered.
+
+    Behind a port opened before the application exists (`sightline serve` while it loads), the header deadline still
+    closes a client trickling its head; a /healthz sent in two parts is answered early.
+    """
     config = replace(
         BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET, log=False), header_timeout=0.5
     )

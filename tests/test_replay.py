@@ -48,9 +48,11 @@ def test_replay_reads_standard_input_and_survives_bad_lines() -> None:
 
 
 def test_every_error_on_the_wire_carries_a_details_object() -> None:
-    """Contract: an error is `{type, id, code, message, details: {…}}` — `details` is there even when it
-    has nothing to add (an unknown scene), so a client may read `details.field` without a guard; replay adds
-    only the input line."""
+    """Contract: every error on the wire carries a `details` object, even when it has nothing to add.
+
+    An error is `{type, id, code, message, details: {…}}` — `details` is there even when it has nothing to add (an
+    unknown scene), so a client may read `details.field` without a guard; replay adds only the input line.
+    """
     ask = {"type": "scene.patch", "id": "p", "scene": "nowhere"}
     (answer,) = replay(["-"], stdin=json.dumps(ask) + "\n")
     assert answer["code"] == "unknown-scene" and answer["details"] == {"line": 1}
@@ -116,8 +118,10 @@ def test_replay_imports_no_event_loop_and_no_log_store(tmp_path: Path) -> None:
 
 
 def test_replay_of_an_infinity_game_loads_only_its_ruleset(tmp_path: Path) -> None:
-    """`sightline replay` of an Infinity game loads that ruleset alone (not GURPS', Traveller's or Code One's
-    modules and data) and none of the log's record models: start-up pays for what the game uses."""
+    """`sightline replay` of an Infinity game loads that ruleset alone: start-up pays for what the game uses.
+
+    Not GURPS', Traveller's or Code One's modules and data, and none of the log's record models.
+    """
     game = tmp_path / "game.jsonl"
     game.write_text("\n".join(json.dumps(m) for m in MESSAGES[:3]) + "\n")
     probe = (
@@ -135,8 +139,11 @@ def test_replay_of_an_infinity_game_loads_only_its_ruleset(tmp_path: Path) -> No
 
 
 def test_the_replay_program_leaves_its_objects_to_the_exit_and_a_call_with_arguments_does_not(tmp_path: Path) -> None:
-    """`sightline replay` as the program (``main()`` reading ``sys.argv``) collects young objects less often and
-    freezes its objects once done, so the exit's collections skip them; ``main([...])`` changes neither."""
+    """`sightline replay` as the program leaves its objects to the exit; a call with arguments does not.
+
+    As the program (``main()`` reading ``sys.argv``) it collects young objects less often and freezes its objects once
+    done, so the exit's collections skip them; ``main([...])`` changes neither.
+    """
     game = tmp_path / "game.jsonl"
     game.write_text("\n".join(json.dumps(m) for m in MESSAGES[:3]) + "\n")
     probe = (
@@ -155,8 +162,10 @@ def test_the_replay_program_leaves_its_objects_to_the_exit_and_a_call_with_argum
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts the process's threads in /proc")
 def test_the_replay_program_starts_no_blas_threads_unless_told_to(tmp_path: Path) -> None:
-    """`sightline replay` as the program loads NumPy with OPENBLAS_NUM_THREADS=1 (one thread in the process at
-    the end, the replay's own), and a value the user set is kept."""
+    """`sightline replay` as the program loads NumPy with OPENBLAS_NUM_THREADS=1, and keeps a value the user set.
+
+    One thread is left in the process at the end, the replay's own.
+    """
     game = tmp_path / "game.jsonl"
     game.write_text("\n".join(json.dumps(m) for m in MESSAGES[:3]) + "\n")
     probe = (

@@ -90,8 +90,10 @@ async def sign_in(
 
 
 async def test_wrong_hellos_wait_longer_each_time(bridge: tuple[str, BridgeState]) -> None:
-    """After the free failures, each wrong hello from an address waits twice as long as the one before
-    (up to the cap), is still answered `unauthorized`, and the right secret still gets in afterwards."""
+    """After the free failures, each wrong hello from an address waits twice as long as the one before.
+
+    Up to the cap; each is still answered `unauthorized`, and the right secret still gets in afterwards.
+    """
     address, state = bridge
     waits = []
     for _ in range(6):
@@ -108,8 +110,10 @@ async def test_wrong_hellos_wait_longer_each_time(bridge: tuple[str, BridgeState
 
 
 async def test_parallel_guesses_queue_behind_each_other(bridge: tuple[str, BridgeState]) -> None:
-    """Four wrong hellos sent at once from a penalised address do not wait side by side: each waits its
-    step after the one before, so the last is answered only after four steps."""
+    """Four wrong hellos sent at once from a penalised address queue: the last is answered after four steps.
+
+    They do not wait side by side: each waits its step after the one before.
+    """
     address, state = bridge
     for _ in range(FAST.free_failures + 1):
         await hello(address, "w-ashes", "a-guess")
@@ -124,8 +128,10 @@ async def test_parallel_guesses_queue_behind_each_other(bridge: tuple[str, Bridg
 async def test_wrong_sign_ins_are_slowed_and_logged_once_per_interval_without_the_secret(
     bridge: tuple[str, BridgeState], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Wrong sign-ins and wrong hellos count against one address; the log says so once per interval
-    (the first at once, the rest when the interval ends) and never contains a tried secret."""
+    """Wrong sign-ins and wrong hellos count against one address, logged once per interval without the secret.
+
+    The first is logged at once, the rest when the interval ends; the log never contains a tried secret.
+    """
     address, state = bridge
     caplog.set_level(logging.WARNING, logger="sightline.access")
     guesses = [f"guess-{n}-of-the-secret" for n in range(5)]
@@ -147,8 +153,10 @@ async def test_wrong_sign_ins_are_slowed_and_logged_once_per_interval_without_th
 
 
 async def test_one_worlds_sign_ins_never_evict_anothers(tmp_path: Path) -> None:
-    """Far more sign-ins by one world's GM than the per-secret bound sign out only that GM's oldest
-    browsers: the other world's sign-in still works."""
+    """One world's GM signing in past the per-secret bound signs out only that GM's oldest browsers.
+
+    Far more sign-ins than the bound leave the other world's sign-in working.
+    """
     async with bridge_at(tmp_path) as (address, _state):
         for world, secret in WORLDS.items():
             await log_a_ruling(address, world, secret)
@@ -171,8 +179,10 @@ async def test_one_worlds_sign_ins_never_evict_anothers(tmp_path: Path) -> None:
 
 
 async def test_cross_site_sign_in_and_sign_out_are_refused(bridge: tuple[str, BridgeState]) -> None:
-    """A form posted from another site (by Sec-Fetch-Site, or by Origin where the browser sends no
-    Sec-Fetch-Site) neither signs in nor signs out; the bridge's own page does both."""
+    """A form posted from another site neither signs in nor signs out; the bridge's own page does both.
+
+    Another site is told by Sec-Fetch-Site, or by Origin where the browser sends no Sec-Fetch-Site.
+    """
     address, _state = bridge
     await log_a_ruling(address, "w-ashes", WORLDS["w-ashes"])
     async with browser() as http:
@@ -204,8 +214,10 @@ async def test_cross_site_sign_in_and_sign_out_are_refused(bridge: tuple[str, Br
 
 
 async def test_the_cookie_is_secure_when_the_public_url_is_https(tmp_path: Path) -> None:
-    """Behind a TLS proxy the bridge sees plain HTTP; with --public-url https://… its cookie is still Secure,
-    and the sign-in form's Origin must be that public origin."""
+    """With --public-url https://… the cookie is Secure, though behind a TLS proxy the bridge sees plain HTTP.
+
+    The sign-in form's Origin must be that public origin.
+    """
     public = "https://sightline.example.org"
     async with bridge_at(tmp_path / "proxied", public_url=public) as (address, _state):
         await log_a_ruling(address, "w-ashes", WORLDS["w-ashes"])
@@ -233,8 +245,11 @@ def umask(mask: int) -> Iterator[None]:
 
 
 async def test_the_data_files_are_readable_by_their_owner_only(tmp_path: Path) -> None:
-    """Under a permissive umask the SQLite log, its -wal and -shm files, the secret and worlds.json are
-    created 0600 and a new data directory 0700; a log file left world-readable is narrowed at start."""
+    """The data files are created readable by their owner only; a world-readable log is narrowed at start.
+
+    Under a permissive umask the SQLite log, its -wal and -shm files, the secret and worlds.json are created 0600 and a
+    new data directory 0700; a log file left world-readable is narrowed at start.
+    """
     data_dir = tmp_path / "data"
     with umask(0o022):
         result = await asyncio.to_thread(
@@ -282,8 +297,10 @@ def _serve_lines(data_dir: Path) -> list[str]:
 
 
 async def test_the_secret_is_printed_when_made_and_shown_by_sightline_secret(tmp_path: Path) -> None:
-    """The first start prints the secret it makes; later starts do not (it would land in the journal at
-    every start); `sightline secret` shows it on demand."""
+    """The first start prints the secret it makes; later starts do not; `sightline secret` shows it on demand.
+
+    Printing it at every start would land it in the journal.
+    """
     first = await asyncio.to_thread(_serve_lines, tmp_path)
     secret = (tmp_path / "secret").read_text().strip()
     assert sum(secret in line for line in first) == 1
@@ -330,8 +347,10 @@ def test_a_quiet_address_starts_afresh_and_the_table_is_bounded() -> None:
 
 
 async def test_wrong_bearer_secrets_on_the_api_count_and_wait_too(bridge: tuple[str, BridgeState]) -> None:
-    """The log's JSON API is a third door: a wrong `Authorization: Bearer` counts against its address
-    like a wrong hello, and waits once the address is penalised; the right secret still reads."""
+    """A wrong `Authorization: Bearer` on the log's JSON API counts against its address like a wrong hello.
+
+    The API is a third door: it waits once the address is penalised, and the right secret still reads.
+    """
     address, state = bridge
     async with browser() as http:
         for n in range(FAST.free_failures + 2):

@@ -50,8 +50,7 @@ def adjudicate(request: str = "a1") -> dict[str, Any]:
 async def test_deep_nesting_before_hello_is_refused_then_closed_with_a_code_and_a_short_log(
     bridge: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A 1.8 KB frame nested 900 deep, unauthenticated: too-large (depth), then close 4400; the bridge
-    logs no traceback for it."""
+    """A 1.8 KB frame nested 900 deep before hello: too-large (depth), close 4400, and no traceback logged."""
     caplog.set_level(logging.INFO)
     async with connect(f"ws://{bridge}/ws") as ws:
         answer = await ask(ws, "[" * 900 + "]" * 900)
@@ -64,8 +63,10 @@ async def test_deep_nesting_before_hello_is_refused_then_closed_with_a_code_and_
 
 
 async def test_deep_nesting_after_hello_keeps_the_connection(bridge: str) -> None:
-    """Nested 5,000 deep inside ``options`` (past Python's recursion limit): too-large with the request
-    id, then the same connection rules as before."""
+    """Nesting 5,000 deep inside ``options`` gets too-large with the request id, and the connection rules on.
+
+    That is past Python's recursion limit; the same connection rules as before.
+    """
     ws = await ready(bridge)
     async with ws:
         deep = json.dumps(adjudicate("deep"))[:-1] + ', "options": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
@@ -76,8 +77,11 @@ async def test_deep_nesting_after_hello_keeps_the_connection(bridge: str) -> Non
 
 
 async def test_a_lone_surrogate_in_an_environment_key_is_refused_and_the_writer_lives(bridge: str) -> None:
-    """``environment: {"\\ud800": 1}`` answers invalid-message naming the field and request; the
-    connection's writer still answers pings and logged rulings."""
+    """A lone surrogate in an environment key is refused naming the field and request; the writer lives on.
+
+    ``environment: {"\\ud800": 1}`` answers invalid-message; the connection's writer still answers pings and logged
+    rulings.
+    """
     ws = await ready(bridge)
     async with ws:
         patch = '{"type": "scene.patch", "id": "p1", "scene": "s1", "environment": {"\\ud800": 1}}'
@@ -90,8 +94,10 @@ async def test_a_lone_surrogate_in_an_environment_key_is_refused_and_the_writer_
 
 
 async def test_lone_surrogates_in_names_and_unknown_shapes_are_refused_and_logging_goes_on(bridge: str) -> None:
-    """A token name and a blob of an unknown shape holding lone surrogates are refused, by path; an
-    unknown shape with a nested blob and an emoji is kept and every ruling on its scene is logged."""
+    """Lone surrogates in a token name or a blob of an unknown shape are refused, by path; logging goes on.
+
+    An unknown shape with a nested blob and an emoji is kept and every ruling on its scene is logged.
+    """
     ws = await ready(bridge)
     async with ws:
         token = '{"id": "a", "name": "\\udc00", "x": 0, "y": 0}'
@@ -142,8 +148,10 @@ def test_an_answer_that_cannot_be_encoded_becomes_an_internal_error_to_the_same_
 
 
 def test_a_subnormal_grid_distance_is_refused_naming_the_field() -> None:
-    """``grid.distance: 5e-324`` (found by bench/fuzz_bench.py: it divided by zero in every watch) is
-    refused at sync, naming the field."""
+    """``grid.distance: 5e-324`` is refused at sync, naming the field.
+
+    Found by bench/fuzz_bench.py: it divided by zero in every watch.
+    """
     session = Session(Worlds(), offline=True)
     scene = on_line_scene()
     scene["grid"] = {"size": 100, "distance": 5e-324}
@@ -154,8 +162,11 @@ def test_a_subnormal_grid_distance_is_refused_naming_the_field() -> None:
 
 
 def test_a_watch_that_cannot_follow_a_change_ends_and_the_change_stands(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When a watch's engine fails on a scene change (a bug), the change is applied and answered, and the
-    watcher is told its watch ended — no internal error for the sender, no broken watch left behind."""
+    """When a watch's engine fails on a scene change, the change stands and the watcher is told its watch ended.
+
+    The failure is a bug; the change is applied and answered — no internal error for the sender, no broken watch left
+    behind.
+    """
     session = Session(Worlds(), offline=True)
     session.receive(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
     session.receive(json.dumps({"type": "watch", "id": "w", "scene": "s1", "action": "bs-attack"}))
@@ -174,8 +185,10 @@ def test_a_watch_that_cannot_follow_a_change_ends_and_the_change_stands(monkeypa
 
 
 def test_a_vanishing_ellipse_radius_is_refused_naming_the_field() -> None:
-    """``radiusY: 1e-300`` (found by bench/fuzz_bench.py: its square is 0 and the curve equations divided
-    by it) is refused at sync, naming the field; a radius of exactly 0 stays a valid, empty shape."""
+    """``radiusY: 1e-300`` is refused at sync, naming the field; a radius of exactly 0 stays a valid, empty shape.
+
+    Found by bench/fuzz_bench.py: its square is 0 and the curve equations divided by it.
+    """
     session = Session(Worlds(), offline=True)
     scene = on_line_scene()
     ellipse = {"type": "ellipse", "x": 150, "y": 50, "radiusX": 100, "radiusY": 1e-300}

@@ -91,9 +91,11 @@ def rss_kib(pid: int) -> int:
 
 
 async def test_another_worlds_pings_are_answered_while_one_world_computes(tmp_path: Path) -> None:
-    """While one world's watches keep its worker busy, another world's pings and rulings (the latter made
-    on its own worker) are answered meanwhile — many of them before the busy world's own ping (queued
-    behind its work) comes back."""
+    """While one world's watches keep its worker busy, another world's pings and rulings are answered.
+
+    The rulings are made on that world's own worker; many of them are answered before the busy world's own ping (queued
+    behind its work) comes back.
+    """
     with serve(tmp_path) as (_process, url):
         async with connect(url, max_size=None) as busy, connect(url) as quiet:
             await hello(busy, "w-busy")
@@ -130,9 +132,11 @@ async def test_another_worlds_pings_are_answered_while_one_world_computes(tmp_pa
 
 
 async def test_sigterm_stops_the_bridge_in_the_middle_of_a_long_computation(tmp_path: Path) -> None:
-    """SIGTERM while a world's worker is deep in a watch of 250 tokens: the client is told 1001 and the
-    process exits (0) the orderly way, without waiting for the computation (the drain timeout, a minute
-    here, is never reached) and saying it left one under way."""
+    """SIGTERM in the middle of a long computation stops the bridge the orderly way, without waiting for it.
+
+    A world's worker is deep in a watch of 250 tokens: the client is told 1001 and the process exits (0) without waiting
+    for the computation (the drain timeout, a minute here, is never reached), saying it left one under way.
+    """
     options = ("--drain-timeout", "60", "--max-watch-pairs", "70000", "--max-watch-tests", "10000000000")
     with serve(tmp_path, *options) as (process, url):
         async with connect(url, max_size=None) as ws:
@@ -168,9 +172,11 @@ async def bridge_and_state(tmp_path: Path, **overrides: Any) -> AsyncIterator[tu
 
 
 async def test_send_queue_is_bounded_in_bytes(tmp_path: Path) -> None:
-    """A client that asks for large pushes and does not read them: its queue never holds more than its
-    8 MiB bound (the rest waits), and once the writer has waited --send-timeout on one frame the client
-    is closed (1013, read once it reads again); another client of the world goes on."""
+    """A client that does not read its large pushes never has more than 8 MiB queued, and is closed in time.
+
+    Its queue never holds more than its 8 MiB bound (the rest waits), and once the writer has waited --send-timeout on
+    one frame the client is closed (1013, read once it reads again); another client of the world goes on.
+    """
     bound = 8 * 1024 * 1024
     async with (
         bridge_and_state(tmp_path, send_queue=10**6, send_queue_bytes=bound, send_timeout=1.0) as (url, state),
@@ -201,8 +207,10 @@ async def test_send_queue_is_bounded_in_bytes(tmp_path: Path) -> None:
 
 
 async def test_a_reading_client_gets_an_answer_larger_than_its_send_queue(tmp_path: Path) -> None:
-    """A watch whose push (1.4 MB, in parts of 64 KiB) is five times the send queue's bound reaches a
-    client that reads it, whole and in order; the connection stays."""
+    """A client that reads gets a watch push five times its send queue's bound, whole and in order.
+
+    The push is 1.4 MB, in parts of 64 KiB; the connection stays.
+    """
     async with (
         bridge(tmp_path, send_queue_bytes=256 * 1024, max_frame_bytes=64 * 1024, send_timeout=60.0) as url,
         connect(url, max_size=None) as ws,
@@ -223,8 +231,10 @@ async def test_a_reading_client_gets_an_answer_larger_than_its_send_queue(tmp_pa
 
 
 async def test_a_watch_push_over_the_frame_limit_arrives_in_parts_under_it(tmp_path: Path) -> None:
-    """A full push larger than the frame limit comes as several `annotations` of one version, each under
-    the limit, the first `full`, all but the last `more`; together they hold every pair once."""
+    """A full push larger than the frame limit comes as several `annotations` of one version, each under it.
+
+    The first is `full`, all but the last `more`; together they hold every pair once.
+    """
     limit = 64 * 1024
     async with bridge(tmp_path, max_frame_bytes=limit) as url, connect(url, max_size=None) as ws:
         await hello(ws, "w")
@@ -247,8 +257,11 @@ async def test_a_watch_push_over_the_frame_limit_arrives_in_parts_under_it(tmp_p
 
 
 async def test_a_worlds_memory_is_given_back_after_its_clients_leave(tmp_path: Path) -> None:
-    """A world that held a large scene and watch: after its last client left (and --world-linger), the
-    bridge's RSS falls back to within a quarter of what the world had added (measured, /proc)."""
+    """After a world's last client left, the bridge gives back most of the memory the world had added.
+
+    A world that held a large scene and watch: after its last client left (and --world-linger), the bridge's RSS falls
+    back to within a quarter of what the world had added (measured, /proc).
+    """
     with serve(tmp_path, "--world-linger", "0") as (process, url):
         async with connect(url) as idle:
             await hello(idle, "w-idle")

@@ -126,9 +126,12 @@ async def test_hello_deadline_closes_a_silent_client(start: BridgeFactory) -> No
 
 
 async def test_a_client_that_stops_reading_is_closed_not_buffered(tmp_path: Path) -> None:
-    """The send queue is bounded in frames: a client flooding watches (pushes of many 64 KiB parts) without
-    reading never has more than 4 frames queued, and once its full queue has waited --send-timeout it is
-    closed with 1013 (read once it reads again); the bridge itself goes on."""
+    """A client that stops reading has at most 4 frames queued and is closed with 1013, not buffered.
+
+    The send queue is bounded in frames: a client flooding watches (pushes of many 64 KiB parts) without reading never
+    has more than 4 frames queued, and once its full queue has waited --send-timeout it is closed with 1013 (read once
+    it reads again); the bridge itself goes on.
+    """
     config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret="bridge-secret", log=False)
     config = replace(config, send_queue=4, send_timeout=0.5, max_frame_bytes=64 * 1024, messages_per_second=1e9)
     held: list[BridgeState] = []
@@ -155,8 +158,10 @@ async def test_a_client_that_stops_reading_is_closed_not_buffered(tmp_path: Path
 
 
 async def test_the_watch_cost_limit_comes_from_the_configuration(start: BridgeFactory) -> None:
-    """--max-watch-tests (config max_watch_tests) bounds what one watch computes: over it, too-large naming
-    watch-tests with the request id; the connection stays."""
+    """--max-watch-tests (config max_watch_tests) bounds what one watch computes; the connection stays.
+
+    Over it, the answer is too-large naming watch-tests with the request id.
+    """
     async with start(max_watch_tests=10) as addr, connect(f"ws://{addr}/ws") as ws:
         await hello(ws, "w", "bridge-secret")
         await ws.send(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
@@ -181,8 +186,10 @@ async def test_scene_size_limits_come_from_the_configuration(start: BridgeFactor
 
 
 async def test_cost_limits_come_from_the_configuration(start: BridgeFactory) -> None:
-    """--max-watch-pairs, --max-watches-per-connection and --max-scenes-per-world reach every connection:
-    each refusal is too-large naming its limit with the request id, and the connection stays."""
+    """--max-watch-pairs, --max-watches-per-connection and --max-scenes-per-world reach every connection.
+
+    Each refusal is too-large naming its limit with the request id, and the connection stays.
+    """
     config = {"max_watch_pairs": 1, "max_watches_per_connection": 1, "max_scenes_per_world": 1}
     async with start(**config) as addr, connect(f"ws://{addr}/ws") as ws:
         await hello(ws, "w", "bridge-secret")

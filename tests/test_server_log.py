@@ -48,8 +48,10 @@ ATTACK = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "t", "act
 
 
 async def test_named_session_override_and_api(bridge: str) -> None:
-    """session.start names a session; rulings land in it; an override sits beside the original; the API
-    on the same port lists them only with a secret that opens the world."""
+    """session.start names a session; rulings land in it; an override sits beside the original.
+
+    The API on the same port lists them only with a secret that opens the world.
+    """
     async with connect(f"ws://{bridge}/ws") as ws:
         await hello(ws)
         await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
@@ -201,9 +203,11 @@ def test_log_commands_read_what_serve_wrote(tmp_path: Path) -> None:
 
 
 async def test_two_bridge_processes_share_one_postgresql_log(postgres_server: Any, tmp_path: Path) -> None:
-    """docs/operations.md: several bridge processes can share one PostgreSQL log. Two real `sightline
-    serve` processes answer logged rulings for one world at once: every answer is logged with its own
-    record, and the world has one game session holding all of them (not one per process)."""
+    """docs/operations.md: several bridge processes can share one PostgreSQL log.
+
+    Two real `sightline serve` processes answer logged rulings for one world at once: every answer is logged with its
+    own record, and the world has one game session holding all of them (not one per process).
+    """
     database = await new_postgres_database(postgres_server)
     bridges = [start_bridge(tmp_path / f"bridge-{n}", database) for n in range(2)]
     try:
@@ -250,8 +254,11 @@ async def read_as_gm(url: str) -> str:
 
 
 async def test_the_worlds_name_from_hello_names_it_on_the_log_pages(log_database: str | None, tmp_path: Path) -> None:
-    """hello's world_name over a real WebSocket is kept with the session (session.start and logged rulings); the
-    pages and the export name the world by the newest one sent, escaped, the id only as the tooltip."""
+    """hello's world_name names the world on the log pages and the export: the newest one sent, escaped.
+
+    Sent over a real WebSocket, it is kept with the session (session.start and logged rulings); the id is shown only as
+    the tooltip.
+    """
     config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET, database=log_database)
     async with run_bridge(config) as (host, port):
         base = f"http://{host}:{port}"

@@ -305,8 +305,10 @@ def test_logged_ruling_asks_the_store_first() -> None:
     ],
 )
 def test_each_scene_object_limit_is_answered_naming_it(kind: str, objects: list[dict[str, Any]]) -> None:
-    """Two regions, walls or lights over a limit of one: too-large naming scene.<kind>, the limit, the
-    count and the maximum, with the request id; the connection answers on."""
+    """Regions, walls or lights over a limit of one are too-large naming scene.<kind>; the connection answers on.
+
+    Two of each, over a limit of one: the answer names the limit, the count and the maximum, with the request id.
+    """
     session = online(Worlds(scene_limits=SceneLimits(**{kind: 1})))
     answer = one(session, {"type": "scene.sync", "id": "q", "scene": scene(**{kind: objects})})
     _limit(answer, "too-large", kind, 2, 1, "q")
@@ -365,8 +367,10 @@ def _limit(answer: dict[str, Any], code: str, limit: str, value: float, most: fl
 
 
 def test_frame_over_the_limit_names_the_limit_and_echoes_the_id_read_from_its_head() -> None:
-    """A frame too large to parse is refused with too-large naming frame-bytes, its size and the maximum, and
-    the id read from its first bytes; the connection stays."""
+    """A frame too large to parse is refused with too-large naming frame-bytes; the connection stays.
+
+    The answer gives its size and the maximum, and the id read from its first bytes.
+    """
     session = online(limits=Limits(max_frame_bytes=200))
     frame = json.dumps({"type": "scene.sync", "id": "big-1", "scene": scene(tokens=[token("a", 0, 0)])})
     _limit(one(session, frame), "too-large", "frame-bytes", len(frame), 200, "big-1")
@@ -403,8 +407,10 @@ def test_peek_id_reads_only_a_top_level_string_id_from_the_head(frame: str, expe
 
 
 def test_a_self_crossing_polygon_is_refused_naming_the_region_and_answers_at_once() -> None:
-    """A 500-vertex zigzag (every edge crosses others) is refused with invalid-message naming its field and
-    region, without trying to repair it; the scene held before is intact."""
+    """A self-crossing zigzag is refused at once naming its field and region; the scene held before is intact.
+
+    A 500-vertex zigzag (every edge crosses others) is refused with invalid-message, without trying to repair it.
+    """
     session = online()
     held = scene(tokens=[token("a", 0, 0), token("b", 300, 0)])
     assert one(session, {"type": "scene.sync", "id": "q0", "scene": held})["type"] == "scene.synced"
@@ -442,8 +448,11 @@ def _best_scene(zones: int, walls: int, tokens: int = 2) -> dict[str, Any]:
 
 
 def test_best_lines_are_limited_by_sampled_lines_times_zones_and_walls() -> None:
-    """rules.lines 'best': one ruling tests 81 lines against 3 zones + 7 walls = 810 line tests; a limit of
-    800 refuses it (too-large, best-line-tests) and a centre-line ruling of the same scene is answered."""
+    """rules.lines 'best' is limited by the sampled lines times the zones and walls they are tested against.
+
+    One ruling tests 81 lines against 3 zones + 7 walls = 810 line tests; a limit of 800 refuses it (too-large,
+    best-line-tests) and a centre-line ruling of the same scene is answered.
+    """
     session = online(limits=Limits(best_line_tests=800))
     one(session, {"type": "scene.sync", "id": "q", "scene": _best_scene(3, 7)})
     ask = {"type": "adjudicate", "id": "a1", "scene": "s1", "actor": "t0", "target": "t1", "action": "bs-attack"}
@@ -453,8 +462,11 @@ def test_best_lines_are_limited_by_sampled_lines_times_zones_and_walls() -> None
 
 
 def test_a_watch_is_limited_by_the_pairs_it_covers() -> None:
-    """Four tokens make 12 ordered pairs: over a limit of 10 the watch is refused; watching one token's pairs
-    (3 + 3 = 6) is not; a patch that grows it past the limit ends it with the reason."""
+    """A watch is limited by the pairs it covers; a patch that grows it past the limit ends it with the reason.
+
+    Four tokens make 12 ordered pairs: over a limit of 10 the watch is refused; watching one token's pairs (3 + 3 = 6)
+    is not.
+    """
     session = online(limits=Limits(watch_pairs=10))
     one(
         session,
@@ -479,10 +491,12 @@ def test_a_watch_is_limited_by_the_pairs_it_covers() -> None:
 
 
 def test_a_watch_is_limited_by_the_segment_tests_it_costs() -> None:
-    """A watch costs its pairs × (the scene's vertices + walls): three 1×1 tokens (4 vertices each), a
-    rectangle zone (4) and a wall make 6 pairs × 17 = 102 tests, over a limit of 100, refused naming
-    watch-tests; one token's pairs (4 × 17 = 68) fit; a patch adding a wall (4 × 18 = 72) still fits, one
-    adding a token (6 pairs × 22 = 132) ends it with the reason."""
+    """A watch costs its pairs × (the scene's vertices + walls) segment tests; over the limit it is refused or ended.
+
+    Three 1×1 tokens (4 vertices each), a rectangle zone (4) and a wall make 6 pairs × 17 = 102 tests, over a limit of
+    100, refused naming watch-tests; one token's pairs (4 × 17 = 68) fit; a patch adding a wall (4 × 18 = 72) still
+    fits, one adding a token (6 pairs × 22 = 132) ends it with the reason.
+    """
     session = online(limits=Limits(watch_tests=100))
     tokens = [token(f"t{i}", i * 200, 0) for i in range(3)]
     walled = scene(
@@ -524,8 +538,10 @@ def test_watches_per_connection_are_limited() -> None:
 
 
 def test_scenes_per_world_forget_the_least_recently_used_unwatched_one() -> None:
-    """With room for 2 scenes, a third forgets the one used least recently; when both held ones are watched,
-    a new one is refused (too-large, scenes-per-world) and nothing is forgotten."""
+    """With room for 2 scenes, a third forgets the one used least recently, unless both held ones are watched.
+
+    When both held ones are watched, a new one is refused (too-large, scenes-per-world) and nothing is forgotten.
+    """
     session = online(Worlds(scene_limits=SceneLimits(scenes=2)))
     tokens = [token("a", 0, 0), token("b", 300, 0)]
     for scene_id in ("s1", "s2"):
@@ -543,8 +559,10 @@ def test_scenes_per_world_forget_the_least_recently_used_unwatched_one() -> None
 
 
 def test_a_large_frames_parsed_json_is_freed_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The parsed JSON of a frame of 256 KiB or more is handed to free_in_slices (the frame itself first, then
-    each wall), not left to one cascade of deallocations; a small frame's is not."""
+    """A large frame's parsed JSON is handed to free_in_slices; a small frame's is not.
+
+    For a frame of 256 KiB or more: the frame itself first, then each wall, not left to one cascade of deallocations.
+    """
     handed: list[list[Any]] = []
     real = session_module.free_in_slices
 

@@ -45,8 +45,11 @@ def patch(client: OfflineClient, **fields: Any) -> dict[str, Any]:
 
 
 def test_sync_lists_each_thing_it_will_not_use_once_with_its_reason() -> None:
-    """Contract: a zone type and traits of another ruleset, a zone with no readable shape, a wall of no length and
-    a condition of another ruleset are each listed once, named by label (never by id) in the reason."""
+    """Contract: sync lists each thing it will not use once, named by label (never by id) in the reason.
+
+    A zone type and traits of another ruleset, a zone with no readable shape, a wall of no length and a condition of
+    another ruleset are each listed once.
+    """
     answer = sync(OfflineClient(), everything_ignored())
     assert answer["ignored"] == [
         {
@@ -114,8 +117,10 @@ def traveller_smoke(**params: Any) -> dict[str, Any]:
 
 
 def test_a_zone_missing_a_parameter_is_held_listed_and_kept_out_of_the_rulings() -> None:
-    """Contract: 'a zone missing a parameter its ruleset needs' is listed, not refused; the rulings do not see
-    it; a patch that gives the parameter brings it into the rulings and names it in ``used``."""
+    """Contract: 'a zone missing a parameter its ruleset needs' is listed, not refused; the rulings do not see it.
+
+    A patch that gives the parameter brings it into the rulings and names it in ``used``.
+    """
     client = OfflineClient()
     answer = sync(client, traveller_smoke())
     assert answer["ignored"] == [
@@ -134,8 +139,11 @@ def test_a_zone_missing_a_parameter_is_held_listed_and_kept_out_of_the_rulings()
 
 
 def test_a_held_zone_comes_back_when_the_rules_no_longer_need_the_parameter() -> None:
-    """The bridge keeps the zone as sent: switched to Infinity by a patch, the bare smoke is an Infinity Smoke
-    zone (it takes no parameter) and is used — nothing was lost by holding it out of Traveller's rulings."""
+    """A held zone is used once the rules no longer need its parameter: the bridge keeps the zone as sent.
+
+    Switched to Infinity by a patch, the bare smoke is an Infinity Smoke zone (it takes no parameter) and is used —
+    nothing was lost by holding it out of Traveller's rulings.
+    """
     client = OfflineClient()
     sync(client, traveller_smoke())
     answer = patch(client, rules={"ruleset": "infinity-n4"})
@@ -150,8 +158,11 @@ def test_a_malformed_parameter_is_still_refused() -> None:
 
 
 def test_a_patch_lists_only_what_it_newly_makes_ignored() -> None:
-    """'Listed once': moving a token whose traits are already listed lists nothing; a new foreign zone is listed;
-    removing an id the scene never held is listed as not held; a locale change lists everything again, in Spanish."""
+    """'Listed once': a patch lists only what it newly makes ignored; a locale change lists everything again.
+
+    Moving a token whose traits are already listed lists nothing; a new foreign zone is listed; removing an id the scene
+    never held is listed as not held; a locale change lists everything again, in Spanish.
+    """
     client = OfflineClient()
     data = everything_ignored()
     sync(client, data)

@@ -66,9 +66,11 @@ print(json.dumps({"status": status, **seen}))
 
 
 def test_serve_opens_its_port_before_importing_the_heavy_parts(tmp_path: Path) -> None:
-    """When `sightline serve` says it listens (and the port takes a connection), none of aiohttp, pydantic,
-    NumPy, the engine, the protocol, the session, the rules or the log store is imported yet; stopped then,
-    while it loads, it exits cleanly."""
+    """`sightline serve` opens its port before importing the heavy parts; stopped while it loads, it exits cleanly.
+
+    When it says it listens (and the port takes a connection), none of aiohttp, pydantic, NumPy, the engine, the
+    protocol, the session, the rules or the log store is imported yet.
+    """
     ran = subprocess.run(
         [sys.executable, "-c", _AT_LISTEN, json.dumps(HEAVY), str(tmp_path)],
         capture_output=True,
@@ -82,9 +84,12 @@ def test_serve_opens_its_port_before_importing_the_heavy_parts(tmp_path: Path) -
 
 
 async def test_healthz_answers_while_loading_and_a_held_client_is_served_once_ready(tmp_path: Path) -> None:
-    """Behind a port opened before the application exists, GET /healthz answers ("app": "loading", the same
-    fields as later), a WebSocket client waits (held, not refused); once the application is given to the
-    gate, that client's hello is welcomed and /healthz says "ready"."""
+    """While the bridge loads, /healthz answers and a WebSocket client is held; once ready, that client is welcomed.
+
+    Behind a port opened before the application exists, GET /healthz answers ("app": "loading", the same fields as
+    later), a WebSocket client waits (held, not refused); once the application is given to the gate, that client's hello
+    is welcomed and /healthz says "ready".
+    """
     config = replace(BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET), log=False)
     async with listening(config, early=_early_health(config)) as (gate, _server, host, port):
         base = f"http://{host}:{port}"
@@ -116,8 +121,10 @@ async def test_healthz_answers_while_loading_and_a_held_client_is_served_once_re
 
 
 async def test_a_held_connection_is_closed_when_the_application_never_comes(tmp_path: Path) -> None:
-    """A client held while the bridge loads is closed (not left hanging) when start-up ends without an
-    application (a failed log store, a stop while loading)."""
+    """A client held while the bridge loads is closed, not left hanging, when start-up ends without an application.
+
+    That is a failed log store, or a stop while loading.
+    """
     config = replace(BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET), log=False)
     async with listening(config, early=_early_health(config)) as (gate, _server, host, port):
         reader, writer = await asyncio.open_connection(host, port)

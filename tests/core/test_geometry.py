@@ -865,10 +865,12 @@ _TOUCHES = {
 @pytest.mark.parametrize("sense", ["sight", "light"])
 @pytest.mark.parametrize("case", list(_TOUCHES))
 def test_walls_touched_exactly_follow_the_contract_for_sight_and_light(case: str, sense: str) -> None:
-    """Contract ("Touching counts"): walls are the one exception — 'a wall blocks a line that crosses its interior,
-    or passes through an end point where walls that stop sight lie strictly on both sides of the line (a closed
-    corner); a line that runs along a wall, grazes the outer end of a wall (or of walls all on one side), or
-    starts or ends exactly on a wall is not blocked by it' — the same for a light's line as for a sight line."""
+    """Contract ("Touching counts"): walls are the one exception, the same for a light's line as for a sight line.
+
+    'a wall blocks a line that crosses its interior, or passes through an end point where walls that stop sight lie
+    strictly on both sides of the line (a closed corner); a line that runs along a wall, grazes the outer end of a wall
+    (or of walls all on one side), or starts or ends exactly on a wall is not blocked by it'
+    """
     coords, start, end, expected = _TOUCHES[case]
     walls = [wall(f"w{k}", *c) for k, c in enumerate(coords)]
     if sense == "light":  # walls that stop light only: the sight line is not theirs to block
@@ -902,8 +904,10 @@ def lit_scene(*walls: dict[str, Any], lamp: tuple[float, float] = (900, 150), ra
 
 
 def test_a_wall_stopping_light_only_darkens_the_target_but_not_the_sight_line() -> None:
-    """Contract (walls' `light`): the wall's `light` restriction decides if a light reaches a token; `sight` alone
-    decides sight lines — a wall of light 20, sight 0 between lamp and target stops the lamp, not the eye."""
+    """Contract (walls' `light`): a wall of light 20, sight 0 between lamp and target stops the lamp, not the eye.
+
+    The wall's `light` restriction decides if a light reaches a token; `sight` alone decides sight lines.
+    """
     geo = lit_scene({"id": "w", "c": [700, 0, 700, 400], "sight": 0, "light": 20})
     assert geo.lights_reaching("b") == ()
     assert geo.wall_blocked(p(900, 150), p(450, 150)) == ()
@@ -918,8 +922,11 @@ def test_a_wall_stopping_sight_only_lets_the_light_through() -> None:
 
 
 def test_a_wall_without_light_uses_its_sight_value_and_sight_threshold() -> None:
-    """Contract (walls' `light`): 'absent = the wall's `sight` value and sight threshold' — a proximity wall with a
-    sight threshold of 3 lets a lamp 2 units away shine through, and stops one 4 units away."""
+    """Contract (walls' `light`): a wall without `light` stops lights by its `sight` value and sight threshold.
+
+    'absent = the wall's `sight` value and sight threshold' — a proximity wall with a sight threshold of 3 lets a lamp 2
+    units away shine through, and stops one 4 units away.
+    """
     near = lit_scene({"id": "w", "c": [700, 0, 700, 400], "sight": 30, "threshold": {"sight": 3}}, lamp=(900, 150))
     assert [light.id for light in near.lights_reaching("b")] == ["lamp"]
     far = lit_scene({"id": "w", "c": [500, 0, 500, 400], "sight": 30, "threshold": {"sight": 3}}, lamp=(900, 150))
@@ -929,8 +936,11 @@ def test_a_wall_without_light_uses_its_sight_value_and_sight_threshold() -> None
 
 
 def test_a_light_threshold_is_the_lights_own() -> None:
-    """Contract (walls' `light`): `light` comes 'with its own `threshold.light`' — a proximity light restriction
-    with threshold.light 3 lets a lamp 2 units away through, whatever the sight threshold says."""
+    """Contract (walls' `light`): a light restriction's threshold is its own `threshold.light`, not the sight one.
+
+    `light` comes 'with its own `threshold.light`' — a proximity light restriction with threshold.light 3 lets a lamp 2
+    units away through, whatever the sight threshold says.
+    """
     wall_ = {"id": "w", "c": [700, 0, 700, 400], "sight": 20, "light": 30, "threshold": {"sight": 1, "light": 3}}
     assert [light.id for light in lit_scene(wall_).lights_reaching("b")] == ["lamp"]
     tight = {**wall_, "threshold": {"sight": 9, "light": 1}}
@@ -940,9 +950,11 @@ def test_a_light_threshold_is_the_lights_own() -> None:
 
 
 def test_a_tokens_light_is_measured_from_its_token_with_its_external_radius() -> None:
-    """Contract (walls' `light`): 'a token's light from its token, with the token's external radius, as Foundry
-    does' — a 2×2 bearer whose centre is 3.5 units from a proximity wall (threshold.light 3) is within it once
-    its external radius (1 unit) is taken off."""
+    """Contract (walls' `light`): a token's light is measured from its token, less the token's external radius.
+
+    'a token's light from its token, with the token's external radius, as Foundry does' — a 2×2 bearer whose centre is
+    3.5 units from a proximity wall (threshold.light 3) is within it once its external radius (1 unit) is taken off.
+    """
     from bridge.core.scene import Scene
 
     def bearer_scene(threshold: float) -> SceneGeometry:
@@ -990,8 +1002,11 @@ def rotated_tangent(
 
 
 def test_a_token_corner_on_a_circle_between_its_vertices_is_inside() -> None:
-    """Contract: 'a token whose footprint touches a zone is inside it … exactly, circles and ellipses included (a
-    tangent or a corner on the curve counts)' — a corner at (150, 200) from the centre of a radius-250 circle."""
+    """Contract: a token whose corner lies on a circle, between the vertices it is drawn with, is inside it.
+
+    'a token whose footprint touches a zone is inside it … exactly, circles and ellipses included (a tangent or a corner
+    on the curve counts)' — a corner at (150, 200) from the centre of a radius-250 circle.
+    """
     geo = geometry(
         regions=[region("r", circle(1000, 1000, 250))],
         tokens=[token("on", 1150, 1200), token("off", 1150.5, 1200), token("point", 850, 800, width=0, height=0)],
@@ -1002,16 +1017,21 @@ def test_a_token_corner_on_a_circle_between_its_vertices_is_inside() -> None:
 
 
 def test_a_line_tangent_to_a_circle_between_its_vertices_crosses_it() -> None:
-    """Contract: 'a line that grazes a zone crosses it … (a tangent … counts)' — tangent at (150, 200) from the
-    centre of a radius-250 circle; the same line a pixel further out does not meet it."""
+    """Contract: a line tangent to a circle between its vertices crosses it; a pixel further out it does not.
+
+    'a line that grazes a zone crosses it … (a tangent … counts)' — tangent at (150, 200) from the centre of a
+    radius-250 circle; the same line a pixel further out does not meet it.
+    """
     geo = geometry(regions=[region("r", circle(1000, 1000, 250))])
     assert geo._line_zone_entries(p(950, 1350), p(1350, 1050)) == {0: 0.5}
     assert geo._line_zone_entries(p(950.8, 1350.6), p(1350.8, 1050.6)) == {}
 
 
 def test_a_token_corner_on_an_ellipse_is_inside() -> None:
-    """Contract ('a corner on the curve counts'): an axis-aligned ellipse of radii 200 × 100, corner at (160, 60)
-    from its centre; half a pixel out it is not."""
+    """Contract ('a corner on the curve counts'): a token's corner on an ellipse is inside; half a pixel out it is not.
+
+    An axis-aligned ellipse of radii 200 × 100, corner at (160, 60) from its centre.
+    """
     geo = geometry(
         regions=[region("r", ellipse(1000, 1000, 200, 100))],
         tokens=[token("on", 1160, 1060), token("off", 1160.5, 1060)],
@@ -1021,8 +1041,10 @@ def test_a_token_corner_on_an_ellipse_is_inside() -> None:
 
 @pytest.mark.parametrize("phi", [0.3, 1.1, 2.0, 4.4])
 def test_a_line_tangent_to_a_rotated_ellipse_crosses_it(phi: float) -> None:
-    """Contract ('a tangent … counts'): a line tangent to an ellipse of radii 300 × 100 turned 30° meets it; moved
-    0.01 px outwards it does not."""
+    """Contract ('a tangent … counts'): a line tangent to a rotated ellipse meets it; moved 0.01 px outwards, not.
+
+    The ellipse has radii 300 × 100 and is turned 30°.
+    """
     geo = geometry(regions=[region("r", ellipse(1000, 1000, 300, 100, rotation=30))])
     start, end = rotated_tangent(1000, 1000, 300, 100, 30, phi)
     assert geo._line_zone_entries(start, end) == {0: pytest.approx(0.5, abs=1e-6)}
@@ -1031,8 +1053,11 @@ def test_a_line_tangent_to_a_rotated_ellipse_crosses_it(phi: float) -> None:
 
 
 def test_a_token_touching_a_rotated_ellipse_at_its_corner_is_inside() -> None:
-    """Contract ('a corner on the curve counts'): a zero-size token and a box whose corner lie on a rotated
-    ellipse, between the vertices of the polygon it is drawn with."""
+    """Contract ('a corner on the curve counts'): a token whose corner lies on a rotated ellipse is inside it.
+
+    A zero-size token and a box whose corner lie on a rotated ellipse, between the vertices of the polygon it is drawn
+    with.
+    """
     on, _ = rotated_tangent(1000, 1000, 300, 100, 30, 1.1, half=0.0)
     out, _ = rotated_tangent(1000, 1000, 300, 100, 30, 1.1, offset=0.02, half=0.0)
     geo = geometry(
@@ -1048,9 +1073,11 @@ def test_a_token_touching_a_rotated_ellipse_at_its_corner_is_inside() -> None:
 
 
 def test_holes_are_judged_exactly_too() -> None:
-    """Contract ('exactly, circles and ellipses included'), holes too: a hole's rim belongs to the zone, its
-    interior does not — a point just inside a radius-250 hole, beyond the polygon it is drawn with, is out; a
-    corner on the rim, between vertices, is in; a line tangent to the hole from inside the zone still meets it."""
+    """Contract ('exactly, circles and ellipses included'), holes too: a hole's rim is in the zone, its interior not.
+
+    A point just inside a radius-250 hole, beyond the polygon it is drawn with, is out; a corner on the rim, between
+    vertices, is in; a line tangent to the hole from inside the zone still meets it.
+    """
     hole = circle(1000, 1000, 250, hole=True)
     area = geometry(regions=[region("r", rect(500, 500, 1000, 1000), hole)]).zone_area("r")
     assert area is not None
@@ -1094,9 +1121,11 @@ SECOND_SHAPES: dict[str, list[dict[str, Any]]] = {
 def test_a_solid_curve_within_a_hole_leaves_no_rim(
     solid: dict[str, Any], hole: dict[str, Any], others: list[dict[str, Any]]
 ) -> None:
-    """Decision (docs/geometry.md): a solid circle or ellipse wholly within a hole — the very same curve, or one
-    touching the hole's rim from inside — leaves nothing: a token or a line on its rim is not in the zone,
-    with or without another shape in the region."""
+    """Decision (docs/geometry.md): a solid circle or ellipse wholly within a hole leaves nothing, not even its rim.
+
+    The very same curve, or one touching the hole's rim from inside: a token or a line on its rim is not in the zone,
+    with or without another shape in the region.
+    """
     geo = geometry(
         regions=[region("r", *others, solid, hole)],
         tokens=[
@@ -1114,8 +1143,10 @@ def test_a_solid_curve_within_a_hole_leaves_no_rim(
 
 
 def test_a_solid_straight_shape_within_a_curved_hole_leaves_no_corners() -> None:
-    """Decision (docs/geometry.md): a diamond whose corners lie on a circular hole's rim leaves nothing (no
-    corner points), while a rectangle in the same region still counts."""
+    """Decision (docs/geometry.md): a diamond whose corners lie on a circular hole's rim leaves no corner points.
+
+    A rectangle in the same region still counts.
+    """
     geo = geometry(
         regions=[
             region(
@@ -1133,8 +1164,11 @@ def test_a_solid_straight_shape_within_a_curved_hole_leaves_no_corners() -> None
 
 
 def test_a_hole_rim_still_counts_where_the_area_goes_on() -> None:
-    """Contract ('a hole's rim belongs to the zone'): a solid circle only partly within a hole keeps the rim of
-    the hole where the rest of it goes on, and its own rim outside the hole."""
+    """Contract ('a hole's rim belongs to the zone'): a hole's rim counts where the solid's area goes on beyond it.
+
+    A solid circle only partly within a hole keeps the rim of the hole where the rest of it goes on, and its own rim
+    outside the hole.
+    """
     geo = geometry(
         regions=[region("r", circle(500, 500, 200), circle(500, 400, 200, hole=True))],
         tokens=[token("hole-rim", 500, 600, width=0, height=0), token("own-rim", 500, 700, width=0, height=0)],
@@ -1144,9 +1178,11 @@ def test_a_hole_rim_still_counts_where_the_area_goes_on() -> None:
 
 @pytest.mark.parametrize("others", SECOND_SHAPES.values(), ids=SECOND_SHAPES.keys())
 def test_a_point_a_hole_leaves_bare_does_not_count(others: list[dict[str, Any]]) -> None:
-    """Decision (docs/geometry.md): where a solid only touches a hole's rim from inside — a circle's top on
-    the edge of a rectangle hole over its upper half, a triangle's corner poking into a circular hole — no
-    area is left beside that point, so it is not in the zone; the rest of the area and its rim still are."""
+    """Decision (docs/geometry.md): a point where a solid only touches a hole's rim from inside is not in the zone.
+
+    A circle's top on the edge of a rectangle hole over its upper half, a triangle's corner poking into a circular hole:
+    no area is left beside that point, so it is not in the zone; the rest of the area and its rim still are.
+    """
     geo = geometry(
         regions=[
             region("r", *others, circle(500, 500, 200), rect(300, 300, 400, 200, hole=True)),
@@ -1168,9 +1204,11 @@ def test_a_point_a_hole_leaves_bare_does_not_count(others: list[dict[str, Any]])
 
 
 def test_points_where_area_goes_on_beside_a_hole_still_count() -> None:
-    """Contract ('touching counts'): a hole touching its solid's rim from inside (a crescent is left beside
-    the point), two rims crossing, a triangle's corner on a hole's rim pointing away from it — each point
-    has area beside it and counts."""
+    """Contract ('touching counts'): a point on a hole's rim with area beside it is in the zone.
+
+    A hole touching its solid's rim from inside (a crescent is left beside the point), two rims crossing, a triangle's
+    corner on a hole's rim pointing away from it — each point has area beside it and counts.
+    """
     geo = geometry(
         regions=[
             region("crescent", circle(500, 500, 200), circle(500, 400, 100, hole=True)),
@@ -1188,9 +1226,11 @@ def test_points_where_area_goes_on_beside_a_hole_still_count() -> None:
 
 
 def test_an_unrotated_ellipse_is_its_rings_products_plus_the_centre() -> None:
-    """An ellipse not rotated (made from a memoised ring about the origin) has exactly the vertices
-    ``rx * cos + cx``, ``ry * sin + cy`` of the unit circle, closed, for many centres and radii; the ring's
-    memo is emptied with the unit circles'."""
+    """An unrotated ellipse has exactly the vertices ``rx * cos + cx``, ``ry * sin + cy`` of the unit circle, closed.
+
+    It is made from a memoised ring about the origin, checked for many centres and radii; the ring's memo is emptied
+    with the unit circles'.
+    """
     import random
 
     import numpy as np

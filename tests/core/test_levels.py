@@ -74,16 +74,21 @@ def centre(geo: SceneGeometry, actor: str, target: str) -> tuple[list[tuple[str,
 
 
 def test_an_upper_floor_wall_and_zone_leave_a_ground_floor_line_alone() -> None:
-    """Contract: a wall blocks only where the line's height lies in its levels' spans; a zone counts only
-    within them. Upstairs the same wall blocks and the same zone is crossed."""
+    """Contract: an upper-floor wall and zone leave a ground-floor line alone; upstairs they block and count.
+
+    A wall blocks only where the line's height lies in its levels' spans; a zone counts only within them. Upstairs the
+    same wall blocks and the same zone is crossed.
+    """
     geo = SceneGeometry(building(wall_levels=["l-upper"], zone_levels=["l-upper"]))
     assert centre(geo, "a", "b") == ([], ())
     assert centre(geo, "c", "d") == ([("r-dark", THROUGH)], ("w",))
 
 
 def test_a_ground_floor_wall_does_not_reach_the_floor_above() -> None:
-    """A ground-floor wall (0 to 10) blocks ground-floor lines, and not a line standing on the floor above
-    at 10: the level above begins there (Foundry puts a token changing level at its bottom)."""
+    """A ground-floor wall (0 to 10) blocks ground-floor lines, and not a line standing on the floor above at 10.
+
+    The level above begins at 10 (Foundry puts a token changing level at its bottom).
+    """
     geo = SceneGeometry(building(wall_levels=["l-ground"], zone_levels=["l-ground"]))
     assert centre(geo, "a", "b") == ([("r-dark", THROUGH)], ("w",))
     assert centre(geo, "c", "d") == ([], ())
@@ -91,8 +96,10 @@ def test_a_ground_floor_wall_does_not_reach_the_floor_above() -> None:
 
 
 def test_a_line_between_floors_meets_the_wall_at_its_own_height() -> None:
-    """From the ground (0) to a token at 20, the line crosses x = 450 at height ≈ 11.4: an upper-floor
-    wall stops it, a ground-floor one does not."""
+    """A line from the ground (0) to a token at 20 is stopped by an upper-floor wall, not by a ground-floor one.
+
+    The line crosses x = 450 at height ≈ 11.4.
+    """
     for levels, blocked in ((["l-upper"], ("w",)), (["l-ground"], ())):
         scene = building(wall_levels=levels, zone_levels=[])
         tokens = [*scene.tokens, scene.tokens[3].model_copy(update={"id": "e", "x": 700.0, "elevation": 20.0})]
@@ -119,8 +126,10 @@ def test_a_scene_without_levels_is_judged_as_before() -> None:
 
 
 def test_a_light_of_another_level_lights_nothing_there() -> None:
-    """Contract: 'a light lights only tokens on its levels' — by the token's level, or (no level given)
-    by its elevation; a light on no level lights every floor."""
+    """Contract: a light lights only tokens on its levels; a light on no level lights every floor.
+
+    'a light lights only tokens on its levels' — by the token's level, or (no level given) by its elevation.
+    """
     light = {"id": "lamp", "x": 100, "y": 50, "radius": 20}
     scene = building(
         wall_levels=[],
@@ -175,8 +184,7 @@ def test_the_whole_scene_engine_agrees_with_the_per_pair_path(
 
 
 def test_the_engine_follows_a_change_of_levels() -> None:
-    """A new sync that moves the upper floor up (its wall and zone then stand above both pairs) updates
-    the rulings."""
+    """A new sync that moves the upper floor up (its wall and zone then stand above both pairs) updates the rulings."""
     state = SceneState(building(wall_levels=["l-upper"], zone_levels=["l-upper"]), RULESETS["infinity-n4"])
     engine = SceneVisibility(state, action="bs-attack")
     assert not engine.rulings()[("c", "d")].allowed
@@ -192,8 +200,10 @@ def test_the_engine_follows_a_change_of_levels() -> None:
 
 
 def test_an_unknown_level_is_refused_by_name() -> None:
-    """Level ids are checked: a token, region, wall or light naming a level the scene lacks is refused, and
-    the error names the field, the id and the levels the scene has."""
+    """A token, region, wall or light naming a level the scene lacks is refused by name.
+
+    Level ids are checked: the error names the field, the id and the levels the scene has.
+    """
     world = World("w")
     with pytest.raises(SceneRejected) as caught:
         world.sync(building(wall_levels=["l-attic"], zone_levels=[]))

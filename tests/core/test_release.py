@@ -21,8 +21,10 @@ class Item:
 
 
 def test_no_step_frees_more_than_a_slice(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each item records how long the list still was when it was freed: at most a slice of items per length,
-    so no single deletion freed more than a slice."""
+    """No single deletion frees more than a slice: at most a slice of items is freed at each length of the list.
+
+    Each item records how long the list still was when it was freed.
+    """
     monkeypatch.setattr(release, "SLICE", 100)
     found: list[Any] = []
     freed_at: list[int] = []

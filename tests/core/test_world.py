@@ -33,8 +33,10 @@ def test_a_condition_no_ruleset_reads_is_refused_by_name() -> None:
     [("infinity-n4", {"light": 7}), ("traveller", {"darkness": -99}), ("gurps-4e", {"weather": "foggy"})],
 )
 def test_another_rulesets_condition_is_checked_by_its_owner(ruleset: str, environment: dict[str, Any]) -> None:
-    """Contract: Traveller `light` is "day" or 1…3 and `weather` good, poor or very-poor; GURPS
-    `darkness` is 0…-10 — whatever the scene's ruleset, a value outside these is refused."""
+    """Contract: a condition of another ruleset outside its values is refused, whatever the scene's ruleset.
+
+    Traveller `light` is "day" or 1…3 and `weather` good, poor or very-poor; GURPS `darkness` is 0…-10.
+    """
     with pytest.raises(SceneRejected):
         check_scene(_scene(ruleset, environment))
 
@@ -48,8 +50,7 @@ def test_another_rulesets_condition_is_checked_by_its_owner(ruleset: str, enviro
     ],
 )
 def test_well_formed_conditions_of_any_ruleset_are_accepted(ruleset: str, environment: dict[str, Any]) -> None:
-    """A scene may carry every system's conditions (a module that sends them all); the scene's own are
-    read, the others ignored."""
+    """A scene may carry every system's conditions (a module sends them all): its own are read, the others ignored."""
     ruleset_checked, _ = check_scene(_scene(ruleset, environment))
     assert ruleset_checked.id == ruleset
 
@@ -76,8 +77,10 @@ def _docks() -> Scene:
 
 
 def test_a_token_move_takes_over_the_zones_and_walls_it_leaves_unchanged() -> None:
-    """After a patch that moves a token, the new state's geometry reuses the compiled zones and walls of
-    the state it replaces (the same objects, nothing compiled again) and answers for the moved token."""
+    """After a patch that moves a token, the new state reuses the compiled zones and walls of the one it replaces.
+
+    The new state's geometry holds the same objects (nothing compiled again) and answers for the moved token.
+    """
     world = World("w")
     first = world.sync(_docks())
     before = first.geometry
@@ -100,8 +103,10 @@ def test_a_token_move_takes_over_the_zones_and_walls_it_leaves_unchanged() -> No
 
 
 def test_a_state_never_built_hands_on_what_it_was_given() -> None:
-    """Two patches in a row with no ruling between: the third state still takes over the first's zones,
-    and no state keeps its predecessor alive."""
+    """After two patches in a row with no ruling between, the third state still takes over the first's zones.
+
+    No state keeps its predecessor alive.
+    """
     world = World("w")
     first = world.sync(_docks())
     compiled = first.geometry
@@ -130,8 +135,11 @@ def _full_count(scene: Scene) -> int:
 
 
 def test_patched_vertex_counts_equal_a_full_recount() -> None:
-    """Upserting, replacing and removing regions and round-based tokens keeps the held count exact, and a new
-    grid size (round bases drawn anew) is counted again from scratch."""
+    """Patching regions and round-based tokens keeps the held vertex count equal to a full recount.
+
+    Upserting, replacing and removing keep the held count exact, and a new grid size (round bases drawn anew) is counted
+    again from scratch.
+    """
     world = World("w")
     ring = [0, 0, 100, 0, 100, 100]
     world.sync(
@@ -218,8 +226,10 @@ def _walled(n: int, name: str) -> Scene:
 
 
 def test_a_replaced_scene_is_freed_slice_by_slice(monkeypatch: pytest.MonkeyPatch) -> None:
-    """scene.sync over a held scene frees the old state (collection off: by reference counting alone), through
-    free_in_slices, which gets the old state first and each of its walls after it."""
+    """scene.sync over a held scene frees the old state through free_in_slices, by reference counting alone.
+
+    With collection off, free_in_slices gets the old state first and each of its walls after it.
+    """
     handed: list[list[Any]] = []
     real = world_module.free_in_slices
 
@@ -252,8 +262,10 @@ def test_a_replaced_scene_is_freed_slice_by_slice(monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_dropped_world_frees_its_scenes_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
-    """World.release (a world nobody is connected to) empties it and frees every state through free_in_slices
-    (collection off: by reference counting alone)."""
+    """World.release empties the world and frees every state through free_in_slices, by reference counting alone.
+
+    It is called on a world nobody is connected to; collection is off.
+    """
     handed: list[int] = []
     real = world_module.free_in_slices
 
@@ -293,10 +305,12 @@ def _patched_scene(scene: Scene, upsert: dict[str, list[Any]], remove: dict[str,
 
 
 def test_a_patch_is_refused_as_checking_the_whole_patched_scene_refuses_it() -> None:
-    """Random patches (bad zone parameters, unknown zone types and traits, rings over the limit, among good
-    objects, upserted in place or appended, with removals): World.patch, which checks only the objects it
-    brings, refuses each with the message and field of a check of the whole patched scene, and holds what
-    that check accepts (the world unchanged after a refusal)."""
+    """World.patch, checking only what it brings, refuses and holds what a check of the whole patched scene would.
+
+    Random patches (bad zone parameters, unknown zone types and traits, rings over the limit, among good objects,
+    upserted in place or appended, with removals) are each refused with the message and field of a check of the whole
+    patched scene; what that check accepts is held (the world unchanged after a refusal).
+    """
     import random
 
     from bridge.core.world import SceneLimits
@@ -375,8 +389,11 @@ def test_a_patch_is_refused_as_checking_the_whole_patched_scene_refuses_it() -> 
 
 
 def test_a_patch_checks_exactly_the_positions_of_the_objects_it_brings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """World.patch hands check_scene the positions of exactly the new objects of the patched lists (upserted in
-    place or appended, an id upserted twice, a held object upserted again, removed and brought back, many)."""
+    """World.patch hands check_scene the positions of exactly the new objects of the patched lists.
+
+    New objects upserted in place or appended, an id upserted twice, a held object upserted again, removed and brought
+    back, many.
+    """
     import random
 
     rng = random.Random(16)
@@ -418,9 +435,11 @@ def test_a_patch_checks_exactly_the_positions_of_the_objects_it_brings(monkeypat
 
 
 def test_a_patched_version_holds_the_same_tokens_by_id_as_its_scene() -> None:
-    """After random patches (tokens upserted twice or again, removed, foreign traits, region-only patches) the
-    scene's tokens are the hand-made patch's, and ``SceneState.token``'s map is those tokens by id, in order,
-    the very objects — whether a patch started from the last version's map or built its own."""
+    """After random patches, ``SceneState.token``'s map is the scene's tokens by id, in order, the very objects.
+
+    The patches upsert tokens twice or again, remove them, bring foreign traits, or touch regions only; the scene's
+    tokens are the hand-made patch's, whether a patch started from the last version's map or built its own.
+    """
     import random
 
     rng = random.Random(15)

@@ -79,8 +79,11 @@ def test_rules_data_is_read_only() -> None:
 
 
 def test_every_citation_names_its_source_as_people_know_it() -> None:
-    """rules-notes "How sources are named": each passage keeps its seed file as provenance, and its citation
-    starts with the source's title — never a seed file name or rules-notes.md; a web page shows its URL."""
+    """rules-notes: a citation starts with its source's title, never a seed file name or rules-notes.md.
+
+    rules-notes "How sources are named": each passage keeps its seed file as provenance; a web page shows its URL after
+    the title.
+    """
     for name in ("infinity-n4", "gurps-4e", "traveller"):
         for key, raw in load_toml(name)["passages"].items():
             citation = Passage.model_validate(raw).citation()
@@ -102,9 +105,11 @@ def test_a_passage_titled_with_a_seed_file_name_is_refused() -> None:
 
 
 def test_a_citation_logged_with_a_seed_file_name_reads_as_its_title_now() -> None:
-    """Records logged before sources were named by title cite `001_….txt: quote` (and 002's dated texts with
-    their date before the quote); they read as today's citation, so a re-judged ruling does not differ only
-    in how its source is named. Anything else is left as it is."""
+    """A citation logged with a seed file name (`001_….txt: quote`) reads as today's, headed by the source's title.
+
+    Records logged before sources were named by title cite so (and 002's dated texts with their date before the quote);
+    a re-judged ruling then does not differ only in how its source is named. Anything else is left as it is.
+    """
     from bridge.core.rules.labels import readable_citation
 
     old = "001_a0e8dce3ac9e4c22.txt: Low Visibility Zones apply a MOD of -3."

@@ -75,9 +75,11 @@ def _plain_reduce(table: EffectTable, lines: LineInputs, observers: list[int], t
 
 
 def test_a_lines_verdict_is_its_first_crossing_of_lowest_rank() -> None:
-    """The effect table's reduction: a block beats any MOD, the lowest MOD applies (the first of equals), a
-    crossing that does not count or of a foreign zone type never applies, a wall blocks, lines without
-    crossings take the action's own MOD."""
+    """The effect table's reduction: a block beats any MOD, and the lowest MOD applies (the first of equals).
+
+    A crossing that does not count or of a foreign zone type never applies, a wall blocks, and lines without crossings
+    take the action's own MOD.
+    """
     # Observer 0: type a counts -3 into / -6 through, blocks within; type b's from does not count.
     # Observer 1: nothing counts.
     table = _table(
@@ -114,8 +116,10 @@ def test_a_lines_verdict_is_its_first_crossing_of_lowest_rank() -> None:
 @given(st.data())
 @settings(max_examples=200, deadline=None)
 def test_the_reduction_of_random_tables_and_lines_is_the_plain_one(data: st.DataObject) -> None:
-    """On random tables (2 observers, 2 types, values -12..3) and lines (0-6 crossings of 4 zones, one of a
-    foreign type), the compiled reduction equals :func:`_plain_reduce` line by line."""
+    """On random tables and lines, the compiled reduction equals :func:`_plain_reduce` line by line.
+
+    Tables of 2 observers, 2 types and values -12..3; lines of 0-6 crossings of 4 zones, one of a foreign type.
+    """
     bits = st.lists(st.booleans(), min_size=16, max_size=16)
     shape = (2, 2, 4)
     counts = np.array(data.draw(bits)).reshape(shape)
@@ -170,8 +174,10 @@ def _traveller(distances_m: list[float], traits: list[str], environment: dict[st
     ("device", "short"), [("la-goggles", 100.0), ("image-intensifier", 250.0), ("thermal-viewer", 400.0)]
 )
 def test_traveller_range_bands_on_their_bounds_equal_the_ruleset(device: str, short: float) -> None:
-    """On each band's bound (exactly ½, ¼ … of short range, exactly 2×, 4× …; bounds are inclusive) and just
-    beyond, the verdicts over arrays equal the per-pair ruleset's, at night and by day."""
+    """On each range band's bound and just beyond, verdicts over arrays equal the per-pair ruleset's, night and day.
+
+    The bounds: exactly ½, ¼ … of short range, exactly 2×, 4× …; bounds are inclusive.
+    """
     distances = [short * 2.0**k for k in range(-10, 4)] + [short * 2.0**k + 0.5 for k in range(-3, 4)]
     distances += [0.5, short / 1024 - 0.01]
     seen: set[int | None] = set()

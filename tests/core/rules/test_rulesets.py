@@ -47,8 +47,10 @@ def test_a_ruleset_is_loaded_on_its_first_read_only() -> None:
 
 
 def test_a_ruleset_whose_data_is_bad_fails_at_its_load_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bad data is still refused when its ruleset loads: an error naming the ruleset and the data's fault,
-    never read as an unknown ruleset, and raised again at the next read (nothing half-loaded is kept)."""
+    """Bad data is refused when its ruleset loads, by an error naming the ruleset and the data's fault.
+
+    It is never read as an unknown ruleset, and it is raised again at the next read (nothing half-loaded is kept).
+    """
     from bridge.core.rules import gurps
 
     real = gurps.load_toml
@@ -69,8 +71,10 @@ def test_a_ruleset_whose_data_is_bad_fails_at_its_load_naming_it(monkeypatch: py
 
 
 def test_load_all_loads_every_ruleset_and_the_server_calls_it() -> None:
-    """``load_all`` validates every ruleset; importing the server (``sightline serve`` does, before it is
-    ready) loads them all, so bad rules data stops the bridge's start."""
+    """``load_all`` validates every ruleset; importing the server loads them all, so bad rules data stops the start.
+
+    ``sightline serve`` imports the server before it is ready.
+    """
     load_all()
     assert repr(RULESETS).endswith("loaded: infinity-n4, infinity-codeone, gurps-4e, traveller)")
     out = fresh_interpreter("import bridge.server; from bridge.core.rules import RULESETS; print(repr(RULESETS))")
@@ -78,8 +82,10 @@ def test_load_all_loads_every_ruleset_and_the_server_calls_it() -> None:
 
 
 def test_forgetting_the_scene_memos_lets_a_dropped_scenes_objects_go_and_answers_stay_the_same() -> None:
-    """forget_scene_memos empties the memos filled from scenes (citations, traits, lists by id, unit
-    circles): a scene's regions list they held is freed, and the next answers equal the memoised ones."""
+    """forget_scene_memos frees a scene's regions list the memos held; the next answers equal the memoised ones.
+
+    It empties the memos filled from scenes: citations, traits, lists by id, unit circles.
+    """
     from bridge.core import geometry
     from bridge.core.rules import data_files, forget_scene_memos, notes
     from bridge.core.rules.infinity import load_infinity

@@ -101,8 +101,11 @@ def test_beyond_impossible_cannot_be_done() -> None:
 
 @pytest.mark.parametrize(("distance", "value"), [(100 / 512, -9), (100 / 1024, -10), (0.01, -10), (0, -10)])
 def test_halvings_stop_at_one_1024th_of_short_range(distance: float, value: int) -> None:
-    """Rules-notes: 'Halvings are counted down to 1/1024 of short range (−10); anything nearer, stacked tokens at
-    distance 0 included, counts −10.'"""
+    """Rules-notes: halvings stop at 1/1024 of short range (−10), and anything nearer counts −10 too.
+
+    'Halvings are counted down to 1/1024 of short range (−10); anything nearer, stacked tokens at distance 0 included,
+    counts −10.'
+    """
     ruling = observe(distance, traits=("la-goggles",), device="la-goggles")
     assert entry(ruling, "range").value == value and ruling.modifier == value
     assert ruling.extra["difficulty"] == "easy"
@@ -318,9 +321,11 @@ def test_ties_go_to_the_higher_asset() -> None:
 
 
 def test_among_devices_reaching_easy_the_highest_asset_wins_over_the_lowest_sum() -> None:
-    """Rules-notes: 'the easiest difficulty level, then (among equal levels, e.g. several that reach Easy) the
-    highest asset bonus, then the lowest raw sum' — a thermal viewer at −3 (Easy, asset 0) loses to an image
-    intensifier at −2 (Easy, asset +2)."""
+    """Rules-notes: among devices that all reach Easy, the highest asset bonus wins over the lowest raw sum.
+
+    'the easiest difficulty level, then (among equal levels, e.g. several that reach Easy) the highest asset bonus, then
+    the lowest raw sum' — a thermal viewer at −3 (Easy, asset 0) loses to an image intensifier at −2 (Easy, asset +2).
+    """
     ruling = observe(50, traits=("thermal-viewer", "image-intensifier"))
     shown = {d["device"]: d for d in ruling.extra["devices"]}
     assert shown["thermal-viewer"]["modifier"] == -3 and shown["thermal-viewer"]["difficulty"] == "easy"
@@ -329,22 +334,31 @@ def test_among_devices_reaching_easy_the_highest_asset_wins_over_the_lowest_sum(
 
 
 def test_the_easiest_level_comes_before_the_asset() -> None:
-    """Rules-notes: 'the easiest difficulty level, then … the highest asset bonus' — LA goggles at Easy (−1,
-    asset 0) beat binoculars at Average (asset +1)."""
+    """Rules-notes: among devices, the easiest difficulty level wins before the highest asset bonus.
+
+    'the easiest difficulty level, then … the highest asset bonus' — LA goggles at Easy (−1, asset 0) beat binoculars at
+    Average (asset +1).
+    """
     ruling = observe(50, traits=("binoculars", "la-goggles"))
     assert ruling.extra["device"] == "la-goggles" and ruling.extra["difficulty"] == "easy"
 
 
 def test_equal_level_and_asset_go_to_the_lowest_raw_sum() -> None:
-    """Rules-notes: '… then the lowest raw sum' — at 12.5 m both reach Easy with asset 0; the thermal viewer's
-    −5 (1/32 of 400 m) beats the LA goggles' −3 (1/8 of 100 m)."""
+    """Rules-notes: among devices of equal level and asset, the lowest raw sum wins.
+
+    '… then the lowest raw sum' — at 12.5 m both reach Easy with asset 0; the thermal viewer's −5 (1/32 of 400 m) beats
+    the LA goggles' −3 (1/8 of 100 m).
+    """
     ruling = observe(12.5, traits=("la-goggles", "thermal-viewer"))
     assert ruling.extra["device"] == "thermal-viewer" and ruling.modifier == -5
 
 
 def test_full_ties_go_by_the_order_of_the_vocabulary_table() -> None:
-    """Rules-notes: '… then the order of the vocabulary table' — IR and LA goggles tie by day at 50 m (−1, asset
-    0); `la-goggles` comes first in the table, whatever order the token lists them in."""
+    """Rules-notes: devices tied on level, asset and raw sum go by the order of the vocabulary table.
+
+    '… then the order of the vocabulary table' — IR and LA goggles tie by day at 50 m (−1, asset 0); `la-goggles` comes
+    first in the table, whatever order the token lists them in.
+    """
     for traits in (("ir-goggles", "la-goggles"), ("la-goggles", "ir-goggles")):
         ruling = observe(50, traits=traits)
         assert ruling.extra["device"] == "la-goggles" and ruling.modifier == -1
@@ -443,9 +457,12 @@ def test_a_wall_between_light_and_target_stops_it() -> None:
 def test_the_walls_light_restriction_decides_whether_a_light_reaches_the_target(
     sight: int, light_: int | None, lit: bool
 ) -> None:
-    """Contract (walls' `light`): 'it decides whether the wall stops a light from reaching a token …; `sight` alone
-    decides whether it blocks a sight line' (absent: the wall's `sight` value) — rules-notes: a light covers a target
-    when 'no wall that stops light stands between the light and the target's centre'."""
+    """Contract (walls' `light`): a wall's `light` restriction decides whether a light reaches the target.
+
+    'it decides whether the wall stops a light from reaching a token …; `sight` alone decides whether it blocks a sight
+    line' (absent: the wall's `sight` value) — rules-notes: a light covers a target when 'no wall that stops light
+    stands between the light and the target's centre'.
+    """
     stops = {"id": "w1", "c": [140, -100, 140, 100], "sight": sight}
     if light_ is not None:
         stops["light"] = light_
@@ -462,8 +479,11 @@ def test_the_walls_light_restriction_decides_whether_a_light_reaches_the_target(
 
 
 def test_a_wall_stopping_light_only_leaves_the_sight_line_clear() -> None:
-    """Contract (walls' `light`): '`sight` alone decides whether it blocks a sight line' — a wall of light 20 and
-    sight 0 between observer and target blocks nothing."""
+    """Contract (walls' `light`): a wall that stops only light leaves the sight line clear.
+
+    '`sight` alone decides whether it blocks a sight line' — a wall of light 20 and sight 0 between observer and target
+    blocks nothing.
+    """
     ruling = observe(100, walls=[{"id": "w1", "c": [50, -100, 50, 100], "sight": 0, "light": 20}])
     assert ruling.allowed and ruling.modifier == 0
 
@@ -522,8 +542,11 @@ def test_radar_does_not_see_through_walls() -> None:
 
 
 def test_sensors_without_radar_or_ladar_says_why_in_modifiers() -> None:
-    """Rules-notes: '`sensors` without radar or ladar is not allowed' — a `device` entry says why, and the
-    request's other diff mods are listed, not applied, instead of an empty `modifiers`."""
+    """Rules-notes: `sensors` without radar or ladar lists a `device` entry saying why, not an empty `modifiers`.
+
+    '`sensors` without radar or ladar is not allowed' — a `device` entry says why, and the request's other diff mods are
+    listed, not applied, instead of an empty `modifiers`.
+    """
     ruling = observe(traits=("binoculars",), action="sensors", other=2)
     assert not ruling.allowed and ruling.modifier is None
     missing = entry(ruling, "device")
@@ -542,8 +565,11 @@ WALL = wall("w1", 70, -100, 70, 100)
 
 
 def test_wall_blocked_observation_at_night_still_lists_the_night() -> None:
-    """Seed 000: 'The background light level equals the number of + diff mods' — at level 3 behind a wall the
-    task cannot be attempted, yet the night +3 is listed (not applied, the wall named) with the wall."""
+    """Seed 000: behind a wall at night the task cannot be attempted, yet the night's +3 is listed, not applied.
+
+    'The background light level equals the number of + diff mods' — at level 3 behind a wall the task cannot be
+    attempted, yet the night +3 is listed (not applied, the wall named) with the wall.
+    """
     ruling = observe(environment=NIGHT_3, walls=[WALL])
     assert not ruling.allowed and ruling.modifier is None
     night = entry(ruling, "night")
@@ -556,8 +582,11 @@ def test_wall_blocked_observation_at_night_still_lists_the_night() -> None:
 
 
 def test_wall_blocked_observation_lists_every_condition_of_the_device() -> None:
-    """Seed 000: 'All modifiers, from visibility conditions as well as other modifiers, are cumulative' —
-    a thermal viewer behind a wall: range, night, weather, smoke and size all listed, none applied."""
+    """Seed 000: behind a wall, every condition of the observer's device is listed, none applied.
+
+    'All modifiers, from visibility conditions as well as other modifiers, are cumulative' — a thermal viewer behind a
+    wall: range, night, weather, smoke and size all listed, none applied.
+    """
     ruling = observe(
         100,
         traits=("thermal-viewer",),
@@ -582,8 +611,10 @@ def test_wall_blocked_observation_lists_every_condition_of_the_device() -> None:
 
 
 def test_wall_blocked_observation_lists_the_light_on_the_target() -> None:
-    """Seed 000: a white light lets Observation go 'as if it were daylight' — behind a wall the light covering
-    the target is still listed, not applied."""
+    """Seed 000: behind a wall, the light covering the target is still listed, not applied.
+
+    A white light lets Observation go 'as if it were daylight'.
+    """
     ruling = observe(environment=NIGHT_3, target_fields={"light": {"radius": 5}}, walls=[WALL])
     assert not ruling.allowed
     lamp = entry(ruling, "light")
