@@ -97,9 +97,12 @@ def test_a_move_recomputes_only_the_pairs_of_the_moved_token() -> None:
 
 
 def test_a_moves_changed_pairs_come_in_bulk_as_their_rulings_say() -> None:
-    """After a move, ``verdict_runs`` gives the changed pairs of an Infinity engine as one run of columns
-    (no ruling built), in ``update()``'s order; each line is its plain ruling's verdict, crossings (a
-    foreign zone's left out) and line."""
+    """After a move, ``verdict_runs`` gives an Infinity engine's changed pairs as one run, as their plain rulings say.
+
+    After a move, ``verdict_runs`` gives the changed pairs of an Infinity engine as one run of columns (no ruling
+    built), in ``update()``'s order; each line is its plain ruling's verdict, crossings (a foreign zone's left out) and
+    line.
+    """
     woods = region("woods", rect(0, 800, 300, 100), zone="woods")  # Traveller's: Infinity leaves it out
     low = region("low", rect(500, 800, 200, 200), zone="low")  # on the b-c line
     engine = SceneVisibility(_state([POOR, woods, low], ROW), action="bs-attack")
@@ -122,8 +125,11 @@ def test_a_moves_changed_pairs_come_in_bulk_as_their_rulings_say() -> None:
 
 
 def test_a_moves_changes_are_written_by_pair_only_when_read_by_pair() -> None:
-    """A move's changes are counted and read in bulk with no dictionary of them written; read by pair they are
-    the moved token's pairs, in ``update()``'s order, each its plain ruling; another change then keeps them."""
+    """A move's changes are counted and read in bulk with no dictionary of them written until they are read by pair.
+
+    Read by pair they are the moved token's pairs, in ``update()``'s order, each its plain ruling; another change then
+    keeps them.
+    """
     engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
     moved = _state([POOR], [ROW[0], ROW[1], token("c", 100, 1400)], version=1)
     changes = engine.update(moved)
@@ -234,8 +240,11 @@ def test_a_move_reuses_the_compiled_zones_walls_and_other_tokens() -> None:
 
 
 def test_a_token_replaced_by_an_equal_copy_changes_nothing_and_a_changed_one_its_pairs() -> None:
-    """``update()`` reports a token's pairs exactly when the token changed, whether its cached shape was made
-    from the old token object (compared once, while compiling) or from an older equal copy of it."""
+    """``update()`` reports a token's pairs exactly when the token changed, never for an equal copy of it.
+
+    This holds whether its cached shape was made from the old token object (compared once, while compiling) or from an
+    older equal copy of it.
+    """
     a, b, c = ROW
     engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
     steps: list[tuple[list[Token], set[tuple[str, str]]]] = [
@@ -259,8 +268,10 @@ def _named(name: str, x: float = 450) -> Region:
 
 
 def test_the_not_stacking_text_follows_a_region_name() -> None:
-    """Rulings name the applied zone; a region renamed, or removed and added again under another
-    name, is named anew (the texts built for the old name are not reused)."""
+    """A region renamed, or removed and added again under another name, is named anew in the rulings' reasons.
+
+    Rulings name the applied zone; the texts built for the old name are not reused.
+    """
     low = region("low", rect(650, 300, 100, 300), zone="low")
     engine = SceneVisibility(_state([_named("Smoke stack"), low], ROW), action="bs-attack")
     assert any('"Smoke stack"' in (m.reason or "") for m in engine.rulings()[("a", "b")].modifiers)
@@ -275,8 +286,11 @@ def test_the_not_stacking_text_follows_a_region_name() -> None:
 
 
 def test_a_move_keeps_the_composers_regions_by_id() -> None:
-    """A move (the scene's very same list of regions) keeps the composer's regions by id, which its "not
-    stacking" reasons read; another list of the same regions keeps the composer but not that dictionary."""
+    """A move keeps the composer's regions by id; another list of the same regions keeps the composer but not them.
+
+    A move hands over the scene's very same list of regions; the composer's "not stacking" reasons read its regions by
+    id. Another list of the same regions keeps the composer but not that dictionary.
+    """
     low = region("low", rect(650, 300, 100, 300), zone="low")
     start = _state([_named("Smoke stack"), low], ROW)
     engine = SceneVisibility(start, action="bs-attack")
@@ -315,8 +329,10 @@ def test_the_composers_direct_ruling_equals_the_constructed_one() -> None:
 
 
 def test_a_zone_changed_in_place_is_not_ruled_from_old_rulings() -> None:
-    """Rulings reused between lines of the same crossings are forgotten when a zone changes in place:
-    the same region id, the same place, Low instead of Poor gives −3, not the −6 seen before."""
+    """A zone changed in place (same id and place, Low instead of Poor) gives −3, not the −6 seen before.
+
+    Rulings reused between lines of the same crossings are forgotten when a zone changes in place.
+    """
     engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
     assert engine.rulings()[("a", "b")].modifier == -6
     low = region("poor", rect(450, 300, 100, 300), zone="low")
@@ -327,8 +343,10 @@ def test_a_zone_changed_in_place_is_not_ruled_from_old_rulings() -> None:
 
 
 def test_a_foreign_trait_keeps_each_tokens_own_name_in_its_note() -> None:
-    """Two troopers with the same trait of another ruleset, through the same zone: each ruling's note
-    names its own trooper (rulings that name a token are not shared between lines)."""
+    """Two troopers with the same trait of another ruleset, through one zone, each get a note naming their own trooper.
+
+    Rulings that name a token are not shared between lines.
+    """
     tokens = [
         token("a", 0, 400, name="Alpha", traits=["night-vision-2"]),
         token("b", 0, 800, name="Bravo", traits=["night-vision-2"]),
@@ -356,8 +374,10 @@ def test_a_ruling_moved_to_another_line_equals_its_replacement() -> None:
 
 
 def test_shared_rulings_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The memo of rulings shared between lines never holds more than its bound (here 8: the oldest
-    go first), and the rulings stay right."""
+    """The memo of rulings shared between lines never holds more than its bound, and the rulings stay right.
+
+    Here the bound is 8: the oldest go first.
+    """
     import bridge.core.visibility as visibility
 
     monkeypatch.setattr(visibility, "_line_memo_limit", lambda tokens: 8)
@@ -377,8 +397,10 @@ FOUR = [*ROW, token("d", 1000, 1400, traits=["multispectral-visor-2"])]
 
 
 def test_the_other_reaction_is_ruled_from_the_same_passes() -> None:
-    """``rulings(reaction)`` of the other flag equals the plain path's, and an engine of that flag's, before
-    and after a move — here the flag changes a ruling (an ARO through a Zero zone is allowed at -6)."""
+    """``rulings(reaction)`` of the other flag equals the plain path's and its own engine's, before and after a move.
+
+    Here the flag changes a ruling (an ARO through a Zero zone is allowed at -6).
+    """
     state = _state([ZERO], FOUR)
     engine = SceneVisibility(state, action="bs-attack", reaction=False)
     aro = plain_rulings(state, "bs-attack", True)
@@ -394,8 +416,11 @@ def test_the_other_reaction_is_ruled_from_the_same_passes() -> None:
 
 
 def test_ruling_of_is_the_rulings_get_of_either_flag() -> None:
-    """``ruling_of(pair, reaction)`` (``adjudicate``'s look-up) is ``rulings(reaction).get(pair)`` under both
-    flags, for stale pairs after an ``advance`` too (the same ruling objects), and ``None`` for a pair not held."""
+    """``ruling_of(pair, reaction)`` is ``rulings(reaction).get(pair)`` under both flags, ``None`` for a pair not held.
+
+    ``ruling_of`` is ``adjudicate``'s look-up; it gives the same ruling objects, for stale pairs after an ``advance``
+    too.
+    """
     state = _state([ZERO], FOUR)
     engine = SceneVisibility(state, action="bs-attack", reaction=False, lazy=True)
     twin = SceneVisibility(state, action="bs-attack", reaction=False, lazy=True)
@@ -414,9 +439,11 @@ def test_ruling_of_is_the_rulings_get_of_either_flag() -> None:
 
 
 def test_advance_rules_a_stale_pair_when_it_is_read() -> None:
-    """After ``advance`` nothing is computed until a pair is read: the first read rules that pair alone, the
-    next one every stale pair of its tokens in one pass (after the next change, the first read does, since
-    several were asked about); all equal the plain path's, under both flags."""
+    """After ``advance`` nothing is computed until a pair is read; every read equals the plain path's, under both flags.
+
+    The first read rules that pair alone, the next one every stale pair of its tokens in one pass (after the next
+    change, the first read does, since several were asked about).
+    """
     engine = Recorder(_state([ZERO], FOUR), action="bs-attack")
     moved = _state([ZERO], [*FOUR[:3], token("d", 500, 1000, traits=["multispectral-visor-2"])], version=1)
     passes = len(engine.computed)
@@ -439,8 +466,10 @@ def test_advance_rules_a_stale_pair_when_it_is_read() -> None:
 
 
 def test_a_lazy_engine_rules_one_pair_then_the_whole_scene() -> None:
-    """Built ``lazy``, an engine rules nothing until read: the first read rules that pair alone, the next
-    every stale pair in one pass (timed in ``pass_seconds``); all equal the plain path's."""
+    """Built ``lazy``, an engine rules nothing until read, then that pair alone, then every stale pair in one pass.
+
+    The pass is timed in ``pass_seconds``; all rulings equal the plain path's.
+    """
     state = _state([ZERO], FOUR)
     engine = Recorder(state, action="bs-attack", lazy=True)
     assert engine.computed == [set()] and engine.pass_seconds == 0.0
@@ -453,9 +482,11 @@ def test_a_lazy_engine_rules_one_pair_then_the_whole_scene() -> None:
 
 
 def test_an_engine_nobody_holds_is_freed_at_once() -> None:
-    """No reference cycle ties an engine, or the pieces its rulings are built from, to themselves:
-    dropped (a watch ended), all of it is freed by reference counting, not left for a full collection —
-    a long-running bridge's memory must not grow with every watch opened and closed."""
+    """An engine dropped (a watch ended) is freed at once by reference counting, with the pieces of its rulings.
+
+    No reference cycle ties an engine, or the pieces its rulings are built from, to themselves, so nothing is left for a
+    full collection — a long-running bridge's memory must not grow with every watch opened and closed.
+    """
     import gc
     import weakref
 
@@ -507,9 +538,12 @@ def _traveller(tokens: list[Token], lights: list[dict[str, Any]], walls: list[Wa
 
 
 def test_rulings_that_read_distances_and_lights_are_not_shared_between_lines() -> None:
-    """Traveller's range (seed 000: 'Each halving of short range') and a light on the target set apart lines with
-    the same crossings and walls: the engine rules each pair as the plain path does, and a moved light or wall
-    changes the pairs it lights, wherever they stand."""
+    """Seed 000: lines alike but for range or a light are ruled apart, as the plain path does, and follow moved lights.
+
+    Traveller's range (seed 000: 'Each halving of short range') and a light on the target set apart lines with the same
+    crossings and walls: the engine rules each pair as the plain path does, and a moved light or wall changes the pairs
+    it lights, wherever they stand.
+    """
     goggles = ["la-goggles"]
     row = [token("obs", 0, 0, traits=goggles), token("near", 50, 0), token("far", 300, 0), token("lit", 0, 200)]
     state = _traveller(row, [{"id": "lamp", "x": 0, "y": 204, "radius": 5}])
@@ -528,9 +562,12 @@ def test_rulings_that_read_distances_and_lights_are_not_shared_between_lines() -
 
 
 def test_curves_are_judged_exactly_by_the_engine_as_by_the_plain_path() -> None:
-    """Contract ('Touching counts … exactly, circles and ellipses included (a tangent or a corner on the curve
-    counts)'): footprints with a corner on a circle, lines tangent to a circle and to a rotated ellipse between
-    the vertices they are drawn with, a circular hole — the engine's rulings equal the plain path's."""
+    """Contract: the engine judges corners on curves, tangents and a curved hole exactly, as the plain path does.
+
+    Contract ('Touching counts … exactly, circles and ellipses included (a tangent or a corner on the curve counts)'):
+    footprints with a corner on a circle, lines tangent to a circle and to a rotated ellipse between the vertices they
+    are drawn with, a circular hole — the engine's rulings equal the plain path's, after a token moved onto a curve too.
+    """
     ring = region("ring", rect(2000, 0, 1000, 1000), circle(2500, 500, 250, hole=True), zone="poor")
     smoke = region("smoke", circle(1000, 1000, 250), zone="low")
     tilted = region("tilted", ellipse(1000, 2500, 300, 100, rotation=30), zone="low")
@@ -565,10 +602,13 @@ def test_curves_are_judged_exactly_by_the_engine_as_by_the_plain_path() -> None:
 def test_both_directions_of_a_line_share_one_geos_answer_and_keep_their_own_entries(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A line tangent to a zone's round hole asks GEOS once about the zone's square for both directions (when
-    the square's edges do not settle it: ``polygon_rows`` made to settle nothing here), and each direction
-    enters the zone where it does: one way the ring comes first, the other way the smoke. With the edges
-    settling it, GEOS is not asked at all, and the rulings are the same."""
+    """Both directions of a line tangent to a round hole share one GEOS answer; each enters the zones in its own order.
+
+    A line tangent to a zone's round hole asks GEOS once about the zone's square for both directions (when the square's
+    edges do not settle it: ``polygon_rows`` made to settle nothing here), and each direction enters the zone where it
+    does: one way the ring comes first, the other way the smoke. With the edges settling it, GEOS is not asked at all,
+    and the rulings are the same.
+    """
     from bridge.core import visibility
 
     asked: list[int] = []
@@ -600,8 +640,10 @@ def test_both_directions_of_a_line_share_one_geos_answer_and_keep_their_own_entr
 
 
 def test_several_blocking_walls_read_as_adjudicate_lists_them() -> None:
-    """Walls have no names: a line blocked by two lists each as 'Wall' — the engine's composed ruling equals the
-    plain path's (they once differed, 'Wall' against 'Wall 1', 'Wall 2')."""
+    """A line blocked by two walls lists each as 'Wall', in the engine's composed ruling as in the plain path's.
+
+    Walls have no names; the two paths once differed ('Wall' against 'Wall 1', 'Wall 2').
+    """
     state = _state([POOR], ROW, [wall("w1", 300, 0, 300, 900), wall("w2", 700, 0, 700, 900)])
     engine = SceneVisibility(state, action="bs-attack")
     assert dict(engine.rulings()) == plain_rulings(state, "bs-attack", False)
@@ -627,8 +669,11 @@ def test_several_blocking_walls_read_as_adjudicate_lists_them() -> None:
 def test_a_lines_verdict_is_the_most_restrictive_effect_of_its_crossings(
     zones: tuple[str, ...], walls: tuple[str, ...], traits: list[str], verdict: tuple[bool, int | None]
 ) -> None:
-    """The verdict the engine reduces from its effect table (read before any ruling is built) is the
-    plain ruling's allowed and modifier: the lowest MOD applies, a block or a wall stops the line."""
+    """The verdict read from the effect table is the plain ruling's: the lowest MOD applies, a block or wall stops it.
+
+    The engine reduces it from its effect table before any ruling is built; it equals the plain ruling's allowed and
+    modifier.
+    """
     shapes = [rect(100 + 100 * k, 0, 50, 300) for k in range(len(zones))]
     regions = [region(f"z{k}", shape, zone=zone) for k, (zone, shape) in enumerate(zip(zones, shapes, strict=True))]
     tokens = [token("a", 0, 100, traits=traits), token("b", 600, 100)]
@@ -640,10 +685,13 @@ def test_a_lines_verdict_is_the_most_restrictive_effect_of_its_crossings(
 
 
 def test_the_other_reaction_reads_only_passes_made_since_the_last_light_change() -> None:
-    """A moved light gives the engine a new ruler and its other flag a fresh memo; that is safe because
-    change sets (read late, after later update()s) answer under the engine's flag only, from their own
-    passes, and rulings(other flag) reach only passes made under the current ruler — an update() or
-    advance() that kept older passes there would let them pick up the new scene's rulings."""
+    """After a light moves, rulings under the other flag read only passes made under the engine's current ruler.
+
+    A moved light gives the engine a new ruler and its other flag a fresh memo; that is safe because change sets (read
+    late, after later update()s) answer under the engine's flag only, from their own passes, and rulings(other flag)
+    reach only passes made under the current ruler — an update() or advance() that kept older passes there would let
+    them pick up the new scene's rulings.
+    """
     row = [token("obs", 0, 0, traits=["la-goggles"]), token("near", 50, 0), token("far", 300, 0), token("lit", 0, 200)]
     lamp = {"id": "lamp", "x": 0, "y": 204, "radius": 5}
     engine = SceneVisibility(_traveller(row, [lamp]), action="observation")
@@ -668,8 +716,11 @@ def test_the_other_reaction_reads_only_passes_made_since_the_last_light_change()
 
 
 def test_a_moved_tokens_rows_of_the_token_zone_matrices_equal_the_matrices_made_anew() -> None:
-    """After each one-token move (footprints round and square, zones of every shape, holes, elevations), the
-    moved token's rows made alone (``_inside_row``) leave the token × zone matrices equal to those made anew."""
+    """After each one-token move, the moved token's rows made alone leave the token × zone matrices as if made anew.
+
+    The rows are made by ``_inside_row``; the moves cover footprints round and square, zones of every shape, holes,
+    elevations.
+    """
     import random
 
     from bench.visibility_bench import make_scene, move_token, state_of
@@ -709,9 +760,12 @@ def _cellar(penalty: int, version: int) -> SceneState:
 
 
 def test_a_gurps_darkness_zone_turned_to_total_darkness_changes_the_pair_that_looks_into_it() -> None:
-    """GURPS (003): in total darkness "he attacks at -10". The cellar b stands in goes from dim (-2) to
-    total darkness: ``update`` says a→b changed, as the per-pair path does (the old ruling, built late to
-    compare, is ruled with the old scene, not found in a memo the new one filled)."""
+    """GURPS (003): a darkness zone turned to total darkness makes ``update`` report the pair that looks into it.
+
+    GURPS (003): in total darkness "he attacks at -10". The cellar b stands in goes from dim (-2) to total darkness:
+    ``update`` says a→b changed, as the per-pair path does (the old ruling, built late to compare, is ruled with the old
+    scene, not found in a memo the new one filled).
+    """
     dim, dark = _cellar(-2, 0), _cellar(-10, 1)
     engine = SceneVisibility(dim, action="attack")
     before, after = plain_rulings(dim, "attack", False), plain_rulings(dark, "attack", False)
@@ -722,9 +776,11 @@ def test_a_gurps_darkness_zone_turned_to_total_darkness_changes_the_pair_that_lo
 
 
 def test_a_moves_lines_are_listed_once_per_token_and_shared_by_its_passes() -> None:
-    """A one-token move's pass (``update``) and stale marks (``advance``) take that token's pairs and directed
-    pairs from one list made for it, in the order a pass lists its lines; after the token ids change, the
-    lists are made again for the new ids. The rulings equal the plain path's throughout."""
+    """A one-token move's ``update`` pass and ``advance`` marks share one list of its pairs, made once for the token.
+
+    Both take that token's pairs and directed pairs from that list, in the order a pass lists its lines; after the token
+    ids change, the lists are made again for the new ids. The rulings equal the plain path's throughout.
+    """
     engine = SceneVisibility(_state([POOR], ROW), action="bs-attack")
     lazy = SceneVisibility(_state([POOR], ROW), action="bs-attack")
     a, b, c = ROW
@@ -748,9 +804,12 @@ def test_a_moves_lines_are_listed_once_per_token_and_shared_by_its_passes() -> N
 
 
 def test_a_movers_stale_pairs_read_in_one_pass_keep_the_stale_count_and_share_their_rows() -> None:
-    """After each move of one token, the first batched read rules the token's marked pairs in one pass that
-    takes their index rows from one array made for that token's pairs, and leaves the stale count equal to
-    the stale entries (none); the rulings equal the plain path's."""
+    """A mover's stale pairs, read in one batched pass, share one array of index rows and leave the stale count right.
+
+    After each move of one token, the first batched read rules the token's marked pairs in one pass that takes their
+    index rows from one array made for that token's pairs, and leaves the stale count equal to the stale entries (none);
+    the rulings equal the plain path's.
+    """
     a, b, c = ROW
     extra = [token("d", 700, 900), token("e", 200, 1000)]
     lazy = SceneVisibility(_state([POOR], [a, b, c, *extra]), action="bs-attack")

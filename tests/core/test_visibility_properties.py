@@ -316,8 +316,10 @@ def plain_rulings(state: SceneState, action: str, reaction: bool) -> dict[tuple[
 @given(scenes(), st.sampled_from(ACTIONS), st.booleans())
 @SETTINGS
 def test_all_pairs_equal_the_plain_path(scene: Scene, action: str, reaction: bool) -> None:
-    """On random scenes (holes, elevation spans, walls of every kind, V14 levels on walls and zones) every
-    ruling equals the plain one."""
+    """On random scenes every verdict and every ruling of the engine equals the plain path's.
+
+    The scenes have holes, elevation spans, walls of every kind, V14 levels on walls and zones.
+    """
     state = _state(scene)
     engine = SceneVisibility(state, action=action, reaction=reaction)
     plain = plain_rulings(state, action, reaction)
@@ -329,9 +331,11 @@ def test_all_pairs_equal_the_plain_path(scene: Scene, action: str, reaction: boo
 @given(st.data(), positional_scenes(), st.booleans())
 @SETTINGS
 def test_traveller_and_gurps_pairs_equal_the_plain_path(data: st.DataObject, scene: Scene, reaction: bool) -> None:
-    """On random Traveller and GURPS scenes (zone parameters, devices and vision traits, night, weather and
-    darkness, scene and carried lights, walls that stop light or not, levels, grid scales), every verdict
-    reduced over arrays and every ruling equals the plain one."""
+    """On random Traveller and GURPS scenes every verdict reduced over arrays and every ruling equals the plain one.
+
+    The scenes have zone parameters, devices and vision traits, night, weather and darkness, scene and carried lights,
+    walls that stop light or not, levels, grid scales.
+    """
     action = data.draw(st.sampled_from(POSITIONAL_ACTIONS[scene.rules.ruleset]))
     state = _state(scene)
     engine = SceneVisibility(state, action=action, reaction=reaction)
@@ -343,8 +347,10 @@ def test_traveller_and_gurps_pairs_equal_the_plain_path(data: st.DataObject, sce
 @given(positional_scenes())
 @SETTINGS
 def test_lights_reaching_many_equals_one_by_one(scene: Scene) -> None:
-    """``SceneGeometry.lights_reaching_many`` (one vectorised distance call) answers what
-    ``lights_reaching`` answers token by token, on random scenes with lights, light-stopping walls, levels."""
+    """``SceneGeometry.lights_reaching_many`` answers what ``lights_reaching`` answers token by token.
+
+    It makes one vectorised distance call; the random scenes have lights, light-stopping walls, levels.
+    """
     geometry = _state(scene).geometry
     ids = [token.id for token in scene.tokens]
     assert geometry.lights_reaching_many(ids) == [geometry.lights_reaching(token_id) for token_id in ids]
@@ -362,8 +368,11 @@ def _sight_lines_alike(geometry: Any, scene: Scene) -> None:
 @given(positional_scenes())
 @SETTINGS
 def test_sight_blocked_many_equals_one_by_one(scene: Scene) -> None:
-    """``SceneGeometry.sight_blocked_many`` (every (line, wall) at once) answers whether ``wall_blocked``
-    names a wall, line by line — token to token (on one spot too) and token to light, walls of every kind."""
+    """``SceneGeometry.sight_blocked_many`` answers, line by line, whether ``wall_blocked`` names a wall.
+
+    It takes every (line, wall) at once; the lines run token to token (on one spot too) and token to light, past walls
+    of every kind.
+    """
     _sight_lines_alike(_state(scene).geometry, scene)
 
 
@@ -382,8 +391,10 @@ def test_sight_blocked_many_with_a_wall_tree_equals_one_by_one(scene: Scene, end
 @given(scenes(), st.lists(st.integers(0, 12), min_size=70, max_size=80), st.data())
 @settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_all_pairs_with_a_wall_tree_equal_the_plain_path(scene: Scene, ends: list[int], data: st.DataObject) -> None:
-    """With more walls than ``WallIndex.TREE_ABOVE`` (the engine tests each line against the walls the tree
-    finds, not every wall), every verdict and ruling still equals the plain one."""
+    """With more walls than ``WallIndex.TREE_ABOVE``, every verdict and ruling still equals the plain one.
+
+    The engine then tests each line against the walls the tree finds, not every wall.
+    """
     more = [
         wall(f"m{k}", ends[k] * 50.0, ends[k - 1] * 50.0, ends[k - 2] * 50.0, ends[k - 3] * 50.0, sight=20)
         for k in range(len(ends))
@@ -455,8 +466,10 @@ def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
 @given(st.data(), scenes(), st.sampled_from(ACTIONS), st.booleans())
 @settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_updates_return_exactly_the_changed_pairs(data: st.DataObject, scene: Scene, action: str, watch: bool) -> None:
-    """After random patches, ``update`` returns exactly the pairs whose ruling differs, and the engine
-    holds what a fresh engine (and the plain path) would."""
+    """After random patches, ``update`` returns exactly the pairs whose ruling differs.
+
+    The engine then holds what a fresh engine (and the plain path) would.
+    """
     state = _state(scene)
     watched = {scene.tokens[0].id} if watch else None
     engine = SceneVisibility(state, action=action, tokens=watched)
@@ -479,9 +492,11 @@ def test_updates_return_exactly_the_changed_pairs(data: st.DataObject, scene: Sc
 def test_advanced_engines_rule_what_is_read_under_either_reaction(
     data: st.DataObject, scene: Scene, reaction: bool
 ) -> None:
-    """All three rulesets: after random patches taken in with ``advance`` (stale pairs ruled when read, one
-    or a token's at a time; the engine built ``lazy`` or not), the pairs read in a random order under either
-    reaction flag equal the plain path's, as do all pairs at the end."""
+    """All three rulesets: after ``advance``, pairs read in a random order under either flag equal the plain path's.
+
+    Random patches are taken in with ``advance`` (stale pairs ruled when read, one or a token's at a time; the engine
+    built ``lazy`` or not); all pairs equal the plain path's at the end too.
+    """
     action = data.draw(st.sampled_from(POSITIONAL_ACTIONS.get(scene.rules.ruleset, ACTIONS)))
     state = _state(scene)
     engine = SceneVisibility(state, action=action, reaction=reaction, lazy=data.draw(st.booleans()))
@@ -503,10 +518,12 @@ def test_advanced_engines_rule_what_is_read_under_either_reaction(
 def test_a_pair_read_alone_equals_the_plain_path(
     data: st.DataObject, scene: Scene, reaction: bool, crowded: bool
 ) -> None:
-    """All three rulesets: every pair read first from a lazy engine is ruled alone by the one-line path
-    (``_compute_line``: the zones its box meets, the compiled walk, the two tokens' rows, the walls asked
-    only when one meets it — few walls in Python floats, or more than 64 over arrays) and equals the
-    plain path both ways and under either flag, verdicts included; so do the pairs after a move."""
+    """All three rulesets: a pair read first from a lazy engine is ruled alone and equals the plain path's.
+
+    The one-line path (``_compute_line``: the zones its box meets, the compiled walk, the two tokens' rows, the walls
+    asked only when one meets it — few walls in Python floats, or more than 64 over arrays) rules it, equal to the plain
+    path both ways and under either flag, verdicts included; so do the pairs after a move.
+    """
     if crowded:  # more walls than the Python test takes: the NumPy one (and the wall tree of ``blocked``)
         ends = data.draw(st.lists(st.integers(0, 12), min_size=65, max_size=80))
         more = [
@@ -554,9 +571,11 @@ def test_a_pair_read_alone_equals_the_plain_path(
 def test_traveller_and_gurps_updates_return_exactly_the_changed_pairs(
     data: st.DataObject, scene: Scene, watch: bool
 ) -> None:
-    """Traveller and GURPS: after random patches (lights added and removed too), ``update`` returns exactly
-    the pairs whose ruling differs, every verdict equals the plain one, and the engine holds what a fresh
-    engine (and the plain path) would."""
+    """Traveller and GURPS: after random patches, ``update`` returns exactly the pairs whose ruling differs.
+
+    Lights are added and removed too; every verdict equals the plain one, and the engine holds what a fresh engine (and
+    the plain path) would.
+    """
     action = data.draw(st.sampled_from(POSITIONAL_ACTIONS[scene.rules.ruleset]))
     state = _state(scene)
     watched = {scene.tokens[0].id} if watch else None
@@ -582,8 +601,11 @@ def _watched(rulings: dict[tuple[str, str], Ruling], watched: set[str] | None) -
 
 
 def test_a_hole_exactly_on_a_solid_curve_is_judged_alike() -> None:
-    """The engine and the plain path agree when a hole is the very circle of an ellipse of the same region
-    and a rectangle shares the region (found by Hypothesis: the plain path counted the zero-area rim)."""
+    """The engine and the plain path agree when a hole is the very circle of an ellipse beside a rectangle.
+
+    The hole, the ellipse and the rectangle share one region (found by Hypothesis: the plain path counted the zero-area
+    rim).
+    """
     scene = Scene.model_validate(
         {
             "id": "s",
@@ -621,9 +643,11 @@ def test_a_hole_exactly_on_a_solid_curve_is_judged_alike() -> None:
     ids=["ellipse", "rotated-ellipse", "circle"],
 )
 def test_a_solid_curve_cancelled_by_its_hole_leaves_nothing_on_both_paths(solid: dict[str, Any], second: bool) -> None:
-    """Decision (docs/geometry.md): a solid curve holed by the very same curve leaves no rim — tokens on it and
-    lines along or through it meet no zone — on the engine and the plain path alike, with or without a
-    rectangle in the same region."""
+    """Decision (docs/geometry.md): a solid curve holed by the very same curve leaves no rim, on both paths alike.
+
+    Tokens on it and lines along or through it meet no zone — on the engine and the plain path alike, with or without a
+    rectangle in the same region.
+    """
     hole = {**solid, "hole": True}
     if solid["type"] == "ellipse" and solid["radiusX"] == solid["radiusY"]:
         hole = circle(300, 300, 100, hole=True)  # the same curve, sent as a circle
@@ -652,9 +676,12 @@ def test_a_solid_curve_cancelled_by_its_hole_leaves_nothing_on_both_paths(solid:
 
 @pytest.mark.parametrize("second", [False, True], ids=["alone", "beside-a-rectangle"])
 def test_a_point_a_hole_leaves_bare_is_judged_alike(second: bool) -> None:
-    """Decision (docs/geometry.md): a circle whose top only touches the edge of a rectangle hole over its
-    upper half leaves that point bare — the engine and the plain path agree that a line along the hole's
-    edge meets nothing and a token there is not inside, with or without another shape in the region."""
+    """Decision (docs/geometry.md): a circle's point left bare by a rectangle hole is outside it on both paths alike.
+
+    A circle whose top only touches the edge of a rectangle hole over its upper half leaves that point bare — the engine
+    and the plain path agree that a line along the hole's edge meets nothing and a token there is not inside, with or
+    without another shape in the region.
+    """
     others = [rect(0, 0, 50, 50)] if second else []
     hole = rect(200, 200, 200, 100, hole=True)
     tokens_ = [
@@ -677,10 +704,12 @@ def test_a_point_a_hole_leaves_bare_is_judged_alike(second: bool) -> None:
 
 @pytest.mark.parametrize("second", [False, True], ids=["alone", "beside-a-rectangle"])
 def test_a_point_a_curved_hole_leaves_bare_is_judged_alike(second: bool) -> None:
-    """Decision (docs/geometry.md): an ellipse lying in a circular hole whose rim it touches at its top
-    leaves that point bare — the engine (whose compiled loop judges zones with curved holes from their
-    equations) and the plain path agree that a line tangent there meets nothing, with or without another
-    shape in the region."""
+    """Decision (docs/geometry.md): an ellipse's point left bare by a circular hole is outside it on both paths alike.
+
+    An ellipse lying in a circular hole whose rim it touches at its top leaves that point bare — the engine (whose
+    compiled loop judges zones with curved holes from their equations) and the plain path agree that a line tangent
+    there meets nothing, with or without another shape in the region.
+    """
     others = [rect(0, 0, 50, 50)] if second else []
     shapes_ = [*others, ellipse(500, 500, 200, 100), circle(500, 900, 500, hole=True)]
     tokens_ = [
