@@ -9,8 +9,10 @@ from pathlib import Path
 
 
 def test_the_latency_run_times_every_move_against_a_real_bridge() -> None:
-    """``python -m bench.ws_bench --latency 20x30`` syncs, watches and times its moves (a smoke run:
-    its figures are reported, never asserted)."""
+    """``python -m bench.ws_bench --latency 20x30`` syncs, watches and times its moves against a real bridge.
+
+    A smoke run: its figures are reported, never asserted.
+    """
     done = subprocess.run(
         [sys.executable, "-m", "bench.ws_bench", "--latency", "20x30", "--moves", "12", "--runs", "2", "--json"],
         capture_output=True,

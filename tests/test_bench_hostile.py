@@ -41,8 +41,11 @@ def test_the_snapshot_bench_measures_what_a_patch_storm_stores() -> None:
 
 
 def test_the_export_bench_reads_the_session_every_way_while_another_world_pings() -> None:
-    """``python -m bench.export_bench`` on 12 patches against a real bridge: every reading answered (the
-    JSONL export one line per ruling), and the other world's pings measured throughout."""
+    """``python -m bench.export_bench`` reads a 12-patch session every way while another world pings.
+
+    Against a real bridge: every reading is answered (the JSONL export one line per ruling), and the other world's pings
+    are measured throughout.
+    """
     done = subprocess.run(
         [sys.executable, "-m", "bench.export_bench", "--patches", "12", "--tokens", "20", "--seconds", "2", "--json"],
         capture_output=True,

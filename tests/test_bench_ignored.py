@@ -11,8 +11,10 @@ RUN = ("--runs", "1", "--json")
 
 
 def test_the_ignored_bench_lists_what_its_scene_cannot_use() -> None:
-    """``python -m bench.ignored_bench``: 2,000 walls (2 of no length), 200 tokens (2 with a Traveller trait),
-    200 zones (2 of GURPS darkness) — 6 things listed, and both ratios reported."""
+    """``python -m bench.ignored_bench`` lists the 6 things its scene cannot use and reports both ratios.
+
+    The scene: 2,000 walls (2 of no length), 200 tokens (2 with a Traveller trait), 200 zones (2 of GURPS darkness).
+    """
     done = subprocess.run(
         [sys.executable, "-m", "bench.ignored_bench", "--walls", "2000", "--tokens", "200", "--regions", "200", *RUN],
         capture_output=True,

@@ -15,8 +15,10 @@ def _said(ruling: Any) -> tuple[Any, ...]:
 
 
 def test_the_changed_pairs_count_matches_fresh_engines_before_and_after_each_move() -> None:
-    """The counts of one long-lived engine equal those of a new engine built for each scene version, move by
-    move (the same scene, seed and moves), and no count exceeds the mover's pairs."""
+    """One long-lived engine counts the changed pairs as a fresh engine per scene version does, move by move.
+
+    The same scene, seed and moves; no count exceeds the mover's pairs.
+    """
     moves = 12
     row = changed_pairs(8, 12, moves)
     scene = make_scene(8, 12, seed=1)

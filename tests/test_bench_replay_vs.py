@@ -11,8 +11,11 @@ from bench.replay_vs import answer_diff, ratios
 
 
 def test_a_self_comparison_replays_the_game_and_finds_the_same_answers(tmp_path: Path) -> None:
-    """With this interpreter on both sides (``--old-python``: no old checkout built), the cheap run writes the
-    game, replays it through the real ``sightline replay`` and in process, and finds equal answers."""
+    """A self-comparison's cheap run writes the game, replays it both ways and finds equal answers.
+
+    With this interpreter on both sides (``--old-python``: no old checkout built), it replays the game through the real
+    ``sightline replay`` and in process.
+    """
     command = [sys.executable, "-m", "bench.replay_vs", "--quick", "--games", "cards", "--rounds", "1", "--json"]
     done = subprocess.run(
         [*command, "--old-python", sys.executable, "--out", str(tmp_path)],
@@ -58,8 +61,10 @@ def test_the_diff_counts_each_differing_field_by_path_with_a_first_example() -> 
 
 
 def test_ratios_pair_each_old_round_with_the_new_one_run_beside_it() -> None:
-    """Round by round, each old time is divided by the new time of the same round (not by the new median): a
-    machine that slows both sides in one round leaves that round's ratio alone."""
+    """Each round's old time is divided by the same round's new time, not by the new median.
+
+    A machine that slows both sides in one round leaves that round's ratio alone.
+    """
     row = ratios([20.0, 40.0, 30.0], [2.0, 2.5, 4.0])
     assert row["ratio_median"] == 30.0 / 2.5 and row["ratio_best"] == 20.0 / 2.0
     assert row["ratio_rounds"] == {"median": 10.0, "low": 7.5, "high": 16.0}  # 20/2, 40/2.5, 30/4

@@ -55,8 +55,10 @@ def test_serve_on_a_port_in_use_says_so(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs sysfs, where no one may create files")
 def test_serve_with_an_unwritable_data_dir_says_so() -> None:
-    """A data directory nobody may write in (sysfs refuses even root) is named, with --data-dir as the way out;
-    one that cannot be made is named too."""
+    """serve names a data directory nobody may write in, with --data-dir as the way out, and one it cannot make.
+
+    The unwritable one is in sysfs, which refuses even root.
+    """
     one_line_error(run("serve", "--data-dir", "/sys/kernel"), "cannot write in the data directory /sys/kernel")
     one_line_error(run("serve", "--data-dir", "/sys/kernel/sightline"), "cannot make the data directory")
 
@@ -69,8 +71,11 @@ def test_serve_with_a_file_as_data_dir_says_so(tmp_path: Path) -> None:
 
 
 def test_serve_with_a_bad_or_unreachable_database_says_so(tmp_path: Path) -> None:
-    """An unknown scheme, a PostgreSQL server that is not there (its password never shown), an SQLite file in a
-    missing directory: each refused in one line, and the missing directory is not created."""
+    """serve refuses a bad or unreachable database in one line and creates no missing directory.
+
+    An unknown scheme, a PostgreSQL server that is not there (its password never shown), an SQLite file in a missing
+    directory: each refused in one line, and the missing directory is not created.
+    """
     one_line_error(run("serve", "--data-dir", str(tmp_path), "--database", "mysql://db/x"), "unsupported --database")
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))

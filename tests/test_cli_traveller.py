@@ -25,8 +25,11 @@ SIGHTLINE = str(Path(sys.executable).parent / "sightline")
     ],
 )
 def test_encounter_range_command(args: list[str], expected: float) -> None:
-    """000: 'At night, divide all encounter ranges (except in woods) by 3× the background light level, then
-    modify for poor or very poor weather.'"""
+    """000: `sightline traveller encounter-range` divides by 3× the light at night, then applies the weather.
+
+    000: 'At night, divide all encounter ranges (except in woods) by 3× the background light level, then modify for poor
+    or very poor weather.'
+    """
     done = subprocess.run([SIGHTLINE, "traveller", "encounter-range", *args, "--json"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)

@@ -12,8 +12,10 @@ from bridge.config import load_or_create_secret, new_secret
 
 
 def test_a_new_secret_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``token_urlsafe`` may begin with "-", which a command line reads as an option: such a draw is
-    thrown away and another one made."""
+    """A new secret never starts with "-", which a command line reads as an option.
+
+    ``token_urlsafe`` may begin with "-": such a draw is thrown away and another one made.
+    """
     draws: Iterator[str] = iter(["-looks-like-an-option", "_fine-secret"])
     monkeypatch.setattr(config.secrets, "token_urlsafe", lambda nbytes: next(draws))
     assert new_secret() == "_fine-secret"

@@ -174,8 +174,10 @@ def test_spanish_demo_speaks_spanish(spanish: DemoRun) -> None:
 
 
 def test_the_demo_names_things_never_by_id(english: DemoRun, spanish: DemoRun) -> None:
-    """What the demo prints is for people: the ruleset by its title, actions, zones and tokens by name —
-    no id of the vocabulary or the scene, no seed file name, no pixel coordinates."""
+    """What the demo prints is for people: the ruleset by its title, actions, zones and tokens by name.
+
+    No id of the vocabulary or the scene, no seed file name, no pixel coordinates.
+    """
     assert "Infinity N4 (current rules)" in english.stdout.splitlines()[0]
     for run in (english, spanish):
         text = run.stdout

@@ -50,8 +50,11 @@ def own_postgres() -> Iterator[PostgresProcess]:
 
 
 async def test_postgres_down_and_back_under_load(own_postgres: PostgresProcess, tmp_path: Path) -> None:
-    """Rulings are answered throughout; while PostgreSQL is down they say logged: false; once it is back
-    logging resumes; every ruling acknowledged as logged is in the database afterwards."""
+    """With PostgreSQL down and back under load, rulings are answered throughout and none logged is lost.
+
+    While PostgreSQL is down they say logged: false; once it is back logging resumes; every ruling acknowledged as
+    logged is in the database afterwards.
+    """
     dsn = f"postgresql://postgres@127.0.0.1:{own_postgres.port}/postgres"
     config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET, database=dsn)
     logged: set[str] = set()

@@ -16,8 +16,11 @@ from bridge.session import Session, Worlds, watch_pairs
 
 
 def test_the_hostile_watch_is_at_the_default_watch_limits() -> None:
-    """The bench's watch scene is accepted, its pairs are within --max-watch-pairs, and its segment tests
-    (pairs × (vertices + walls), as the bridge counts them) are within 1 % below --max-watch-tests."""
+    """The bench's watch scene is accepted and sits at the default --max-watch-pairs and --max-watch-tests.
+
+    Its pairs are within --max-watch-pairs, and its segment tests (pairs × (vertices + walls), as the bridge counts
+    them) are within 1 % below --max-watch-tests.
+    """
     scene, tokens, _held = watch_scene()
     session = Session(Worlds(), offline=True)
     (synced,) = session.receive(json.dumps({"type": "scene.sync", "id": "s", "scene": scene}))
@@ -31,8 +34,11 @@ def test_the_hostile_watch_is_at_the_default_watch_limits() -> None:
 
 
 async def test_a_ping_dropped_for_the_rate_is_sent_again(tmp_path: Path) -> None:
-    """A fast attack spends its burst and its own ping is dropped (rate-limited, with the ping's id): the
-    bench's client pings again and gets its pong, where it once waited for ever (the circles row)."""
+    """A ping dropped for the rate is sent again: the bench's client gets its pong instead of waiting for ever.
+
+    A fast attack spends its burst and its own ping is dropped (rate-limited, with the ping's id); the client once
+    waited for ever there (the circles row).
+    """
     config = BridgeConfig(
         host="127.0.0.1", port=0, data_dir=tmp_path, secret="s", messages_per_second=20.0, message_burst=3
     )

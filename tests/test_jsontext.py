@@ -43,8 +43,10 @@ def tiny_slices(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("tiny_slices")
 def test_nesting_depth_counts_brackets_outside_strings_only() -> None:
-    """The numpy depth equals the real depth of random JSON full of brackets, quotes and escapes in strings,
-    slices cutting through every escape."""
+    """The numpy nesting depth equals the real depth of random JSON, counting brackets outside strings only.
+
+    The JSON is full of brackets, quotes and escapes in strings, with slices cutting through every escape.
+    """
     rng = random.Random(11)
     for _ in range(1500):
         value = random_json(rng)
@@ -113,8 +115,10 @@ FRAMES = [
 
 @pytest.mark.parametrize("frame", FRAMES, ids=range(len(FRAMES)))
 def test_a_session_answers_a_large_frame_as_orjson_alone_would(frame: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same answer, to the letter, whether a large frame is parsed in slices or by orjson in one call:
-    equal values, and bad JSON named by the same message."""
+    """A session answers a large frame parsed in slices, to the letter, as orjson parsing it in one call would.
+
+    Equal values, and bad JSON named by the same message.
+    """
 
     parsed: list[bool] = []
 

@@ -74,8 +74,10 @@ def test_demo_svg_draws_zones_and_lines_in_the_palette_colours() -> None:
 
 
 def test_the_overlay_reads_the_same_file_and_draws_the_same_colours() -> None:
-    """overlay-draw.js (in Node), given the module's palette.json, colours every zone type and verdict as
-    the bridge's palette says — and that palette.json is bridge/palette.json itself."""
+    """overlay-draw.js colours every zone type and verdict as the bridge's palette says, from the same file.
+
+    Run in Node with the module's palette.json; that palette.json is bridge/palette.json itself.
+    """
     node = shutil.which("node")
     assert node is not None, "Node is needed for the module (foundry-module/package.json)"
     assert (MODULE / "palette.json").resolve() == (ROOT / "bridge" / "palette.json").resolve()
@@ -107,8 +109,10 @@ def test_the_overlay_reads_the_same_file_and_draws_the_same_colours() -> None:
 
 
 def test_welcome_carries_the_palette() -> None:
-    """The bridge's welcome carries bridge/palette.json's colours, so a module whose palette.json could not be
-    read still draws its overlay in them."""
+    """The bridge's welcome carries bridge/palette.json's colours.
+
+    So a module whose palette.json could not be read still draws its overlay in them.
+    """
     sent = welcome().palette
     assert sent is not None
     assert (sent.zones, sent.other, sent.verdicts) == (dict(ZONES), OTHER, dict(VERDICTS))

@@ -57,8 +57,10 @@ async def test_hello_sync_adjudicate_over_a_real_websocket(bridge: str) -> None:
 
 
 async def test_non_ascii_answers_arrive_as_text_frames_of_the_same_characters(bridge: str) -> None:
-    """Answers written as orjson's UTF-8 bytes (no str round trip) reach the client as text frames, every
-    character intact: a ping's pong (the loop's) and an adjudication (the world's worker's)."""
+    """Answers written as orjson's UTF-8 bytes reach the client as text frames, every character intact.
+
+    No str round trip: a ping's pong (the loop's) and an adjudication (the world's worker's).
+    """
     request = "pídeme-ñandú-煙-🙂"
     async with connect(f"ws://{bridge}/ws") as ws:
         await say_hello(ws)
@@ -129,8 +131,10 @@ async def test_bad_frames_keep_the_connection_and_the_scene(bridge: str) -> None
 
 
 async def test_a_frame_beyond_four_times_the_limit_is_not_read(bridge: str) -> None:
-    """Above 4 × --max-frame-bytes (64 KiB here) the frame is not buffered to be refused: the WebSocket
-    closes with 1009, message too big (docs/protocol.md); a new connection is served as before."""
+    """A frame above 4 × --max-frame-bytes is not buffered: the WebSocket closes with 1009, message too big.
+
+    --max-frame-bytes is 64 KiB here; the close is as docs/protocol.md says; a new connection is served as before.
+    """
     async with connect(f"ws://{bridge}/ws", max_size=None) as ws:
         await say_hello(ws)
         await ws.send(json.dumps({"type": "ping", "id": "p", "pad": "x" * (4 * 64 * 1024 + 1)}))

@@ -32,8 +32,11 @@ async def ask(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_ignored_things_are_listed_over_a_real_websocket(bridge: str) -> None:
-    """A Spanish Traveller scene: a smoke without density is listed at sync; a patch giving it one lists it used;
-    a patch that moves a token with a foreign trait lists nothing again."""
+    """Over a real WebSocket, what a Spanish Traveller scene cannot use is listed at sync and after each patch.
+
+    A smoke without density is listed at sync; a patch giving it one lists it used; a patch that moves a token with a
+    foreign trait lists nothing again.
+    """
     data = scene(
         ruleset="traveller",
         locale="es",

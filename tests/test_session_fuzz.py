@@ -237,9 +237,11 @@ def _sync(scene: dict[str, Any]) -> dict[str, Any]:
 def test_hostile_messages_are_answered_with_the_contracts_errors_and_state_equals_valid_replay(
     batch: list[str],
 ) -> None:
-    """Nesting, lone surrogates, extreme floats, unknown keys and shapes at every level: nothing raises,
-    no answer is an internal error, every answer and log record serialises and validates, and the state
-    equals a replay of only the accepted messages."""
+    """Hostile messages get the contract's errors, never an internal one, and the state equals a valid replay.
+
+    Nesting, lone surrogates, extreme floats, unknown keys and shapes at every level: nothing raises, every answer and
+    log record serialises and validates, and the state equals a replay of only the accepted messages.
+    """
     session = Session(Worlds(), offline=True)
     results = run(session, batch)
     for answers in results:
@@ -262,8 +264,10 @@ def test_hostile_messages_are_answered_with_the_contracts_errors_and_state_equal
 def test_a_hostile_first_message_gets_an_error_then_a_close_frame(
     hello: dict[str, Any], rng: random.Random, kind: str
 ) -> None:
-    """Before ``hello`` (unauthenticated), a hostile message gets the contract's error and a close code
-    (or, when the mutation left a valid hello, the welcome): never an exception, never silence."""
+    """A hostile first message gets the contract's error and a close code: never an exception, never silence.
+
+    It comes before ``hello`` (unauthenticated); when the mutation left a valid hello, the answer is the welcome.
+    """
     session = Session(Worlds(), authenticate=lambda world, secret: True)
     effects = session.receive(hostile_frame(mutate(hello, rng, kind)[1]))
     sent = [json.loads(encode(e.message)) for e in effects if isinstance(e, Send)]

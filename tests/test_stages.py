@@ -67,8 +67,7 @@ async def test_a_watched_patch_is_stamped_at_every_stage_in_order(traced: Path, 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="scheduler counters come from Linux /proc")
 def test_a_threads_scheduler_counters_count_its_cpu_and_its_wake_ups() -> None:
-    """`sched` reads another thread's CPU time and the times it was put on a core: both grow while it
-    works and wakes up."""
+    """`sched` reads another thread's CPU time and times put on a core: both grow while it works and wakes up."""
     import threading
     import time
 

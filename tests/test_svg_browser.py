@@ -49,9 +49,11 @@ async def test_demo_svg_scales_to_its_window_and_its_labels_do_not_overlap(
     locale: str,
     width: int,
 ) -> None:
-    """Opened in a window 1400 or 400 px wide, the whole picture is drawn as large as the window allows
-    (its proportions kept, no sideways scroll); the boxes of its texts — zone, token and line labels,
-    legend — never meet."""
+    """The demo SVG is drawn as large as a 1400 or 400 px window allows, and its labels never overlap.
+
+    The whole picture keeps its proportions, with no sideways scroll; the boxes of its texts — zone, token and line
+    labels, legend — never meet.
+    """
     page = await browser.new_page()
     await page.set_viewport_size({"width": width, "height": 900})
     await page.goto(demo_svgs[locale].as_uri())

@@ -47,9 +47,11 @@ def healthz(port: int) -> dict[str, object]:
 
 
 def test_healthz_reports_the_engine_ready_with_its_loops_compiled_and_no_jit_loaded(tmp_path: Path) -> None:
-    """/healthz answers ok at once; the application, then the engine, become ready behind it and /healthz
-    says so, the engine with its loops compiled; the bridge process maps the loops' extension and no
-    run-time compiler (numba, llvmlite) at all."""
+    """/healthz answers ok at once, then reports the engine ready with its loops compiled; no JIT is loaded.
+
+    The application, then the engine, become ready behind it and /healthz says so; the bridge process maps the loops'
+    extension and no run-time compiler (numba, llvmlite) at all.
+    """
     with serving(tmp_path) as (port, pid):
         first = healthz(port)
         deadline = time.monotonic() + 120
@@ -85,8 +87,11 @@ print("after replay:", "bridge.core.visibility" in sys.modules)
 
 
 def test_a_question_never_waits_for_the_engine_to_load_and_replay_loads_it_up_front() -> None:
-    """In a process that never loads the engine (``sightline demo``), an ``adjudicate`` is answered by the
-    per-pair path and does not import (compile) it; ``sightline replay`` loads it before its first line."""
+    """An ``adjudicate`` never waits for the engine to load; ``sightline replay`` loads it up front.
+
+    In a process that never loads the engine (``sightline demo``), an ``adjudicate`` is answered by the per-pair path
+    and does not import (compile) it; ``sightline replay`` loads it before its first line.
+    """
     ran = subprocess.run(
         [sys.executable, "-c", _NEVER_LOADED], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1]
     )

@@ -56,8 +56,11 @@ def pairs(annotations: dict[str, Any]) -> dict[tuple[str, str], int | None]:
 
 
 def test_watch_sends_every_pair_once_then_only_changes() -> None:
-    """The first push is the whole matrix; a move pushes only the moved token's pairs (their lines moved);
-    a change that alters no ruling pushes nothing."""
+    """A watch pushes every pair once, then only what a change alters.
+
+    The first push is the whole matrix; a move pushes only the moved token's pairs (their lines moved); a change that
+    alters no ruling pushes nothing.
+    """
     client = CheckedClient()
     client.sync(three_tokens())
     watching, full = client.send({"type": "watch", "id": "w1", "scene": "s1", "action": "bs-attack"})
@@ -216,8 +219,10 @@ def any_ruleset_scenes(draw: st.DrawFn) -> Scene:
 @given(st.data(), any_ruleset_scenes(), st.booleans())
 @settings(max_examples=max(1, prop.EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_pushes_from_verdicts_are_the_json_of_the_rulings(data: st.DataObject, scene: Scene, brief: bool) -> None:
-    """For every ruleset, action and detail, a watch's first push and its pushes after random patches, built
-    from the engine's verdicts, are byte for byte the JSON built from every pair's ruling (as before)."""
+    """Pushes built from the engine's verdicts are byte for byte the JSON built from every pair's ruling.
+
+    For every ruleset, action and detail: a watch's first push and its pushes after random patches (as before).
+    """
     ruleset = RULESETS[scene.rules.ruleset]
     action = data.draw(st.sampled_from(sorted(ruleset.actions)))
     reaction = data.draw(st.booleans())

@@ -38,8 +38,10 @@ async def test_jobs_run_in_order_on_one_thread_and_results_come_back_on_the_loop
 
 
 async def test_an_idle_worker_keeps_nothing_of_its_last_answer() -> None:
-    """Once the awaiting coroutine has dropped a job's result, the idle worker holds no reference to it
-    (a world's last large push is freed by reference counting, not kept until the world's next message)."""
+    """An idle worker holds no reference to a job's result once the awaiting coroutine has dropped it.
+
+    A world's last large push is freed by reference counting, not kept until the world's next message.
+    """
     worker = WorldWorker("idle")
     watched: list[weakref.ref[Answer]] = []
 
@@ -92,8 +94,11 @@ print(rss() - before)
 
 @pytest.mark.skipif(workers._mallopt is None or workers._malloc_trim is None, reason="glibc only")
 def test_a_threads_freed_heap_goes_back_to_the_system_with_one_malloc_arena() -> None:
-    """With one_malloc_arena (as sightline serve starts), what an ended thread freed goes back to the system
-    on give_back_memory; with an arena per thread, the free top of that arena stays resident (a control)."""
+    """With one_malloc_arena, what an ended thread freed goes back to the system on give_back_memory.
+
+    one_malloc_arena is how sightline serve starts; with an arena per thread, the free top of that arena stays resident
+    (a control).
+    """
     kept = {}
     for mode in ("one-arena", "default"):
         ran = subprocess.run([sys.executable, "-c", _THREAD_HEAP, mode], capture_output=True, text=True, check=True)

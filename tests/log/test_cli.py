@@ -32,15 +32,20 @@ class FakeTerminal(io.StringIO):
 
 
 def test_the_parsers_format_names_are_the_writers() -> None:
-    """The --format choices the parser offers without importing the writers (so that `serve` starts
-    light) are exactly the export and rejudge writers' names."""
+    """The parser's --format choices are exactly the export and rejudge writers' names.
+
+    The parser offers them without importing the writers, so that `serve` starts light.
+    """
     assert tuple(sorted(FORMATS)) == EXPORT_FORMATS
     assert tuple(sorted(REJUDGE_WRITERS)) == REJUDGE_FORMATS
 
 
 async def test_sessions_table_and_json(store: SqlLogStore, store_url: str, tmp_path: Path) -> None:
-    """`log sessions` lists sessions as a table or JSON, optionally of one world; the table names a world
-    by the name its client sent, with the id `--world` takes beside it (the id alone when none was sent)."""
+    """`log sessions` lists sessions as a table or JSON, optionally of one world.
+
+    The table names a world by the name its client sent, with the id `--world` takes beside it (the id alone when none
+    was sent).
+    """
     a = await store.append(ruling(0, world="w-a", world_name="Ashes of Acontecimento"))
     await store.append(ruling(0, world="w-b"))
     out = io.StringIO()

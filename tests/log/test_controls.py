@@ -118,8 +118,11 @@ async def test_a_gm_overrides_a_ruling_with_a_reason_beside_the_original(
 async def test_cross_site_anonymous_and_other_worlds_posts_change_nothing(
     client: TestClient[web.Request, web.Application], store: SqlLogStore, logged: list[RulingRecord]
 ) -> None:
-    """A post another site makes the browser send (Sec-Fetch-Site, or a foreign Origin) is 403; without a
-    sign-in 401; with another world's secret 401 — and the log is as it was."""
+    """Posts from another site, without a sign-in or with another world's secret are refused; the log is as it was.
+
+    A post another site makes the browser send (Sec-Fetch-Site, or a foreign Origin) is 403; without a sign-in 401; with
+    another world's secret 401.
+    """
     before = await store.list_sessions()
     override = f"/log/w-ashes/{logged[0].session}/override"
     form = {"record": str(logged[0].id), "allowed": "true", "modifier": "1", "reason": "x"}
@@ -144,8 +147,11 @@ async def test_cross_site_anonymous_and_other_worlds_posts_change_nothing(
 async def test_bad_forms_are_named_and_change_nothing(
     client: TestClient[web.Request, web.Application], store: SqlLogStore, logged: list[RulingRecord]
 ) -> None:
-    """No reason, a broken modifier, a ruling of another session or world, a name too long: a 4xx page saying
-    which field, in the reader's language; a script with the world's secret (no browser headers) is served."""
+    """A bad form gets a 4xx page naming the field, in the reader's language, and changes nothing.
+
+    No reason, a broken modifier, a ruling of another session or world, a name too long are each refused so; a script
+    with the world's secret (no browser headers) is served.
+    """
     override = f"/log/w-ashes/{logged[0].session}/override"
     cases = [
         ({"record": str(logged[0].id), "allowed": "true", "modifier": "-2", "reason": "  "}, 400, "reason"),
@@ -189,8 +195,11 @@ async def test_in_chromium_a_gm_starts_a_session_and_overrides_from_the_pages(
     backend: str,
     tmp_path: Path,
 ) -> None:
-    """Real browser, real headers (Sec-Fetch-Site: same-origin): sign in, start "Docks, night 3", then override
-    a ruling of the new session chosen by clicking its row; the table shows the override and its reason."""
+    """In Chromium a GM starts a session and overrides one of its rulings from the pages, reason and all.
+
+    Real browser, real headers (Sec-Fetch-Site: same-origin): sign in, start "Docks, night 3", then override a ruling of
+    the new session chosen by clicking its row; the table shows the override and its reason.
+    """
     await store.append(ruling(0))
     server = TestServer(create_log_app(check_secret=check_secret, store=store))
     await server.start_server()

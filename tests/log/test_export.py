@@ -39,16 +39,21 @@ async def _stream(records: list[RulingRecord]) -> AsyncIterator[RulingRecord]:
 
 
 async def test_jsonl_lines_are_each_records_own_json_with_snapshots_made_once() -> None:
-    """Each JSONL line is byte for byte ``record.model_dump_json()`` (snapshot spliced in from its one
-    serialisation, more distinct snapshots than the writer keeps, records without one)."""
+    """Each JSONL line is byte for byte ``record.model_dump_json()``, each snapshot serialised once.
+
+    The snapshot is spliced in from its one serialisation; this holds with more distinct snapshots than the writer
+    keeps, and for records without one.
+    """
     records = _session(300, 40)
     text = "".join([chunk async for chunk in jsonl_chunks(_stream(records))])
     assert text.splitlines() == [record.model_dump_json() for record in records]
 
 
 async def test_every_format_streams_whole_rows_in_bounded_chunks() -> None:
-    """A big session comes in several chunks, each of whole rows stopping at the row that reaches
-    CHUNK_CHARS, and together exactly the rows one by one."""
+    """Every format streams a big session in several chunks of whole rows, together exactly the rows one by one.
+
+    Each chunk stops at the row that reaches CHUNK_CHARS.
+    """
     records = _session(400, 8)
     for name, (writer, _media) in FORMATS.items():
         chunks = [chunk async for chunk in writer(_stream(records), "en")]
@@ -67,8 +72,10 @@ async def test_every_format_streams_whole_rows_in_bounded_chunks() -> None:
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 async def test_other_tasks_run_while_a_session_is_exported(fmt: str) -> None:
-    """Rows are made in a worker thread: while a session's records (handed over without ever suspending)
-    are written, other tasks on the event loop keep running — other worlds are served meanwhile."""
+    """Rows are made in a worker thread: other tasks on the event loop keep running while a session is exported.
+
+    The session's records are handed over without ever suspending; other worlds are served meanwhile.
+    """
     writer, _media = FORMATS[fmt]
     records = _session(600, 6)
     turns = 0

@@ -40,8 +40,10 @@ def test_language_from_query_then_accept_language() -> None:
 
 
 async def test_markdown_export_speaks_the_readers_words() -> None:
-    """The Markdown export is for people: tokens by name, the action and the crossings by their labels, in
-    English or Spanish — the ids stay in JSONL and CSV."""
+    """The Markdown export names tokens, the action and the crossings as people read them, in English or Spanish.
+
+    Tokens by name, the action and the crossings by their labels; the ids stay in JSONL and CSV.
+    """
     record = ruling(0).model_copy(
         update={"crossings": [{"region": "r-fog", "zone": "low", "kind": "through"}], "reaction": True}
     )
@@ -56,8 +58,11 @@ async def test_markdown_export_speaks_the_readers_words() -> None:
 
 
 async def test_csv_cells_that_would_start_a_formula_are_neutralised_and_numbers_stay_numbers() -> None:
-    """OWASP: a cell beginning with = + - @ tab or CR gets a leading ' (a token named
-    =HYPERLINK(…), a user, an override reason); a -3 modifier and negative coordinates stay numbers."""
+    """OWASP: a CSV cell that would start a formula gets a leading ', while negative numbers stay numbers.
+
+    A cell beginning with = + - @ tab or CR gets it (a token named =HYPERLINK(…), a user, an override reason); a -3
+    modifier and negative coordinates stay numbers.
+    """
     hostile = ruling(0).model_copy(
         update={
             "actor": Party(id="t-1", name='=HYPERLINK("http://evil.example","x")'),

@@ -92,8 +92,10 @@ async def test_every_route_refuses_anonymous_and_wrong_secrets(
 async def test_worlds_and_sessions_by_secret(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord], store: SqlLogStore
 ) -> None:
-    """The bridge's secret lists every world, a world's secret only its own, each with the name its clients
-    sent (only for those that sent one, and only of the worlds listed); sessions list with counts."""
+    """The bridge's secret lists every world, a world's secret only its own; sessions list with counts.
+
+    Each world comes with the name its clients sent (only for those that sent one, and only of the worlds listed).
+    """
     await store.append(ruling(1, world="w-other", world_name="Other Shores"))
     everything = await (await client.get("/api/worlds", headers=BRIDGE)).json()
     assert everything == {"worlds": ["w-ashes", "w-other"], "names": {"w-other": "Other Shores"}}
@@ -105,8 +107,10 @@ async def test_worlds_and_sessions_by_secret(
 async def test_rulings_filters_and_pagination(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
-    """The rulings endpoint filters by actor and allowed, pages forwards and backwards with cursors and
-    carries snapshots by key only (the page stays small whatever the scene)."""
+    """The rulings endpoint filters by actor and allowed and pages forwards and backwards with cursors.
+
+    It carries snapshots by key only: the page stays small whatever the scene.
+    """
     url = _rulings_url(logged[0]) + "/rulings"
     body = await (await client.get(url, headers=ASHES, params={"actor": "Sniper"})).json()
     assert [r["id"] for r in body["rulings"]] == [r.id for r in logged if r.actor.id == "t-sniper"]
@@ -140,8 +144,10 @@ async def test_rulings_filters_and_pagination(
 async def test_a_snapshot_by_key_for_the_worlds_that_refer_to_it(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
-    """/api/worlds/{world}/snapshots/{key} gives the snapshot a ruling of that world carries; a key no
-    ruling of the world refers to is 404, another world's secret 401."""
+    """/api/worlds/{world}/snapshots/{key} gives the snapshot a ruling of that world carries, to that world only.
+
+    A key no ruling of the world refers to is 404, another world's secret 401.
+    """
     url = f"/api/worlds/{logged[0].world}/snapshots/snap-docks-1"
     response = await client.get(url, headers=ASHES)
     assert response.status == 200 and await response.json() == DOCKS.model_dump(mode="json")
@@ -221,8 +227,10 @@ async def test_login_never_redirects_off_the_log(client: TestClient[web.Request,
 async def test_the_session_page_and_the_api_page_are_made_off_the_event_loop(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A session page's HTML and an API page's JSON are made in worker threads, never on the event loop every
-    world is served on: reading the largest session does not hold up the others."""
+    """A session page's HTML and an API page's JSON are made in worker threads, never on the event loop.
+
+    Every world is served on that loop: reading the largest session does not hold up the others.
+    """
     made: list[tuple[str, threading.Thread]] = []
     page_of, json_of = log_http.session_page, log_http._ruling_json
 

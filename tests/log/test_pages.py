@@ -26,8 +26,11 @@ def test_an_override_names_the_ruling_it_overrides_never_its_id() -> None:
 
 
 def test_scene_difficulty_and_modifier_are_read_as_people_read_them() -> None:
-    """The scene by name (from the session's choices when the row carries no snapshot), a Traveller
-    difficulty by its label in the page's language, modifiers as +3 / −6 / 0."""
+    """The scene, a Traveller difficulty and the modifiers are shown as people read them.
+
+    The scene by name (from the session's choices when the row carries no snapshot), a Traveller difficulty by its label
+    in the page's language, modifiers as +3 / −6 / 0.
+    """
     row = ruling(0, snapshot=None).model_copy(
         update={"id": "01ROW0000000000000000000000", "ruleset": "traveller", "action": "observation"}
     )
@@ -52,8 +55,10 @@ def test_rejudge_choices_name_editions_in_the_readers_words() -> None:
 
 
 def test_worlds_are_shown_by_their_name_with_the_id_only_as_a_tooltip() -> None:
-    """The sessions table and the session page name the world (escaped), its id only in the title; a
-    world that never sent a name shows its id, muted."""
+    """The sessions table and the session page name the world (escaped), its id only in the title.
+
+    A world that never sent a name shows its id, muted.
+    """
     named = SESSION.model_copy(update={"world_name": 'Ashes <of> "Kaldor" & co'})
     listed = sessions_page("en", [named, SESSION.model_copy(update={"id": "s2", "world": "w-plain"})])
     shown = '<span class="world" title="w-ashes">Ashes &lt;of&gt; &quot;Kaldor&quot; &amp; co</span>'

@@ -127,8 +127,10 @@ async def test_session_page_filters_and_draws_the_selected_line(
 async def test_times_are_shown_in_the_readers_local_time_on_both_pages(
     store: SqlLogStore, browser: BrowserContext, backend: str
 ) -> None:
-    """The sessions list and the session page show every time in the reader's time zone and language (the
-    script is a file of the bridge's own: the pages' Content-Security-Policy refuses inline scripts)."""
+    """The sessions list and the session page show every time in the reader's time zone and language.
+
+    The script is a file of the bridge's own: the pages' Content-Security-Policy refuses inline scripts.
+    """
     (record,) = await store.append_many([ruling(0)])
     server = TestServer(create_log_app(check_secret=check_secret, store=store))
     await server.start_server()
@@ -162,9 +164,11 @@ async def test_times_are_shown_in_the_readers_local_time_on_both_pages(
 async def test_worlds_are_read_by_their_newest_name_on_both_pages(
     store: SqlLogStore, browser: BrowserContext, backend: str
 ) -> None:
-    """In Chromium the sessions list, its GM controls and the session page show a world by the newest name
-    its clients sent, as text (markup in it stays text), its id only as the tooltip; a world never named
-    shows its id."""
+    """In Chromium both pages and the GM controls show a world by the newest name its clients sent.
+
+    The sessions list, its GM controls and the session page show it as text (markup in it stays text), its id only as
+    the tooltip; a world never named shows its id.
+    """
     name = "Ashes <b>of</b> Kaldor"
     (record,) = await store.append_many([ruling(0, world_name="Ashes")])
     await store.append_many([ruling(1, world_name=name), ruling(2, world="w-other")])

@@ -134,8 +134,11 @@ async def test_at_1400_px_the_table_keeps_clear_of_the_map_and_the_map_stays_in_
     browser: BrowserContext,  # noqa: F811
     lang: str,
 ) -> None:
-    """At 1400 px: table and map side by side without overlap, every column (the notes too) shown without
-    scrolling sideways, and the map still on screen after scrolling to the last row."""
+    """At 1400 px the table and the map sit side by side without overlap, and the map stays in view.
+
+    Every column (the notes too) is shown without scrolling sideways, and the map is still on screen after scrolling to
+    the last row.
+    """
     server, records = served
     page = await _open(browser, server, records[0], 1400, lang)
     rows, pane = await _box(page, ".rows"), await _box(page, ".map-pane")
@@ -161,8 +164,10 @@ async def test_at_400_px_the_map_never_covers_the_actor_and_target_columns(
     served: tuple[TestServer, list[RulingRecord]],
     browser: BrowserContext,  # noqa: F811
 ) -> None:
-    """At 400 px: the map sits above the table, never over it; actor and target cells are visible where
-    they are; scrolling the table leaves the map where it is, on screen."""
+    """At 400 px the map sits above the table, never over it or its actor and target columns.
+
+    Actor and target cells are visible where they are; scrolling the table leaves the map where it is, on screen.
+    """
     server, records = served
     page = await _open(browser, server, records[0], 400, "en")
     pane = await _box(page, ".map-pane")
@@ -191,9 +196,11 @@ async def test_the_caption_and_map_follow_the_selected_row(
     served: tuple[TestServer, list[RulingRecord]],
     browser: BrowserContext,  # noqa: F811
 ) -> None:
-    """Selecting row after row: the caption names the row just chosen (never the one before), the map
-    draws its tokens by name and its line in the palette's colour, the zones in the palette's colours;
-    the scene and a Traveller ruling's difficulty are shown by their names and labels."""
+    """Selecting row after row, the caption and the map follow the row just chosen, never the one before.
+
+    The caption names that row; the map draws its tokens by name and its line in the palette's colour, the zones in the
+    palette's colours; the scene and a Traveller ruling's difficulty are shown by their names and labels.
+    """
     server, records = served
     page = await _open(browser, server, records[0], 1400, "en")
     rows = page.locator("#rulings tbody tr.ruling")
@@ -229,8 +236,11 @@ async def test_filters_take_part_of_a_name_in_any_case_offer_choices_and_page_ba
     served: tuple[TestServer, list[RulingRecord]],
     browser: BrowserContext,  # noqa: F811
 ) -> None:
-    """ "sni" finds the Sniper's rulings, "ATAQUE" the BS Attacks (by their Spanish label); the lists offer
-    the session's names; with ten a page, Previous page comes back to the rows before."""
+    """The filters take part of a name in any case, offer the session's names, and page back.
+
+    "sni" finds the Sniper's rulings, "ATAQUE" the BS Attacks (by their Spanish label); the lists offer the session's
+    names; with ten a page, Previous page comes back to the rows before.
+    """
     server, records = served
     page = await _open(browser, server, records[0], 1400, "en")
     assert await page.locator("#actor-choices option").evaluate_all("(os) => os.map((o) => o.value)") == [

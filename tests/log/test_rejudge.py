@@ -44,9 +44,12 @@ def _pair(outcome: Outcome) -> tuple[str, str | None, str]:
 async def test_demo_under_each_older_edition_changes_only_marksmanship_through_white_noise(
     demo_log: Path, edition: str
 ) -> None:
-    """docs/rules/infinity-n4.md, "Editions": `current` is "2.1 plus Marksmanship among those for whom
-    White Noise is Zero" — so under every older edition exactly one demo ruling changes: Vik (Marksmanship)
-    shooting Lin through the White Noise zone is allowed, at 0; nothing else the demo asks differs."""
+    """infinity-n4.md "Editions": each older edition changes one demo ruling only, Vik's shot through White Noise.
+
+    docs/rules/infinity-n4.md, "Editions": `current` is "2.1 plus Marksmanship among those for whom White Noise is Zero"
+    — so under every older edition exactly one demo ruling changes: Vik (Marksmanship) shooting Lin through the White
+    Noise zone is allowed, at 0; nothing else the demo asks differs.
+    """
     records = await records_of(demo_log)
     assert len(records) == 13
     outcomes = list(Rejudge(edition=edition).judge_all(records))
@@ -71,8 +74,10 @@ async def test_the_demos_log_names_its_world(demo_log: Path) -> None:
 
 
 async def test_demo_under_codeone_loses_every_zone_mod(demo_log: Path) -> None:
-    """002: "This N4 rule is not used in CodeOne" — re-judged as `infinity-codeone`, every ruling that a
-    zone changed (a MOD, a block, a forbidden Combat Jump) changes, and no ruling applies a zone MOD."""
+    """002: "This N4 rule is not used in CodeOne" — under infinity-codeone no ruling applies a zone MOD.
+
+    Re-judged as `infinity-codeone`, every ruling that a zone changed (a MOD, a block, a forbidden Combat Jump) changes.
+    """
     records = await records_of(demo_log)
     outcomes = list(Rejudge(ruleset="infinity-codeone").judge_all(records))
     zone_ruled = {
@@ -135,9 +140,10 @@ def _gurps_scene() -> dict[str, Any]:
 
 
 async def test_gurps_session_as_traveller_lists_every_ruling_that_cannot_carry_over(tmp_path: Path) -> None:
-    """A GURPS session judged as Traveller: GURPS's actions (attack, dodge) and traits (Night Vision)
-    have no Traveller counterpart, so every ruling is listed as not carried over, saying what is
-    missing — none dropped."""
+    """A GURPS session judged as Traveller lists every ruling as not carried over, saying what is missing.
+
+    GURPS's actions (attack, dodge) and traits (Night Vision) have no Traveller counterpart; no ruling is dropped.
+    """
     asks = [
         {"actor": "t-a", "target": "t-b", "action": "attack"},
         {"actor": "t-b", "target": "t-a", "action": "dodge"},
@@ -156,9 +162,12 @@ async def test_gurps_session_as_traveller_lists_every_ruling_that_cannot_carry_o
 
 
 async def test_gurps_session_keeps_the_light_and_darkness_it_was_judged_in(tmp_path: Path) -> None:
-    """The situation the log keeps is enough to judge again: the torchbearer's light (3 yd) beside
-    Brother Ash, and the scene's darkness (−5), are what the live ruling read (003: a light "turns"
-    darkness into −3 within its radius), and the re-judged ruling matches it entry for entry."""
+    """003: the log keeps the light and darkness a GURPS ruling read; judged again, it matches entry for entry.
+
+    The situation the log keeps is enough to judge again: the torchbearer's light (3 yd) beside Brother Ash, and the
+    scene's darkness (−5), are what the live ruling read (003: a light "turns" darkness into −3 within its radius), and
+    the re-judged ruling matches it entry for entry.
+    """
     asks = [
         {"actor": "t-b", "target": "t-a", "action": "attack"},
         {"actor": "t-c", "target": "t-b", "action": "attack"},
@@ -206,8 +215,10 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 async def test_console_command_formats_and_the_log_stays_as_it_was(demo_log: Path) -> None:
-    """Through the real command: the table, JSONL (summary last), CSV (summary on standard error) and
-    Markdown list the one changed ruling with both sides' reasons; the log is byte-for-byte unchanged."""
+    """The real command lists the one changed ruling in every format; the log stays byte-for-byte unchanged.
+
+    The table, JSONL (summary last), CSV (summary on standard error) and Markdown list it with both sides' reasons.
+    """
     records = await records_of(demo_log)
     session = records[0].session
     assert session is not None

@@ -50,8 +50,11 @@ async def _demo(store: SqliteLogStore) -> tuple[str, str, list[RulingRecord]]:
 async def test_api_rejudges_a_page_and_changes_nothing(
     client: TestClient[web.Request, web.Application], demo_store: SqliteLogStore
 ) -> None:
-    """``/rejudge?edition=1.3`` answers the one changed demo ruling with both sides, the page's counts and
-    no next page; ``all=true`` lists all 13; the stored rulings are the same afterwards."""
+    """``/rejudge?edition=1.3`` answers the one changed demo ruling with both sides and changes nothing.
+
+    The answer carries the page's counts and no next page; ``all=true`` lists all 13; the stored rulings are the same
+    afterwards.
+    """
     world, session, records = await _demo(demo_store)
     url = f"/api/worlds/{world}/sessions/{session}/rejudge"
     response = await client.get(url, params={"edition": "1.3"}, headers=BRIDGE)
@@ -88,8 +91,10 @@ async def test_session_page_highlights_what_changes_and_redraws_its_line(
     demo_store: SqliteLogStore,
     browser: BrowserContext,  # noqa: F811
 ) -> None:
-    """On the demo session's page, picking "Infinity N4 — 1.2" highlights the one ruling that changes,
-    shows its new verdict beside the original, and the map draws the re-judged line beside the original."""
+    """On the demo session's page, picking "Infinity N4 — 1.2" highlights the one ruling that changes.
+
+    It shows its new verdict beside the original, and the map draws the re-judged line beside the original.
+    """
     world, session, records = await _demo(demo_store)
     server = TestServer(create_log_app(check_secret=check_secret, store=demo_store))
     await server.start_server()

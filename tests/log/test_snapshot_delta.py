@@ -56,8 +56,10 @@ def storm(versions: int, rng: random.Random) -> list[SceneSnapshot]:
 
 
 def test_a_delta_restores_the_new_snapshot_exactly_whatever_the_edit() -> None:
-    """Changed, added, removed and reordered regions and walls, a new grid: base + delta == new, also
-    after a JSON round trip (what the store keeps)."""
+    """base + delta == new whatever the edit, also after a JSON round trip (what the store keeps).
+
+    The edits: changed, added, removed and reordered regions and walls, a new grid.
+    """
     rng = random.Random(12)
     for _ in range(300):
         base = [wall(n) for n in range(rng.randint(0, 12))]
@@ -75,9 +77,11 @@ def test_a_delta_restores_the_new_snapshot_exactly_whatever_the_edit() -> None:
 
 
 async def test_a_patch_storm_stores_its_changes_not_the_scene_again(store: SqlLogStore, store_url: str) -> None:
-    """300 versions of a 200-wall scene, one change each: the snapshots take the scene once or a few
-    times plus about the changes (whole, they would take 300 scenes); a fresh process reads every record
-    back with exactly its snapshot."""
+    """A patch storm stores the scene once or a few times plus its changes, and every record reads back exactly.
+
+    300 versions of a 200-wall scene, one change each: the snapshots take the scene once or a few times plus about the
+    changes (whole, they would take 300 scenes); a fresh process reads every record back with exactly its snapshot.
+    """
     versions = storm(300, random.Random(7))
     stored: list[RulingRecord] = []
     for n, version in enumerate(versions):
@@ -111,8 +115,11 @@ async def test_a_patch_storm_stores_its_changes_not_the_scene_again(store: SqlLo
 async def test_chains_of_deltas_stay_short_and_revisited_content_is_stored_once(
     store: SqlLogStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With at most 4 deltas per chain a whole snapshot is written every 5 versions; a door opened and
-    closed again goes back to a stored key (no new row); every record still reads back exactly."""
+    """Chains of deltas stay short (a whole snapshot every 5 versions) and revisited content is stored once.
+
+    With at most 4 deltas per chain a whole snapshot is written every 5 versions; a door opened and closed again goes
+    back to a stored key (no new row); every record still reads back exactly.
+    """
     monkeypatch.setattr(sql, "MAX_SNAPSHOT_DEPTH", 4)
     versions = storm(23, random.Random(3))
     versions += [versions[-2], versions[-1], versions[-2]]  # back and forth: nothing new to store
@@ -129,8 +136,10 @@ async def test_chains_of_deltas_stay_short_and_revisited_content_is_stored_once(
 async def test_a_log_from_before_deltas_is_migrated_and_reads_back(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A schema-2 log (whole snapshots only) migrates to schema 3; its records read back unchanged and
-    new versions of its scenes are stored as deltas from then on."""
+    """A schema-2 log (whole snapshots only) migrates to schema 3 and its records read back unchanged.
+
+    New versions of its scenes are stored as deltas from then on.
+    """
     versions = storm(6, random.Random(5))
     first_two = [m for m in sql.load_migrations() if m[0] <= 2]
     with monkeypatch.context() as patched:

@@ -138,9 +138,12 @@ async def test_filters_narrow_the_query(store: SqlLogStore) -> None:
 
 
 async def test_filters_match_any_part_of_a_name_or_label_in_any_case(store: SqlLogStore) -> None:
-    """Actor and target match part of an id or name whatever its case (accents too, in SQLite as in
-    PostgreSQL); action matches part of its id or its English or Spanish label; % and _ are plain text;
-    within a session (resolved through the indexes) and across a world's sessions (LIKE) alike."""
+    """The filters match any part of a name or label in any case, in SQLite as in PostgreSQL.
+
+    Actor and target match part of an id or name whatever its case (accents too); action matches part of its id or its
+    English or Spanish label; % and _ are plain text; within a session (resolved through the indexes) and across a
+    world's sessions (LIKE) alike.
+    """
     records = await store.append_many(
         [
             ruling(0, actor="t-alv", actor_name="Álvaro Núñez"),
@@ -176,8 +179,10 @@ async def test_filters_match_any_part_of_a_name_or_label_in_any_case(store: SqlL
 
 
 async def test_choices_are_the_sessions_names_actions_and_scenes(store: SqlLogStore) -> None:
-    """A session's choices: its actor and target names and actions, sorted and distinct, and its scenes
-    by the name their latest snapshot gives."""
+    """A session's choices are its actor and target names and actions, sorted and distinct, and its scenes.
+
+    Its scenes go by the name their latest snapshot gives.
+    """
     records = await store.append_many(
         [ruling(0), ruling(1, actor="t-sniper", actor_name="Sniper", action="dodge"), ruling(2)]
     )
@@ -190,8 +195,10 @@ async def test_choices_are_the_sessions_names_actions_and_scenes(store: SqlLogSt
 
 
 async def test_pages_go_back_with_before(store: SqlLogStore) -> None:
-    """``before`` (a page's ``previous_cursor``) gives the page just before, oldest first; the first page
-    has no previous one and the last no next one."""
+    """``before`` (a page's ``previous_cursor``) gives the page just before, oldest first.
+
+    The first page has no previous one and the last no next one.
+    """
     records = await store.append_many([ruling(n) for n in range(7)])
     session = records[0].session
     first = await store.query("w-ashes", session, limit=3)
@@ -274,8 +281,11 @@ async def test_concurrent_writers_open_one_session(store_url: str) -> None:
 
 
 async def test_open_store_picks_the_backend_from_the_url(tmp_path: Path) -> None:
-    """No database means sightline.db in the data directory (made if new); sqlite:/// names a file in a
-    directory that must exist (a typo is refused, not grown into a new tree); others are refused."""
+    """open_store picks the backend from the URL and refuses what it cannot use.
+
+    No database means sightline.db in the data directory (made if new); sqlite:/// names a file in a directory that must
+    exist (a typo is refused, not grown into a new tree); others are refused.
+    """
     store = await open_store(None, tmp_path / "data")
     try:
         await store.append(ruling(0))
@@ -318,8 +328,11 @@ async def test_sqlite_writes_with_wal_and_full_sync(tmp_path: Path) -> None:
 
 
 async def test_the_world_is_named_by_the_newest_name_its_clients_sent(store: SqlLogStore) -> None:
-    """A world's name is kept with its sessions; the newest one sent names the world on every session (a
-    ruling from a client that sends none changes nothing) and in exports; a world never named has none."""
+    """A world is named by the newest name its clients sent, on every session and in exports.
+
+    The name is kept with its sessions; a ruling from a client that sends none changes nothing; a world never named has
+    none.
+    """
     first = await store.append(ruling(0, world_name="Ashes"))
     named = await store.start_session("w-ashes", "Night raid", T0 + timedelta(minutes=5), world_name="Ashes of Kaldor")
     assert named.world_name == "Ashes of Kaldor"
@@ -353,8 +366,10 @@ async def test_a_rename_within_an_open_session_names_the_world_anew(store: SqlLo
 async def test_a_log_from_before_world_names_migrates_and_reads_back(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A schema-4 log (no world names) migrates to schema 5: its sessions read back unnamed (the pages show
-    the id), and the next ruling with a name names the world from then on, in the same open session."""
+    """A schema-4 log (no world names) migrates to schema 5 and its sessions read back unnamed.
+
+    The pages show the id; the next ruling with a name names the world from then on, in the same open session.
+    """
     first_four = [m for m in sql.load_migrations() if m[0] <= 4]
     with monkeypatch.context() as patched:
         patched.setattr(sql, "load_migrations", lambda: first_four)

@@ -145,8 +145,11 @@ def test_several_darkness_zones_take_the_worst() -> None:
 
 
 def test_darkness_zone_with_no_level_is_total_darkness() -> None:
-    """Seed 003: 'reduces the penalty from -10 (total darkness) to -3' — a darkness zone left blank (the sheet's
-    'Leave blank for total darkness') is total darkness: -10, and a torch the attacker sees makes it -3."""
+    """Seed 003: a darkness zone left blank is total darkness (-10), and a torch the attacker sees makes it -3.
+
+    Seed 003: 'reduces the penalty from -10 (total darkness) to -3'. A zone with no level follows the sheet's 'Leave
+    blank for total darkness'.
+    """
     blank = rect_zone("r-black", *AROUND_B, "darkness")
     ruling = fight(regions=[blank])
     assert ruling.modifier == -10 and applied(ruling)[0].region == "r-black" and has_note(ruling, "Hearing-2")
@@ -217,9 +220,12 @@ def test_light_out_of_the_attackers_line_of_sight_does_not_help() -> None:
 def test_the_walls_light_restriction_decides_whether_a_torch_reaches_the_foe(
     sight: int, light_: int | None, modifier: int
 ) -> None:
-    """Contract (walls' `light`): 'it decides whether the wall stops a light from reaching a token …; `sight` alone
-    decides whether it blocks a sight line' (absent: the wall's `sight` value) — a wall between the torch (2 yd
-    north of the foe) and the foe, off the attacker's lines to both."""
+    """Contract: a wall's `light` (absent: its `sight`) decides whether it stops a torch from lighting the foe.
+
+    Contract (walls' `light`): 'it decides whether the wall stops a light from reaching a token …; `sight` alone decides
+    whether it blocks a sight line' (absent: the wall's `sight` value) — a wall between the torch (2 yd north of the
+    foe) and the foe, off the attacker's lines to both.
+    """
     stops: dict[str, Any] = {"id": "w1", "c": [10 * YD, -1 * YD, 11 * YD, -1 * YD], "sight": sight}
     if light_ is not None:
         stops["light"] = light_
@@ -268,8 +274,11 @@ WALL_BETWEEN = wall("w1", 5 * YD, -YD // 2, 5 * YD, YD // 2)  # across the line,
 
 
 def test_wall_blocked_attack_in_total_darkness_still_lists_the_darkness() -> None:
-    """Seed 003: 'in total darkness … He attacks at -10' — behind a sight-blocking wall the attack cannot be
-    made, yet the answer still lists the darkness candidate (not applied, the wall named) and the wall."""
+    """Seed 003: a wall-blocked attack in total darkness still lists the darkness, not applied, beside the wall.
+
+    Seed 003: 'in total darkness … He attacks at -10' — behind a sight-blocking wall the attack cannot be made, yet the
+    answer still lists the darkness candidate (not applied, the wall named) and the wall, in English and in Spanish.
+    """
     ruling = fight(environment=TOTAL_DARK, walls=[WALL_BETWEEN])
     assert not ruling.allowed and ruling.modifier is None
     darkness = next(e for e in ruling.modifiers if e.source == "vision")
@@ -284,8 +293,11 @@ def test_wall_blocked_attack_in_total_darkness_still_lists_the_darkness() -> Non
 
 
 def test_wall_blocked_attack_lists_every_vision_candidate_and_light() -> None:
-    """Rules-notes: 'A sight-blocking wall makes a ranged attack impossible' — a blind attacker, an invisible
-    foe in total darkness lit by a torch the attacker sees, smoke on the line: all listed, none applied."""
+    """Rules-notes: a wall-blocked attack lists every vision candidate and the light, none of them applied.
+
+    Rules-notes: 'A sight-blocking wall makes a ranged attack impossible' — a blind attacker, an invisible foe in total
+    darkness lit by a torch the attacker sees, smoke on the line: all listed, none applied.
+    """
     torch = light("torch", 10 * YD, 3 * YD, 3.5)  # reaches the foe; the attacker sees it past the wall's end
     ruling = fight(
         attacker=("blind",),
@@ -442,8 +454,11 @@ def test_spanish_scene_gets_spanish_notes() -> None:
 
 
 def test_other_rulesets_trait_gets_a_note() -> None:
-    """Contract: a trait of another ruleset is ignored with a note — never a silent zero; the note names the
-    trait by its label ("Binoculars") and the ruleset by its title, never by their ids."""
+    """Contract: another ruleset's trait is ignored with a note naming it and the ruleset by label, never by id.
+
+    Never a silent zero; the note names the trait by its label ("Binoculars") and the ruleset by its title ("GURPS 4e"),
+    never by their ids.
+    """
     ruling = fight(attacker=("binoculars",))
     assert ruling.modifier == 0 and has_note(ruling, "Binoculars") and has_note(ruling, "GURPS 4e")
     assert not has_note(ruling, "binoculars") and not has_note(ruling, "gurps-4e")
@@ -451,10 +466,13 @@ def test_other_rulesets_trait_gets_a_note() -> None:
 
 @pytest.mark.parametrize(("radius", "modifier"), [(250, -10), (249, 0)])
 def test_a_foe_whose_corner_lies_on_a_round_pool_of_darkness_stands_in_it(radius: float, modifier: int) -> None:
-    """Contract ('a token whose footprint touches a zone is inside it … exactly, circles and ellipses included (a
-    tangent or a corner on the curve counts)') with rules-notes ('a `darkness` zone containing the target
-    overrides the scene's `darkness`'): the foe's corner (475, −25) lies at (150, 200) from the centre of a
-    radius-250 pool of total darkness — between the vertices it is drawn with — so it stands in it."""
+    """Contract and rules-notes: a foe whose corner lies on a round pool of total darkness stands in it (-10).
+
+    Contract ('a token whose footprint touches a zone is inside it … exactly, circles and ellipses included (a tangent
+    or a corner on the curve counts)') with rules-notes ('a `darkness` zone containing the target overrides the scene's
+    `darkness`'): the foe's corner (475, −25) lies at (150, 200) from the centre of a radius-250 pool of total darkness
+    — between the vertices it is drawn with — so it stands in it; a radius of 249 leaves it out (0).
+    """
     pool = {
         "id": "r-dark",
         "shapes": [{"type": "circle", "x": 325, "y": -225, "radius": radius}],

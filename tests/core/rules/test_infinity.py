@@ -146,8 +146,11 @@ def test_zero_visibility_blocks_lof_within_in_every_edition(edition: str) -> Non
 
 
 def test_inside_means_the_footprint_touches_the_zone_not_its_centre() -> None:
-    """rules-notes: a trooper is inside when its silhouette touches the zone — a Low zone whose edge
-    touches the actor's base, off the line, still gives -3 'from' it."""
+    """rules-notes: a trooper is inside a zone its silhouette touches: a Low zone off the line still gives -3.
+
+    rules-notes: a trooper is inside when its silhouette touches the zone — a Low zone whose edge touches the actor's
+    base, off the line, still gives -3 'from' it.
+    """
     touching = rect_region("r-low", "low", 100, 200, 100, 200)  # touches A's corner (100, 400)
     answer = rule(scene(regions=[touching], tokens=[A, T]), "a", "t")
     assert answer["crossings"] == [{"region": "r-low", "zone": "low", "kind": "from"}]
@@ -167,8 +170,11 @@ def test_zone_below_the_line_is_not_crossed() -> None:
 
 
 def test_low_and_poor_do_not_stack_only_minus_6_applies() -> None:
-    """001: 'if a BS Attack's LoF passes through a Low Visibility Zone (-3 MOD) and a Poor Visibility
-    Zone (-6 MOD), apply only one single -6 MOD.'"""
+    """001: a line through a Low and a Poor zone takes only the single -6 MOD; Low's -3 is listed as never stacking.
+
+    001: 'if a BS Attack's LoF passes through a Low Visibility Zone (-3 MOD) and a Poor Visibility Zone (-6 MOD), apply
+    only one single -6 MOD.'
+    """
     regions = [on_line("r-low", "low", x=250), on_line("r-poor", "poor", x=600)]
     answer = rule(scene(regions=regions, tokens=[A, T]), "a", "t")
     assert answer["modifier"] == -6
@@ -180,8 +186,11 @@ def test_low_and_poor_do_not_stack_only_minus_6_applies() -> None:
 
 
 def test_two_poor_zones_give_a_single_minus_6() -> None:
-    """004: 'En caso de que fueran dos Zonas de Mala Visibilidad las que coincidieran, sólo se aplicaría
-    un único MOD de -6.'"""
+    """004: two Poor zones on one line give a single -6 MOD, labelled and cited in Spanish.
+
+    004: 'En caso de que fueran dos Zonas de Mala Visibilidad las que coincidieran, sólo se aplicaría un único MOD de
+    -6.'
+    """
     regions = [on_line("r-p1", "poor", x=250), on_line("r-p2", "poor", x=600)]
     answer = rule(scene(regions=regions, tokens=[A, T], locale="es"), "a", "t")
     assert answer["modifier"] == -6
@@ -234,8 +243,11 @@ def test_zone_mods_never_stack_in_every_edition(
 
 
 def test_white_noise_does_not_affect_a_trooper_without_msv() -> None:
-    """001: 'A White Noise Zone acts as a Zero Visibility Zone, but only for Troopers with the
-    Marksmanship Special Skill or equipped with a Multispectral Visor' — others see through it."""
+    """001: a trooper with neither Marksmanship nor a Multispectral Visor sees through White Noise at no MOD.
+
+    001: 'A White Noise Zone acts as a Zero Visibility Zone, but only for Troopers with the Marksmanship Special Skill
+    or equipped with a Multispectral Visor' — others see through it.
+    """
     answer = rule(scene(regions=[on_line("r-wn", "white-noise")], tokens=[A, T]), "a", "t")
     assert answer["allowed"] is True and answer["modifier"] == 0
     assert by_region(answer, "r-wn")["applied"] is False
@@ -274,16 +286,22 @@ def test_marksmanship_sees_white_noise_as_zero_only_in_the_current_text(edition:
     ],
 )
 def test_multispectral_visor_levels(visor: str, zone: str, expected: int | None) -> None:
-    """rules-notes: 'MSV L1: Low -> 0, Poor -> -3; may draw LoF through Zero at -6. MSV L2: every zone
-    MOD -> 0 and LoF through Zero'; Eclipse 'blocks LoF for MSV users of every level'."""
+    """rules-notes: each Multispectral Visor level reduces each zone's MOD as listed; Eclipse blocks every level.
+
+    rules-notes: 'MSV L1: Low -> 0, Poor -> -3; may draw LoF through Zero at -6. MSV L2: every zone MOD -> 0 and LoF
+    through Zero'; Eclipse 'blocks LoF for MSV users of every level'.
+    """
     answer = rule(scene(regions=[on_line("r", zone)], tokens=[with_traits(A, visor), T]), "a", "t")
     assert answer["modifier"] == expected
     assert answer["allowed"] is (expected is not None)
 
 
 def test_msv_reduces_each_zone_before_the_most_restrictive_is_chosen() -> None:
-    """rules-notes order of operations: 'apply each observer's MSV reduction per zone, then take the single
-    most restrictive zone MOD' — MSV L1 through Poor (-3) and Zero (-6) takes -6 from the Zero zone."""
+    """rules-notes: MSV reduces each zone's MOD before the most restrictive is taken: L1 through Poor and Zero is -6.
+
+    rules-notes order of operations: 'apply each observer's MSV reduction per zone, then take the single most
+    restrictive zone MOD' — MSV L1 through Poor (-3) and Zero (-6) takes -6 from the Zero zone.
+    """
     regions = [on_line("r-poor", "poor", x=250), on_line("r-zero", "zero", x=600)]
     answer = rule(scene(regions=regions, tokens=[with_traits(A, "multispectral-visor-1"), T]), "a", "t")
     assert answer["modifier"] == -6
@@ -295,23 +313,32 @@ def test_msv_reduces_each_zone_before_the_most_restrictive_is_chosen() -> None:
 
 
 def test_answer_through_zero_counts_as_poor() -> None:
-    """001: 'Any Trooper who is the target of a BS Attack into, through, or out of a Zero Visibility Zone
-    treats the Zero Visibility Zone as a Poor Visibility Zone when drawing LoF to the attacker.'"""
+    """001: the target of a BS Attack through Zero answers as through Poor: allowed, at -6.
+
+    001: 'Any Trooper who is the target of a BS Attack into, through, or out of a Zero Visibility Zone treats the Zero
+    Visibility Zone as a Poor Visibility Zone when drawing LoF to the attacker.'
+    """
     answer = rule(scene(regions=[on_line("r-zero", "zero")], tokens=[A, T]), "a", "t", reaction=True)
     assert answer["allowed"] is True and answer["modifier"] == -6
     assert "Poor Visibility Zone" in by_region(answer, "r-zero")["reason"]
 
 
 def test_answer_through_smoke_with_discover_also_counts_as_poor() -> None:
-    """rules-notes: the answer rule 'covers every LoF skill in that answer, and every zone that is Zero
-    for that trooper: Smoke, Eclipse…' — a Discover answering through Smoke takes -6."""
+    """rules-notes: a Discover answering through Smoke counts it as Poor too, and takes -6.
+
+    rules-notes: the answer rule 'covers every LoF skill in that answer, and every zone that is Zero for that trooper:
+    Smoke, Eclipse…' — a Discover answering through Smoke takes -6.
+    """
     answer = rule(scene(regions=[on_line("r", "smoke")], tokens=[A, T]), "a", "t", "discover", reaction=True)
     assert answer["modifier"] == -6
 
 
 def test_original_answer_through_zero_is_a_bs_attack_at_minus_6_if_facing() -> None:
-    """002 Original: 'the Skills the target can declare in ARO … are limited to BS Attack with a -6 MOD,
-    Dodge without the MOD, or any Skill that doesn't require LoF.'"""
+    """002 Original: an ARO through Zero may be a BS Attack at -6 (if facing) or a Dodge at 0, but not a Discover.
+
+    002 Original: 'the Skills the target can declare in ARO … are limited to BS Attack with a -6 MOD, Dodge without the
+    MOD, or any Skill that doesn't require LoF.'
+    """
     data = scene(regions=[on_line("r-zero", "zero")], tokens=[A, T], edition="original")
     bs = rule(data, "a", "t", reaction=True)
     assert bs["modifier"] == -6
@@ -324,9 +351,12 @@ def test_original_answer_through_zero_is_a_bs_attack_at_minus_6_if_facing() -> N
 
 @pytest.mark.parametrize(("edition", "expected"), [("1.2", -3), ("1.3", -6), ("current", -6)])
 def test_msv_answering_through_white_noise(edition: str, expected: int) -> None:
-    """002 Update 1.3: 'If a Trooper with a Multispectral Visor is the target of a BS Attack into, through,
-    or out of a White Noise Zone, their Multispectral Visor cannot reduce the MODs of the resulting Poor
-    Visibility Zone.' — before 1.3 an MSV L1 reduced that Poor to -3."""
+    """002 Update 1.3: an MSV L1 answering through White Noise takes -6; before 1.3 its visor made that -3.
+
+    002 Update 1.3: 'If a Trooper with a Multispectral Visor is the target of a BS Attack into, through, or out of a
+    White Noise Zone, their Multispectral Visor cannot reduce the MODs of the resulting Poor Visibility Zone.' — before
+    1.3 an MSV L1 reduced that Poor to -3.
+    """
     data = scene(
         regions=[on_line("r-wn", "white-noise")],
         tokens=[with_traits(A, "multispectral-visor-1"), T],
@@ -353,8 +383,11 @@ def test_msv_l1_answering_through_zero_takes_its_own_minus_6() -> None:
     ],
 )
 def test_sixth_sense_cancels_the_answer_penalty(edition: str, traits: list[str], expected: int) -> None:
-    """rules-notes: 'a trooper with MSV L1 and Sixth Sense, target of a BS Attack through Zero, ignores the
-    -6; from 1.3 the Sixth Sense trooper ignores the -6 of the resulting Poor zone on its own'."""
+    """rules-notes: Sixth Sense cancels the -6 of an answer through Zero; before 1.3 only together with MSV L1.
+
+    rules-notes: 'a trooper with MSV L1 and Sixth Sense, target of a BS Attack through Zero, ignores the -6; from 1.3
+    the Sixth Sense trooper ignores the -6 of the resulting Poor zone on its own'.
+    """
     data = scene(regions=[on_line("r", "zero")], tokens=[with_traits(A, *traits), T], edition=edition)
     assert rule(data, "a", "t", reaction=True)["modifier"] == expected
 
@@ -378,8 +411,11 @@ def test_dodge_is_exempt_from_zone_mods() -> None:
 
 
 def test_speculative_attack_takes_only_its_own_minus_6() -> None:
-    """001: 'Speculative Attacks do not require LoF, so do not apply any negative MODs for Visibility
-    Zones, only the -6 MOD for Speculative Attack.' — even through Zero and a wall."""
+    """001: a Speculative Attack takes only its own -6 MOD, even through Zero and a wall.
+
+    001: 'Speculative Attacks do not require LoF, so do not apply any negative MODs for Visibility Zones, only the -6
+    MOD for Speculative Attack.'
+    """
     data = scene(regions=[on_line("r", "zero")], tokens=[A, T], walls=[wall("w", 700, 0, 700, 1000)])
     answer = rule(data, "a", "t", "speculative-attack")
     assert answer["allowed"] is True and answer["modifier"] == -6
@@ -410,9 +446,12 @@ def test_a_sight_wall_blocks_a_bs_attack() -> None:
 
 @pytest.mark.parametrize("locale", ["en", "es"])
 def test_a_wall_withholds_the_zone_mod_but_still_explains_it(locale: str) -> None:
-    """Contract: 'modifiers explains every candidate and whether it applied' — behind a wall there is no
-    roll: Poor's -6 is listed as not applied (a wall stops the line), Low's as never stacking with it, and
-    the wall is the one applied entry. A Zero zone would itself block, so it stays applied."""
+    """Contract: behind a wall the zone MODs are listed as not applied, and the wall is the one applied entry.
+
+    Contract: 'modifiers explains every candidate and whether it applied' — behind a wall there is no roll: Poor's -6 is
+    listed as not applied (a wall stops the line), Low's as never stacking with it, and the wall is the one applied
+    entry. A Zero zone would itself block, so it stays applied.
+    """
     regions = [on_line("r-poor", "poor"), on_line("r-low", "low", x=850)]
     answer = rule(scene(regions=regions, tokens=[A, T], walls=[wall("w", 700, 0, 700, 1000)], locale=locale), "a", "t")
     assert answer["allowed"] is False and answer["modifier"] is None
@@ -427,8 +466,11 @@ def test_a_wall_withholds_the_zone_mod_but_still_explains_it(locale: str) -> Non
 
 
 def test_best_line_finds_the_lof_around_a_zone() -> None:
-    """Contract: rules.lines 'best' lets the ruleset take the line most favourable to the actor (any LoF
-    the player can draw) — a Zero zone covering only the centre line no longer blocks."""
+    """Contract: with rules.lines 'best', a Zero zone covering only the centre line no longer blocks the LoF.
+
+    Contract: rules.lines 'best' lets the ruleset take the line most favourable to the actor (any LoF the player can
+    draw).
+    """
     thin = rect_region("r-zero", "zero", 500, 420, 100, 60)
     centre = rule(scene(regions=[thin], tokens=[A, T]), "a", "t")
     best = rule(scene(regions=[thin], tokens=[A, T], lines="best"), "a", "t")
@@ -445,15 +487,21 @@ def test_best_line_finds_the_lof_around_a_zone() -> None:
     [("low", False), ("poor", False), ("zero", False), ("smoke", False), ("eclipse", False), ("white-noise", True)],
 )
 def test_combat_jump_is_forbidden_inside_low_poor_or_zero(zone: str, allowed: bool) -> None:
-    """001: 'You cannot use Combat Jump inside of, or in contact with, an area with Low, Poor, or Zero
-    Visibility Conditions.' — White Noise is not listed (rules-notes)."""
+    """001: Combat Jump is forbidden inside Low, Poor or Zero (Smoke and Eclipse too), not inside White Noise.
+
+    001: 'You cannot use Combat Jump inside of, or in contact with, an area with Low, Poor, or Zero Visibility
+    Conditions.' — White Noise is not listed (rules-notes).
+    """
     answer = rule(scene(regions=[around("r", zone, 0)], tokens=[A, T]), "a", None, "combat-jump")
     assert answer["allowed"] is allowed
 
 
 def test_combat_jump_in_contact_with_a_zone_is_forbidden() -> None:
-    """004: 'No se permite efectuar un Salto de Combate en el interior o en contacto con una Zona…' —
-    a base touching the zone's edge counts."""
+    """004: a Combat Jump is forbidden to a trooper whose base only touches a zone's edge.
+
+    004: 'No se permite efectuar un Salto de Combate en el interior o en contacto con una Zona…' — a base touching the
+    zone's edge counts.
+    """
     touching = rect_region("r", "low", 100, 0, 300, 400)  # touches A at its corner (100, 400)
     answer = rule(scene(regions=[touching], tokens=[A, T], locale="es"), "a", None, "combat-jump")
     assert answer["allowed"] is False
@@ -556,8 +604,11 @@ def test_codeone_does_not_use_the_rule() -> None:
 
 
 def test_zone_and_trait_of_another_ruleset_are_ignored_with_a_note() -> None:
-    """Contract: 'a zone type or trait of another ruleset than the scene's is ignored with a note on the
-    rulings it touches — never a silent zero.'"""
+    """Contract: another ruleset's zone and trait are ignored with notes naming them by label, never a silent zero.
+
+    Contract: 'a zone type or trait of another ruleset than the scene's is ignored with a note on the rulings it touches
+    — never a silent zero.'
+    """
     darkness = on_line("r-dark", "darkness", total=True)
     answer = rule(scene(regions=[darkness], tokens=[with_traits(A, "infravision"), T]), "a", "t")
     assert answer["modifier"] == 0
@@ -567,8 +618,11 @@ def test_zone_and_trait_of_another_ruleset_are_ignored_with_a_note() -> None:
 
 
 def test_a_zone_of_another_ruleset_around_a_jumper_is_ignored_with_a_note() -> None:
-    """Contract: 'ignored with a note on the rulings it touches' — a Combat Jump from inside GURPS
-    darkness is allowed, and the ruling says which region it ignored (no sight line is involved)."""
+    """Contract: a Combat Jump from inside GURPS darkness is allowed, with a note naming the region it ignored.
+
+    Contract: 'ignored with a note on the rulings it touches' — the ruling says which region it ignored (no sight line
+    is involved).
+    """
     darkness = rect_region("r-dark", "darkness", -50, 350, 200, 200, total=True)  # holds A
     answer = rule(scene(regions=[darkness], tokens=[A, T]), "a", None, "combat-jump")
     assert answer["allowed"] is True and answer["crossings"] == []
@@ -580,17 +634,23 @@ def test_a_zone_of_another_ruleset_around_a_jumper_is_ignored_with_a_note() -> N
 
 @pytest.mark.parametrize(("edition", "noted"), [("original", True), ("1.2", False), ("current", False)])
 def test_inside_zero_the_original_text_says_what_may_still_be_declared(edition: str, noted: bool) -> None:
-    """002 Original: 'Inside a Zero Visibility Zone, Troopers can only declare Skills that do not require
-    LoF or that require them to be in base to base contact with their target.' — said on a blocked BS
-    Attack from inside Zero in `original`; from 1.2 the blocked LoF is the whole answer."""
+    """002 Original: a BS Attack blocked inside Zero notes what may still be declared; from 1.2 it does not.
+
+    002 Original: 'Inside a Zero Visibility Zone, Troopers can only declare Skills that do not require LoF or that
+    require them to be in base to base contact with their target.' — said on a blocked BS Attack from inside Zero in
+    `original`; from 1.2 the blocked LoF is the whole answer.
+    """
     answer = rule(scene(regions=[around("r", "zero", 0)], tokens=[A, T], edition=edition), "a", "t")
     assert answer["allowed"] is False
     assert any("only skills needing no LoF" in note for note in answer["notes"]) is noted
 
 
 def test_the_original_zero_rule_cites_the_decision_that_reads_into_and_out_of() -> None:
-    """002's Original text says only 'through'; blocking LoF out of Zero in `original` stands on the
-    rules-notes decision ('LoF into or out of Zero is blocked as well as through it'), which is cited."""
+    """002 Original: LoF blocked out of Zero cites the rules-notes decision beside the seed's 'through' rule.
+
+    002's Original text says only 'through'; blocking LoF out of Zero in `original` stands on the rules-notes decision
+    ('LoF into or out of Zero is blocked as well as through it'), which is cited.
+    """
     answer = rule(scene(regions=[around("r", "zero", 0)], tokens=[A, T], edition="original"), "a", "t")
     assert any(
         c.startswith(NOTES + "Zero Visibility in the original text: `original`: LoF into or out of Zero")
@@ -600,8 +660,11 @@ def test_the_original_zero_rule_cites_the_decision_that_reads_into_and_out_of() 
 
 
 def test_a_spanish_ruling_cites_004_instead_of_001_and_keeps_untranslated_sources() -> None:
-    """004 is 001 in Spanish, so a Spanish Combat Jump ruling cites 004 and not 001 — and still cites
-    the rules-notes decision that applies the ban in 1.2, which has no Spanish text."""
+    """004: a Spanish Combat Jump ruling cites 004, not 001, and still cites the untranslated rules-notes decision.
+
+    004 is 001 in Spanish; the rules-notes decision that applies the ban in 1.2 has no Spanish text, so it is cited as
+    it stands.
+    """
     answer = rule(
         scene(regions=[around("r", "low", 0)], tokens=[A, T], edition="1.2", locale="es"), "a", None, "combat-jump"
     )
