@@ -130,8 +130,11 @@ def test_a_line_through_a_corner_is_left_to_the_exact_path() -> None:
 
 
 def test_the_elevation_span_limits_the_meeting() -> None:
-    """A zone from 0 to 1 high: a level line at 2 passes over it; a line climbing from 0 to 3 meets it
-    on the way up only while below 1 (a third of the way), and from the top end not before 2/3."""
+    """A zone's elevation span limits the meeting: a line over it meets nothing, a climbing one only within the span.
+
+    A zone from 0 to 1 high: a level line at 2 passes over it; a line climbing from 0 to 3 meets it on the way up only
+    while below 1 (a third of the way), and from the top end not before 2/3.
+    """
     over, _ = _meet([(0.0, 150.0, 300.0, 150.0)], z=(2.0, 2.0), span=(0.0, 1.0))
     assert over == {}
     climbing, _ = _meet([(0.0, 150.0, 300.0, 150.0)], z=(0.0, 3.0), span=(0.0, 1.0))
@@ -168,9 +171,11 @@ FROM, INTO, WITHIN, THROUGH = range(4)
 
 
 def test_crossings_come_in_evidence_order_with_their_kinds() -> None:
-    """Token 0 stands in zone 2, token 1 in zones 0 and 2. From 0 to 1: within 2 (key 0), then through 3
-    (met at 0.2), then into 0 (met at 0.6). From 1 to 0: from 0 and within 2 (key 0, scene order),
-    then through 3."""
+    """Crossings come in evidence order with their kinds, both ways along a line.
+
+    Token 0 stands in zone 2, token 1 in zones 0 and 2. From 0 to 1: within 2 (key 0), then through 3 (met at 0.2), then
+    into 0 (met at 0.6). From 1 to 0: from 0 and within 2 (key 0, scene order), then through 3.
+    """
     inside = [[2], [0, 2]]
     met = [(0, 3, 0.2, 1e-9, False), (0, 0, 0.6, 1e-9, False), (1, 3, 0.7, 1e-9, False)]
     lines, doubtful = _order([0, 1], [1, 0], inside, met, zones=4)
@@ -219,9 +224,11 @@ sys.exit(pytest.main(tests))
 
 
 def test_the_loops_run_as_plain_python_where_they_were_not_compiled() -> None:
-    """Built without a C compiler and run without Cython: the same source runs as Python (with the stand-in
-    for Cython's decorators), says so in the log, and every test of this file and of the effect table's
-    reduction (``tests/core/rules/test_effects.py``) passes on it."""
+    """Built without a C compiler and run without Cython, the loops' source runs as Python and says so in the log.
+
+    The same source runs with the stand-in for Cython's decorators, and every test of this file and of the effect
+    table's reduction (``tests/core/rules/test_effects.py``) passes on it.
+    """
     ran = subprocess.run(
         [sys.executable, "-c", _PLAIN_PYTHON],
         env={**os.environ, "VISIBILITY_EXAMPLES": "15"},
@@ -235,8 +242,10 @@ def test_the_loops_run_as_plain_python_where_they_were_not_compiled() -> None:
 
 
 def test_the_loops_are_compiled_and_release_the_gil() -> None:
-    """The package built here compiled the loops (no JIT at run time), and one thread's long pass leaves
-    another thread running Python meanwhile: the loops hold no GIL."""
+    """The package built here compiled the loops (no JIT at run time), and the loops hold no GIL.
+
+    One thread's long pass leaves another thread running Python meanwhile.
+    """
     from bridge.core import _loops, meetings
 
     assert meetings.COMPILED and not _loops.__file__.endswith(".py")
@@ -270,9 +279,11 @@ def test_the_loops_are_compiled_and_release_the_gil() -> None:
 
 
 def test_the_compiled_loops_were_built_from_the_source_beside_them() -> None:
-    """The build wrote, beside ``_loops.py``, the digest of the source it compiled (this checkout is an
-    editable install), and it is today's source's: a checkout whose loops changed since its last build fails
-    here, as the bridge warns, until ``pip install -e .`` rebuilds them."""
+    """The digest the build wrote beside ``_loops.py`` is today's source's: the compiled loops are built from it.
+
+    This checkout is an editable install. A checkout whose loops changed since its last build fails here, as the bridge
+    warns, until ``pip install -e .`` rebuilds them.
+    """
     from bridge.core import _loops, meetings
 
     assert (ROOT / "bridge" / "core" / "_loops.sha256").exists()
@@ -280,8 +291,10 @@ def test_the_compiled_loops_were_built_from_the_source_beside_them() -> None:
 
 
 def test_a_digest_that_is_not_the_sources_says_the_loops_are_stale(tmp_path: Path) -> None:
-    """Beside the extension, a digest that is another source's says it was built from another
-    ``_loops.py``; the same source's does not; a missing digest or source, or no extension, says nothing."""
+    """A digest beside the extension that is another source's says the loops are stale; the same source's does not.
+
+    It says they were built from another ``_loops.py``; a missing digest or source, or no extension, says nothing.
+    """
     from bridge.core import meetings
 
     compiled = str(tmp_path / "_loops.cpython-311-x86_64-linux-gnu.so")
@@ -331,9 +344,12 @@ def _curved_regions(draw: st.DrawFn) -> Any:
 )
 @settings(max_examples=int(os.environ.get("VISIBILITY_EXAMPLES", "60")), deadline=None)
 def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lines: list[Any]) -> None:
-    """For zones of circles, ellipses and polygons with curved holes, the compiled equations give the very
-    ``t`` (or none) that ``_first_entry`` on ``CurvedArea.segment_parts`` gives, both ways along each line —
-    but for a single point a hole leaves, which they hand back to the caller (it may be left bare)."""
+    """For curved zones, the compiled equations give the very ``t`` of ``_first_entry``, both ways along each line.
+
+    Zones of circles, ellipses and polygons with curved holes: the equations give the very ``t`` (or none) that
+    ``_first_entry`` on ``CurvedArea.segment_parts`` gives — but for a single point a hole leaves, which they hand back
+    to the caller (it may be left bare).
+    """
     curved = curved_region(made)
     assert curved is not None
     parts = curved.conic_parts()
@@ -455,9 +471,12 @@ def _polygon_rows_and_geos(curved: list[Any], ends: list[tuple[float, float, flo
 def test_polygon_rows_settle_only_what_geos_answers_alike(
     curved: list[Any], ends: list[tuple[float, float, float]]
 ) -> None:
-    """Where ``polygon_rows`` settles a (directed line, zone with solid polygons) row without GEOS, the GEOS
-    path judges it too and alike: no meeting for none; the very float (sign of zero included) for an exact
-    entry; within the error bound it returns (never 0) for an entry at a crossing of a polygon's edge."""
+    """Where ``polygon_rows`` settles a row without GEOS, the GEOS path judges it too and alike.
+
+    A row is a (directed line, zone with solid polygons) pair: no meeting for none; the very float (sign of zero
+    included) for an exact entry; within the error bound it returns (never 0) for an entry at a crossing of a polygon's
+    edge.
+    """
     found = _polygon_rows_and_geos(curved, ends)
     assume(found is not None)
     assert found is not None
@@ -473,9 +492,11 @@ def test_polygon_rows_settle_only_what_geos_answers_alike(
 
 
 def test_polygon_rows_settle_crossings_and_leave_touches_to_geos() -> None:
-    """A rectangle with a round hole: lines crossing its edges properly are settled (entries at a crossing,
-    within their bound, and entries the hole's rim gives exactly); a line through its corner and one ending
-    on its edge are left to GEOS."""
+    """``polygon_rows`` settles lines crossing a holed rectangle's edges properly, and leaves touches to GEOS.
+
+    A rectangle with a round hole: entries at a crossing are settled within their bound, and entries the hole's rim
+    gives exactly; a line through its corner and one ending on its edge are left to GEOS.
+    """
     made = region("r", rect(100, 100, 200, 200), circle(200, 200, 50, hole=True))
     ends = [(50.5, 130.25, 0), (350.5, 170.75, 0), (200, 200, 0), (120.5, 140.5, 0), (40, 40, 0), (100, 160, 0)]
     found = _polygon_rows_and_geos([made], ends)
@@ -498,10 +519,13 @@ def test_polygon_rows_settle_crossings_and_leave_touches_to_geos() -> None:
 
 
 def test_polygon_rows_leave_crossings_on_a_rim_or_a_span_bound_to_geos() -> None:
-    """A line crossing the rectangle's edge just where it enters the round hole (which touches that edge
-    from inside), or just where its height reaches the zone's span, is left to GEOS (the crossing's ``t``
-    lies within its error bound of the hole's or the span's): GEOS's own ``t`` decides those branches.
-    The same lines shifted off those points are settled."""
+    """``polygon_rows`` leaves to GEOS a crossing within its error bound of a hole's rim or of the zone's span.
+
+    A line crossing the rectangle's edge just where it enters the round hole (which touches that edge from inside), or
+    just where its height reaches the zone's span, is left to GEOS (the crossing's ``t`` lies within its error bound of
+    the hole's or the span's): GEOS's own ``t`` decides those branches. The same lines shifted off those points are
+    settled.
+    """
     holed = region("r", rect(100, 100, 200, 200), circle(150, 200, 50, hole=True))
     ends = [(50, 200, 0), (250, 200, 0), (50, 210.5, 0), (250, 210.5, 0)]
     found = _polygon_rows_and_geos([holed], ends)
@@ -622,8 +646,10 @@ def _separate_passes(engine: Any, idx: Any, lines: Any, ambiguous: Any) -> tuple
 def test_zone_keys_equal_the_box_test_the_walk_and_the_equations_apart(
     curved: list[Any], squares: list[tuple[float, float]], ends: list[tuple[float, float, float]]
 ) -> None:
-    """One compiled pass over the lines (zone_keys) gives, row for row and bit for bit, what box_pairs, then
-    zone_meetings, then conic_entries on the rows left to the equations gave, with the same lines flagged."""
+    """One compiled pass (zone_keys) gives, bit for bit, what box_pairs, zone_meetings and conic_entries gave apart.
+
+    Row for row, with the same lines flagged; conic_entries ran on the rows left to the equations.
+    """
     from bridge.core.rules import RULESETS
     from bridge.core.scene import Scene
     from bridge.core.visibility import SceneVisibility
@@ -657,9 +683,11 @@ def test_zone_keys_equal_the_box_test_the_walk_and_the_equations_apart(
 def test_zone_order_equals_the_lines_zone_keys_and_crossing_order_one_by_one(
     curved: list[Any], squares: list[tuple[float, float]], ends: list[tuple[float, float, float]], twin: int
 ) -> None:
-    """One compiled call (zone_order) gives the lines not of one point, zone_keys' rows, the token × zone
-    matrix's CSR and crossing_order's starts and codes that those steps gave one by one, bit for bit, with the
-    same directed lines flagged (both directions of a pair on one spot among them); given the CSR, the same."""
+    """One compiled call (zone_order) gives, bit for bit, what the steps it joins gave one by one.
+
+    The lines not of one point, zone_keys' rows, the token × zone matrix's CSR and crossing_order's starts and codes,
+    with the same directed lines flagged (both directions of a pair on one spot among them); given the CSR, the same.
+    """
     from bridge.core.rules import RULESETS
     from bridge.core.scene import Scene
     from bridge.core.visibility import SceneVisibility
@@ -824,11 +852,13 @@ def _numpy_wall_rows(
 def test_wall_crossings_equal_the_numpy_expressions(
     points: list[tuple[float, float, float]], radii: list[float], data: st.DataObject, tree: bool, units: float
 ) -> None:
-    """For walls of every kind (one-way, limited, proximity and distance thresholds, doors, levels) and tokens
-    with external radii and elevations, the compiled loop gives the very rows (pair, wall, orientations and
-    distances, bit for bit, in order), the same pairs left to ``WallIndex.blocked`` and the same blocked
-    directions as the NumPy expressions it replaced — every line against every wall, or the candidates a wall
-    tree gives in any order."""
+    """For walls of every kind, the compiled loop gives bit for bit what the NumPy expressions it replaced gave.
+
+    Walls one-way, limited, with proximity and distance thresholds, doors, levels; tokens with external radii and
+    elevations. The very rows (pair, wall, orientations and distances, in order), the same pairs left to
+    ``WallIndex.blocked`` and the same blocked directions — every line against every wall, or the candidates a wall tree
+    gives in any order.
+    """
     walls_list = [data.draw(_walls(f"w{k}")) for k in range(data.draw(st.integers(1, 12)))]
     walls = WallIndex(walls_list, units_per_px=units, levels=level_spans([Level.model_validate(v) for v in _LEVELS]))
     assume(len(walls))
@@ -862,9 +892,11 @@ def test_wall_crossings_equal_the_numpy_expressions(
     ],
 )
 def test_wall_crossings_on_thresholds_and_level_bounds(fields: dict[str, Any], z: float, expected: list[bool]) -> None:
-    """A wall 50 px from one end of a line and 150 px from the other (thresholds of 1 unit = 50 px), or standing
-    on a level whose bound is the line's height: exactly on a bound, the compiled loop and the NumPy
-    expressions agree, and say what the per-pair path says (``WallIndex.blocked``)."""
+    """Exactly on a threshold or level bound, the compiled wall loop, the NumPy expressions and the per-pair path agree.
+
+    A wall 50 px from one end of a line and 150 px from the other (thresholds of 1 unit = 50 px), or standing on a level
+    whose bound is the line's height; the per-pair path is ``WallIndex.blocked``.
+    """
     made = Wall.model_validate({"id": "w", "c": [50.0, 0.0, 50.0, 200.0], **fields})
     walls = WallIndex([made], units_per_px=0.02, levels=level_spans([Level.model_validate(v) for v in _LEVELS]))
     tokens = (np.array([0.0, 200.0]), np.array([100.0, 100.0]), np.array([z, z]), np.zeros(2))
