@@ -1164,7 +1164,7 @@ def test_a_solid_straight_shape_within_a_curved_hole_leaves_no_corners() -> None
 
 
 def test_a_hole_rim_still_counts_where_the_area_goes_on() -> None:
-    """Contract ('a hole's rim belongs to the zone'): a hole's rim counts where the solid's area goes on beyond it.
+    """docs/geometry.md ('a hole's rim belongs to the zone'): a hole's rim counts where the solid's area goes on.
 
     A solid circle only partly within a hole keeps the rim of the hole where the rest of it goes on, and its own rim
     outside the hole.
@@ -1204,7 +1204,7 @@ def test_a_point_a_hole_leaves_bare_does_not_count(others: list[dict[str, Any]])
 
 
 def test_points_where_area_goes_on_beside_a_hole_still_count() -> None:
-    """Contract ('touching counts'): a point on a hole's rim with area beside it is in the zone.
+    """Contract ('Touching counts'): a point on a hole's rim with area beside it is in the zone.
 
     A hole touching its solid's rim from inside (a crescent is left beside the point), two rims crossing, a triangle's
     corner on a hole's rim pointing away from it — each point has area beside it and counts.

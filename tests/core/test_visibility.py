@@ -762,9 +762,9 @@ def _cellar(penalty: int, version: int) -> SceneState:
 def test_a_gurps_darkness_zone_turned_to_total_darkness_changes_the_pair_that_looks_into_it() -> None:
     """GURPS (003): a darkness zone turned to total darkness makes ``update`` report the pair that looks into it.
 
-    GURPS (003): in total darkness "he attacks at -10". The cellar b stands in goes from dim (-2) to total darkness:
-    ``update`` says a→b changed, as the per-pair path does (the old ruling, built late to compare, is ruled with the old
-    scene, not found in a memo the new one filled).
+    GURPS (003), an attacker in total darkness: "He attacks at -10". The cellar b stands in goes from dim (-2) to total
+    darkness: ``update`` says a→b changed, as the per-pair path does (the old ruling, built late to compare, is ruled
+    with the old scene, not found in a memo the new one filled).
     """
     dim, dark = _cellar(-2, 0), _cellar(-10, 1)
     engine = SceneVisibility(dim, action="attack")

@@ -147,8 +147,8 @@ def test_several_darkness_zones_take_the_worst() -> None:
 def test_darkness_zone_with_no_level_is_total_darkness() -> None:
     """Seed 003: a darkness zone left blank is total darkness (-10), and a torch the attacker sees makes it -3.
 
-    Seed 003: 'reduces the penalty from -10 (total darkness) to -3'. A zone with no level follows the sheet's 'Leave
-    blank for total darkness'.
+    Seed 003: 'reduces the penalty from -10 (total darkness) to -3'. A zone with no level follows the zone sheet's hint
+    (foundry-module/lang/en.json): '−1 to −9. Leave blank for total darkness.'
     """
     blank = rect_zone("r-black", *AROUND_B, "darkness")
     ruling = fight(regions=[blank])

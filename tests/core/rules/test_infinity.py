@@ -288,7 +288,7 @@ def test_marksmanship_sees_white_noise_as_zero_only_in_the_current_text(edition:
 def test_multispectral_visor_levels(visor: str, zone: str, expected: int | None) -> None:
     """rules-notes: each Multispectral Visor level reduces each zone's MOD as listed; Eclipse blocks every level.
 
-    rules-notes: 'MSV L1: Low -> 0, Poor -> -3; may draw LoF through Zero at -6. MSV L2: every zone MOD -> 0 and LoF
+    rules-notes: 'MSV L1: Low → 0, Poor → −3; may draw LoF through Zero at −6. MSV L2: every zone MOD → 0 and LoF
     through Zero'; Eclipse 'blocks LoF for MSV users of every level'.
     """
     answer = rule(scene(regions=[on_line("r", zone)], tokens=[with_traits(A, visor), T]), "a", "t")
@@ -385,8 +385,8 @@ def test_msv_l1_answering_through_zero_takes_its_own_minus_6() -> None:
 def test_sixth_sense_cancels_the_answer_penalty(edition: str, traits: list[str], expected: int) -> None:
     """rules-notes: Sixth Sense cancels the -6 of an answer through Zero; before 1.3 only together with MSV L1.
 
-    rules-notes: 'a trooper with MSV L1 and Sixth Sense, target of a BS Attack through Zero, ignores the -6; from 1.3
-    the Sixth Sense trooper ignores the -6 of the resulting Poor zone on its own'.
+    rules-notes: 'a trooper with MSV L1 and Sixth Sense, target of a BS Attack through Zero, ignores the −6; from 1.3
+    the Sixth Sense trooper ignores the −6 of the resulting Poor zone on its own'.
     """
     data = scene(regions=[on_line("r", "zero")], tokens=[with_traits(A, *traits), T], edition=edition)
     assert rule(data, "a", "t", reaction=True)["modifier"] == expected
@@ -448,9 +448,9 @@ def test_a_sight_wall_blocks_a_bs_attack() -> None:
 def test_a_wall_withholds_the_zone_mod_but_still_explains_it(locale: str) -> None:
     """Contract: behind a wall the zone MODs are listed as not applied, and the wall is the one applied entry.
 
-    Contract: 'modifiers explains every candidate and whether it applied' — behind a wall there is no roll: Poor's -6 is
-    listed as not applied (a wall stops the line), Low's as never stacking with it, and the wall is the one applied
-    entry. A Zero zone would itself block, so it stays applied.
+    Contract: '`modifiers` explains every candidate and whether it applied' — behind a wall there is no roll: Poor's
+    -6 is listed as not applied (a wall stops the line), Low's as never stacking with it, and the wall is the one
+    applied entry. A Zero zone would itself block, so it stays applied.
     """
     regions = [on_line("r-poor", "poor"), on_line("r-low", "low", x=850)]
     answer = rule(scene(regions=regions, tokens=[A, T], walls=[wall("w", 700, 0, 700, 1000)], locale=locale), "a", "t")
