@@ -59,7 +59,9 @@ def test_serve_with_an_unwritable_data_dir_says_so() -> None:
 
     The unwritable one is in sysfs, which refuses even root.
     """
-    one_line_error(run("serve", "--data-dir", "/sys/kernel"), "cannot write in the data directory /sys/kernel")
+    one_line_error(
+        run("serve", "--data-dir", "/sys/kernel"), "cannot write in the data directory /sys/kernel", "with --data-dir"
+    )
     one_line_error(run("serve", "--data-dir", "/sys/kernel/sightline"), "cannot make the data directory")
 
 
