@@ -1,4 +1,4 @@
-"""Export writers' escaping and the pages' language choice, without a store."""
+"""Export writers' escaping and their English and Spanish words, without a store."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import io
 from collections.abc import AsyncIterator
 
 from bridge.log.export import csv_chunks, jsonl_chunks, markdown_chunks, parse_jsonl_line
-from bridge.log.i18n import pick_language
 from bridge.log.records import Party, RulingRecord
 
 from .sample import ruling
@@ -27,16 +26,6 @@ async def test_writers_escape_what_their_format_needs() -> None:
     assert rows[1][rows[0].index("notes")] == 'a | b\nc, "d"'
     line = "".join([c async for c in jsonl_chunks(_records(tricky))])
     assert parse_jsonl_line(line) == tricky
-
-
-def test_language_from_query_then_accept_language() -> None:
-    """?lang wins; otherwise the highest-weighted supported Accept-Language; otherwise English."""
-    assert pick_language("es", "en") == "es"
-    assert pick_language("fr", "es-MX,es;q=0.9") == "es"
-    assert pick_language(None, "fr-FR,fr;q=0.9,es;q=0.5,en;q=0.4") == "es"
-    assert pick_language(None, "en-GB,es;q=0.8") == "en"
-    assert pick_language(None, "de") == "en"
-    assert pick_language(None, None) == "en"
 
 
 async def test_markdown_export_speaks_the_readers_words() -> None:
