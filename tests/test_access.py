@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bridge.access import WORLDS_FILE, Access, load_world_secrets, world_secret
+from bridge.config import StartupError
 
 BRIDGE = "bridge-secret"
 ACCESS = Access(BRIDGE, {"w-ashes": "ashes-secret", "w-embers": "embers-secret"})
@@ -62,9 +63,22 @@ def test_a_worlds_file_of_the_wrong_shape_is_refused_naming_it(tmp_path: Path) -
     path = tmp_path / WORLDS_FILE
     for content in (["w-ashes"], {"w-ashes": 5}, {"w-ashes": None}, "w-ashes"):
         path.write_text(json.dumps(content), encoding="utf-8")
-        with pytest.raises(ValueError, match="expected an object of world id to secret") as caught:
+        with pytest.raises(StartupError, match="expected an object of world id to secret") as caught:
             load_world_secrets(tmp_path)
         assert str(path) in str(caught.value)
+
+
+def test_a_worlds_file_that_is_not_json_is_refused_naming_it(tmp_path: Path) -> None:
+    """A worlds.json cut short, or not UTF-8, is refused naming the file, where it breaks and what to do."""
+    path = tmp_path / WORLDS_FILE
+    path.write_text('{"w-ashes": ', encoding="utf-8")
+    with pytest.raises(StartupError, match=r"is not valid JSON \(.* at line 1, column 13\)") as caught:
+        load_world_secrets(tmp_path)
+    assert str(path) in str(caught.value) and "sightline secret --world" in str(caught.value)
+    path.write_bytes(b'{"w-ashes": "\xff"}')
+    with pytest.raises(StartupError, match="is not UTF-8 text") as caught:
+        load_world_secrets(tmp_path)
+    assert str(path) in str(caught.value)
 
 
 def test_a_world_secret_is_made_once_owner_only_and_kept(tmp_path: Path) -> None:
