@@ -22,7 +22,7 @@ _last_ms = -1
 _last_random = 0
 
 #: What a valid id looks like (used to reject forged pagination cursors).
-ID_PATTERN = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
+ID_PATTERN = re.compile(r"\A[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 
 def _encode(value: int, length: int) -> str:

@@ -93,8 +93,9 @@ def test_ids_from_several_threads_are_distinct() -> None:
         "01ARZ3NDEKTSV4RRFFQ69G5FAU",
         "01ARZ3NDEKTSV4RRFFQ69G5FA-",
         " 01ARZ3NDEKTSV4RRFFQ69G5FA",
+        "01ARZ3NDEKTSV4RRFFQ69G5FAV\n",
     ],
 )
 def test_the_pattern_refuses_what_is_not_an_id(text: str) -> None:
-    """ID_PATTERN refuses a wrong length, lower case, the letters I, L, O, U and any other character."""
+    """ID_PATTERN refuses a wrong length, lower case, the letters I, L, O, U, any other character or a newline."""
     assert ID_PATTERN.match(text) is None

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from bridge.log import sql
+from bridge.log.ids import new_id
 from bridge.log.records import Party
 from bridge.log.sql import SqlLogStore, load_migrations
-from bridge.log.store import LogOpenError, RulingFilter, open_store
+from bridge.log.store import LogOpenError, RulingFilter, decode_cursor, encode_cursor, open_store
 
 from .conftest import append_as_before_world_names, make_store
 from .sample import DOCKS, T0, ruling
@@ -393,3 +394,12 @@ async def test_a_log_from_before_world_names_migrates_and_reads_back(
         assert await new.world_names() == {"w-ashes": "Ashes"}
     finally:
         await new.close()
+
+
+def test_a_cursor_is_only_an_id_the_store_made() -> None:
+    """A cursor decodes to its record id; one holding anything else (a trailing newline too) is refused."""
+    record_id = new_id()
+    assert decode_cursor(encode_cursor(record_id)) == record_id
+    for forged in (record_id + "\n", record_id[:-1], "not base64!"):
+        with pytest.raises(ValueError, match="invalid cursor"):
+            decode_cursor(encode_cursor(forged) if forged != "not base64!" else forged)
