@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from .config import new_secret, secret_matches
+from .config import StartupError, new_secret, secret_matches
 
 __all__ = ["WORLDS_FILE", "Access", "load_world_secrets", "world_secret"]
 
@@ -40,13 +40,29 @@ class Access:
 
 
 def load_world_secrets(data_dir: Path) -> dict[str, str]:
+    """The world secrets kept in ``data_dir``'s worlds.json (none when it is missing). A file that cannot be
+    read, is not JSON or is not an object of world id to secret is a :class:`StartupError` naming it: the
+    command stops in one line instead of serving without the worlds' own secrets."""
     path = data_dir / WORLDS_FILE
     if not path.exists():
         return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise StartupError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise StartupError(f"{path} is not UTF-8 text (byte {exc.start + 1}); {_REMAKE}") from exc
+    except json.JSONDecodeError as exc:
+        raise StartupError(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {_REMAKE}"
+        ) from exc
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-        raise ValueError(f"{path}: expected an object of world id to secret")
+        raise StartupError(f"{path}: expected an object of world id to secret; {_REMAKE}")
     return data
+
+
+#: What to do about a damaged worlds.json (its secrets cannot be guessed back).
+_REMAKE = "repair it, or move it away and give each world a new secret with `sightline secret --world W`"
 
 
 def world_secret(data_dir: Path, world: str) -> str:

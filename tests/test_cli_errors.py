@@ -72,6 +72,14 @@ def test_serve_with_a_file_as_data_dir_says_so(tmp_path: Path) -> None:
     one_line_error(run("serve", "--data-dir", str(blocker / "sub")), "cannot make the data directory", str(blocker))
 
 
+def test_a_damaged_worlds_file_says_so(tmp_path: Path) -> None:
+    """A worlds.json cut short or of the wrong shape ends `secret --world` and `serve` in one line naming it."""
+    for content in ('{"w-ashes": ', '["w-ashes"]'):
+        (tmp_path / "worlds.json").write_text(content, encoding="utf-8")
+        one_line_error(run("secret", "--world", "w-ashes", "--data-dir", str(tmp_path)), "worlds.json")
+        one_line_error(run("serve", "--port", "0", "--data-dir", str(tmp_path)), "worlds.json")
+
+
 def test_serve_with_a_bad_or_unreachable_database_says_so(tmp_path: Path) -> None:
     """serve refuses a bad or unreachable database in one line and creates no missing directory.
 

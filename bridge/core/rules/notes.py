@@ -19,7 +19,8 @@ TextLookup = Callable[..., str]
 def foreign_vocabulary_notes(
     situation: Situation, text: TextLookup, *, crossings: Iterable[Crossing] = ()
 ) -> tuple[str, ...]:
-    """One note per zone type or trait of another ruleset that this ruling touches — never a silent zero.
+    """One note per region whose zone type, and per token trait, belongs to another ruleset and that this ruling
+    touches (notes of the same text given once) — never a silent zero.
 
     The zones touched are those the situation's sight lines cross and ``crossings`` (a placement's:
     the zones the actor stands in). ``text(key, locale, **values)`` must know ``foreign_zone`` and

@@ -1,0 +1,254 @@
+"""What ``sightline log rejudge`` prints, from given outcomes: reasons, the JSON form and the four writers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from bridge.log.records import Party
+from bridge.log.rejudge import Outcome, Rejudge
+from bridge.log.rejudge_output import REJUDGE_FORMATS, outcome_wire, reasons_of
+from bridge.log.store import LoggedSession
+
+from .sample import ruling
+
+_SESSION = LoggedSession(id="01SESSION", world="w-ashes", name="Night raid", started="t0", last_activity="t1")
+_CITE_NEW = "Infinity N4, 1.3 — White Noise Zone"
+_CITE_OLD = "Infinity N4 — Poor Visibility Zone"
+
+
+def _outcomes() -> list[Outcome]:
+    """Three re-judged rulings: one unchanged, one now blocked (with the rules that did it), one untranslatable."""
+    same = ruling(0).model_copy(update={"id": "R0"})
+    blocked = ruling(1).model_copy(update={"id": "R1"})
+    lost = ruling(2, actor_name="=HYPERLINK(x)", action="bs-attack").model_copy(
+        update={"id": "R2", "target": Party(id="t-pipe", name="Lin | Vik")}
+    )
+    after = {
+        "allowed": False,
+        "modifier": None,
+        "modifiers": [{"label": "White Noise Zone", "applied": False, "reason": "blocks the line"}],
+        "notes": ["no line of fire"],
+        "citations": [_CITE_NEW],
+        "crossings": [{"region": "r-poor", "zone": "white-noise", "kind": "through"}],
+        "line": {"start": {"x": 0, "y": 0}, "end": {"x": 1, "y": 1}},
+    }
+    return [
+        Outcome(record=same, status="same", after={"allowed": True, "modifier": -6}),
+        Outcome(
+            record=blocked,
+            status="changed",
+            after=after,
+            direction="now-blocked",
+            added=(_CITE_NEW,),
+            dropped=(_CITE_OLD,),
+        ),
+        Outcome(record=lost, status="untranslatable", why="no such zone type in gurps-4e"),
+    ]
+
+
+async def _stream(items: list[Outcome]) -> AsyncIterator[Outcome]:
+    for item in items:
+        yield item
+
+
+async def _written(
+    fmt: str, *, keep_same: bool = False, judge: Rejudge | None = None, session: LoggedSession = _SESSION
+) -> tuple[str, str]:
+    """What the ``fmt`` writer sends to the output, and to the summary stream."""
+    summary_to = io.StringIO()
+    chunks = REJUDGE_FORMATS[fmt](
+        _stream(_outcomes()),
+        session=session,
+        judge=judge or Rejudge(edition="1.3"),
+        keep_same=keep_same,
+        summary_to=summary_to,
+    )
+    return "".join([chunk async for chunk in chunks]), summary_to.getvalue()
+
+
+def test_reasons_list_applied_entries_with_their_value_then_the_notes() -> None:
+    """Applied entries read 'label (+n)' ('(0)' for zero, bare when valueless); entries not applied are left out."""
+    modifiers: list[dict[str, Any]] = [
+        {"label": "Poor Visibility Zone", "value": -3, "applied": True},
+        {"label": "Cover", "value": 2, "applied": True},
+        {"label": "Nothing", "value": 0, "applied": True},
+        {"label": "Lit", "applied": True},
+        {"label": "Smoke", "value": -6, "applied": False, "reason": "does not stack"},
+    ]
+    assert reasons_of(modifiers, ["a note"], allowed=True) == [
+        "Poor Visibility Zone (-3)",
+        "Cover (+2)",
+        "Nothing (0)",
+        "Lit",
+        "a note",
+    ]
+
+
+def test_a_refused_rulings_reasons_name_what_decided_it() -> None:
+    """When not allowed, each entry not applied that gives a reason is listed as 'label: reason'; others are not."""
+    modifiers: list[dict[str, Any]] = [
+        {"label": "Zero Visibility Zone", "applied": False, "reason": "blocks the line"},
+        {"label": "Fog", "value": -3, "applied": False},
+    ]
+    assert reasons_of(modifiers, [], allowed=False) == ["Zero Visibility Zone: blocks the line"]
+    assert reasons_of(modifiers, ["n"], allowed=True) == ["n"]
+
+
+def test_an_outcomes_json_has_both_sides_and_the_rules_that_changed() -> None:
+    """outcome_wire gives the ruling, the logged side, the side under the judge's rules and the citations that moved."""
+    wire = outcome_wire(_outcomes()[1], Rejudge(edition="1.3"))
+    assert (wire["record"], wire["status"], wire["direction"]) == ("R1", "changed", "now-blocked")
+    assert wire["actor"] == {"id": "t-fus", "name": "Fusilier"} and wire["action"] == "bs-attack"
+    assert wire["before"] == {
+        "ruleset": "infinity-n4",
+        "edition": "current",
+        "allowed": True,
+        "modifier": -6,
+        "reasons": ["Poor Visibility Zone (-6)", "ruling 1"],
+        "citations": ruling(1).citations,
+    }
+    after = wire["after"]
+    assert (after["ruleset"], after["edition"], after["allowed"], after["modifier"]) == (
+        "infinity-n4",
+        "1.3",
+        False,
+        None,
+    )
+    assert after["reasons"] == ["White Noise Zone: blocks the line", "no line of fire"]
+    assert after["crossings"][0]["zone"] == "white-noise" and after["line"] is not None
+    assert (wire["added"], wire["dropped"]) == ([_CITE_NEW], [_CITE_OLD])
+    json.dumps(wire)  # JSON-safe as it stands
+
+
+def test_an_untranslatable_outcomes_json_has_no_after_side_and_says_why() -> None:
+    """A ruling that cannot carry over has ``after`` null and its ``why``; a ruling with no target has it null."""
+    wire = outcome_wire(_outcomes()[2], Rejudge(ruleset="gurps-4e"))
+    assert wire["after"] is None and wire["why"] == "no such zone type in gurps-4e"
+    untargeted = Outcome(record=ruling(0, target=None), status="same", after={"allowed": True})
+    assert outcome_wire(untargeted, Rejudge(edition="1.3"))["target"] is None
+
+
+async def test_the_table_lists_what_changed_and_what_cannot_carry_over_then_the_summary() -> None:
+    """The table shows each listed ruling by name and action label, before → after and both reasons; then counts."""
+    text, elsewhere = await _written("table")
+    assert elsewhere == ""
+    blocks = text.split("\n\n")
+    assert len(blocks) == 3  # the unchanged ruling is left out; the summary is last
+    assert blocks[0].splitlines() == [
+        "2025-03-01T19:01:00+00:00  Fusilier → Target t-tgt  BS Attack",
+        "  before: allowed, -6  →  after: not allowed  (now blocked)",
+        "  was: Poor Visibility Zone (-6); ruling 1",
+        "  now: White Noise Zone: blocks the line; no line of fire",
+    ]
+    assert "  before: allowed, -6  →  after: cannot carry over: no such zone type in gurps-4e" in blocks[1]
+    assert "now:" not in blocks[1]
+    assert blocks[2].splitlines() == [
+        "Session Night raid: 3 rulings re-judged under edition 1.3: 1 changed, 1 unchanged, 1 cannot carry over.",
+        "  1 now blocked",
+        "Rules that made the difference (+ cited now, − no longer cited):",
+        f"  1 × + {_CITE_NEW}",
+        f"  1 × − {_CITE_OLD}",
+    ]
+
+
+async def test_all_lists_the_unchanged_rulings_too() -> None:
+    """With keep_same every ruling is listed, in every format; the counts stay the same."""
+    table, _ = await _written("table", keep_same=True)
+    assert table.count("\n\n") == 3 and "after: allowed, -6" in table
+    lines = (await _written("jsonl", keep_same=True))[0].splitlines()
+    assert [json.loads(line).get("record") for line in lines[:-1]] == ["R0", "R1", "R2"]
+    rows = list(csv.reader(io.StringIO((await _written("csv", keep_same=True))[0])))
+    assert [row[0] for row in rows[1:]] == ["R0", "R1", "R2"]
+    md = (await _written("md", keep_same=True))[0]
+    assert md.count("| 2025-03-01") == 3
+
+
+async def test_jsonl_is_one_object_per_listed_ruling_then_the_summary() -> None:
+    """JSONL: each listed ruling as outcome_wire gives it, then one {"summary": …} line with counts and causes."""
+    text, elsewhere = await _written("jsonl")
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert elsewhere == "" and len(lines) == 3
+    judge = Rejudge(edition="1.3")
+    assert lines[:2] == [outcome_wire(o, judge) for o in _outcomes()[1:]]
+    assert lines[2] == {
+        "summary": {
+            "total": 3,
+            "same": 1,
+            "changed": 1,
+            "untranslatable": 1,
+            "directions": {"now-blocked": 1},
+            "causes": [{"citation": "+ " + _CITE_NEW, "rulings": 1}, {"citation": "− " + _CITE_OLD, "rulings": 1}],
+        }
+    }
+
+
+async def test_csv_is_one_table_its_summary_goes_elsewhere_and_formulas_are_neutralised() -> None:
+    """CSV: the header and one row per listed ruling; a cell that would start a formula is quoted; numbers stay."""
+    text, elsewhere = await _written("csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [row["record"] for row in rows] == ["R1", "R2"]
+    changed, lost = rows
+    assert (changed["before_allowed"], changed["before_modifier"], changed["after_allowed"]) == ("true", "-6", "false")
+    assert changed["after_modifier"] == "" and changed["direction"] == "now-blocked"
+    assert changed["after_reasons"] == "White Noise Zone: blocks the line; no line of fire"
+    assert lost["actor"] == "'=HYPERLINK(x)" and lost["target"] == "Lin | Vik"
+    assert (lost["after_allowed"], lost["why"]) == ("", "no such zone type in gurps-4e")
+    assert text.startswith("record,time,actor,target,action,status,direction,") and "\r\n" in text
+    assert elsewhere.startswith("Session Night raid: 3 rulings re-judged") and "Session" not in text
+
+
+async def test_markdown_is_one_row_per_listed_ruling_with_cells_escaped() -> None:
+    """Markdown: a header, one row per listed ruling (pipes escaped, action by label), then the summary as a list."""
+    text, elsewhere = await _written("md")
+    lines = text.splitlines()
+    assert elsewhere == "" and lines[0].startswith("| Time | Actor | Target | Action | Before | After |")
+    rows = [line for line in lines if line.startswith("| 2025")]
+    assert len(rows) == 2
+    assert "| Fusilier | Target t-tgt | BS Attack | allowed, -6 | not allowed |" in rows[0]
+    assert "| Lin \\| Vik |" in rows[1] and "cannot carry over: no such zone type in gurps-4e" in rows[1]
+    assert "- Session Night raid: 3 rulings re-judged under edition 1.3" in text and "- 1 now blocked" in text
+
+
+@pytest.mark.parametrize(
+    ("judge", "session", "head"),
+    [
+        (
+            Rejudge(ruleset="gurps-4e"),
+            _SESSION,
+            "Session Night raid: 3 rulings re-judged under gurps-4e, edition current:",
+        ),
+        (
+            Rejudge(ruleset="infinity-n4", edition="1.2"),
+            _SESSION.model_copy(update={"name": ""}),
+            "Session 01SESSION: 3 rulings re-judged under infinity-n4, edition 1.2:",
+        ),
+    ],
+    ids=["ruleset-alone", "nameless-session"],
+)
+async def test_the_summary_names_the_session_and_the_rules_judged_under(
+    judge: Rejudge, session: LoggedSession, head: str
+) -> None:
+    """The summary names the session (its id when it has no name), the ruleset and edition ('current' by default)."""
+    text, _ = await _written("table", judge=judge, session=session)
+    assert text.split("\n\n")[-1].startswith(head)
+
+
+async def test_an_empty_session_prints_only_its_summary() -> None:
+    """With nothing to judge each writer gives its header (if any) and the summary: 0 rulings, nothing changed."""
+    judge = Rejudge(edition="1.3")
+    written: dict[str, str] = {}
+    summary_to = io.StringIO()
+    for fmt, writer in REJUDGE_FORMATS.items():
+        chunks = writer(_stream([]), session=_SESSION, judge=judge, keep_same=True, summary_to=summary_to)
+        written[fmt] = "".join([chunk async for chunk in chunks])
+    head = "Session Night raid: 0 rulings re-judged under edition 1.3: 0 changed, 0 unchanged, 0 cannot carry over."
+    assert written["table"] == head + "\n"
+    assert json.loads(written["jsonl"])["summary"]["total"] == 0 and written["jsonl"].count("\n") == 1
+    assert written["csv"].count("\r\n") == 1 and summary_to.getvalue() == head + "\n"
+    assert written["md"].endswith("|---|\n\n- " + head + "\n")
