@@ -619,8 +619,9 @@ def _split_annotations(payload: dict[str, Any], max_bytes: int) -> list[bytes]:
     items += [(b"removed", orjson.dumps(entry)) for entry in payload.get("removed", ())]
     envelope = {key: payload[key] for key in ("type", "watch", "scene", "version")}
     first_full = bool(payload.get("full", False))
-    # The largest envelope a part can have: full/more both true, both lists present.
-    overhead = len(orjson.dumps({**envelope, "full": True, "more": True, "changed": [], "removed": []}))
+    # The largest envelope a part can have: full/more both false (a byte longer than true), both lists present;
+    # each pair is then counted with a comma, which the first of each list does not have.
+    overhead = len(orjson.dumps({**envelope, "full": False, "more": False, "changed": [], "removed": []}))
     parts: list[tuple[list[bytes], list[bytes]]] = []
     changed: list[bytes] = []
     removed: list[bytes] = []

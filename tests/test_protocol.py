@@ -205,3 +205,19 @@ def test_a_pair_larger_than_the_limit_goes_alone_in_a_part_of_its_own() -> None:
     assert [len(part["changed"]) + len(part["removed"]) for part in parts] == [1] * count
     assert [pair for part in parts for pair in pairs(part, "changed")] == pairs(update.payload, "changed")
     assert [pair for part in parts for pair in pairs(part, "removed")] == pairs(update.payload, "removed")
+
+
+def test_every_part_holding_several_pairs_is_within_the_limit() -> None:
+    """Every part of a split push that holds more than one pair is at most the limit, whatever the limit.
+
+    docs/protocol.md, "Large pushes": "An `annotations` push whose frame would be larger than the bridge's frame limit
+    (`--max-frame-bytes`) is sent as several `annotations` frames, each under the limit".
+    """
+    _, update = pushes()
+    over = []
+    for limit in range(200, len(orjson.dumps(update.payload))):
+        for frame in encode_frames(update, limit):
+            part = json.loads(frame)
+            if len(part["changed"]) + len(part["removed"]) > 1 and len(frame) > limit:
+                over.append((limit, len(frame)))
+    assert over == []
