@@ -71,7 +71,10 @@ _EN: Final = {
     "easier": "easier",
     "harder": "harder",
     "other-scale": "another scale",
-    "rejudge_summary": "{changed} of {total} rulings on this page change; {untranslatable} cannot carry over.",
+    # Counts after a colon, so that the words read right for any number (1 as for 12).
+    "rejudge_summary": (
+        "Rulings on this page that change: {changed} of {total}; that cannot carry over: {untranslatable}."
+    ),
 }
 
 _ES: Final = {
@@ -142,7 +145,7 @@ _ES: Final = {
     "harder": "más difícil",
     "other-scale": "otra escala",
     "rejudge_summary": (
-        "{changed} de {total} resoluciones de esta página cambian; {untranslatable} no se pueden trasladar."
+        "Resoluciones de esta página que cambian: {changed} de {total}; que no se pueden trasladar: {untranslatable}."
     ),
 }
 

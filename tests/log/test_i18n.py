@@ -40,14 +40,14 @@ def test_spanish_is_translated_not_copied() -> None:
 
 
 def test_the_summary_takes_the_same_counts_in_both_languages() -> None:
-    """The re-judge summary names {changed}, {total} and {untranslatable} in both languages, and formats."""
+    """The re-judge summary names {changed}, {total} and {untranslatable} in both languages and reads right for 1."""
     for lang in LANGUAGES:
         assert _fields(TEXTS[lang]["rejudge_summary"]) == {"changed", "total", "untranslatable"}
-    assert TEXTS["en"]["rejudge_summary"].format(changed=2, total=9, untranslatable=3) == (
-        "2 of 9 rulings on this page change; 3 cannot carry over."
+    assert TEXTS["en"]["rejudge_summary"].format(changed=1, total=9, untranslatable=1) == (
+        "Rulings on this page that change: 1 of 9; that cannot carry over: 1."
     )
-    assert TEXTS["es"]["rejudge_summary"].format(changed=2, total=9, untranslatable=3) == (
-        "2 de 9 resoluciones de esta página cambian; 3 no se pueden trasladar."
+    assert TEXTS["es"]["rejudge_summary"].format(changed=1, total=9, untranslatable=1) == (
+        "Resoluciones de esta página que cambian: 1 de 9; que no se pueden trasladar: 1."
     )
     others = [key for key in TEXTS["en"] if key != "rejudge_summary" and _fields(TEXTS["en"][key])]
     assert others == []

@@ -114,7 +114,7 @@ async def test_session_page_highlights_what_changes_and_redraws_its_line(
         vik = next(r for r in records if r.actor.name == "Vik" and r.target and r.target.name == "Lin")
         assert await changed.get_attribute("data-record") == vik.id
         assert "yes 0 (now allowed)" in await changed.inner_text()
-        assert "1 of 13 rulings on this page change" in await page.inner_text("#rejudge-summary")
+        assert "Rulings on this page that change: 1 of 13;" in await page.inner_text("#rejudge-summary")
         await changed.click()
         await page.locator("#map line.rejudged").wait_for()
         assert await page.locator("#map line.sight").count() == 2
