@@ -357,6 +357,32 @@ def test_repeated_questions_share_a_ruling_but_different_options_do_not() -> Non
     assert first["allowed"] is True and unaware["allowed"] is False
 
 
+def test_an_option_the_scenes_ruleset_does_not_read_is_a_note_in_the_adjudication_never_an_error() -> None:
+    """Options another ruleset reads, or none does, come back as notes in the scene's locale; the ruling stands.
+
+    Contract: 'Inputs only one ruleset reads go in `options`: Traveller `size` and `other`' — so any scene may get
+    them: a Traveller typo, and Traveller's `size` in a Spanish Infinity scene, are named, never silently dropped.
+    """
+    session = online()
+    tokens = [token("a", 0, 0), token("t", 1000, 0)]
+    one(session, {"type": "scene.sync", "id": "q1", "scene": scene(tokens=tokens, ruleset="traveller")})
+    ask = {"type": "adjudicate", "id": "a1", "scene": "s1", "actor": "a", "target": "t", "action": "observation"}
+    ask["log"] = False
+    plain = one(session, ask)
+    typo = one(session, {**ask, "id": "a2", "options": {"szie": 2}})
+    assert plain["type"] == typo["type"] == "adjudication"
+    assert typo["notes"] == ["Option “szie” is not an input of Traveller: ignored.", *plain["notes"]]
+    assert {k: v for k, v in typo.items() if k not in ("id", "notes")} == {
+        k: v for k, v in plain.items() if k not in ("id", "notes")
+    }
+    one(session, {"type": "scene.sync", "id": "q2", "scene": scene(tokens=tokens, scene_id="s2", locale="es")})
+    shot = {**ask, "id": "a3", "scene": "s2", "action": "bs-attack"}
+    sized = one(session, {**shot, "options": {"size": 2}})
+    assert sized["type"] == "adjudication" and sized["allowed"] is True
+    assert sized["notes"][0] == "La opción «size» es un dato de otro reglamento (Traveller): Infinity N4 la ignora."
+    assert not any("opción" in note for note in one(session, {**shot, "id": "a4"})["notes"])
+
+
 # --- Limits on what one message costs (issue 11) -------------------------------------------------
 
 

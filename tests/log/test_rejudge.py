@@ -189,6 +189,21 @@ async def test_gurps_session_keeps_the_light_and_darkness_it_was_judged_in(tmp_p
     assert dark.status == "changed" and dark.after is not None and dark.after["modifier"] == -5
 
 
+async def test_a_ruling_with_an_option_its_ruleset_does_not_read_is_logged_with_its_note_and_judged_the_same(
+    tmp_path: Path,
+) -> None:
+    """A GURPS attack asked with Traveller's ``size`` is logged with its note, and judged again the same, note too."""
+    asks = [{"actor": "t-a", "target": "t-b", "action": "attack", "options": {"size": 2, "warm": False}}]
+    await _log_session(tmp_path, _gurps_scene(), asks)
+    (record,) = await records_of(tmp_path)
+    note = "Option “size” is an input of another ruleset (Traveller): ignored by GURPS 4e."
+    assert record.notes[0] == note
+    assert record.situation is not None and record.situation["options"] == {"size": 2, "warm": False}
+    (outcome,) = Rejudge(edition="current").judge_all([record])
+    assert outcome.status == "same" and outcome.after is not None
+    assert outcome.after["notes"] == record.notes
+
+
 async def test_records_without_their_situation_are_listed_not_dropped(demo_log: Path) -> None:
     """A record written before the log kept each ruling's situation is reported as not carried over."""
     (first, *_) = await records_of(demo_log)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..geometry import SceneGeometry
 
 __all__ = [
+    "REQUEST_FIELDS",
     "LocalText",
     "Locale",
     "MissingParameter",
@@ -31,6 +32,11 @@ __all__ = [
 ]
 
 Locale = Literal["en", "es"]
+
+#: ``adjudicate``'s own fields that reach a ruleset in :attr:`Situation.options` beside the request's
+#: ``options`` (the session puts them there: GURPS reads ``aware``). No ruleset declares them as options,
+#: and an option note never names them.
+REQUEST_FIELDS: frozenset[str] = frozenset({"aware"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +57,8 @@ class Situation:
 
     ``lines`` holds one :class:`LineEvidence` per candidate sight line, the centre-to-centre line first
     (only that one unless the scene's ``rules.lines`` is ``"best"``); it is empty when there is no
-    target (Combat Jump). ``options`` carries the request's ruleset-specific fields (GURPS ``aware``,
-    Traveller target size, …).
+    target (Combat Jump). ``options`` carries the request's ``aware`` (:data:`REQUEST_FIELDS`) and its
+    ``options`` (GURPS ``warm``, Traveller target size, …: the keys each ruleset's data declares).
     """
 
     scene: Scene

@@ -21,6 +21,7 @@ from .base import LocalText, RulingError, Situation
 __all__ = [
     "DataModel",
     "DataRuleset",
+    "OptionRules",
     "Passage",
     "Text",
     "Vocabulary",
@@ -72,6 +73,14 @@ class Text(DataModel):
         return text.format(**values) if values else text
 
 
+class OptionRules(DataModel):
+    """One ``adjudicate.options`` key a ruleset reads (``[options.<key>]``): how people read it, and the
+    passages it stands on. A key a ruleset does not declare is noted on its rulings, never read."""
+
+    label: Text
+    cite: tuple[str, ...] = ()
+
+
 _SEED_FILE = re.compile(r"\d{3}_[0-9a-f]{16}\.txt|rules-notes\.md")
 
 
@@ -109,6 +118,8 @@ class VocabularyRow(DataModel):
     traits: tuple[str, ...]
     actions: tuple[str, ...]
     environment: tuple[str, ...]
+    #: The ``adjudicate.options`` keys the ruleset reads (its data's ``[options.*]``, checked equal at load).
+    options: tuple[str, ...]
     #: The sign convention of ``modifier``: which way makes the roll harder.
     harder: Literal["negative", "positive"]
 
@@ -139,6 +150,9 @@ class Vocabulary(DataModel):
     def owner_of_environment(self, key: str) -> tuple[str, ...]:
         return tuple(rid for rid, row in self.rulesets.items() if key in row.environment)
 
+    def owner_of_option(self, key: str) -> tuple[str, ...]:
+        return tuple(rid for rid, row in self.rulesets.items() if key in row.options)
+
     def owner_of_trait(self, trait: str) -> tuple[str, ...]:
         owners = self._trait_owners.get(trait)
         if owners is None:  # every scene check asks this of every token's traits: match patterns once
@@ -149,10 +163,16 @@ class Vocabulary(DataModel):
 
 
 def check_vocabulary(
-    ruleset_id: str, *, zones: Iterable[str], actions: Iterable[str], traits: Iterable[str], editions: Sequence[str]
+    ruleset_id: str,
+    *,
+    zones: Iterable[str],
+    actions: Iterable[str],
+    traits: Iterable[str],
+    options: Iterable[str],
+    editions: Sequence[str],
 ) -> None:
-    """Raise ``ValueError`` unless a ruleset's data names exactly its row of the contract vocabulary and
-    ends its editions with ``current``."""
+    """Raise ``ValueError`` unless a ruleset's data names exactly its row of the contract vocabulary (zone
+    types, actions, traits, the ``adjudicate.options`` keys it reads) and ends its editions with ``current``."""
     row = vocabulary().rulesets.get(ruleset_id)
     if row is None:
         raise ValueError(f"ruleset {ruleset_id!r} is not in the contract vocabulary")
@@ -160,6 +180,7 @@ def check_vocabulary(
         ("zone type", zones, row.zones),
         ("action", actions, row.actions),
         ("trait", traits, row.traits),
+        ("option", options, row.options),
     ):
         if set(names) != set(allowed):
             raise ValueError(f"{kind}s {sorted(names)} differ from the vocabulary's {sorted(allowed)}")

@@ -31,6 +31,7 @@ from .base import ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
     DataModel,
     DataRuleset,
+    OptionRules,
     Passage,
     Text,
     _HasPassages,
@@ -122,12 +123,20 @@ class GurpsData(_HasPassages):
     traits: dict[str, TraitRules]
     actions: dict[str, ActionRules]
     defence: DefenceRules
+    options: dict[str, OptionRules]
     texts: dict[str, Text]
     passages: dict[str, Passage]
 
     @model_validator(mode="after")
     def _consistent(self) -> GurpsData:
-        check_vocabulary(self.id, zones=self.zones, actions=self.actions, traits=self.traits, editions=self.editions)
+        check_vocabulary(
+            self.id,
+            zones=self.zones,
+            actions=self.actions,
+            traits=self.traits,
+            options=self.options,
+            editions=self.editions,
+        )
         if set(self.conditions) != {"blind", "total-darkness", "partial-darkness", "invisible", "smoke"}:
             raise ValueError("conditions must be exactly blind, total-darkness, partial-darkness, invisible, smoke")
         for key in ("blind", "total-darkness", "invisible", "smoke"):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from ..scene import Region, Scene, Token, Zone
 from ..sight import Crossing, CrossingKind, LineEvidence, SightLine
@@ -22,6 +22,7 @@ from .base import ModifierEntry, Ruling, RulingError, Situation, wall_entries
 from .data_files import (
     DataModel,
     DataRuleset,
+    OptionRules,
     Passage,
     Text,
     _HasPassages,
@@ -90,13 +91,19 @@ class InfinityData(_HasPassages):
     zones: dict[str, ZoneRules]
     traits: dict[str, TraitRules]
     actions: dict[str, ActionRules]
+    options: dict[str, OptionRules] = Field(default_factory=dict)
     texts: dict[str, Text]
     passages: dict[str, Passage]
 
     @model_validator(mode="after")
     def _matches_vocabulary(self) -> InfinityData:
         check_vocabulary(
-            self.id, zones=self.zones, actions=self.actions, traits=self.traits, editions=list(self.editions)
+            self.id,
+            zones=self.zones,
+            actions=self.actions,
+            traits=self.traits,
+            options=self.options,
+            editions=list(self.editions),
         )
         return self
 

@@ -1,4 +1,5 @@
-"""Notes every ruleset adds the same way: vocabulary of another ruleset met on a ruling."""
+"""Notes every ruleset adds the same way: vocabulary of another ruleset met on a ruling, and request options
+the scene's ruleset does not read."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from itertools import chain
 from typing import Any
 
 from ..sight import Crossing
-from .base import Situation
+from .base import REQUEST_FIELDS, Situation
 from .data_files import vocabulary
 from .labels import label
 
-__all__ = ["foreign_vocabulary_notes", "region_name", "regions_by_id", "tokens_by_id"]
+__all__ = ["foreign_vocabulary_notes", "option_notes", "region_name", "regions_by_id", "tokens_by_id"]
 
 TextLookup = Callable[..., str]
 
@@ -20,11 +21,11 @@ def foreign_vocabulary_notes(
     situation: Situation, text: TextLookup, *, crossings: Iterable[Crossing] = ()
 ) -> tuple[str, ...]:
     """One note per region whose zone type, and per token trait, belongs to another ruleset and that this ruling
-    touches (notes of the same text given once) — never a silent zero.
+    touches (notes of the same text given once), then :func:`option_notes` — never a silent zero.
 
     The zones touched are those the situation's sight lines cross and ``crossings`` (a placement's:
-    the zones the actor stands in). ``text(key, locale, **values)`` must know ``foreign_zone`` and
-    ``foreign_trait``.
+    the zones the actor stands in). ``text(key, locale, **values)`` must know ``foreign_zone``,
+    ``foreign_trait``, ``foreign_option`` and ``unknown_option``.
     """
     ruleset = situation.scene.rules.ruleset
     row = vocabulary().rulesets[ruleset]
@@ -51,6 +52,37 @@ def foreign_vocabulary_notes(
                     "ruleset": label(ruleset, "ruleset", ruleset, locale),
                 }
                 notes[text("foreign_trait", locale, **values)] = None
+    for note in option_notes(situation, text):
+        notes[note] = None
+    return tuple(notes)
+
+
+def option_notes(situation: Situation, text: TextLookup) -> tuple[str, ...]:
+    """One note per ``options`` key the scene's ruleset does not read (its vocabulary row, which its data's
+    ``[options.*]`` matches), in key order: the key as given, the ruleset's title and, when other rulesets
+    read the key, theirs (``foreign_option``), else ``unknown_option``. Never a refusal: the contract lets a
+    client send any ruleset's options to any scene. The request's own fields (``aware``) are no options.
+
+    A request without options of its own gives none, so the whole-scene engine (default options only)
+    answers exactly as a ruling made here.
+    """
+    options = situation.options
+    if REQUEST_FIELDS.issuperset(options):
+        return ()  # the common question: nothing but ``aware``
+    ruleset = situation.scene.rules.ruleset
+    vocab = vocabulary()
+    read = vocab.rulesets[ruleset].options
+    locale = situation.locale
+    notes: list[str] = []
+    # In key order: a ruling is kept per set of options whatever their order in the request.
+    for key in sorted(k for k in options if k not in read and k not in REQUEST_FIELDS):
+        title = label(ruleset, "ruleset", ruleset, locale)
+        owners = vocab.owner_of_option(key)
+        if owners:
+            titles = ", ".join(label(rid, "ruleset", rid, locale) for rid in owners)
+            notes.append(text("foreign_option", locale, option=key, owners=titles, ruleset=title))
+        else:
+            notes.append(text("unknown_option", locale, option=key, ruleset=title))
     return tuple(notes)
 
 

@@ -32,6 +32,7 @@ from .base import MissingParameter, ModifierEntry, Ruling, RulingError, Situatio
 from .data_files import (
     DataModel,
     DataRuleset,
+    OptionRules,
     Passage,
     Text,
     _HasPassages,
@@ -149,11 +150,6 @@ class EncounterRules(DataModel):
     cite: tuple[str, ...]
 
 
-class OptionRules(DataModel):
-    label: Text
-    cite: tuple[str, ...]
-
-
 class TravellerData(_HasPassages):
     id: str
     editions: tuple[str, ...]
@@ -176,7 +172,14 @@ class TravellerData(_HasPassages):
     def _consistent(self) -> TravellerData:
         # Traveller's traits are its vision devices (all but the unaided-eyes fallback).
         devices = set(self.devices) - {self.fallback}
-        check_vocabulary(self.id, zones=self.zones, actions=self.actions, traits=devices, editions=self.editions)
+        check_vocabulary(
+            self.id,
+            zones=self.zones,
+            actions=self.actions,
+            traits=devices,
+            options=self.options,
+            editions=self.editions,
+        )
         if self.fallback not in self.devices:
             raise ValueError(f"fallback device {self.fallback!r} is not defined")
         self.ladder.index(self.ladder.base)

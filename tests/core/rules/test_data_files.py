@@ -9,7 +9,9 @@ from pydantic import ValidationError
 
 from bridge.core.rules import RULESETS
 from bridge.core.rules.data_files import Passage, load_toml, vocabulary
+from bridge.core.rules.gurps import GurpsData
 from bridge.core.rules.infinity import InfinityData
+from bridge.core.rules.traveller import TravellerData
 
 
 def infinity_raw() -> dict[str, Any]:
@@ -23,6 +25,7 @@ def test_shipped_rulesets_load_and_match_the_contract_vocabulary() -> None:
         row = vocab.rulesets[ruleset_id]
         assert ruleset.zone_types == frozenset(row.zones)
         assert ruleset.actions == frozenset(row.actions)
+        assert set(ruleset.data.options) == set(row.options)  # type: ignore[attr-defined]
         assert ruleset.editions[-1] == "current"
 
 
@@ -61,6 +64,24 @@ def test_a_zone_type_outside_the_vocabulary_is_refused() -> None:
     raw["zones"]["fog"] = dict(raw["zones"]["low"])
     with pytest.raises(ValidationError, match="vocabulary"):
         InfinityData.model_validate(raw)
+
+
+def test_an_option_the_vocabulary_does_not_give_the_ruleset_is_refused_as_is_one_left_out() -> None:
+    """The options a ruleset reads are its data's ``[options.*]``, exactly its vocabulary row's: more or fewer fail."""
+    label = {"label": {"en": "Cover", "es": "Cobertura"}}
+    raw = infinity_raw()
+    raw["options"] = {"cover": label}
+    with pytest.raises(ValidationError, match="options"):
+        InfinityData.model_validate(raw)
+    gurps = load_toml("gurps-4e")
+    del gurps["options"]["warm"]
+    with pytest.raises(ValidationError, match="options"):
+        GurpsData.model_validate(gurps)
+    traveller = load_toml("traveller")
+    traveller["options"]["size"] = {"label": {"en": "Size"}}
+    with pytest.raises(ValidationError, match="es"):
+        TravellerData.model_validate(traveller)
+    assert TravellerData.model_validate(load_toml("traveller")).options["size"].label.en == "Target size"
 
 
 def test_a_text_missing_its_spanish_is_refused() -> None:

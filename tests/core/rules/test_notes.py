@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from bridge.core.rules import RULESETS
+from bridge.core.rules.base import REQUEST_FIELDS
+from bridge.core.rules.data_files import vocabulary
 from bridge.core.rules.notes import (
     foreign_vocabulary_notes,
     forget_lists,
+    option_notes,
     region_name,
     regions_by_id,
     tokens_by_id,
 )
 from bridge.core.scene import Scene
 from bridge.core.sight import Crossing, CrossingKind
-from tests.core.rules.scenes import rect_zone, scene, situation, token
+from tests.core.rules.scenes import rect_zone, rule, scene, situation, token, wall
 
 
 def texts_of(ruleset_id: str) -> Callable[..., str]:
@@ -146,3 +152,130 @@ def test_the_lists_held_are_bounded_and_let_go_when_forgotten() -> None:
     assert tokens_by_id(built) is again
     forget_lists()
     assert tokens_by_id(built) is not again
+
+
+# --- Options the scene's ruleset does not read ------------------------------------------------------
+
+#: A valid value of every option some ruleset reads (a test fails when a ruleset declares a new one).
+OPTION_VALUES: dict[str, Any] = {"size": 2, "other": -1, "device": "unaided-eyes", "tech_level": 13, "warm": False}
+#: An action of each ruleset, with a target.
+ACTIONS = {
+    "infinity-n4": "bs-attack",
+    "infinity-codeone": "bs-attack",
+    "gurps-4e": "attack",
+    "traveller": "observation",
+}
+
+
+def option_free(notes: tuple[str, ...]) -> tuple[str, ...]:
+    """``notes`` without the option notes (English or Spanish)."""
+    return tuple(n for n in notes if not n.startswith(("Option “", "La opción «")))
+
+
+def test_an_option_traveller_does_not_read_is_noted_by_its_key_and_changes_nothing_else() -> None:
+    """A typo ``szie`` in a Traveller request: one note naming the key and Traveller, the ruling otherwise unchanged.
+
+    Contract: 'Inputs only one ruleset reads go in `options`: Traveller `size` and `other` (whole numbers of diff
+    mods: the target's size, anything else the table adds).' A key no ruleset reads is never a silent zero.
+    """
+    built = row("traveller", regions=[rect_zone("r-s", 400, 0, 200, 600, "smoke", density=2)])
+    plain = rule(built, "a", "t", "observation")
+    typo = rule(built, "a", "t", "observation", szie=2)
+    assert typo.notes == ("Option “szie” is not an input of Traveller: ignored.", *plain.notes)
+    assert dataclasses.replace(typo, notes=plain.notes) == plain
+    sized = rule(built, "a", "t", "observation", size=-1)
+    assert (plain.modifier, sized.modifier) == (2, 1) and sized.notes == plain.notes
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "title"),
+    [("infinity-n4", "Infinity N4"), ("infinity-codeone", "Infinity CodeOne"), ("gurps-4e", "GURPS 4e")],
+)
+def test_a_traveller_option_sent_to_another_rulesets_scene_names_traveller(ruleset: str, title: str) -> None:
+    """Traveller's ``size`` in an Infinity or GURPS scene: noted as Traveller's, ignored by the scene's ruleset."""
+    built = row(ruleset)
+    plain = rule(built, "a", "t", ACTIONS[ruleset])
+    sized = rule(built, "a", "t", ACTIONS[ruleset], size=3)
+    note = f"Option “size” is an input of another ruleset (Traveller): ignored by {title}."
+    assert sized.notes == (note, *plain.notes)
+    assert (sized.allowed, sized.modifier, sized.modifiers) == (plain.allowed, plain.modifier, plain.modifiers)
+
+
+def test_a_gurps_option_in_a_traveller_scene_names_gurps_by_its_title() -> None:
+    """GURPS's ``warm`` in a Traveller scene: noted with GURPS's title, never its id."""
+    notes = rule(row("traveller"), "a", "t", "observation", warm=False).notes
+    assert notes[0] == "Option “warm” is an input of another ruleset (GURPS 4e): ignored by Traveller."
+
+
+def test_option_notes_speak_spanish_in_a_spanish_scene_in_key_order() -> None:
+    """A Spanish GURPS scene notes a Traveller key and a typo in Spanish, by key whatever the request's order."""
+    built = row("gurps-4e", locale="es")
+    notes = rule(built, "a", "t", "attack", szie=1, size=2).notes
+    assert option_free(notes) == rule(built, "a", "t", "attack").notes
+    assert notes[:2] == (
+        "La opción «size» es un dato de otro reglamento (Traveller): GURPS 4.ª ed. la ignora.",
+        "La opción «szie» no es un dato que lea GURPS 4.ª ed.: se ignora.",
+    )
+    assert rule(built, "a", "t", "attack", size=2, szie=1).notes == notes
+
+
+@pytest.mark.parametrize("ruleset", sorted(ACTIONS))
+def test_the_options_a_ruleset_reads_and_aware_give_no_note(ruleset: str) -> None:
+    """Every option the ruleset's data declares, given a valid value, and ``aware`` (its own field) are not noted."""
+    declared = RULESETS[ruleset].data.options  # type: ignore[attr-defined]
+    assert set(declared) == set(vocabulary().rulesets[ruleset].options)
+    options = {key: OPTION_VALUES[key] for key in declared}
+    found = situation(row(ruleset), "a", "t", ACTIONS[ruleset], aware=False, **options)
+    assert option_notes(found, texts_of(ruleset)) == ()
+    assert option_free(RULESETS[ruleset].adjudicate(found).notes) == RULESETS[ruleset].adjudicate(found).notes
+    aware_inside = dataclasses.replace(found, options={"aware": True, **options})
+    assert option_notes(aware_inside, texts_of(ruleset)) == ()
+
+
+class _Asked(dict[str, Any]):
+    """Request options that remember every key a ruling looks up."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.asked: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return super().__contains__(key)
+
+
+@pytest.mark.parametrize("ruleset", sorted(ACTIONS))
+def test_a_ruleset_reads_only_the_options_its_data_declares(ruleset: str) -> None:
+    """Every ruling looks up no option beyond its data's ``[options.*]`` and ``aware``: the data is the list."""
+    declared = set(RULESETS[ruleset].data.options) | REQUEST_FIELDS  # type: ignore[attr-defined]
+    built = row(ruleset, actor=[], target=[])
+    asked: set[str] = set()
+    for action in RULESETS[ruleset].actions:
+        for reaction in (False, True):
+            options = _Asked({"aware": True})
+            found = dataclasses.replace(situation(built, "a", "t", action, reaction=reaction), options=options)
+            RULESETS[ruleset].adjudicate(found)
+            asked |= options.asked
+    assert asked <= declared
+    assert ruleset.startswith("infinity") or asked & set(RULESETS[ruleset].data.options)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("ruleset", sorted(ACTIONS))
+def test_every_action_notes_an_option_its_ruleset_does_not_read_on_open_and_walled_lines(ruleset: str) -> None:
+    """Attacks, defences, placements, reactions, walled lines: each ruling carries the note, otherwise unchanged."""
+    for walls in ([], [wall("w", 500, 0, 500, 600)]):
+        built = row(ruleset, walls=walls)
+        for action in sorted(RULESETS[ruleset].actions):
+            for reaction in (False, True):
+                plain = rule(built, "a", "t", action, reaction=reaction)
+                typo = rule(built, "a", "t", action, reaction=reaction, szie=1)
+                assert typo.notes[0].startswith("Option “szie” is not an input of "), (action, reaction)
+                assert dataclasses.replace(typo, notes=plain.notes) == plain
