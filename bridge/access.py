@@ -6,8 +6,10 @@ come from ``--world-secret W=SECRET``. Every comparison is constant-time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,9 +73,15 @@ def world_secret(data_dir: Path, world: str) -> str:
     if world not in known:
         known[world] = new_secret()
         path = data_dir / WORLDS_FILE
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(known, handle, indent=2, sort_keys=True)
-        os.replace(tmp, path)
+        # A temporary file of its own (mkstemp: owner-only, a unique name), so that two commands writing at
+        # once never write into one file; the last rename wins whole.
+        fd, tmp = tempfile.mkstemp(dir=data_dir, prefix=f".{WORLDS_FILE}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(known, handle, indent=2, sort_keys=True)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     return known[world]

@@ -29,8 +29,13 @@ def port(text: str) -> int:
 
 def host(text: str) -> str:
     """An IPv4 or IPv6 address, or a host name (resolved when the bridge starts); ``256.1.1.1`` and
-    other numbers that are no address are refused here rather than looked up as names."""
-    candidate = text.strip("[]")
+    other numbers that are no address are refused here rather than looked up as names. Square brackets
+    are taken off an IPv6 address (``[::1]``, as in a URL) and nothing else: ``[localhost]`` and an unmatched
+    bracket are refused."""
+    bracketed = text.startswith("[") and text.endswith("]")
+    candidate = text[1:-1] if bracketed else text
+    if bracketed and ":" not in candidate:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an IPv6 address (only those go in square brackets)")
     if ":" in candidate or _DOTTED_NUMBERS.fullmatch(candidate):
         try:
             ipaddress.ip_address(candidate)

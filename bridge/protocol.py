@@ -598,12 +598,13 @@ def encode(message: BaseModel) -> str:
 
 def encode_frames(message: BaseModel, max_bytes: int) -> list[bytes]:
     """The text frames that carry ``message``, as UTF-8 (orjson's bytes, written to the socket as they are:
-    no ``str`` round trip): one, unless it is an ``annotations`` push over ``max_bytes``.
+    no ``str`` round trip): one, unless it is an ``annotations`` push in wire form (:class:`Prebuilt`, as
+    the session builds every push) over ``max_bytes``.
 
-    Such a push is split into parts of the same ``watch``, ``scene`` and ``version``, each under
+    Such a push is split into parts of the same ``watch``, ``scene`` and ``version``, each within
     ``max_bytes``: the first keeps ``full``, the later ones say ``full: false``, and every part but the
-    last says ``more: true`` (docs/protocol.md, "Large pushes"). A single pair larger than the limit
-    still goes in a part of its own.
+    last says ``more: true`` (docs/protocol.md, "Large pushes"). A pair that does not fit within the limit
+    together with the part's envelope still goes, alone, in a part of its own (over the limit).
     """
     try:
         raw = orjson.dumps(dump_message(message))

@@ -95,6 +95,17 @@ def test_a_world_secret_is_made_once_owner_only_and_kept(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == [WORLDS_FILE]  # no temporary file left
 
 
+def test_writing_worlds_json_never_goes_through_a_fixed_temporary_name(tmp_path: Path) -> None:
+    """A file or link already at a temporary name (``worlds.tmp``) is neither written through nor removed."""
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("not a secret", encoding="utf-8")
+    (tmp_path / "worlds.tmp").symlink_to(elsewhere)
+    secret = world_secret(tmp_path, "w-ashes")
+    assert elsewhere.read_text(encoding="utf-8") == "not a secret"
+    assert load_world_secrets(tmp_path) == {"w-ashes": secret}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere.txt", WORLDS_FILE, "worlds.tmp"]
+
+
 def test_a_new_world_secret_keeps_the_others(tmp_path: Path) -> None:
     """Making a second world's secret keeps the first world's (also one written by hand) and differs from it."""
     (tmp_path / WORLDS_FILE).write_text(json.dumps({"w-ashes": "by-hand"}), encoding="utf-8")

@@ -35,8 +35,16 @@ def test_addresses_are_checked_as_addresses() -> None:
     assert host("127.0.0.1") == "127.0.0.1"
     assert host("::1") == "::1" and host("[::1]") == "::1"
     assert host("0.0.0.0") == "0.0.0.0"
-    for text in ("256.1.1.1", "1.2.3", "1..2.3", "::g", "[1:2:3]"):
+    for text in ("256.1.1.1", "1.2.3", "1..2.3", "::g", "[1:2:3]", "[::1", "::1]"):
         assert refusal(host, text) == f"{text!r} is not an IP address"
+
+
+def test_only_an_ipv6_address_goes_in_square_brackets() -> None:
+    """Square brackets are taken off an IPv6 address only: a bracketed name or IPv4 address is refused."""
+    for text in ("[localhost]", "[127.0.0.1]", "[]"):
+        assert refusal(host, text) == f"{text!r} is not an IPv6 address (only those go in square brackets)"
+    for text in ("[localhost", "localhost]"):
+        assert refusal(host, text) == f"{text!r} is neither an IP address nor a host name"
 
 
 def test_host_names_follow_the_label_rules() -> None:

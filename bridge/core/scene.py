@@ -194,6 +194,9 @@ class Zone(BaseModel):
 
 
 class Region(SceneModel):
+    """A Foundry scene region: its ``shapes`` (or the ``polygons`` Foundry resolved them to), its elevation
+    and, when it is a visibility zone, the ``zone`` (type and the ruleset's parameters)."""
+
     id: Identifier
     name: str = ""
     elevation: Elevation = Elevation()
@@ -331,6 +334,9 @@ class Level(SceneModel):
 
 
 class Rules(SceneModel):
+    """How the scene is ruled: the ruleset and its edition, the locale of the reasons, and whether lines
+    of sight run centre to centre (``center``) or from the best of sampled footprint points (``best``)."""
+
     ruleset: Identifier
     edition: Identifier = "current"
     locale: Literal["en", "es"] = "en"
@@ -338,6 +344,9 @@ class Rules(SceneModel):
 
 
 class Scene(SceneModel):
+    """A whole scene as ``scene.sync`` sends it: grid, rules, environment, regions, tokens, walls, lights and
+    levels; ids are unique within each kind."""
+
     id: Identifier
     name: str = ""
     grid: Grid = Grid()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..config import data_dir_from
+from .i18n import LANGUAGES
 
 if TYPE_CHECKING:
     from .records import RulingRecord
@@ -59,8 +60,17 @@ def _storage_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _locale_option(parser: argparse.ArgumentParser, words: str) -> None:
+    """``--locale``, the same for every log command that writes for people: the languages the log's pages
+    speak (:data:`bridge.log.i18n.LANGUAGES`), English by default."""
+    parser.add_argument(
+        "--locale", choices=LANGUAGES, default=LANGUAGES[0], help=f"language of {words} (default {LANGUAGES[0]})"
+    )
+
+
 def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``log sessions`` and ``log export`` to the ``subparsers`` of the main parser; returns ``log``'s."""
+    """Add ``log sessions``, ``log export`` and ``log rejudge`` to the ``subparsers`` of the main parser;
+    returns ``log``'s."""
     log = subparsers.add_parser("log", help="browse and export the adjudication log")
     commands = log.add_subparsers(dest="log_command", required=True, metavar="{sessions,export,rejudge}")
     sessions = commands.add_parser("sessions", help="list game sessions, newest first")
@@ -72,9 +82,7 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     export.add_argument("--world", help="the session's world (checked when given)")
     export.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="output format (default jsonl)")
     export.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
-    export.add_argument(
-        "--locale", choices=["en", "es"], default="en", help="language of the Markdown export's words (default en)"
-    )
+    _locale_option(export, "the Markdown export's words")
     _storage_options(export)
     rejudge = commands.add_parser(
         "rejudge",
@@ -92,6 +100,7 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     rejudge.add_argument("--format", choices=REJUDGE_FORMATS, default="table", help="output format (default table)")
     rejudge.add_argument("--all", action="store_true", help="list unchanged rulings too")
     rejudge.add_argument("--output", "-o", type=Path, help="file to write (default: standard output)")
+    _locale_option(rejudge, "the table's, the Markdown's and the summary's words; JSONL and CSV cells stay data")
     _storage_options(rejudge)
     return log  # type: ignore[no-any-return]
 
@@ -153,10 +162,10 @@ async def _sessions(store: LogStore, args: argparse.Namespace, out: TextIO) -> i
 
 
 class _Progress:
-    """``exported N/M records`` on a terminal, at most five times a second."""
+    """``exported N/M records`` (or ``text``'s words) on a terminal, at most five times a second."""
 
-    def __init__(self, stream: TextIO, total: int, verb: str = "exported") -> None:
-        self._stream, self._total, self._verb = stream, total, verb
+    def __init__(self, stream: TextIO, total: int, text: str = "exported {count}/{total} records{percent}") -> None:
+        self._stream, self._total, self._text = stream, total, text
         self._on = stream.isatty()
         self._shown_at = 0.0
         self.count = 0
@@ -172,7 +181,7 @@ class _Progress:
 
     def _show(self) -> None:
         percent = f" ({100 * self.count // self._total}%)" if self._total else ""
-        self._stream.write(f"\r{self._verb} {self.count}/{self._total} records{percent}")
+        self._stream.write("\r" + self._text.format(count=self.count, total=self._total, percent=percent))
         self._stream.flush()
 
     def done(self) -> None:
@@ -195,6 +204,7 @@ async def _find_session(store: LogStore, args: argparse.Namespace, err: TextIO) 
 async def _rejudge(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .rejudge import Rejudge, RejudgeError
     from .rejudge_output import REJUDGE_FORMATS as WRITERS
+    from .rejudge_output import progress_text
 
     try:
         judge = Rejudge(ruleset=args.ruleset, edition=args.edition)
@@ -205,9 +215,9 @@ async def _rejudge(store: LogStore, args: argparse.Namespace, out: TextIO, err: 
     if session is None:
         return 1
     writer = WRITERS[args.format]
-    progress = _Progress(err, session.rulings, verb="re-judged")
+    progress = _Progress(err, session.rulings, progress_text(args.locale))
     outcomes = judge.outcomes(progress.counted(store.export(session.world, session.id)))
-    chunks = writer(outcomes, session=session, judge=judge, keep_same=args.all, summary_to=err)
+    chunks = writer(outcomes, session=session, judge=judge, keep_same=args.all, summary_to=err, locale=args.locale)
     await _write_chunks(chunks, args.output, out)
     progress.done()
     return 0

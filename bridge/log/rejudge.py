@@ -31,12 +31,23 @@ from ..protocol import dump_message
 from ..session import Send, Session, StoreThenSend, Worlds
 from .records import RulingRecord
 
-__all__ = ["Outcome", "Rejudge", "RejudgeError", "Summary"]
+__all__ = ["Lack", "Outcome", "Rejudge", "RejudgeError", "Summary", "WhyCode"]
 
 Status = Literal["same", "changed", "untranslatable"]
 #: How a changed ruling moved, for the actor: allowed now, blocked now, easier, harder, or on another
 #: scale (the two rulesets' modifiers cannot be compared).
 Direction = Literal["now-allowed", "now-blocked", "easier", "harder", "other-scale"]
+#: Why a ruling could not carry over, as a fixed code: the rules judged under lack something it needs
+#: (``lacks``), the record was written before the log kept each ruling's situation (``unrecorded``), or
+#: the bridge refused the scene or the ruling (``refused``; ``why`` is then the bridge's own message).
+WhyCode = Literal["lacks", "unrecorded", "refused"]
+#: Something a ruling needs that the rules judged under lack: an edition, an action, a trait or a zone
+#: type, with its id (people read its label: ``bridge.log.rejudge_output.why_text``).
+Lack = tuple[Literal["edition", "action", "trait", "zone"], str]
+
+#: How ``why`` (English, ids as they are: data for programs, as in the JSONL) names each kind of lack.
+_LACK_WORDS = {"edition": "edition", "action": "action", "trait": "trait", "zone": "zone type"}
+_UNRECORDED = "recorded before the log kept each ruling's whole situation"
 
 _SCENE_ID = "rejudge"
 _WORLD_ID = "rejudge"
@@ -51,8 +62,9 @@ class Outcome:
     """One logged ruling judged again.
 
     ``after`` is the new adjudication's wire form (``None`` when untranslatable); ``why`` says why a
-    ruling could not carry over; ``added``/``dropped`` are the citations the new ruling has that the
-    original lacked, and the reverse — the rules that made the difference.
+    ruling could not carry over (in English, with ids), ``why_code`` and ``lacks`` the same as data, for
+    writing it in the reader's language; ``added``/``dropped`` are the citations the new ruling has that
+    the original lacked, and the reverse — the rules that made the difference.
     """
 
     record: RulingRecord
@@ -62,6 +74,8 @@ class Outcome:
     direction: Direction | None = None
     added: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
+    why_code: WhyCode | None = None
+    lacks: tuple[Lack, ...] = ()
 
 
 @dataclass
@@ -133,15 +147,15 @@ class Rejudge:
         """``record`` judged again (``record`` must be a ruling, not an override)."""
         ruleset, edition = self.rules_for(record)
         if edition not in RULESETS[ruleset].editions:
-            return Outcome(record, "untranslatable", why=f"{ruleset} has no edition {edition!r}")
+            return _lacking(record, ruleset, [("edition", edition)])
         missing = _untranslatable(record, ruleset)
-        if missing:
-            return Outcome(record, "untranslatable", why=missing)
+        if missing is not None:
+            return missing
         snapshot, situation = record.snapshot, record.situation
         assert snapshot is not None and situation is not None
         error = self._place(record, ruleset, edition)
         if error is not None:
-            return Outcome(record, "untranslatable", why=error)
+            return Outcome(record, "untranslatable", why=error, why_code="refused")
         self._count += 1
         answer = self._ask(
             {
@@ -158,7 +172,8 @@ class Rejudge:
             }
         )
         if answer.get("type") != "adjudication":
-            return Outcome(record, "untranslatable", why=str(answer.get("message", "the bridge refused the ruling")))
+            why = str(answer.get("message", "the bridge refused the ruling"))
+            return Outcome(record, "untranslatable", why=why, why_code="refused")
         if answer["allowed"] == record.allowed and answer["modifier"] == record.modifier:
             return Outcome(record, "same", after=answer)
         # Records logged before sources were named by title cite seed file names: compare like with like.
@@ -235,23 +250,28 @@ class Rejudge:
         return {"type": "error", "message": "no answer"}
 
 
-def _untranslatable(record: RulingRecord, ruleset: str) -> str | None:
-    """Why ``record`` cannot be judged under ``ruleset``, or ``None``."""
+def _untranslatable(record: RulingRecord, ruleset: str) -> Outcome | None:
+    """``record`` as not carried over to ``ruleset`` (saying why), or ``None`` when it can be judged."""
     if record.snapshot is None or record.situation is None or not record.snapshot.setting:
-        return "recorded before the log kept each ruling's whole situation"
+        return Outcome(record, "untranslatable", why=_UNRECORDED, why_code="unrecorded")
     row = vocabulary().rulesets[ruleset]
-    lacks: list[str] = []
+    lacks: list[Lack] = []
     if record.action not in row.actions:
-        lacks.append(f"action {record.action!r}")
+        lacks.append(("action", record.action))
     ids = {record.actor.id, record.target.id if record.target else None}
     for token in record.situation.get("tokens", []):
         if token.get("id") in ids:
-            lacks.extend(f"trait {trait!r}" for trait in token.get("traits", []) if not row.knows_trait(trait))
+            lacks.extend(("trait", str(trait)) for trait in token.get("traits", []) if not row.knows_trait(trait))
     zones = sorted({c.get("zone", "") for c in record.crossings if c.get("zone") not in row.zones})
-    lacks.extend(f"zone type {zone!r}" for zone in zones)
-    if not lacks:
-        return None
-    return f"{ruleset} has no {', '.join(dict.fromkeys(lacks))}"
+    lacks.extend(("zone", zone) for zone in zones)
+    return _lacking(record, ruleset, lacks) if lacks else None
+
+
+def _lacking(record: RulingRecord, ruleset: str, lacks: list[Lack]) -> Outcome:
+    """``record`` as not carried over because ``ruleset`` lacks ``lacks`` (each named once)."""
+    unique = tuple(dict.fromkeys(lacks))
+    words = ", ".join(f"{_LACK_WORDS[kind]} {value!r}" for kind, value in unique)
+    return Outcome(record, "untranslatable", why=f"{ruleset} has no {words}", why_code="lacks", lacks=unique)
 
 
 def _direction(record: RulingRecord, ruleset: str, answer: dict[str, Any]) -> Direction:

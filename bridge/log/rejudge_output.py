@@ -4,6 +4,12 @@ Each writer takes the :class:`~bridge.log.rejudge.Outcome` stream and yields tex
 rulings that change and those that cannot carry over (every unchanged one too with ``keep_same``), then
 the summary — how many changed, in which direction for the actor, which rules made the difference. The
 CSV writer sends its summary to ``summary_to`` (standard error) so the file stays one table.
+
+Words for people are in ``locale`` (en, es; ``--locale``, as ``log export``'s): the table, the Markdown and
+the summary, with actions, editions, rulesets and what a ruling lacks by their labels
+(:func:`bridge.core.rules.labels.label`, as the export's Markdown). JSONL and CSV cells stay data with
+their ids, whatever the locale (as the export's CSV and JSONL). Each side's reasons are the ruling's own
+texts, in the language its scene was played in (``rules.locale``), as the export's notes are.
 """
 
 from __future__ import annotations
@@ -14,31 +20,86 @@ import json
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any, Final, TextIO
 
-from ..core.rules import RULESETS
+from ..core.rules.labels import label
 from .export import csv_safe, markdown_cell
 from .records import RulingRecord
 from .rejudge import Outcome, Rejudge, Summary
 from .store import LoggedSession
 
-__all__ = ["REJUDGE_FORMATS", "outcome_wire", "reasons_of"]
+__all__ = ["REJUDGE_FORMATS", "outcome_wire", "progress_text", "reasons_of", "why_text"]
 
 Writer = Callable[..., AsyncIterator[str]]
 
-_DIRECTION_WORDS: Final = {
-    "now-allowed": "now allowed",
-    "now-blocked": "now blocked",
-    "easier": "easier for the actor",
-    "harder": "harder for the actor",
-    "other-scale": "another scale",
+#: The words of the table, the Markdown and the summary. Counts stand after a colon or before a word
+#: that does not change with the number ("changed: 1", "1 × …"), so they read right for 1 as for 12.
+_WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "before": "before",
+        "after": "after",
+        "was": "was",
+        "now": "now",
+        "allowed": "allowed",
+        "not_allowed": "not allowed",
+        "cannot_carry": "cannot carry over",
+        "now-allowed": "now allowed",
+        "now-blocked": "now blocked",
+        "easier": "easier for the actor",
+        "harder": "harder for the actor",
+        "other-scale": "another scale",
+        "summary": "Session {session}, under {rules} — rulings re-judged: {total}; changed: {changed}; "
+        "unchanged: {same}; cannot carry over: {untranslatable}.",
+        "rules": "{ruleset} ({edition})",
+        "direction_count": "  {count} {direction}",
+        "causes": "Rules that made the difference (+ cited now, − no longer cited):",
+        "lacks": "{ruleset} has no {what}",
+        "edition": "edition '{name}'",
+        "action": "action '{name}'",
+        "trait": "trait '{name}'",
+        "zone": "zone type '{name}'",
+        "unrecorded": "recorded before the log kept each ruling's whole situation",
+        "progress": "re-judged {count}/{total} records{percent}",
+    },
+    "es": {
+        "before": "antes",
+        "after": "después",
+        "was": "motivos antes",
+        "now": "motivos ahora",
+        "allowed": "permitida",
+        "not_allowed": "no permitida",
+        "cannot_carry": "no se puede trasladar",
+        "now-allowed": "ahora permitida",
+        "now-blocked": "ahora bloqueada",
+        "easier": "más fácil para el actor",
+        "harder": "más difícil para el actor",
+        "other-scale": "otra escala",
+        "summary": "Sesión {session}, con {rules} — resoluciones juzgadas de nuevo: {total}; cambian: {changed}; "
+        "sin cambios: {same}; no se pueden trasladar: {untranslatable}.",
+        "rules": "{ruleset} ({edition})",
+        "direction_count": "  {direction}: {count}",
+        "causes": "Reglas que marcaron la diferencia (+ citada ahora, − ya no citada):",
+        "lacks": "{ruleset} no tiene {what}",
+        "edition": "la edición «{name}»",
+        "action": "la acción «{name}»",
+        "trait": "el rasgo «{name}»",
+        "zone": "el tipo de zona «{name}»",
+        "unrecorded": "registrada antes de que el registro guardara la situación completa de cada resolución",
+        "progress": "juzgados de nuevo {count}/{total} registros{percent}",
+    },
+}
+_MD_HEADER: Final[dict[str, tuple[str, ...]]] = {
+    "en": ("Time", "Actor", "Target", "Action", "Before", "After", "Was", "Now"),
+    "es": ("Hora", "Actor", "Objetivo", "Acción", "Antes", "Después", "Motivos antes", "Motivos ahora"),
 }
 
 
-def action_label(ruleset: str, action: str) -> str:
-    """The action's English label in ``ruleset``'s data, else its id."""
-    data = getattr(RULESETS.get(ruleset), "data", None)
-    rules = getattr(data, "actions", {}).get(action)
-    label = getattr(rules, "label", None)
-    return label.get("en") if label is not None else action
+def _words(locale: str) -> dict[str, str]:
+    """The words of ``locale``; English for a language we do not speak (as the export's Markdown)."""
+    return _WORDS.get(locale, _WORDS["en"])
+
+
+def progress_text(locale: str = "en") -> str:
+    """The progress line's template in ``locale`` (``{count}``, ``{total}``, ``{percent}``)."""
+    return _words(locale)["progress"]
 
 
 def reasons_of(modifiers: list[dict[str, Any]], notes: list[str], allowed: bool) -> list[str]:
@@ -54,12 +115,30 @@ def reasons_of(modifiers: list[dict[str, Any]], notes: list[str], allowed: bool)
     return reasons + list(notes)
 
 
-def _side(allowed: bool | None, modifier: int | None) -> str:
+def _side(allowed: bool | None, modifier: int | None, words: dict[str, str]) -> str:
     if allowed is None:
         return "—"
     if not allowed:
-        return "not allowed"
-    return "allowed, " + ("0" if not modifier else f"{modifier:+d}")
+        return words["not_allowed"]
+    return words["allowed"] + ", " + ("0" if not modifier else f"{modifier:+d}")
+
+
+def why_text(outcome: Outcome, judge: Rejudge, locale: str = "en") -> str:
+    """Why ``outcome`` could not carry over, in ``locale``: what the rules judged under lack, by their
+    labels ("GURPS 4e has no edition 'Update 1.3'"); a record from before the log kept situations; or
+    the bridge's own message when it refused the scene or the ruling."""
+    words = _words(locale)
+    if outcome.why_code == "lacks":
+        r = outcome.record
+        ruleset, _ = judge.rules_for(r)
+        what = ", ".join(
+            words[kind].format(name=label(ruleset if kind == "edition" else r.ruleset, kind, value, locale))
+            for kind, value in outcome.lacks
+        )
+        return words["lacks"].format(ruleset=label(ruleset, "ruleset", ruleset, locale), what=what)
+    if outcome.why_code == "unrecorded":
+        return words["unrecorded"]
+    return outcome.why or ""
 
 
 def outcome_wire(outcome: Outcome, judge: Rejudge) -> dict[str, Any]:
@@ -109,19 +188,30 @@ async def _listed(outcomes: AsyncIterable[Outcome], summary: Summary, keep_same:
             yield outcome
 
 
-def _summary_lines(summary: Summary, session: LoggedSession, judge: Rejudge) -> list[str]:
+def _rules_text(judge: Rejudge, words: dict[str, str], locale: str) -> str:
+    """The rules judged under, by their labels: "Update 1.3" (each ruling's own ruleset), "GURPS 4e (current rules)"."""
     if judge.ruleset is None:
-        target = f"edition {judge.edition}"
-    else:
-        target = f"{judge.ruleset}, edition {judge.edition or 'current'}"
+        return label(None, "edition", judge.edition or "current", locale)
+    edition = label(judge.ruleset, "edition", judge.edition or "current", locale)
+    return words["rules"].format(ruleset=label(judge.ruleset, "ruleset", judge.ruleset, locale), edition=edition)
+
+
+def _summary_lines(summary: Summary, session: LoggedSession, judge: Rejudge, locale: str) -> list[str]:
+    words = _words(locale)
     lines = [
-        f"Session {session.name or session.id}: {summary.total} rulings re-judged under {target}: "
-        f"{summary.changed} changed, {summary.same} unchanged, {summary.untranslatable} cannot carry over."
+        words["summary"].format(
+            session=session.name or session.id,
+            rules=_rules_text(judge, words, locale),
+            total=summary.total,
+            changed=summary.changed,
+            same=summary.same,
+            untranslatable=summary.untranslatable,
+        )
     ]
     for direction, count in summary.directions.most_common():
-        lines.append(f"  {count} {_DIRECTION_WORDS.get(direction, direction)}")
+        lines.append(words["direction_count"].format(count=count, direction=words.get(direction, direction)))
     if summary.causes:
-        lines.append("Rules that made the difference (+ cited now, − no longer cited):")
+        lines.append(words["causes"])
         lines.extend(f"  {count} × {cause}" for cause, count in summary.causes.most_common())
     return lines
 
@@ -131,37 +221,57 @@ def _who(outcome: Outcome) -> tuple[str, str]:
     return r.actor.name or r.actor.id, (r.target.name or r.target.id) if r.target else ""
 
 
-def _after_text(outcome: Outcome) -> str:
+def _after_text(outcome: Outcome, judge: Rejudge, locale: str) -> str:
+    words = _words(locale)
     if outcome.after is None:
-        return "cannot carry over: " + (outcome.why or "")
-    return _side(outcome.after.get("allowed"), outcome.after.get("modifier"))
+        return words["cannot_carry"] + ": " + why_text(outcome, judge, locale)
+    return _side(outcome.after.get("allowed"), outcome.after.get("modifier"), words)
 
 
 async def table_chunks(
-    outcomes: AsyncIterable[Outcome], *, session: LoggedSession, judge: Rejudge, keep_same: bool, summary_to: TextIO
+    outcomes: AsyncIterable[Outcome],
+    *,
+    session: LoggedSession,
+    judge: Rejudge,
+    keep_same: bool,
+    summary_to: TextIO,
+    locale: str = "en",
 ) -> AsyncIterator[str]:
-    """For a terminal: a block per listed ruling (who, what, before → after, both sides' reasons)."""
+    """For a terminal: a block per listed ruling (who, what, before → after, both sides' reasons), in ``locale``."""
+    words = _words(locale)
     summary = Summary()
     async for outcome in _listed(outcomes, summary, keep_same):
         r = outcome.record
         actor, target = _who(outcome)
         after = outcome.after or {}
-        head = f"{r.time}  {actor}" + (f" → {target}" if target else "") + f"  {action_label(r.ruleset, r.action)}"
-        lines = [head, f"  before: {_side(r.allowed, r.modifier)}  →  after: {_after_text(outcome)}"]
+        action = label(r.ruleset, "action", r.action, locale)
+        head = f"{r.time}  {actor}" + (f" → {target}" if target else "") + f"  {action}"
+        before_text = _side(r.allowed, r.modifier, words)
+        lines = [
+            head,
+            f"  {words['before']}: {before_text}  →  {words['after']}: {_after_text(outcome, judge, locale)}",
+        ]
         if outcome.direction:
-            lines[-1] += f"  ({_DIRECTION_WORDS[outcome.direction]})"
-        lines.append("  was: " + ("; ".join(reasons_of(r.modifiers, r.notes, r.allowed)) or "—"))
+            lines[-1] += f"  ({words[outcome.direction]})"
+        lines.append(f"  {words['was']}: " + ("; ".join(reasons_of(r.modifiers, r.notes, r.allowed)) or "—"))
         if outcome.after is not None:
             now = reasons_of(after.get("modifiers", []), after.get("notes", []), bool(after.get("allowed")))
-            lines.append("  now: " + ("; ".join(now) or "—"))
+            lines.append(f"  {words['now']}: " + ("; ".join(now) or "—"))
         yield "\n".join(lines) + "\n\n"
-    yield "\n".join(_summary_lines(summary, session, judge)) + "\n"
+    yield "\n".join(_summary_lines(summary, session, judge, locale)) + "\n"
 
 
 async def jsonl_chunks(
-    outcomes: AsyncIterable[Outcome], *, session: LoggedSession, judge: Rejudge, keep_same: bool, summary_to: TextIO
+    outcomes: AsyncIterable[Outcome],
+    *,
+    session: LoggedSession,
+    judge: Rejudge,
+    keep_same: bool,
+    summary_to: TextIO,
+    locale: str = "en",
 ) -> AsyncIterator[str]:
-    """One JSON object per listed ruling (:func:`outcome_wire`), then ``{"summary": …}``."""
+    """One JSON object per listed ruling (:func:`outcome_wire`), then ``{"summary": …}``: data with its ids,
+    whatever ``locale``."""
     summary = Summary()
     async for outcome in _listed(outcomes, summary, keep_same):
         yield json.dumps(outcome_wire(outcome, judge), ensure_ascii=False) + "\n"
@@ -191,9 +301,16 @@ def _flag(value: bool | None) -> str:
 
 
 async def csv_chunks(
-    outcomes: AsyncIterable[Outcome], *, session: LoggedSession, judge: Rejudge, keep_same: bool, summary_to: TextIO
+    outcomes: AsyncIterable[Outcome],
+    *,
+    session: LoggedSession,
+    judge: Rejudge,
+    keep_same: bool,
+    summary_to: TextIO,
+    locale: str = "en",
 ) -> AsyncIterator[str]:
-    """CSV (cells neutralised as the log export's are); the summary goes to ``summary_to``."""
+    """CSV (cells neutralised as the log export's are): columns and cells are data with their ids whatever
+    ``locale``, as the export's CSV; the summary goes to ``summary_to``, in ``locale``."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
 
@@ -228,14 +345,22 @@ async def csv_chunks(
                 outcome.why or "",
             ]
         )
-    summary_to.write("\n".join(_summary_lines(summary, session, judge)) + "\n")
+    summary_to.write("\n".join(_summary_lines(summary, session, judge, locale)) + "\n")
 
 
 async def markdown_chunks(
-    outcomes: AsyncIterable[Outcome], *, session: LoggedSession, judge: Rejudge, keep_same: bool, summary_to: TextIO
+    outcomes: AsyncIterable[Outcome],
+    *,
+    session: LoggedSession,
+    judge: Rejudge,
+    keep_same: bool,
+    summary_to: TextIO,
+    locale: str = "en",
 ) -> AsyncIterator[str]:
-    """A Markdown table of the listed rulings, then the summary as a list."""
-    yield "| Time | Actor | Target | Action | Before | After | Was | Now |\n|---|---|---|---|---|---|---|---|\n"
+    """A Markdown table of the listed rulings, then the summary as a list, in ``locale``."""
+    words = _words(locale)
+    header = _MD_HEADER.get(locale, _MD_HEADER["en"])
+    yield "| " + " | ".join(header) + " |\n" + "|" + "---|" * len(header) + "\n"
     summary = Summary()
     async for outcome in _listed(outcomes, summary, keep_same):
         wire = outcome_wire(outcome, judge)
@@ -245,14 +370,14 @@ async def markdown_chunks(
             outcome.record.time,
             actor,
             target,
-            action_label(outcome.record.ruleset, outcome.record.action),
-            _side(outcome.record.allowed, outcome.record.modifier),
-            _after_text(outcome),
+            label(outcome.record.ruleset, "action", outcome.record.action, locale),
+            _side(outcome.record.allowed, outcome.record.modifier, words),
+            _after_text(outcome, judge, locale),
             "; ".join(wire["before"]["reasons"]),
             "; ".join(after.get("reasons", [])),
         ]
         yield "| " + " | ".join(markdown_cell(c) for c in cells) + " |\n"
-    yield "\n" + "\n".join("- " + line.strip() for line in _summary_lines(summary, session, judge)) + "\n"
+    yield "\n" + "\n".join("- " + line.strip() for line in _summary_lines(summary, session, judge, locale)) + "\n"
 
 
 #: Writer of each ``--format``.

@@ -1,4 +1,4 @@
-"""``sightline log sessions`` and ``sightline log export`` against both stores."""
+"""``sightline log sessions`` and ``sightline log export`` against both stores; the log commands' options."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from bridge.log.cli import EXPORT_FORMATS, REJUDGE_FORMATS, add_log_parser, run_log_command_async
 from bridge.log.export import FORMATS
+from bridge.log.i18n import LANGUAGES
 from bridge.log.records import RulingRecord
 from bridge.log.rejudge_output import REJUDGE_FORMATS as REJUDGE_WRITERS
 from bridge.log.sql import SqlLogStore
@@ -38,6 +41,27 @@ def test_the_parsers_format_names_are_the_writers() -> None:
     """
     assert tuple(sorted(FORMATS)) == EXPORT_FORMATS
     assert tuple(sorted(REJUDGE_WRITERS)) == REJUDGE_FORMATS
+
+
+def test_rejudge_help_shows_the_locale_option(capsys: pytest.CaptureFixture[str]) -> None:
+    """`log rejudge --help` offers --locale {en,es} and says what it translates, as `log export --help` offers it."""
+    for command, words in (("rejudge", "the table's, the Markdown's and the summary's words"), ("export", "Markdown")):
+        with pytest.raises(SystemExit) as exited:
+            parse("log", command, "--help")
+        assert exited.value.code == 0
+        shown = " ".join(capsys.readouterr().out.split())  # argparse wraps lines where it likes
+        assert "--locale {en,es}" in shown and words in shown and "(default en)" in shown
+
+
+def test_rejudge_and_export_take_the_same_locales_with_the_same_default() -> None:
+    """Both commands default to English, take the languages the log's pages speak and refuse any other."""
+    assert parse("log", "rejudge", "--session", "s", "--edition", "1.3").locale == "en"
+    assert parse("log", "export", "--session", "s").locale == "en"
+    for language in LANGUAGES:
+        assert parse("log", "rejudge", "--session", "s", "--edition", "1.3", "--locale", language).locale == language
+        assert parse("log", "export", "--session", "s", "--locale", language).locale == language
+    with pytest.raises(SystemExit):
+        parse("log", "rejudge", "--session", "s", "--edition", "1.3", "--locale", "fr")
 
 
 async def test_sessions_table_and_json(store: SqlLogStore, store_url: str, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from websockets.asyncio.client import connect
 from bridge.config import BridgeConfig
 from bridge.log.records import RulingRecord
 from bridge.log.rejudge import Outcome, Rejudge, RejudgeError
+from bridge.log.rejudge_output import why_text
 from bridge.log.sqlite import SqliteLogStore
 from bridge.protocol import PROTOCOL
 from bridge.server import run_bridge
@@ -157,6 +158,13 @@ async def test_gurps_session_as_traveller_lists_every_ruling_that_cannot_carry_o
     assert "trait 'night-vision-3'" in (outcomes[0].why or "")
     assert "zone type 'darkness'" in (outcomes[0].why or "")
     assert "action 'dodge'" in (outcomes[1].why or "")
+    judge = Rejudge(ruleset="traveller")
+    assert why_text(outcomes[0], judge, "en") == (
+        "Traveller has no action 'Attack', trait 'Night Vision 3', zone type 'Darkness'"
+    )
+    assert why_text(outcomes[0], judge, "es") == (
+        "Traveller no tiene la acción «Ataque», el rasgo «Visión Nocturna 3», el tipo de zona «Oscuridad»"
+    )
     same = list(Rejudge(ruleset="gurps-4e", edition="current").judge_all(records))
     assert [o.status for o in same] == ["same"] * 3
 
@@ -243,7 +251,7 @@ async def test_console_command_formats_and_the_log_stays_as_it_was(demo_log: Pat
     table = _cli(*common)
     assert table.returncode == 0, table.stderr
     assert "Vik → Lin" in table.stdout and "before: not allowed  →  after: allowed, 0" in table.stdout
-    assert "13 rulings re-judged" in table.stdout and "1 changed, 12 unchanged, 0 cannot carry over" in table.stdout
+    assert "rulings re-judged: 13; changed: 1; unchanged: 12; cannot carry over: 0." in table.stdout
 
     jsonl = _cli(*common, "--format", "jsonl")
     lines = [json.loads(line) for line in jsonl.stdout.splitlines()]
@@ -254,12 +262,59 @@ async def test_console_command_formats_and_the_log_stays_as_it_was(demo_log: Pat
     listed = _cli(*common, "--format", "csv", "--all")
     rows = list(csv.DictReader(io.StringIO(listed.stdout)))
     assert len(rows) == 13 and sum(row["status"] == "changed" for row in rows) == 1
-    assert "1 changed" in listed.stderr
+    assert "changed: 1;" in listed.stderr
 
     md = _cli(*common, "--format", "md")
     assert md.stdout.startswith("| Time | Actor | Target |") and "| Vik | Lin |" in md.stdout
 
     assert [r.model_dump_json() for r in await records_of(demo_log)] == before
+
+
+async def test_console_command_in_spanish(demo_log: Path) -> None:
+    """With --locale es the real command writes the table, the Markdown and the CSV's summary in Spanish, word for word.
+
+    The ruling's reasons and the citations are the log's own texts (the demo was played in English) and stay as logged;
+    the CSV's columns and cells stay data, exactly as in English.
+    """
+    records = await records_of(demo_log)
+    session = records[0].session
+    assert session is not None
+    vik = next(r for r in records if (r.actor.name, r.target.name if r.target else None) == ("Vik", "Lin"))
+    common = ("--session", session, "--data-dir", str(demo_log), "--edition", "1.3", "--locale", "es")
+    summary = (
+        f"Sesión {session}, con Actualización 1.3 — resoluciones juzgadas de nuevo: 13; cambian: 1; sin cambios: 12; "
+        "no se pueden trasladar: 0."
+    )
+
+    table = _cli(*common)
+    assert table.returncode == 0, table.stderr
+    block, rest = table.stdout.split("\n\n")
+    assert block.splitlines() == [
+        f"{vik.time}  Vik → Lin  Ataque CD",
+        "  antes: no permitida  →  después: permitida, 0  (ahora permitida)",
+        "  motivos antes: White Noise Zone",
+        "  motivos ahora: —",
+    ]
+    lines = rest.splitlines()
+    assert lines[:3] == [
+        summary,
+        "  ahora permitida: 1",
+        "Reglas que marcaron la diferencia (+ citada ahora, − ya no citada):",
+    ]
+    assert len(lines) == 8 and all(line.startswith(("  1 × + ", "  1 × − ")) for line in lines[3:])
+
+    md = _cli(*common, "--format", "md")
+    assert md.stdout.splitlines()[:3] == [
+        "| Hora | Actor | Objetivo | Acción | Antes | Después | Motivos antes | Motivos ahora |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| {vik.time} | Vik | Lin | Ataque CD | no permitida | permitida, 0 | White Noise Zone |  |",
+    ]
+    assert f"\n- {summary}\n- ahora permitida: 1\n" in md.stdout
+
+    spanish = _cli(*common, "--format", "csv", "--all")
+    english = _cli(*common[:-2], "--format", "csv", "--all")
+    assert spanish.stdout == english.stdout and spanish.stdout.startswith("record,time,actor,target,action,status,")
+    assert spanish.stderr.splitlines()[:2] == [summary, "  ahora permitida: 1"]
 
 
 def test_console_command_refuses_an_unknown_edition_in_one_line(demo_log: Path) -> None:
