@@ -194,9 +194,20 @@ def test_traveller_encounter_range_prints_spanish_steps_then_each_citation(capsy
 
 
 def test_ctrl_c_during_a_replay_ends_it_with_status_130_and_no_traceback() -> None:
-    """SIGINT while `sightline replay -` waits for its next line: the answers so far stay, exit 130, stderr empty."""
+    """SIGINT while `sightline replay -` waits for its next line: the answers so far stay, exit 130, stderr empty.
+
+    The replay is started with SIGINT's default action, as from a terminal: a test run that is itself a background
+    job of a non-interactive shell has SIGINT ignored, and a program started from there keeps ignoring it.
+    """
+    default_sigint = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    )
     replay = subprocess.Popen(
-        [SIGHTLINE, "replay", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
+        [sys.executable, "-c", default_sigint, SIGHTLINE, "replay", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
     )
     watchdog = threading.Timer(60, replay.kill)  # a replay that never answers fails the test instead of hanging it
     watchdog.start()
