@@ -12,7 +12,7 @@ from .base import REQUEST_FIELDS, Situation
 from .data_files import vocabulary
 from .labels import label
 
-__all__ = ["foreign_vocabulary_notes", "option_notes", "region_name", "regions_by_id", "tokens_by_id"]
+__all__ = ["OPTION_NOTES", "foreign_vocabulary_notes", "option_notes", "region_name", "regions_by_id", "tokens_by_id"]
 
 TextLookup = Callable[..., str]
 
@@ -25,7 +25,7 @@ def foreign_vocabulary_notes(
 
     The zones touched are those the situation's sight lines cross and ``crossings`` (a placement's:
     the zones the actor stands in). ``text(key, locale, **values)`` must know ``foreign_zone``,
-    ``foreign_trait``, ``foreign_option`` and ``unknown_option``.
+    ``foreign_trait``, ``foreign_option``, ``unknown_option`` and ``more_options``.
     """
     ruleset = situation.scene.rules.ruleset
     row = vocabulary().rulesets[ruleset]
@@ -74,16 +74,23 @@ def option_notes(situation: Situation, text: TextLookup) -> tuple[str, ...]:
     read = vocab.rulesets[ruleset].options
     locale = situation.locale
     notes: list[str] = []
+    title = label(ruleset, "ruleset", ruleset, locale)
     # In key order: a ruling is kept per set of options whatever their order in the request.
-    for key in sorted(k for k in options if k not in read and k not in REQUEST_FIELDS):
-        title = label(ruleset, "ruleset", ruleset, locale)
+    ignored = sorted(k for k in options if k not in read and k not in REQUEST_FIELDS)
+    for key in ignored[:OPTION_NOTES]:
         owners = vocab.owner_of_option(key)
         if owners:
             titles = ", ".join(label(rid, "ruleset", rid, locale) for rid in owners)
             notes.append(text("foreign_option", locale, option=key, owners=titles, ruleset=title))
         else:
             notes.append(text("unknown_option", locale, option=key, ruleset=title))
+    if len(ignored) > OPTION_NOTES:  # (a request of thousands of keys is not answered, nor logged, with a note each)
+        notes.append(text("more_options", locale, count=len(ignored) - OPTION_NOTES, ruleset=title))
     return tuple(notes)
+
+
+#: At most this many ignored options are noted one by one; the rest are counted in one note (``more_options``).
+OPTION_NOTES = 8
 
 
 def region_name(scene: Any, region_id: str) -> str:

@@ -12,6 +12,7 @@ from bridge.core.rules import RULESETS
 from bridge.core.rules.base import REQUEST_FIELDS
 from bridge.core.rules.data_files import vocabulary
 from bridge.core.rules.notes import (
+    OPTION_NOTES,
     foreign_vocabulary_notes,
     forget_lists,
     option_notes,
@@ -217,6 +218,21 @@ def test_option_notes_speak_spanish_in_a_spanish_scene_in_key_order() -> None:
         "La opción «szie» no es un dato que lea GURPS 4.ª ed.: se ignora.",
     )
     assert rule(built, "a", "t", "attack", size=2, szie=1).notes == notes
+
+
+def test_many_ignored_options_are_noted_one_by_one_only_up_to_a_bound_then_counted() -> None:
+    """Twenty unknown keys give eight notes by key and one counting the other twelve, in English and Spanish."""
+    keys = {f"k{n:02d}": n for n in range(20)}
+    english = rule(row("traveller"), "a", "t", "observation", **keys).notes
+    assert english[:OPTION_NOTES] == tuple(
+        f"Option “k{n:02d}” is not an input of Traveller: ignored." for n in range(OPTION_NOTES)
+    )
+    assert english[OPTION_NOTES] == "Other options Traveller does not read: 12 more, ignored."
+    assert option_free(english[OPTION_NOTES + 1 :]) == english[OPTION_NOTES + 1 :]
+    spanish = rule(row("gurps-4e", locale="es"), "a", "t", "attack", **keys).notes
+    assert spanish[OPTION_NOTES] == "Otras opciones que GURPS 4.ª ed. no lee: 12 más, se ignoran."
+    nine = rule(row("traveller"), "a", "t", "observation", **dict(list(keys.items())[:9])).notes
+    assert nine[OPTION_NOTES] == "Other options Traveller does not read: 1 more, ignored."
 
 
 @pytest.mark.parametrize("ruleset", sorted(ACTIONS))
