@@ -45,7 +45,7 @@ from .i18n import TEXTS, pick_language
 from .pages import login_page, session_page, sessions_page
 from .records import Party, RulingRecord
 from .rejudge import Rejudge, RejudgeError
-from .rejudge_output import outcome_wire
+from .rejudge_output import outcome_wire, why_text
 from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store, parse_time
 
 __all__ = [
@@ -535,12 +535,16 @@ def _rejudge_choice(choice: str) -> Rejudge | None:
         raise ValueError(f"rejudge: {exc}") from exc
 
 
-async def _rejudged(judge: Rejudge, records: list[RulingRecord], *, keep_same: bool) -> list[dict[str, Any]]:
-    """``records`` judged again, in a worker thread: a large page never holds up other worlds' messages."""
+async def _rejudged(
+    judge: Rejudge, records: list[RulingRecord], *, keep_same: bool, lang: str | None = None
+) -> list[dict[str, Any]]:
+    """``records`` judged again, in a worker thread: a large page never holds up other worlds' messages. With
+    ``lang`` (a page's), each outcome also says in that language why it cannot carry over (``why_text``:
+    labels, never ids)."""
 
     def run() -> list[dict[str, Any]]:
         return [
-            outcome_wire(outcome, judge)
+            outcome_wire(outcome, judge) | ({} if lang is None else {"why_text": why_text(outcome, judge, lang)})
             for outcome in judge.judge_all(records)
             if keep_same or outcome.status != "same"
         ]
@@ -700,7 +704,7 @@ async def session_view(request: web.Request) -> web.Response:
         records, next_cursor, snapshot_keys = page.records, page.next_cursor, page.snapshot_keys
         previous_cursor = page.previous_cursor
         if judge is not None:
-            rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True)}
+            rejudged = {o["record"]: o for o in await _rejudged(judge, records, keep_same=True, lang=lang)}
     except ValueError as exc:
         error = str(exc)
     html = await asyncio.to_thread(  # a page of 1,000 rows is built off the event loop

@@ -199,7 +199,8 @@ def _rejudged_cell(t: Mapping[str, str], outcome: Mapping[str, Any] | None) -> t
         return "", ""
     if outcome["status"] == "untranslatable":
         return (
-            f'<span class="denied">{escape(t["cannot_carry"])}</span>: {escape(outcome["why"] or "")}',
+            f'<span class="denied">{escape(t["cannot_carry"])}</span>: '
+            f"{escape(outcome.get('why_text') or outcome['why'] or '')}",
             " untranslatable",
         )
     after = outcome["after"]

@@ -87,6 +87,22 @@ async def test_api_refuses_unknown_editions_and_strangers(
     assert (await client.get(url, params={"edition": "1.3"})).status == 401
 
 
+async def test_a_spanish_page_says_in_spanish_why_a_ruling_cannot_carry_over(
+    client: TestClient[web.Request, web.Application], demo_store: SqliteLogStore
+) -> None:
+    """Re-judged under Traveller, a Spanish session page says why each Infinity ruling cannot carry over by labels."""
+    world, session, _ = await _demo(demo_store)
+    path = f"/log/{world}/{session}"
+    signed = await client.post("/log/login", data={"secret": "bridge-secret", "next": path}, allow_redirects=False)
+    assert signed.status == 303
+    page = await (await client.get(path, params={"lang": "es", "rejudge": "traveller:current"})).text()
+    assert page.count('class="ruling untranslatable"') == 13
+    assert "no se puede trasladar</span>: Traveller no tiene la acción «Ataque CD»" in page
+    assert "bs-attack" not in page.split('id="rulings"')[1].split("</table>")[0]  # our ids never shown
+    english = await (await client.get(path, params={"lang": "en", "rejudge": "traveller:current"})).text()
+    assert "cannot carry over</span>: Traveller has no action &#x27;BS Attack&#x27;" in english
+
+
 async def test_session_page_highlights_what_changes_and_redraws_its_line(
     demo_store: SqliteLogStore,
     browser: BrowserContext,  # noqa: F811
