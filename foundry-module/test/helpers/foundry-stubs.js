@@ -124,3 +124,98 @@ export function gameStub({ user, users = [user], settings = {}, scenes = [], soc
   };
   return /** @type {any} */ (game);
 }
+
+/**
+ * `foundry.data` as far as a Region Behavior type needs it: the field classes keep their options
+ * as Foundry's `DataField` constructor does (`field.options`, and each option as a property of the
+ * field: `field.choices`, `field.initial`, …), and `regionBehaviors.RegionBehaviorType` is a base
+ * class with Foundry's static `events` and `LOCALIZATION_PREFIXES`.
+ */
+export function foundryDataStub() {
+  class DataField {
+    constructor(options = {}) {
+      this.options = options;
+      Object.assign(this, options);
+    }
+  }
+  /** @type {StubOf<typeof foundry.data.fields>} */
+  const fields = { StringField: class StringField extends DataField {}, NumberField: class NumberField extends DataField {}, BooleanField: class BooleanField extends DataField {} };
+  class RegionBehaviorType {
+    static events = {};
+    static LOCALIZATION_PREFIXES = [];
+    static defineSchema() {
+      return {};
+    }
+  }
+  /** @type {StubOf<typeof foundry.data.regionBehaviors>} */
+  const regionBehaviors = { RegionBehaviorType };
+  /** @type {StubOf<typeof foundry.data>} */
+  const data = { fields, regionBehaviors };
+  return /** @type {any} */ ({ data });
+}
+
+/** `CONFIG.RegionBehavior` before modules register: Foundry's own types only. */
+export function regionBehaviorConfigStub() {
+  /** @type {StubOf<typeof CONFIG.RegionBehavior>} */
+  const RegionBehavior = { dataModels: { pauseGame: class {} }, typeLabels: { pauseGame: "TYPES.RegionBehavior.pauseGame" }, typeIcons: { pauseGame: "fa-solid fa-pause" } };
+  return /** @type {any} */ ({ RegionBehavior });
+}
+
+/**
+ * `foundry.applications.api.DialogV2` for `prompt(config)`: the dialog is "shown" by `answer`,
+ * which gets the config and returns the form's values by field name (a checkbox as a boolean), or
+ * null for a dismissed dialog. The ok button's `callback(event, button, dialog)` is then called
+ * with a button whose `form.elements` are those fields, and `prompt` resolves to its return — or,
+ * dismissed with `rejectClose: false`, to null.
+ * @param {(config: any) => Record<string, string | boolean> | null} answer
+ */
+export function dialogV2Stub(answer) {
+  const prompts = [];
+  /** @type {StubOf<typeof foundry.applications.api.DialogV2>} */
+  const DialogV2 = {
+    async prompt(config) {
+      prompts.push(config);
+      const values = answer(config);
+      if (values === null) {
+        if (config.rejectClose === false) return null;
+        throw new Error("Dialog was dismissed without pressing a button.");
+      }
+      const elements = Object.fromEntries(Object.entries(values).map(([name, v]) => [name, typeof v === "boolean" ? { name, checked: v, value: "on" } : { name, value: v }]));
+      const button = { form: { elements } };
+      return config.ok.callback(new Event("submit"), button, {});
+    },
+  };
+  return { DialogV2, prompts };
+}
+
+/**
+ * The controls `getSceneControlButtons` hands to modules in V13/V14: a record of controls by name,
+ * each with its `tools` record (`SceneControls.Control` / `SceneControls.Tool`).
+ */
+export function sceneControlsStub() {
+  /** @type {StubOf<foundry.applications.ui.SceneControls.Tool>} */
+  const select = { name: "select", order: 0, title: "CONTROLS.BasicSelect", icon: "fa-solid fa-expand", button: false };
+  /** @type {StubOf<foundry.applications.ui.SceneControls.Tool>} */
+  const target = { name: "target", order: 1, title: "CONTROLS.TargetSelect", icon: "fa-solid fa-bullseye" };
+  /** @type {StubOf<foundry.applications.ui.SceneControls.Control>} */
+  const tokens = { name: "tokens", order: 0, title: "CONTROLS.GroupToken", icon: "fa-solid fa-user-alt", tools: { select, target }, activeTool: "select" };
+  /** @type {StubOf<foundry.applications.ui.SceneControls.Control>} */
+  const walls = { name: "walls", order: 3, title: "CONTROLS.GroupWall", icon: "fa-solid fa-block-brick", tools: {}, activeTool: "select" };
+  return /** @type {any} */ ({ tokens, walls });
+}
+
+/**
+ * Give a document Foundry's `update(changes)` (`Document#update`, async), recording each call's
+ * changes in `doc.updates` in order instead of applying them.
+ */
+export function withUpdates(doc) {
+  const updates = [];
+  /** @type {StubOf<foundry.documents.Scene>} */
+  const methods = {
+    async update(changes) {
+      updates.push(changes);
+      return doc;
+    },
+  };
+  return Object.assign(doc, methods, { updates });
+}
