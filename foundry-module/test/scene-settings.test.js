@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { addSceneSettingsControl, editSceneSettings, sceneSettingsFromForm, sceneSettingsHtml } from "../scripts/adapters/scene-settings.js";
-import { dialogV2Stub, gameStub, sceneControlsStub, withUpdates } from "./helpers/foundry-stubs.js";
+import { dialogV2AnswerStub, gameStub, sceneControlsStub, withUpdates } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -108,7 +108,7 @@ describe("editSceneSettings", () => {
   test("the dialog is titled with the scene's name, shows its flags, and saving replaces them (V13: delete, then set)", async () => {
     const s = scene();
     const game = gameStub({ user: GM, scenes: [s] });
-    const { DialogV2, prompts } = dialogV2Stub(() => ({ ...answers, useSceneDarkness: false }));
+    const { DialogV2, prompts } = dialogV2AnswerStub(() => ({ ...answers, useSceneDarkness: false }));
     const result = await editSceneSettings({ DialogV2, game, scene: s, defaults: { ruleset: "infinity-n4" } });
     assert.deepEqual(result, saved);
     assert.equal(prompts[0].window.title, "SIGHTLINE.Scene.Title: Docks");
@@ -125,7 +125,7 @@ describe("editSceneSettings", () => {
   test("in V14 (global _replace) the flags are saved in one update with the checkbox's state", async () => {
     const s = scene();
     globalThis._replace = (value) => ({ replaced: value });
-    const { DialogV2 } = dialogV2Stub(() => answers);
+    const { DialogV2 } = dialogV2AnswerStub(() => answers);
     await editSceneSettings({ DialogV2, game: gameStub({ user: GM, scenes: [s] }), scene: s, defaults: { ruleset: "infinity-n4" } });
     assert.deepEqual(s.updates, [
       { [`flags.${FLAG}.rules`]: { replaced: saved.rules }, [`flags.${FLAG}.environment`]: { replaced: saved.environment }, [`flags.${FLAG}.useSceneDarkness`]: true },
@@ -134,7 +134,7 @@ describe("editSceneSettings", () => {
 
   test("a dismissed dialog changes nothing and returns null", async () => {
     const s = scene();
-    const { DialogV2 } = dialogV2Stub(() => null);
+    const { DialogV2 } = dialogV2AnswerStub(() => null);
     assert.equal(await editSceneSettings({ DialogV2, game: gameStub({ user: GM, scenes: [s] }), scene: s, defaults: { ruleset: "infinity-n4" } }), null);
     assert.deepEqual(s.updates, []);
   });
@@ -143,7 +143,7 @@ describe("editSceneSettings", () => {
     const s = scene();
     const game = gameStub({ user: GM, scenes: [s] });
     game.i18n.localize = (k) => text("es", k) ?? k;
-    const { DialogV2, prompts } = dialogV2Stub(() => null);
+    const { DialogV2, prompts } = dialogV2AnswerStub(() => null);
     await editSceneSettings({ DialogV2, game, scene: s, defaults: { ruleset: "infinity-n4" } });
     assert.equal(prompts[0].window.title, `${text("es", "SIGHTLINE.Scene.Title")}: Docks`);
     for (const lang of ["en", "es"]) for (const k of ["SIGHTLINE.Scene.Title", "SIGHTLINE.Traits.Save"]) assert.equal(typeof text(lang, k), "string", `${lang}: ${k}`);

@@ -162,14 +162,14 @@ export function regionBehaviorConfigStub() {
 }
 
 /**
- * `foundry.applications.api.DialogV2` for `prompt(config)`: the dialog is "shown" by `answer`,
+ * `foundry.applications.api.DialogV2` for `prompt(config)` without a DOM (node): the dialog is "shown" by `answer`,
  * which gets the config and returns the form's values by field name (a checkbox as a boolean), or
  * null for a dismissed dialog. The ok button's `callback(event, button, dialog)` is then called
  * with a button whose `form.elements` are those fields, and `prompt` resolves to its return — or,
  * dismissed with `rejectClose: false`, to null.
  * @param {(config: any) => Record<string, string | boolean> | null} answer
  */
-export function dialogV2Stub(answer) {
+export function dialogV2AnswerStub(answer) {
   const prompts = [];
   /** @type {StubOf<typeof foundry.applications.api.DialogV2>} */
   const DialogV2 = {
@@ -218,4 +218,48 @@ export function withUpdates(doc) {
     },
   };
   return Object.assign(doc, methods, { updates });
+}
+
+/**
+ * DialogV2's static `prompt` as Foundry's renders it (needs a DOM): the `content` and the OK
+ * button inside one <form>, so a button callback reads `button.form`; `fill(form)` plays the
+ * user, then OK calls `ok.callback(event, button, dialog)` and the prompt resolves to what it
+ * returns. `fill` returning false closes the window instead: null with `rejectClose: false`.
+ * `shown` keeps each config and its form.
+ */
+export function dialogV2Stub(fill) {
+  const shown = [];
+  /** @type {StubOf<typeof foundry.applications.api.DialogV2>} */
+  const DialogV2 = {
+    async prompt(config) {
+      const form = document.createElement("form");
+      form.className = "dialog-form standard-form";
+      form.innerHTML = `<div class="dialog-content standard-form">${config.content ?? ""}</div><footer class="form-footer"><button type="submit" data-action="ok">${config.ok?.label ?? "Confirm"}</button></footer>`;
+      document.body.append(form);
+      shown.push({ config, form });
+      try {
+        if ((await fill(form)) === false) {
+          if (config.rejectClose === false) return null;
+          throw new Error("Dialog was dismissed without pressing a button.");
+        }
+        const button = /** @type {HTMLButtonElement} */ (form.querySelector('button[data-action="ok"]'));
+        const event = new SubmitEvent("submit", { submitter: button });
+        return (await config.ok?.callback?.(event, button, DialogV2)) ?? "ok";
+      } finally {
+        form.remove();
+      }
+    },
+  };
+  return { DialogV2, shown };
+}
+
+/** Give a document Foundry's `getFlag(scope, key)` and `setFlag(scope, key, value)` over its `flags`. */
+export function withFlags(doc) {
+  doc.flags ??= {};
+  doc.getFlag = (scope, key) => doc.flags[scope]?.[key];
+  doc.setFlag = async (scope, key, value) => {
+    (doc.flags[scope] ??= {})[key] = value;
+    return doc;
+  };
+  return doc;
 }
