@@ -7,7 +7,7 @@
  */
 
 import { FLAGS, MODULE_ID, ZONE_BEHAVIOR_TYPE } from "./const.js";
-import { RULESETS } from "./vocabulary.js";
+import { RULESETS, zoneSpec } from "./vocabulary.js";
 import { gridSizes, tokenFootprint } from "./geometry.js";
 
 /** Scene collections the bridge keeps, by contract key → Foundry embedded document name. */
@@ -300,8 +300,7 @@ export function zoneFromSystem(system, ruleset) {
   /** @type {Record<string, unknown>} */
   const zone = { type };
   const params = new Map();
-  const specs = ruleset ? [RULESETS[ruleset]].filter(Boolean) : Object.values(RULESETS);
-  for (const spec of specs) for (const p of spec.zones[type]?.params ?? []) params.set(p.name, p);
+  for (const id of ruleset ? [ruleset] : Object.keys(RULESETS)) for (const p of zoneSpec(id, type)?.params ?? []) params.set(p.name, p);
   for (const [name, p] of params) {
     const value = system[name];
     if (p.kind === "boolean") {
@@ -314,7 +313,7 @@ export function zoneFromSystem(system, ruleset) {
   }
   // GURPS darkness: total darkness stands instead of a penalty.
   if (zone.total === true) delete zone.penalty;
-  const blank = ruleset ? RULESETS[ruleset]?.zones[type]?.blank : null;
+  const blank = ruleset ? zoneSpec(ruleset, type)?.blank : null;
   if (blank && Object.keys(zone).length === 1) Object.assign(zone, blank);
   return zone;
 }
@@ -324,7 +323,7 @@ export function zoneFromSystem(system, ruleset) {
  * bridge lists such a zone as ignored, with its reason.
  */
 export function zoneProblem(system, ruleset) {
-  const spec = RULESETS[ruleset]?.zones[system?.zoneType];
+  const spec = zoneSpec(ruleset, system?.zoneType);
   if (!spec) return null;
   const has = (name) => {
     const v = system[name];

@@ -109,14 +109,35 @@ export function rulesetsForZone(type) {
     .map(([id]) => id);
 }
 
+/**
+ * A ruleset's vocabulary by its id, or undefined: the table's own entries only, so that an id such as
+ * `toString` or `constructor` (a scene's setting, a world's data) is unknown, never an Object method.
+ * @param {unknown} id
+ * @returns {RulesetSpec | undefined}
+ */
+export function rulesetSpec(id) {
+  return typeof id === "string" && Object.hasOwn(RULESETS, id) ? RULESETS[id] : undefined;
+}
+
+/**
+ * What a zone type takes under a ruleset, or undefined (own entries only, as {@link rulesetSpec}).
+ * @param {unknown} ruleset
+ * @param {unknown} type
+ * @returns {ZoneSpec | undefined}
+ */
+export function zoneSpec(ruleset, type) {
+  const spec = rulesetSpec(ruleset);
+  return spec && typeof type === "string" && Object.hasOwn(spec.zones, type) ? spec.zones[type] : undefined;
+}
+
 /** The action an attack roll stands for under this ruleset (`bs-attack`, `attack`, …). */
 export function attackActionFor(ruleset) {
-  return (RULESETS[ruleset] ?? RULESETS[DEFAULT_RULESET]).attack;
+  return (rulesetSpec(ruleset) ?? RULESETS[DEFAULT_RULESET]).attack;
 }
 
 /** The traits a ruleset knows, with `night-vision-N` standing for night-vision-1 … -9. */
 export function traitsFor(ruleset) {
-  return (RULESETS[ruleset] ?? RULESETS[DEFAULT_RULESET]).traits;
+  return (rulesetSpec(ruleset) ?? RULESETS[DEFAULT_RULESET]).traits;
 }
 
 /** Whether a trait string belongs to the contract's vocabulary (any ruleset). */

@@ -110,6 +110,14 @@ describe("zones from behaviour data", () => {
     assert.deepEqual(S.zoneFromSystem({ zoneType: "woods", penalty: -3 }), { type: "woods" }, "parameters of other zone types are not sent");
   });
 
+  test("a zone type or ruleset named like an Object property (constructor, toString) is an unknown one, never a crash", () => {
+    assert.deepEqual(S.zoneFromSystem({ zoneType: "constructor" }, "infinity-n4"), { type: "constructor" });
+    assert.equal(S.zoneProblem({ zoneType: "constructor" }, "infinity-n4"), null);
+    assert.deepEqual(S.zoneFromSystem({ zoneType: "low" }, "toString"), { type: "low" });
+    assert.equal(S.zoneProblem({ zoneType: "smoke" }, "__proto__"), null);
+    assert.equal(S.zoneProblem({ zoneType: "smoke" }, "traveller"), "smoke: density", "a real ruleset still names what is missing");
+  });
+
   test("a disabled zone behaviour does not make a zone", () => {
     const region = F.smokeRegion();
     for (const b of region.behaviors) b.disabled = true;

@@ -7,7 +7,8 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import {
-  DEFAULT_RULESET, EDITIONS, ENVIRONMENT_KEYS, RULESETS, allZoneTypes, attackActionFor, isKnownTrait, rulesetsForZone, traitsFor,
+  DEFAULT_RULESET, EDITIONS, ENVIRONMENT_KEYS, RULESETS, allZoneTypes, attackActionFor, isKnownTrait, rulesetSpec, rulesetsForZone,
+  traitsFor, zoneSpec,
 } from "../scripts/vocabulary.js";
 
 const lang = (code) => JSON.parse(readFileSync(new URL(`../lang/${code}.json`, import.meta.url), "utf8")).SIGHTLINE;
@@ -46,7 +47,22 @@ describe("actions and traits per ruleset", () => {
   test("attackActionFor is each ruleset's attack roll, and the default ruleset's (bs-attack) for an unknown or missing one", () => {
     assert.deepEqual(RULESET_IDS.map(attackActionFor), ["bs-attack", "bs-attack", "attack", "observation"]);
     assert.equal(DEFAULT_RULESET, "infinity-n4");
-    for (const ruleset of ["dnd5e", "", undefined, null]) assert.equal(attackActionFor(ruleset), "bs-attack", String(ruleset));
+    for (const ruleset of ["dnd5e", "", undefined, null, "toString", "constructor", "__proto__"]) {
+      assert.equal(attackActionFor(ruleset), "bs-attack", String(ruleset));
+      assert.equal(traitsFor(ruleset), RULESETS[DEFAULT_RULESET].traits, String(ruleset));
+    }
+  });
+
+  test("rulesetSpec and zoneSpec read the table's own entries only: an Object property name is no ruleset and no zone", () => {
+    assert.equal(rulesetSpec("gurps-4e"), RULESETS["gurps-4e"]);
+    assert.equal(zoneSpec("traveller", "smoke"), RULESETS.traveller.zones.smoke);
+    for (const name of ["toString", "constructor", "__proto__", "hasOwnProperty"]) {
+      assert.equal(rulesetSpec(name), undefined, name);
+      assert.equal(zoneSpec(name, "low"), undefined, name);
+      assert.equal(zoneSpec("infinity-n4", name), undefined, name);
+    }
+    assert.equal(zoneSpec("infinity-n4", "darkness"), undefined, "GURPS's zone is not Infinity's");
+    assert.equal(rulesetSpec(undefined), undefined);
   });
 
   test("each ruleset's attack action is one of its own actions", () => {
