@@ -54,6 +54,15 @@ describe("traitsFormHtml", () => {
     assert.deepEqual(boxes(traitsFormHtml("no-such-ruleset", [], (k) => k)), [...RULESETS["infinity-n4"].traits], "an unknown ruleset offers Infinity's");
   });
 
+  test("a night-vision trait under a ruleset without the level field stays in Other, so saving the dialog unchanged keeps it", () => {
+    for (const ruleset of ["traveller", "infinity-n4"]) {
+      const html = traitsFormHtml(ruleset, ["radar", "night-vision-3"], (k) => k);
+      const other = html.match(/name="other" value="([^"]*)"/)[1];
+      const saved = traitsFromForm({ checked: boxes(html).filter((b) => b.endsWith("*")).map((b) => b.slice(0, -1)), other });
+      assert.deepEqual(saved.sort(), ["night-vision-3", "radar"], ruleset);
+    }
+  });
+
   test("free-text traits and labels are escaped into the form, never markup", () => {
     const html = traitsFormHtml("infinity-n4", ['x"><script>alert(1)</script>'], () => "<b>&</b>");
     assert.doesNotMatch(html, /<script>|<b>/);

@@ -23,10 +23,13 @@ export function traitsFormHtml(ruleset, current, localize) {
   const rows = known
     .filter((t) => !t.endsWith("-N"))
     .map((t) => `<label class="checkbox"><input type="checkbox" name="trait" value="${escapeHtml(t)}" ${current.includes(t) ? "checked" : ""}> ${escapeHtml(localize(`SIGHTLINE.Trait.${t}`))}</label>`);
-  if (known.includes("night-vision-N")) {
+  const levelField = known.includes("night-vision-N");
+  if (levelField) {
     rows.push(`<label>${escapeHtml(localize("SIGHTLINE.Trait.night-vision-N"))} <input type="number" name="nightVision" min="0" max="9" value="${nv ? nv.split("-").pop() : 0}"></label>`);
   }
-  const other = current.filter((t) => !known.includes(t) && t !== nv);
+  // A night-vision level goes in its field where the ruleset has one; elsewhere it stays in Other, as every
+  // other ruleset's trait does, so that saving the dialog never drops it.
+  const other = current.filter((t) => !known.includes(t) && !(levelField && t === nv));
   rows.push(`<label>${escapeHtml(localize("SIGHTLINE.Traits.Other"))} <input type="text" name="other" value="${escapeHtml(other.join(", "))}"></label>`);
   return `<div class="sightline-traits">${rows.join("\n")}</div>`;
 }
