@@ -4,48 +4,22 @@
  * saving them, and the Token-controls button that opens it. (The `_replace` / `-=` update forms of
  * sceneFlagUpdates are checked in v14.test.js.)
  */
-import { test, describe, afterEach } from "node:test";
+import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { addSceneSettingsControl, editSceneSettings, sceneSettingsFromForm, sceneSettingsHtml } from "../scripts/adapters/scene-settings.js";
-import { dialogV2AnswerStub, gameStub, sceneControlsStub, withUpdates } from "./helpers/foundry-stubs.js";
-import * as F from "./helpers/fixtures.js";
+import { addSceneSettingsControl, sceneSettingsFromForm, sceneSettingsHtml } from "../scripts/adapters/scene-settings.js";
+import { sceneControlsStub } from "./helpers/foundry-stubs.js";
+import { chromiumSkipReason, launchBrowser, serveStatic } from "./helpers/browser.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const LANGS = Object.fromEntries(["en", "es"].map((l) => [l, JSON.parse(readFileSync(resolve(here, `../lang/${l}.json`), "utf8"))]));
 const text = (lang, key) => key.split(".").reduce((o, k) => o?.[k], LANGS[lang]);
-const GM = { id: "gm1", name: "GM", isGM: true, active: true };
+const root = resolve(here, "..");
 const FLAG = "sightline-bridge";
 
-/** What a browser submits for the form as rendered: each select's selected option (else its first), each input's value, a checkbox's state. */
-function renderedValues(html) {
-  const values = {};
-  for (const [, name, body] of html.matchAll(/<select name="([^"]+)">(.*?)<\/select>/gs)) {
-    const options = [...body.matchAll(/<option value="([^"]*)"( selected)?>/g)];
-    values[name] = (options.find((o) => o[2]) ?? options[0])[1];
-  }
-  for (const [, attrs] of html.matchAll(/<input ([^>]*)>/g)) {
-    const name = /name="([^"]+)"/.exec(attrs)[1];
-    values[name] = /type="checkbox"/.test(attrs) ? /\bchecked\b/.test(attrs) : /value="([^"]*)"/.exec(attrs)[1];
-  }
-  return values;
-}
-
 describe("sceneSettingsHtml", () => {
-  test("shows the scene's current settings selected, darkness filled in and the scene-darkness box ticked", () => {
-    const current = { rules: { ruleset: "traveller", edition: "current", locale: "es", lines: "best" }, environment: { light: 2, weather: "very-poor", darkness: -4 }, useSceneDarkness: true };
-    const values = renderedValues(sceneSettingsHtml(current, { ruleset: "infinity-n4" }, (k) => k));
-    assert.deepEqual(values, { ruleset: "traveller", edition: "current", locale: "es", lines: "best", light: "2", weather: "very-poor", darkness: "-4", useSceneDarkness: true });
-  });
-
-  test("a scene without flags shows the world default (naming the world's ruleset), centre lines and no environment", () => {
-    const html = sceneSettingsHtml({}, { ruleset: "gurps-4e" }, (k) => k);
-    assert.deepEqual(renderedValues(html), { ruleset: "", edition: "current", locale: "", lines: "center", light: "", weather: "", darkness: "", useSceneDarkness: false });
-    assert.match(html, /<option value="" selected>SIGHTLINE\.Scene\.WorldDefault \(SIGHTLINE\.Ruleset\.gurps-4e\)<\/option>/);
-  });
-
   test("localised labels are escaped, never read as markup", () => {
     const html = sceneSettingsHtml({}, { ruleset: "traveller" }, (k) => (k === "SIGHTLINE.Scene.Weather" ? "<b>Tiempo</b> & clima" : k));
     assert.ok(html.includes("&lt;b&gt;Tiempo&lt;/b&gt; &amp; clima"));
@@ -91,64 +65,6 @@ describe("sceneSettingsFromForm", () => {
     assert.deepEqual(["on", true, "", false, "off"].map((v) => sceneSettingsFromForm({ useSceneDarkness: v }).useSceneDarkness), [true, true, false, false, false]);
   });
 
-  test("opening the form and saving it untouched keeps the scene's settings", () => {
-    const current = { rules: { ruleset: "infinity-n4", edition: "1.3", locale: "en", lines: "best" }, environment: { light: 1, weather: "poor", darkness: -7 }, useSceneDarkness: true };
-    assert.deepEqual(sceneSettingsFromForm(renderedValues(sceneSettingsHtml(current, { ruleset: "traveller" }, (k) => k))), current);
-  });
-});
-
-describe("editSceneSettings", () => {
-  const scene = () => {
-    return withUpdates(F.scene({ name: "Docks", flags: { [FLAG]: { rules: { ruleset: "gurps-4e" }, environment: { darkness: -3 }, useSceneDarkness: false } } }));
-  };
-  const answers = { ruleset: "traveller", edition: "current", locale: "es", lines: "center", light: "2", weather: "good", darkness: "", useSceneDarkness: true };
-  const saved = { rules: { ruleset: "traveller", locale: "es" }, environment: { light: 2, weather: "good" }, useSceneDarkness: false };
-  afterEach(() => delete globalThis._replace);
-
-  test("the dialog is titled with the scene's name, shows its flags, and saving replaces them (V13: delete, then set)", async () => {
-    const s = scene();
-    const game = gameStub({ user: GM, scenes: [s] });
-    const { DialogV2, prompts } = dialogV2AnswerStub(() => ({ ...answers, useSceneDarkness: false }));
-    const result = await editSceneSettings({ DialogV2, game, scene: s, defaults: { ruleset: "infinity-n4" } });
-    assert.deepEqual(result, saved);
-    assert.equal(prompts[0].window.title, "SIGHTLINE.Scene.Title: Docks");
-    assert.equal(prompts[0].ok.label, "SIGHTLINE.Traits.Save");
-    assert.equal(prompts[0].rejectClose, false);
-    assert.equal(renderedValues(prompts[0].content).ruleset, "gurps-4e");
-    assert.equal(renderedValues(prompts[0].content).darkness, "-3");
-    assert.deepEqual(s.updates, [
-      { [`flags.${FLAG}.-=rules`]: null, [`flags.${FLAG}.-=environment`]: null },
-      { [`flags.${FLAG}`]: saved },
-    ]);
-  });
-
-  test("in V14 (global _replace) the flags are saved in one update with the checkbox's state", async () => {
-    const s = scene();
-    globalThis._replace = (value) => ({ replaced: value });
-    const { DialogV2 } = dialogV2AnswerStub(() => answers);
-    await editSceneSettings({ DialogV2, game: gameStub({ user: GM, scenes: [s] }), scene: s, defaults: { ruleset: "infinity-n4" } });
-    assert.deepEqual(s.updates, [
-      { [`flags.${FLAG}.rules`]: { replaced: saved.rules }, [`flags.${FLAG}.environment`]: { replaced: saved.environment }, [`flags.${FLAG}.useSceneDarkness`]: true },
-    ]);
-  });
-
-  test("a dismissed dialog changes nothing and returns null", async () => {
-    const s = scene();
-    const { DialogV2 } = dialogV2AnswerStub(() => null);
-    assert.equal(await editSceneSettings({ DialogV2, game: gameStub({ user: GM, scenes: [s] }), scene: s, defaults: { ruleset: "infinity-n4" } }), null);
-    assert.deepEqual(s.updates, []);
-  });
-
-  test("the dialog's title and button read in Spanish (keys present in en and es)", async () => {
-    const s = scene();
-    const game = gameStub({ user: GM, scenes: [s] });
-    game.i18n.localize = (k) => text("es", k) ?? k;
-    const { DialogV2, prompts } = dialogV2AnswerStub(() => null);
-    await editSceneSettings({ DialogV2, game, scene: s, defaults: { ruleset: "infinity-n4" } });
-    assert.equal(prompts[0].window.title, `${text("es", "SIGHTLINE.Scene.Title")}: Docks`);
-    for (const lang of ["en", "es"]) for (const k of ["SIGHTLINE.Scene.Title", "SIGHTLINE.Traits.Save"]) assert.equal(typeof text(lang, k), "string", `${lang}: ${k}`);
-    assert.equal(prompts[0].ok.label, text("es", "SIGHTLINE.Traits.Save"));
-  });
 });
 
 describe("addSceneSettingsControl", () => {
@@ -175,5 +91,125 @@ describe("addSceneSettingsControl", () => {
     const controls = { walls: sceneControlsStub().walls };
     addSceneSettingsControl(controls, { isGM: true, onClick: () => {} });
     assert.deepEqual(Object.keys(controls), ["walls"]);
+  });
+});
+
+describe("the form and the dialog in headless Chromium (real form controls)", { skip: chromiumSkipReason(), timeout: 60_000 }, () => {
+  let browser;
+  let server;
+  let page;
+  before(async () => {
+    server = await serveStatic({ "/": root });
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    await page.goto(`${server.url}/module.json`);
+    await page.evaluate(async ({ es }) => {
+      const w = /** @type {any} */ (window);
+      w.settings = await import("/scripts/adapters/scene-settings.js");
+      w.stubs = await import("/test/helpers/foundry-stubs.js");
+      w.F = await import("/test/helpers/fixtures.js");
+      w.es = es;
+      /** What the form submits: each named control's value, a checkbox's state. */
+      w.read = (form) => Object.fromEntries([...form.elements].filter((e) => e.name).map((e) => [e.name, e.type === "checkbox" ? e.checked : e.value]));
+      /** Render the form's HTML in a real <form> and read it back. */
+      w.rendered = (html) => {
+        const form = document.createElement("form");
+        form.innerHTML = html;
+        return w.read(form);
+      };
+    }, { es: LANGS.es });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test("the form shows the scene's current settings selected, darkness filled in and the scene-darkness box ticked", async () => {
+    const values = await page.evaluate(() => {
+      const { settings, rendered } = /** @type {any} */ (window);
+      const current = { rules: { ruleset: "traveller", edition: "current", locale: "es", lines: "best" }, environment: { light: 2, weather: "very-poor", darkness: -4 }, useSceneDarkness: true };
+      return rendered(settings.sceneSettingsHtml(current, { ruleset: "infinity-n4" }, (k) => k));
+    });
+    assert.deepEqual(values, { ruleset: "traveller", edition: "current", locale: "es", lines: "best", light: "2", weather: "very-poor", darkness: "-4", useSceneDarkness: true });
+  });
+
+  test("a scene without flags shows the world default (naming the world's ruleset), centre lines and no environment", async () => {
+    const out = await page.evaluate(() => {
+      const { settings, rendered } = /** @type {any} */ (window);
+      const html = settings.sceneSettingsHtml({}, { ruleset: "gurps-4e" }, (k) => k);
+      const form = document.createElement("form");
+      form.innerHTML = html;
+      return { values: rendered(html), label: form.elements.ruleset.selectedOptions[0].textContent };
+    });
+    assert.deepEqual(out.values, { ruleset: "", edition: "current", locale: "", lines: "center", light: "", weather: "", darkness: "", useSceneDarkness: false });
+    assert.equal(out.label, "SIGHTLINE.Scene.WorldDefault (SIGHTLINE.Ruleset.gurps-4e)");
+  });
+
+  test("opening the form and saving it untouched keeps the scene's settings", async () => {
+    const out = await page.evaluate(() => {
+      const { settings, rendered } = /** @type {any} */ (window);
+      const current = { rules: { ruleset: "infinity-n4", edition: "1.3", locale: "en", lines: "best" }, environment: { light: 1, weather: "poor", darkness: -7 }, useSceneDarkness: true };
+      return { current, saved: settings.sceneSettingsFromForm(rendered(settings.sceneSettingsHtml(current, { ruleset: "traveller" }, (k) => k))) };
+    });
+    assert.deepEqual(out.saved, out.current);
+  });
+
+  test("the Spanish dialog is titled with the scene's name and shows its flags; the GM's edits replace them (V13: delete, then set)", async () => {
+    const out = await page.evaluate(async () => {
+      const { settings, stubs, F, es, read } = /** @type {any} */ (window);
+      const scene = stubs.withUpdates(F.scene({ name: "Docks", flags: { "sightline-bridge": { rules: { ruleset: "gurps-4e" }, environment: { darkness: -3 }, useSceneDarkness: false } } }));
+      const game = stubs.gameStub({ user: { id: "u-gm", isGM: true } });
+      game.i18n = { ...game.i18n, lang: "es", localize: (k) => k.split(".").reduce((o, p) => o?.[p], es) ?? k };
+      let before = null;
+      const { DialogV2, shown } = stubs.dialogV2Stub((form) => {
+        before = read(form);
+        form.elements.ruleset.value = "traveller";
+        form.elements.locale.value = "es";
+        form.elements.light.value = "2";
+        form.elements.weather.value = "good";
+        form.elements.darkness.value = "";
+      });
+      const result = await settings.editSceneSettings({ DialogV2, game, scene, defaults: { ruleset: "infinity-n4" } });
+      const { config } = shown[0];
+      return { result, before, updates: scene.updates, title: config.window.title, ok: config.ok.label, rejectClose: config.rejectClose };
+    });
+    const saved = { rules: { ruleset: "traveller", locale: "es" }, environment: { light: 2, weather: "good" }, useSceneDarkness: false };
+    assert.deepEqual(out.before, { ruleset: "gurps-4e", edition: "current", locale: "", lines: "center", light: "", weather: "", darkness: "-3", useSceneDarkness: false });
+    assert.deepEqual(out.result, saved);
+    assert.equal(out.title, `${text("es", "SIGHTLINE.Scene.Title")}: Docks`);
+    assert.equal(out.ok, text("es", "SIGHTLINE.Traits.Save"));
+    for (const lang of ["en", "es"]) for (const k of ["SIGHTLINE.Scene.Title", "SIGHTLINE.Traits.Save"]) assert.equal(typeof text(lang, k), "string", `${lang}: ${k}`);
+    assert.equal(out.rejectClose, false);
+    assert.deepEqual(out.updates, [{ [`flags.${FLAG}.-=rules`]: null, [`flags.${FLAG}.-=environment`]: null }, { [`flags.${FLAG}`]: saved }]);
+  });
+
+  test("in V14 (global _replace) the flags are saved in one update, with the ticked scene-darkness box", async () => {
+    const updates = await page.evaluate(async () => {
+      const { settings, stubs, F } = /** @type {any} */ (window);
+      const scene = stubs.withUpdates(F.scene({ flags: {} }));
+      const w = /** @type {any} */ (window);
+      w._replace = (value) => ({ replaced: value });
+      try {
+        const { DialogV2 } = stubs.dialogV2Stub((form) => {
+          form.elements.darkness.value = "-5";
+          form.elements.useSceneDarkness.checked = true;
+        });
+        await settings.editSceneSettings({ DialogV2, game: stubs.gameStub({ user: { id: "u-gm", isGM: true } }), scene, defaults: { ruleset: "gurps-4e" } });
+      } finally {
+        delete w._replace;
+      }
+      return scene.updates;
+    });
+    assert.deepEqual(updates, [{ [`flags.${FLAG}.rules`]: { replaced: {} }, [`flags.${FLAG}.environment`]: { replaced: { darkness: -5 } }, [`flags.${FLAG}.useSceneDarkness`]: true }]);
+  });
+
+  test("a closed dialog changes nothing and returns null", async () => {
+    const out = await page.evaluate(async () => {
+      const { settings, stubs, F } = /** @type {any} */ (window);
+      const scene = stubs.withUpdates(F.scene({ flags: { "sightline-bridge": { rules: { ruleset: "gurps-4e" } } } }));
+      const result = await settings.editSceneSettings({ DialogV2: stubs.dialogV2Stub(() => false).DialogV2, game: stubs.gameStub({ user: { id: "u-gm", isGM: true } }), scene, defaults: { ruleset: "gurps-4e" } });
+      return { result, updates: scene.updates };
+    });
+    assert.deepEqual(out, { result: null, updates: [] });
   });
 });

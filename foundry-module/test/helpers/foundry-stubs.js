@@ -162,33 +162,6 @@ export function regionBehaviorConfigStub() {
 }
 
 /**
- * `foundry.applications.api.DialogV2` for `prompt(config)` without a DOM (node): the dialog is "shown" by `answer`,
- * which gets the config and returns the form's values by field name (a checkbox as a boolean), or
- * null for a dismissed dialog. The ok button's `callback(event, button, dialog)` is then called
- * with a button whose `form.elements` are those fields, and `prompt` resolves to its return — or,
- * dismissed with `rejectClose: false`, to null.
- * @param {(config: any) => Record<string, string | boolean> | null} answer
- */
-export function dialogV2AnswerStub(answer) {
-  const prompts = [];
-  /** @type {StubOf<typeof foundry.applications.api.DialogV2>} */
-  const DialogV2 = {
-    async prompt(config) {
-      prompts.push(config);
-      const values = answer(config);
-      if (values === null) {
-        if (config.rejectClose === false) return null;
-        throw new Error("Dialog was dismissed without pressing a button.");
-      }
-      const elements = Object.fromEntries(Object.entries(values).map(([name, v]) => [name, typeof v === "boolean" ? { name, checked: v, value: "on" } : { name, value: v }]));
-      const button = { form: { elements } };
-      return config.ok.callback(new Event("submit"), button, {});
-    },
-  };
-  return { DialogV2, prompts };
-}
-
-/**
  * The controls `getSceneControlButtons` hands to modules in V13/V14: a record of controls by name,
  * each with its `tools` record (`SceneControls.Control` / `SceneControls.Tool`).
  */
