@@ -11,7 +11,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { addSceneSettingsControl, sceneSettingsFromForm, sceneSettingsHtml } from "../scripts/adapters/scene-settings.js";
 import { sceneControlsStub } from "./helpers/foundry-stubs.js";
-import { chromiumSkipReason, launchBrowser, serveStatic } from "./helpers/browser.js";
+import { chromiumSkipReason, openModulePage } from "./helpers/browser.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const LANGS = Object.fromEntries(["en", "es"].map((l) => [l, JSON.parse(readFileSync(resolve(here, `../lang/${l}.json`), "utf8"))]));
@@ -95,20 +95,17 @@ describe("addSceneSettingsControl", () => {
 });
 
 describe("the form and the dialog in headless Chromium (real form controls)", { skip: chromiumSkipReason(), timeout: 60_000 }, () => {
-  let browser;
-  let server;
+  let opened;
   let page;
   before(async () => {
-    server = await serveStatic({ "/": root });
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    await page.goto(`${server.url}/module.json`);
-    await page.evaluate(async ({ es }) => {
+    opened = await openModulePage(
+      root,
+      { settings: "/scripts/adapters/scene-settings.js", stubs: "/test/helpers/foundry-stubs.js", F: "/test/helpers/fixtures.js" },
+      { es: LANGS.es },
+    );
+    page = opened.page;
+    await page.evaluate(() => {
       const w = /** @type {any} */ (window);
-      w.settings = await import("/scripts/adapters/scene-settings.js");
-      w.stubs = await import("/test/helpers/foundry-stubs.js");
-      w.F = await import("/test/helpers/fixtures.js");
-      w.es = es;
       /** What the form submits: each named control's value, a checkbox's state. */
       w.read = (form) => Object.fromEntries([...form.elements].filter((e) => e.name).map((e) => [e.name, e.type === "checkbox" ? e.checked : e.value]));
       /** Render the form's HTML in a real <form> and read it back. */
@@ -117,11 +114,10 @@ describe("the form and the dialog in headless Chromium (real form controls)", { 
         form.innerHTML = html;
         return w.read(form);
       };
-    }, { es: LANGS.es });
+    });
   });
   after(async () => {
-    await browser?.close();
-    await server?.close();
+    await opened?.close();
   });
 
   test("the form shows the scene's current settings selected, darkness filled in and the scene-darkness box ticked", async () => {

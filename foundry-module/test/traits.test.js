@@ -11,7 +11,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { traitsFormHtml, traitsFromForm } from "../scripts/adapters/traits.js";
 import { RULESETS } from "../scripts/vocabulary.js";
-import { chromiumSkipReason, launchBrowser, serveStatic } from "./helpers/browser.js";
+import { chromiumSkipReason, openModulePage } from "./helpers/browser.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const lang = (code) => JSON.parse(readFileSync(resolve(root, `lang/${code}.json`), "utf8"));
@@ -87,25 +87,18 @@ describe("traitsFormHtml", () => {
 const browserSkip = chromiumSkipReason();
 
 describe("the editor and the HUD button in headless Chromium", { skip: browserSkip, timeout: 60_000 }, () => {
-  let browser;
-  let server;
+  let opened;
   let page;
   before(async () => {
-    server = await serveStatic({ "/": root });
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    await page.goto(`${server.url}/module.json`);
-    await page.evaluate(async ({ es }) => {
-      const w = /** @type {any} */ (window);
-      w.traits = await import("/scripts/adapters/traits.js");
-      w.stubs = await import("/test/helpers/foundry-stubs.js");
-      w.F = await import("/test/helpers/fixtures.js");
-      w.es = es;
-    }, { es: lang("es") });
+    opened = await openModulePage(
+      root,
+      { traits: "/scripts/adapters/traits.js", stubs: "/test/helpers/foundry-stubs.js", F: "/test/helpers/fixtures.js" },
+      { es: lang("es") },
+    );
+    page = opened.page;
   });
   after(async () => {
-    await browser?.close();
-    await server?.close();
+    await opened?.close();
   });
 
   test("a GM's edits in the Spanish dialog are saved to the token's traits flag, what they left alone kept", async () => {

@@ -47,3 +47,27 @@ export async function serveStatic(routes) {
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
 }
+
+/**
+ * A headless Chromium page on the module's own files (served from `root`, the module's folder): each of
+ * `modules` (a window global's name → a path under `root`, e.g. `{ traits: "/scripts/adapters/traits.js" }`)
+ * imported as that global, and `values` set on `window`. `close()` ends the browser and the server.
+ */
+export async function openModulePage(root, modules, values = {}) {
+  const server = await serveStatic({ "/": root });
+  const browser = await launchBrowser();
+  const page = await browser.context.newPage();
+  await page.goto(`${server.url}/module.json`);
+  await page.evaluate(async ({ modules, values }) => {
+    const w = /** @type {any} */ (window);
+    for (const [name, path] of Object.entries(modules)) w[name] = await import(path);
+    Object.assign(w, values);
+  }, { modules, values });
+  return {
+    page,
+    async close() {
+      await browser.close();
+      await server.close();
+    },
+  };
+}
