@@ -22,6 +22,7 @@ from typing import Any, Final, TextIO
 
 from ..core.rules.labels import label
 from .export import csv_safe, markdown_cell
+from .i18n import TEXTS
 from .records import RulingRecord
 from .rejudge import Outcome, Rejudge, Summary
 from .store import LoggedSession
@@ -30,9 +31,12 @@ __all__ = ["REJUDGE_FORMATS", "outcome_wire", "progress_text", "reasons_of", "wh
 
 Writer = Callable[..., AsyncIterator[str]]
 
+#: The words the log's pages already say for a re-judged ruling, taken from them (:data:`bridge.log.i18n.TEXTS`)
+#: so that the command and the pages never word them apart.
+_PAGE_WORDS: Final = ("cannot_carry", "now-allowed", "now-blocked", "other-scale")
 #: The words of the table, the Markdown and the summary. Counts stand after a colon or before a word
 #: that does not change with the number ("changed: 1", "1 × …"), so they read right for 1 as for 12.
-_WORDS: Final[dict[str, dict[str, str]]] = {
+_OWN_WORDS: Final[dict[str, dict[str, str]]] = {
     "en": {
         "before": "before",
         "after": "after",
@@ -40,12 +44,8 @@ _WORDS: Final[dict[str, dict[str, str]]] = {
         "now": "now",
         "allowed": "allowed",
         "not_allowed": "not allowed",
-        "cannot_carry": "cannot carry over",
-        "now-allowed": "now allowed",
-        "now-blocked": "now blocked",
         "easier": "easier for the actor",
         "harder": "harder for the actor",
-        "other-scale": "another scale",
         "summary": "Session {session}, under {rules} — rulings re-judged: {total}; changed: {changed}; "
         "unchanged: {same}; cannot carry over: {untranslatable}.",
         "rules": "{ruleset} ({edition})",
@@ -66,12 +66,8 @@ _WORDS: Final[dict[str, dict[str, str]]] = {
         "now": "motivos ahora",
         "allowed": "permitida",
         "not_allowed": "no permitida",
-        "cannot_carry": "no se puede trasladar",
-        "now-allowed": "ahora permitida",
-        "now-blocked": "ahora bloqueada",
         "easier": "más fácil para el actor",
         "harder": "más difícil para el actor",
-        "other-scale": "otra escala",
         "summary": "Sesión {session}, con {rules} — resoluciones juzgadas de nuevo: {total}; cambian: {changed}; "
         "sin cambios: {same}; no se pueden trasladar: {untranslatable}.",
         "rules": "{ruleset} ({edition})",
@@ -85,6 +81,9 @@ _WORDS: Final[dict[str, dict[str, str]]] = {
         "unrecorded": "registrada antes de que el registro guardara la situación completa de cada resolución",
         "progress": "juzgados de nuevo {count}/{total} registros{percent}",
     },
+}
+_WORDS: Final[dict[str, dict[str, str]]] = {
+    lang: {**{key: TEXTS[lang][key] for key in _PAGE_WORDS}, **words} for lang, words in _OWN_WORDS.items()
 }
 _MD_HEADER: Final[dict[str, tuple[str, ...]]] = {
     "en": ("Time", "Actor", "Target", "Action", "Before", "After", "Was", "Now"),
