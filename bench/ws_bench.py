@@ -434,6 +434,7 @@ async def latency_side_by_side(
             "baseline_update_ms": round(base * 1000, 2),
             "ratio_p50": round(base / p50, 1),
             "load_average": [round(load_before[0], 2), round(load_after[0], 2)],
+            "times_ms": [t * 1000 for t in times],
         }
         if bridge.code is not None:
             row["code"] = bridge.code
@@ -451,6 +452,7 @@ async def latency_side_by_side(
             "baseline_update_ms": round(base * 1000, 2),
             "ratio_p50": round(base / p50, 1),
             "load_average": [round(load_before[0], 2), round(load_after[0], 2)],
+            "times_ms": [t * 1000 for t in in_browser],
         }
         row |= stage_rows(list(bridges[0].traces(f"{tag}b").values()))
         rows.append(row)
@@ -619,6 +621,31 @@ async def engine_ready(bridge: Bridge) -> None:
         print(f"warning: the bridge from {where} runs its loops as plain Python ({health})", file=sys.stderr)
 
 
+def pooled(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every run's moves taken together, per bridge and client: the p50 and p99 of all of them, beside the
+    range of the runs' own p99s (a run of 300 moves has its p99 in its third-slowest move)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row.get("code", "this checkout"), row.get("client", "python")), []).append(row)
+    summaries = []
+    for (code, client), runs in groups.items():
+        times = [t for row in runs for t in row["times_ms"]]
+        summaries.append(
+            {
+                "pooled": True,
+                "scene": runs[0]["scene"],
+                "code": code,
+                "client": client,
+                "runs": len(runs),
+                "moves": len(times),
+                "p50_ms": round(percentile(times, 0.5), 2),
+                "p99_ms": round(percentile(times, 0.99), 2),
+                "run_p99_ms": [min(row["p99_ms"] for row in runs), max(row["p99_ms"] for row in runs)],
+            }
+        )
+    return summaries
+
+
 def print_latency(row: dict[str, Any]) -> None:
     """One latency run: the client's figure, the bridge's wall and CPU time, and the stages."""
     load = row["load_average"]
@@ -687,9 +714,19 @@ def main(argv: list[str] | None = None) -> int:
         rows = asyncio.run(latency_runs(tokens, zones, args.moves, args.runs, args.base, args.browser))
         for row in rows:
             if args.json:
-                print(json.dumps(row))
+                print(json.dumps({key: value for key, value in row.items() if key != "times_ms"}))
             else:
                 print_latency(row)
+        for summary in pooled(rows):
+            if args.json:
+                print(json.dumps(summary))
+            else:
+                low, high = summary["run_p99_ms"]
+                print(
+                    f"  all {summary['runs']} runs pooled ({summary['code']}, {summary['client']} client): "
+                    f"p50 {summary['p50_ms']:.2f} ms  p99 {summary['p99_ms']:.2f} ms over {summary['moves']} moves "
+                    f"(the runs' own p99 {low:.2f}–{high:.2f} ms)"
+                )
         return 0
     result = asyncio.run(run(args.quick))
     if args.json:

@@ -21,6 +21,9 @@ def test_the_latency_run_times_every_move_against_a_real_bridge() -> None:
         check=True,
         cwd=Path(__file__).resolve().parents[1],
     )
-    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    *rows, summary = [json.loads(line) for line in done.stdout.splitlines()]
     assert [row["scene"] for row in rows] == ["20x30", "20x30"]
     assert all(row["moves"] == 12 and 0 < row["p50_ms"] <= row["p99_ms"] for row in rows)
+    assert summary["pooled"] and (summary["runs"], summary["moves"]) == (2, 24)  # both runs' moves taken together
+    assert summary["run_p99_ms"] == [min(row["p99_ms"] for row in rows), max(row["p99_ms"] for row in rows)]
+    assert min(row["p50_ms"] for row in rows) <= summary["p50_ms"] <= summary["p99_ms"] <= summary["run_p99_ms"][1]
