@@ -9,13 +9,15 @@
     ├── UnknownRuleset               unknown-ruleset: a ruleset or edition the bridge does not have
     ├── TooLarge                     too-large: a frame or a scene over the configured limits
     ├── RateLimited                  rate-limited: too many messages too fast
+    │   └── TooManyConnections       rate-limited: a hello refused, its world has its most connections; the
+    │                                connection stays open, not admitted, and may say hello again
     ├── LogUnavailable               log-unavailable: a log operation with no log store behind it
     ├── InternalError                internal-error: a bug in the bridge, answered (and logged) instead of raised
     └── ConnectionFatal              errors after which the bridge closes the connection
         ├── Unauthorized             unauthorized (close 4401): wrong or missing secret
         ├── UnsupportedProtocol      unsupported-protocol (close 4400): a protocol other than 1
-        ├── TooManyConnections       rate-limited (close 4429): the world has its most connections
-        ├── HelloRequired            invalid-message (close 4400): the first message was not hello
+        ├── HelloRequired            invalid-message (close 4400): a message before hello succeeded was not
+        │                            hello (nor, after a hello refused for want of room, ping)
         └── RefusedBeforeHello       any error before hello (close 4400), keeping that error's code
 
 After any error but a :class:`ConnectionFatal` one the connection stays open and every scene and log
@@ -82,6 +84,12 @@ class RateLimited(BridgeError):
     code = "rate-limited"
 
 
+class TooManyConnections(RateLimited):
+    """A ``hello`` refused because its world already has its most connections. Not fatal: the connection
+    stays open and unadmitted (still awaiting hello, counted for no world) until a later ``hello`` on it is
+    admitted or the hello deadline closes it."""
+
+
 class LogUnavailable(BridgeError):
     code = "log-unavailable"
 
@@ -104,11 +112,6 @@ class Unauthorized(ConnectionFatal):
 class UnsupportedProtocol(ConnectionFatal):
     code = "unsupported-protocol"
     close_code = 4400
-
-
-class TooManyConnections(ConnectionFatal):
-    code = "rate-limited"
-    close_code = 4429
 
 
 class HelloRequired(ConnectionFatal):

@@ -6,7 +6,7 @@ adds no rules and keeps no scene state of its own.
 
 Per connection: a reader (this handler) and a writer task draining a queue bounded in bytes, so a
 client that stops reading is closed (1013) instead of growing the bridge's memory; a deadline for
-``hello`` (close 4408); a heartbeat that drops clients that vanished without closing.
+``hello``, from the connection's start (close 4408); a heartbeat that drops clients that vanished without closing.
 
 Per world: one :class:`~bridge.workers.WorldWorker` thread runs its sessions' work (``receive`` and the
 encoding of the answers) in order, off the event loop, so one world's costly message never delays
@@ -80,7 +80,6 @@ _log = logging.getLogger(__name__)
 load_all()
 
 HELLO_TIMEOUT_CLOSE = 4408
-TOO_MANY_CONNECTIONS_CLOSE = 4429
 
 
 @dataclass
@@ -111,7 +110,8 @@ class BridgeState:
 
     def admit(self, world: str) -> TooManyConnections | None:
         """``None`` if one more connection of ``world`` is welcome (it is counted now, and the world's
-        worker started if need be), else why not. Called by the session during ``hello``."""
+        worker started if need be), else why not (nothing counted: the connection stays open, unadmitted, and
+        may say hello again until its hello deadline). Called by the session during ``hello``."""
         limit = self.config.max_connections_per_world
         with self.lock:
             if self.connections[world] >= limit:
@@ -223,6 +223,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     outbox = Outbox(config.send_queue_bytes, config.send_queue, config.send_timeout)
     writer = asyncio.create_task(_write(ws, outbox, state))
     state.outboxes[session] = (outbox, ws, request.transport)
+    # From the connection's start, never pushed back: a client whose hello is refused for want of room (the
+    # connection stays open) may say hello again, but no longer than this.
     deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
     worker: WorldWorker | None = None
     frame_limit = config.max_frame_bytes

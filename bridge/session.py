@@ -9,8 +9,10 @@ The adapter (WebSocket server, ``sightline replay``) feeds each received text fr
 - :class:`Close` — close the connection with this code.
 
 Life cycle (one table, no chains of ``if``): ``awaiting-hello`` → ``ready`` on a good ``hello``;
-``awaiting-hello`` → ``closed`` on anything else; ``ready`` stays ``ready`` whatever the client sends,
-errors included. The world's scenes live in :class:`Worlds`, shared by every session of that world.
+``awaiting-hello`` stays ``awaiting-hello`` after a ``hello`` refused because its world has its most
+connections (``rate-limited``: the client may ``ping`` and say ``hello`` again, until the adapter's hello
+deadline); ``awaiting-hello`` → ``closed`` on anything else; ``ready`` stays ``ready`` whatever the client
+sends, errors included. The world's scenes live in :class:`Worlds`, shared by every session of that world.
 """
 
 from __future__ import annotations
@@ -355,8 +357,9 @@ class Session:
     """One client's conversation. Not thread-safe; one per connection.
 
     ``authenticate(world, secret)`` decides a ``hello`` and ``admit(world)`` may still refuse it (too many
-    connections: it returns the reason, or the error naming the limit); ``offline=True`` (replay) needs no hello and
-    works in the world ``"offline"``.
+    connections: it returns the reason, or the error naming the limit): the refusal is answered ``rate-limited``
+    and the session stays awaiting hello; ``offline=True`` (replay) needs no hello and works in the world
+    ``"offline"``.
     """
 
     def __init__(
@@ -386,6 +389,9 @@ class Session:
         self.user: UserInfo | None = None
         #: The world's name as this client's ``hello`` gave it ("": unknown), kept with what it logs.
         self.world_name = ""
+        #: A ``hello`` was refused for want of room (:class:`TooManyConnections`): ``ping`` is answered too
+        #: while the session awaits another ``hello``.
+        self._turned_away = False
         if offline:
             self.world = worlds.get(OFFLINE_WORLD)
             self.state = "ready"
@@ -477,7 +483,7 @@ class Session:
 
     def _validate(self, raw: dict[str, Any]) -> BaseModel:
         kind = raw.get("type")
-        if self.state == "awaiting-hello" and kind != "hello":
+        if self.state == "awaiting-hello" and kind != "hello" and not (kind == "ping" and self._turned_away):
             raise HelloRequired(f"the first message must be 'hello', not {kind!r}")
         if kind == "adjudicate":  # the commonest message: its model's own validator, without the union's tag lookup
             try:
@@ -490,7 +496,8 @@ class Session:
             raise self._pre_hello(_invalid(exc)) from exc
 
     def _pre_hello(self, error: BridgeError) -> BridgeError:
-        """Before hello, every error closes the connection (keeping its code: too-large stays too-large)."""
+        """Before hello, every error in reading a message closes the connection (keeping its code: too-large stays
+        too-large). Not a hello refused for want of room (:meth:`_hello`), nor a message dropped by the rate limit."""
         if self.state == "awaiting-hello":
             return RefusedBeforeHello(error)
         return error
@@ -515,7 +522,8 @@ class Session:
             if not self._authenticate(message.world, message.secret):
                 raise Unauthorized(f"wrong or missing secret for world {message.world!r}")
             refusal = self._admit(message.world)
-            if refusal is not None:
+            if refusal is not None:  # not fatal: the session stays awaiting hello, counted for no world
+                self._turned_away = True
                 raise refusal if isinstance(refusal, TooManyConnections) else TooManyConnections(refusal)
             self.world = self._worlds.get(message.world)
         self.user = message.user

@@ -45,6 +45,7 @@ KEPT_OPEN = {
     UnknownRuleset: "unknown-ruleset",
     TooLarge: "too-large",
     RateLimited: "rate-limited",
+    TooManyConnections: "rate-limited",
     LogUnavailable: "log-unavailable",
     InternalError: "internal-error",
 }
@@ -53,7 +54,6 @@ KEPT_OPEN = {
 FATAL = {
     Unauthorized: ("unauthorized", 4401),
     UnsupportedProtocol: ("unsupported-protocol", 4400),
-    TooManyConnections: ("rate-limited", 4429),
     HelloRequired: ("invalid-message", 4400),
 }
 

@@ -4,6 +4,7 @@ slow readers — each refusal names its reason and leaves the other connections 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 from collections.abc import AsyncIterator, Callable
@@ -99,22 +100,70 @@ async def test_tls_serves_wss_with_a_self_signed_certificate(start: BridgeFactor
 
 
 async def test_connections_per_world_are_capped(start: BridgeFactory) -> None:
-    """Past the cap a new connection of that world is refused (rate-limited, close 4429); others go on."""
+    """Past the cap a hello is refused (rate-limited), the connection left open: ping answered, hello welcomed later."""
     async with start(max_connections_per_world=2) as addr:
         async with connect(f"ws://{addr}/ws") as a, connect(f"ws://{addr}/ws") as b:
-            await hello(a, "w", "bridge-secret")
-            await hello(b, "w", "bridge-secret")
+            assert (await hello(a, "w", "bridge-secret"))["type"] == "welcome"
+            assert (await hello(b, "w", "bridge-secret"))["type"] == "welcome"
             async with connect(f"ws://{addr}/ws") as c:
                 answer = await hello(c, "w", "bridge-secret")
-                assert answer["code"] == "rate-limited" and "connections" in answer["message"]
-                assert answer["details"] == {"limit": "connections-per-world", "value": 3, "max": 2}
-                assert await close_code(c) == 4429
-            async with connect(f"ws://{addr}/ws") as other:
-                assert (await hello(other, "w-other", "bridge-secret"))["type"] == "welcome"
-            await a.send(json.dumps({"type": "ping", "id": "still"}))
-            assert json.loads(await a.recv()) == {"type": "pong", "id": "still"}
-        async with connect(f"ws://{addr}/ws") as again:  # the two left: room again
+                assert answer == {  # (a hello carries no id, so none is echoed)
+                    "type": "error",
+                    "code": "rate-limited",
+                    "message": "world 'w' already has 2 connections, the most this bridge allows",
+                    "details": {"limit": "connections-per-world", "value": 3, "max": 2},
+                }
+                # Still open, and a ping on it is answered (before any hello, a ping closes the connection 4400).
+                await c.send(json.dumps({"type": "ping", "id": "waiting"}))
+                assert json.loads(await asyncio.wait_for(c.recv(), timeout=5)) == {"type": "pong", "id": "waiting"}
+                assert (await hello(c, "w", "bridge-secret"))["code"] == "rate-limited"  # still no room
+                async with connect(f"ws://{addr}/ws") as other:
+                    assert (await hello(other, "w-other", "bridge-secret"))["type"] == "welcome"
+                await a.send(json.dumps({"type": "ping", "id": "still"}))
+                assert json.loads(await a.recv()) == {"type": "pong", "id": "still"}
+                await a.close()
+                # The bridge counts a as gone when its handler ends, just after the close handshake: c says
+                # hello again until then. Its refused hellos counted nothing, so the one place a left is its.
+                for _ in range(100):
+                    answer = await hello(c, "w", "bridge-secret")
+                    if answer["type"] == "welcome":
+                        break
+                    assert answer["code"] == "rate-limited"
+                    await asyncio.sleep(0.02)
+                assert answer["type"] == "welcome"
+                await c.send(json.dumps({"type": "ping", "id": "in"}))
+                assert json.loads(await asyncio.wait_for(c.recv(), timeout=5)) == {"type": "pong", "id": "in"}
+                async with connect(f"ws://{addr}/ws") as d:  # b and c hold both places now
+                    assert (await hello(d, "w", "bridge-secret"))["code"] == "rate-limited"
+        async with connect(f"ws://{addr}/ws") as again:  # all left: room again
             assert (await hello(again, "w", "bridge-secret"))["type"] == "welcome"
+
+
+async def test_a_hello_refused_for_want_of_room_does_not_outlive_the_deadline(start: BridgeFactory) -> None:
+    """A connection saying hello again and again after a refusal for want of room is still closed 4408 in time."""
+    full_hello = json.dumps({"type": "hello", "protocol": 1, "world": "w", "secret": "bridge-secret"})
+    bridge = start(max_connections_per_world=1, hello_timeout=1.0)
+    async with bridge as addr, connect(f"ws://{addr}/ws") as a, connect(f"ws://{addr}/ws") as c:
+        began = asyncio.get_running_loop().time()
+        assert (await hello(a, "w", "bridge-secret"))["type"] == "welcome"
+        answers: list[dict[str, Any]] = []
+        with pytest.raises(websockets.ConnectionClosed) as closed:  # (a deadline pushed back: DID NOT RAISE)
+            while asyncio.get_running_loop().time() - began < 5:
+                if not answers or answers[-1]["code"] == "rate-limited":
+                    await c.send(full_hello)
+                answers.append(json.loads(await asyncio.wait_for(c.recv(), timeout=5)))
+                await asyncio.sleep(0.05)
+        elapsed = asyncio.get_running_loop().time() - began
+        with contextlib.suppress(websockets.ConnectionClosed):  # what came before the close, not yet read
+            while True:
+                answers.append(json.loads(await asyncio.wait_for(c.recv(), timeout=5)))
+        *refusals, last = answers
+        assert {answer["code"] for answer in refusals} == {"rate-limited"} and len(refusals) >= 5
+        assert last["code"] == "invalid-message" and "no hello within the deadline" in last["message"]
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4408
+        assert 0.9 <= elapsed < 3.0, elapsed
+        await a.send(json.dumps({"type": "ping", "id": "still"}))
+        assert json.loads(await a.recv()) == {"type": "pong", "id": "still"}
 
 
 async def test_hello_deadline_closes_a_silent_client(start: BridgeFactory) -> None:

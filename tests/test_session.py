@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from bridge import session as session_module
 from bridge.core.sight import Point3
 from bridge.core.world import SceneLimits
+from bridge.errors import TooManyConnections
 from bridge.protocol import encode
 from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds, peek_id
 from tests.scenes import OfflineClient, on_line_scene, rect_region, scene, token, wall
@@ -94,6 +95,46 @@ def test_second_hello_is_an_error_but_the_connection_stays() -> None:
     assert one(session, hello())["code"] == "invalid-message"
     assert session.state == "ready"
     assert one(session, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+
+
+def test_a_hello_refused_for_want_of_room_keeps_the_session_awaiting_hello() -> None:
+    """A hello its world has no room for: rate-limited, no close, ping answered, hello again admitted."""
+    room = [False]
+    admitted: list[str] = []
+
+    def admit(world: str) -> TooManyConnections | None:
+        if not room[0]:
+            return TooManyConnections("no room", limit="connections-per-world", value=3, max=2)
+        admitted.append(world)
+        return None
+
+    session = Session(Worlds(), authenticate=authenticate, admit=admit)
+    effects = session.receive(hello())
+    assert answers(effects) == [
+        {
+            "type": "error",
+            "code": "rate-limited",
+            "message": "no room",
+            "details": {"limit": "connections-per-world", "value": 3, "max": 2},
+        }
+    ]
+    assert not any(isinstance(e, Close) for e in effects)
+    assert (session.state, session.world, admitted) == ("awaiting-hello", None, [])
+    assert one(session, {"type": "ping", "id": "p"}) == {"type": "pong", "id": "p"}
+    assert one(session, hello())["code"] == "rate-limited"
+    room[0] = True
+    assert one(session, hello())["type"] == "welcome"
+    assert (session.state, admitted) == ("ready", ["w1"])
+
+
+def test_after_a_refused_hello_only_hello_and_ping_are_read() -> None:
+    """A hello refused for want of room lets no other message in: a scene.sync still closes the connection 4400."""
+    session = Session(Worlds(), authenticate=authenticate, admit=lambda world: "no room")
+    assert one(session, hello())["code"] == "rate-limited"
+    effects = send(session, {"type": "scene.sync", "id": "q1", "scene": on_line_scene()})
+    assert answers(effects)[0]["code"] == "invalid-message"
+    assert effects[-1] == Close(4400, "invalid-message")
+    assert session.state == "closed"
 
 
 # --- Scenes --------------------------------------------------------------------------------------
