@@ -10,6 +10,9 @@
  *                          └────── reconnecting (backoff timer) ◀───────┘
  *   error: wrong secret (close 4401 or `unauthorized`), unsupported protocol, bad URL or mixed
  *          content — nothing to retry until the settings change; `closed`: close() was called.
+ *   A `rate-limited` answer to hello (the world has its most connections on the bridge) leaves the
+ *   bridge's socket open but unadmitted: the module closes it at once and reconnects with backoff,
+ *   the bridge's message as the reason.
  *
  * On every `ready` (the first and after each reconnect) it calls `onReady`, which is where the
  * caller sends the full `scene.sync` — patches lost while the line was down are never replayed.
@@ -136,11 +139,13 @@ export async function localNetworkPermission(permissions = globalThis.navigator?
  * What a close means and whether to try again.
  * @param {{code?: number, reason?: string}} closeEvent
  * @param {{handshakeDone: boolean, opened: boolean, lastError?: {code?: string} | null}} context
- * @returns {{code: "unauthorized" | "unsupported-protocol" | "unreachable" | "lost", retry: boolean}}
+ * @returns {{code: "unauthorized" | "unsupported-protocol" | "rate-limited" | "unreachable" | "lost", retry: boolean}}
  */
 export function classifyClose(closeEvent, { handshakeDone, opened, lastError = null }) {
   if (closeEvent?.code === CLOSE_UNAUTHORIZED || lastError?.code === "unauthorized") return { code: "unauthorized", retry: false };
   if (lastError?.code === "unsupported-protocol") return { code: "unsupported-protocol", retry: false };
+  // hello refused for want of room (too many connections of this world): later, there may be room.
+  if (!handshakeDone && lastError?.code === "rate-limited") return { code: "rate-limited", retry: true };
   if (!opened || !handshakeDone) return { code: "unreachable", retry: true };
   return { code: "lost", retry: true };
 }
@@ -288,7 +293,7 @@ export class BridgeConnection extends Emitter {
       return;
     }
     this.socket = socket;
-    const context = { opened: false, handshakeDone: false, lastError: null };
+    const context = { opened: false, handshakeDone: false, lastError: null, ended: false };
     socket.onopen = () => {
       if (generation !== this._generation) return;
       context.opened = true;
@@ -328,6 +333,18 @@ export class BridgeConnection extends Emitter {
           return;
         }
         if (msg.type === "error") context.lastError = { code: msg.code, message: msg.message };
+        if (msg.type === "error" && msg.code === "rate-limited") {
+          // The bridge keeps this socket open, unadmitted (it may be said hello again): this attempt ends
+          // here, not at the handshake timeout, and the reconnection's backoff spaces the next hellos.
+          this._clearTimeout(this._handshakeTimer);
+          try {
+            socket.close(1000, "rate-limited");
+          } catch {
+            /* already closed */
+          }
+          this._afterClose(generation, { code: 1000, reason: "rate-limited" }, context);
+          return;
+        }
       } else if (msg.type === "error" && (msg.code === "unauthorized" || msg.code === "unsupported-protocol")) {
         context.lastError = { code: msg.code, message: msg.message };
       }
@@ -343,7 +360,8 @@ export class BridgeConnection extends Emitter {
   }
 
   _afterClose(generation, event, context) {
-    if (generation !== this._generation) return;
+    if (generation !== this._generation || context.ended) return; // (a socket the module closed itself: its close event too)
+    context.ended = true;
     this.socket = null;
     this._pending.rejectAll(new BridgeError("disconnected", "connection to the bridge lost"));
     const verdict = classifyClose(event, context);
@@ -387,8 +405,9 @@ export class BridgeConnection extends Emitter {
  *          page?: {hostname?: string, protocol?: string} | null, permissions?: any,
  *          timeoutMs?: number, setTimeout?: typeof globalThis.setTimeout, clearTimeout?: typeof globalThis.clearTimeout}} opts
  * @returns {Promise<{ok: boolean, code: string, message?: string, bridge?: any}>} `code`: `ok`,
- *   `invalid-url`, `mixed-content`, `no-secret`, `unauthorized`, `unsupported-protocol`, `timeout`,
- *   `unreachable`, `local-network`, `local-network-insecure`, `local-network-denied`
+ *   `invalid-url`, `mixed-content`, `no-secret`, `unauthorized`, `unsupported-protocol`, `rate-limited`
+ *   (the world has its most connections on the bridge), `timeout`, `unreachable`, `local-network`,
+ *   `local-network-insecure`, `local-network-denied`
  */
 export async function testConnection({
   url,
@@ -443,7 +462,7 @@ export async function testConnection({
         return;
       }
       if (msg.type === "welcome") finish({ ok: true, code: "ok", bridge: msg.bridge });
-      else if (msg.type === "error" && (msg.code === "unauthorized" || msg.code === "unsupported-protocol")) finish({ ok: false, code: msg.code, message: msg.message });
+      else if (msg.type === "error" && (msg.code === "unauthorized" || msg.code === "unsupported-protocol" || msg.code === "rate-limited")) finish({ ok: false, code: msg.code, message: msg.message });
     };
     socket.onerror = () => {};
     socket.onclose = (event) => {

@@ -1,6 +1,6 @@
 import { test, describe, beforeEach, afterEach, mock } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeConnection, checkUrl, classifyClose } from "../scripts/connection.js";
+import { BridgeConnection, checkUrl, classifyClose, testConnection } from "../scripts/connection.js";
 import { createBackoff } from "../scripts/backoff.js";
 import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
 
@@ -38,6 +38,9 @@ describe("classifyClose", () => {
     assert.deepEqual(classifyClose({ code: 1006 }, { opened: false, handshakeDone: false }), { code: "unreachable", retry: true });
     assert.deepEqual(classifyClose({ code: 1006 }, { opened: true, handshakeDone: true }), { code: "lost", retry: true });
     assert.deepEqual(classifyClose({ code: 1008 }, { opened: true, handshakeDone: false, lastError: { code: "unsupported-protocol" } }).retry, false);
+  });
+  test("hello answered rate-limited (no room for the world): rate-limited, retry", () => {
+    assert.deepEqual(classifyClose({ code: 1000 }, { opened: true, handshakeDone: false, lastError: { code: "rate-limited" } }), { code: "rate-limited", retry: true });
   });
 });
 
@@ -161,6 +164,60 @@ describe("BridgeConnection", () => {
     assert.equal(conn.state, "reconnecting");
   });
 
+  test("a rate-limited answer to hello closes the socket at once and reconnects with backoff, showing the bridge's message", async () => {
+    const refusal = {
+      type: "error",
+      code: "rate-limited",
+      message: "world 'w-ashes' already has 2 connections, the most this bridge allows",
+      details: { limit: "connections-per-world", value: 3, max: 2 },
+    };
+    const events = [];
+    conn.on("status", (s) => events.push(s));
+    conn.connect();
+    const [first] = ws.sockets;
+    first.open();
+    first.receive(refusal); // the bridge leaves its socket open: the module does not wait for a close
+    assert.deepEqual(first.closedWith, { code: 1000, reason: "rate-limited" });
+    assert.equal(conn.state, "reconnecting");
+    assert.deepEqual(conn.error, { code: "rate-limited", message: refusal.message });
+    assert.deepEqual(events.at(-1), { state: "reconnecting", error: { code: "rate-limited", message: refusal.message }, delay: 1000 });
+    first.drop(1000, "rate-limited"); // its close event, later, changes nothing
+    assert.deepEqual(statuses, ["connecting", "handshaking", "reconnecting:rate-limited"]);
+    mock.timers.tick(999);
+    assert.equal(ws.sockets.length, 1);
+    mock.timers.tick(1);
+    const second = ws.sockets[1];
+    second.open();
+    assert.equal(second.sent[0].type, "hello");
+    second.receive(refusal);
+    assert.equal(second.closedWith?.code, 1000);
+    mock.timers.tick(1999); // the backoff grows while the refusals go on
+    assert.equal(ws.sockets.length, 2);
+    mock.timers.tick(1);
+    const third = ws.sockets[2];
+    third.open();
+    third.receive(welcome);
+    await flush();
+    assert.equal(conn.state, "ready");
+    assert.equal(conn.error, null);
+    assert.equal(readies, 1);
+    mock.timers.tick(60_000); // no handshake timeout of a refused attempt fires later
+    assert.equal(ws.sockets.length, 3);
+    assert.equal(third.closedWith, null);
+  });
+
+  test("unauthorized during the handshake still ends in the error state, never retried", () => {
+    conn.connect();
+    ws.sockets[0].open();
+    ws.sockets[0].receive({ type: "error", code: "unauthorized", message: "wrong or missing secret for world 'w-ashes'" });
+    assert.equal(ws.sockets[0].closedWith, null); // the bridge closes (4401), not the module
+    ws.sockets[0].drop(4401, "unauthorized");
+    assert.equal(conn.state, "error");
+    assert.deepEqual(conn.error, { code: "unauthorized", message: "wrong or missing secret for world 'w-ashes'" });
+    mock.timers.tick(60_000);
+    assert.equal(ws.sockets.length, 1);
+  });
+
   test("close() stops reconnecting", () => {
     conn.connect();
     ws.sockets[0].drop(1006);
@@ -168,5 +225,19 @@ describe("BridgeConnection", () => {
     mock.timers.tick(60_000);
     assert.equal(ws.sockets.length, 1);
     assert.equal(conn.state, "closed");
+  });
+});
+
+describe("testConnection", () => {
+  test("a rate-limited answer to hello ends the test at once with the bridge's message", async () => {
+    const ws = fakeWebSocketClass();
+    const result = testConnection({ url: "ws://localhost:8765/ws", secret: "s3cret", identity, WebSocket: ws.FakeWebSocket, page: null, permissions: undefined });
+    await flush();
+    const [sock] = ws.sockets;
+    sock.open();
+    assert.equal(sock.sent[0].type, "hello");
+    sock.receive({ type: "error", code: "rate-limited", message: "world 'w-ashes' already has 2 connections, the most this bridge allows" });
+    assert.deepEqual(await result, { ok: false, code: "rate-limited", message: "world 'w-ashes' already has 2 connections, the most this bridge allows" });
+    assert.deepEqual(sock.closedWith, { code: 1000, reason: "test done" });
   });
 });

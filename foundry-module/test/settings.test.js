@@ -47,3 +47,8 @@ test("a success names the bridge's version; a form without the bridge settings g
   assert.equal(testResultText({ ok: true, code: "ok", bridge: { version: "0.3.1" } }, { localize, url: "" }), 'SIGHTLINE.Test.ok {"version":"0.3.1"}');
   assert.equal(addTestConnectionButton({ querySelector: () => null, ownerDocument: {} }, { localize, run: async () => ({ ok: true, code: "ok" }) }), null);
 });
+
+test("a hello refused for want of room prints the bridge's own reason", () => {
+  const text = testResultText({ ok: false, code: "rate-limited", message: "world 'w' already has 32 connections" }, { localize, url: "ws://localhost:8765/ws" });
+  assert.match(text, /^SIGHTLINE\.Error\.rate-limited .*"message":"world 'w' already has 32 connections"/);
+});

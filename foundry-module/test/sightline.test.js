@@ -404,6 +404,51 @@ describe("Sightline service", () => {
     assert.deepEqual(pl.log, [["warn", "SIGHTLINE.Error.no-gm"]]);
   });
 
+  test("a hello refused rate-limited warns once with the bridge's message; the retries stay silent until welcomed", async () => {
+    const w = world();
+    const reason = "world 'w-ashes' already has 32 connections, the most this bridge allows";
+    let room = false;
+    class Full extends ws.FakeWebSocket {
+      constructor(url) {
+        super(url);
+        queueMicrotask(() => this.open());
+      }
+      send(text) {
+        super.send(text);
+        const m = JSON.parse(text);
+        if (m.type !== "hello") return;
+        const answer = room ? { type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] } : { type: "error", code: "rate-limited", message: reason, details: { limit: "connections-per-world", value: 33, max: 32 } };
+        queueMicrotask(() => this.receive(answer)); // the bridge leaves a refused socket open
+      }
+    }
+    mock.timers.enable({ apis: ["setTimeout"] });
+    try {
+      const gm = client(w, w.gm, { bus, WebSocket: Full });
+      gm.s.refreshHolder();
+      await settle();
+      assert.equal(gm.s.status.state, "reconnecting");
+      assert.deepEqual(gm.s.status.error, { code: "rate-limited", message: reason });
+      assert.equal(gm.log.length, 1);
+      assert.equal(gm.log[0][0], "warn");
+      assert.match(gm.log[0][1], /^SIGHTLINE\.Error\.rate-limited .*"message":"world 'w-ashes' already has 32 connections/);
+      for (let i = 0; i < 3; i++) {
+        mock.timers.tick(31_000); // past the longest backoff: another dial, hello, refusal
+        await settle();
+      }
+      const dials = ws.sockets.length;
+      assert.ok(dials >= 4, `${dials} dials`);
+      assert.ok(ws.sockets.slice(0, -1).every((socket) => socket.closedWith?.code === 1000), "each refused socket closed by the module");
+      assert.equal(gm.log.length, 1, "no notice for the retries");
+      room = true;
+      mock.timers.tick(31_000);
+      await settle();
+      assert.equal(gm.s.status.state, "ready");
+      assert.deepEqual(gm.log.at(-1), ["info", "SIGHTLINE.Status.Connected"]);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
   test("a wrong secret gives a localised error notice", async () => {
     const w = world();
     class Refusing extends ws.FakeWebSocket {

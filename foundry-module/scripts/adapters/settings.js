@@ -106,5 +106,5 @@ export function addTestConnectionButton(element, { localize, run, page = globalT
 /** The line a test result reads as: the success with the bridge's version, or the error's advice. */
 export function testResultText(result, { localize, url, page = "" }) {
   if (result.ok) return localize("SIGHTLINE.Test.ok", { version: String(result.bridge?.version ?? "?") });
-  return localize(`SIGHTLINE.Error.${result.code}`, { url, page });
+  return localize(`SIGHTLINE.Error.${result.code}`, { url, page, message: result.message ?? "" });
 }

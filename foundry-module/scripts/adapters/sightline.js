@@ -87,6 +87,8 @@ export class Sightline {
     this._holderId = null;
     /** Whether the user was told the bridge is down (reset when it is back). */
     this._downNotified = false;
+    /** Whether this outage's reconnecting notice was shown (reset on ready and on close). */
+    this._retryNotified = false;
     this.onRulingsChanged = () => {};
     /** The overlay's live subscription (`watch`); null until a connection exists. */
     this.watcher = null;
@@ -253,18 +255,22 @@ export class Sightline {
     const before = this.status;
     this.status = status;
     this.env.Hooks.callAll("sightline.status", status);
+    if (status.state === "ready" || status.state === "closed") this._retryNotified = false;
     if (status.state === "ready" && before.state !== "ready") {
       this._downNotified = false;
       this._beacon(true);
     } else if (before.state === "ready" && status.state !== "ready") {
       this._beacon(false);
     }
-    // One notice per outage: the first failure says why; the retries that follow are silent.
-    if (status.state === "error" || (status.state === "reconnecting" && before.state !== "reconnecting")) {
+    // One notice per outage: the first failure says why; the retries that follow are silent, those that
+    // reach the bridge and are refused again (connecting → handshaking → reconnecting, as when a world has
+    // its most connections on the bridge) too.
+    if (status.state === "error" || (status.state === "reconnecting" && before.state !== "reconnecting" && !this._retryNotified)) {
       this._downNotified = true;
+      if (status.state === "reconnecting") this._retryNotified = true;
       const code = status.error?.code ?? "error";
       const notify = status.state === "error" ? "error" : "warn";
-      this.env.ui?.notifications?.[notify](this.game.i18n.format(`SIGHTLINE.Error.${code}`, { url: this.setting(SETTINGS.URL), page: this.env.location?.host ?? "" }), { permanent: status.state === "error" });
+      this.env.ui?.notifications?.[notify](this.game.i18n.format(`SIGHTLINE.Error.${code}`, { url: this.setting(SETTINGS.URL), page: this.env.location?.host ?? "", message: status.error?.message ?? "" }), { permanent: status.state === "error" });
     } else if (status.state === "ready" && before.state !== "ready") {
       this.env.ui?.notifications?.info(this.game.i18n.localize("SIGHTLINE.Status.Connected"));
     }
