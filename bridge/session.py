@@ -484,6 +484,8 @@ class Session:
     def _validate(self, raw: dict[str, Any]) -> BaseModel:
         kind = raw.get("type")
         if self.state == "awaiting-hello" and kind != "hello" and not (kind == "ping" and self._turned_away):
+            if self._turned_away:
+                raise HelloRequired(f"this connection's hello was refused: send 'hello' again or 'ping', not {kind!r}")
             raise HelloRequired(f"the first message must be 'hello', not {kind!r}")
         if kind == "adjudicate":  # the commonest message: its model's own validator, without the union's tag lookup
             try:

@@ -133,6 +133,9 @@ def test_after_a_refused_hello_only_hello_and_ping_are_read() -> None:
     assert one(session, hello())["code"] == "rate-limited"
     effects = send(session, {"type": "scene.sync", "id": "q1", "scene": on_line_scene()})
     assert answers(effects)[0]["code"] == "invalid-message"
+    assert answers(effects)[0]["message"] == (
+        "this connection's hello was refused: send 'hello' again or 'ping', not 'scene.sync'"
+    )
     assert effects[-1] == Close(4400, "invalid-message")
     assert session.state == "closed"
 
