@@ -21,12 +21,14 @@ from .base import LocalText, RulingError, Situation
 __all__ = [
     "DataModel",
     "DataRuleset",
+    "FormerCitation",
     "OptionRules",
     "Passage",
     "Text",
     "Vocabulary",
     "VocabularyRow",
     "check_vocabulary",
+    "citation_text",
     "cite",
     "load_toml",
     "vocabulary",
@@ -84,12 +86,28 @@ class OptionRules(DataModel):
 _SEED_FILE = re.compile(r"\d{3}_[0-9a-f]{16}\.txt|rules-notes\.md")
 
 
+def citation_text(title: str, source: str, quote: str) -> str:
+    """``Title: quote``, or ``Title (URL): quote`` for a page on the web."""
+    where = f" ({source})" if source.startswith(("http://", "https://")) else ""
+    return f"{title}{where}: {quote}"
+
+
+class FormerCitation(DataModel):
+    """How a passage was cited before its title, quote or source was corrected (each left out: as today):
+    rulings logged then still carry it, and read as the passage's citation today (``labels.readable_citation``)."""
+
+    title: str | None = None
+    quote: str | None = None
+    source: str | None = None
+
+
 class Passage(DataModel):
     """A quoted piece of a seed (or of an outside source named in rules-notes) a rule stands on.
 
     ``source`` is provenance — the seed's file name, ``rules-notes.md`` or the page's URL — and is never
     shown; people read ``title``, the source as its readers know it (rules-notes, "How sources are
-    named"). A URL is shown beside its title so the page can be found.
+    named"). A URL is shown beside its title so the page can be found. ``quote`` is the source's own words
+    (whitespace aside), any text left out marked with "…" (``tests/core/rules/test_sources.py``).
     """
 
     source: str
@@ -99,6 +117,8 @@ class Passage(DataModel):
     lang: Literal["en", "es"] = "en"
     #: The key of the passage this one translates (004 is 001 in Spanish): cited instead of it.
     translates: str | None = None
+    #: Earlier citations of this passage, before a correction; never cited now.
+    formerly: tuple[FormerCitation, ...] = ()
 
     @model_validator(mode="after")
     def _title_names_no_file(self) -> Passage:
@@ -108,8 +128,7 @@ class Passage(DataModel):
 
     def citation(self) -> str:
         """``Title: quote``, or ``Title (URL): quote`` for a page on the web."""
-        where = f" ({self.source})" if self.source.startswith(("http://", "https://")) else ""
-        return f"{self.title}{where}: {self.quote}"
+        return citation_text(self.title, self.source, self.quote)
 
 
 class VocabularyRow(DataModel):

@@ -12,7 +12,7 @@ import re
 from functools import cache
 from typing import Any, Final, Literal
 
-from .data_files import Text
+from .data_files import Text, citation_text
 
 __all__ = ["KINDS", "label", "readable_citation"]
 
@@ -108,14 +108,23 @@ def _legacy_citations() -> dict[str, str]:
     for ruleset in RULESETS.values():
         for passage in getattr(getattr(ruleset, "data", None), "passages", {}).values():
             current = passage.citation()
-            found[f"{passage.source}: {passage.quote}"] = current
-            prefix = _DATED_PREFIXES.get(passage.title)
-            if prefix:
-                found[f"{passage.source}: {prefix}{passage.quote}"] = current
+            wordings = [(passage.title, passage.source, passage.quote)]
+            wordings += [
+                (old.title or passage.title, old.source or passage.source, old.quote or passage.quote)
+                for old in passage.formerly
+            ]
+            for title, source, quote in wordings:
+                found[f"{source}: {quote}"] = current
+                prefix = _DATED_PREFIXES.get(title)
+                if prefix:
+                    found[f"{source}: {prefix}{quote}"] = current
+                found[citation_text(title, source, quote)] = current
     return found
 
 
 def readable_citation(text: str) -> str:
     """A citation as people read it now: one logged before sources were named by title
-    (``001_….txt: quote``) becomes ``Title: quote``; any other text is returned as it is."""
+    (``001_….txt: quote``) becomes ``Title: quote``, and one logged before a passage's title, quote or
+    source was corrected (its ``formerly``) becomes the passage's citation today; any other text is
+    returned as it is."""
     return _legacy_citations().get(text, text)

@@ -181,3 +181,37 @@ def test_old_citations_of_every_kind_of_source_read_as_the_titles_rules_notes_na
         assert readable_citation(old) == new
         assert readable_citation(new) == new  # today's citation is left as it is
     assert readable_citation(f"002_38ee4d299a054ffc.txt: Update 9.9, May 2031: {stack_21}").startswith("002_")
+
+
+def test_a_citation_logged_before_a_passage_was_corrected_reads_as_todays() -> None:
+    """A ruling logged with a passage's former title, quote or source (its `formerly`) reads as its citation today.
+
+    So a re-judged ruling does not list a corrected passage as dropped and added, and the CSV shows today's title:
+    002's undated 'Low Visibility Zones apply a MOD of -3.' was titled as 002's "Original" text, and rules-notes' own
+    'Difficulty ladder: …' was cited, reworded, as a page of http://twilight2000.one/matt/stealth.htm.
+    """
+    low = "Low Visibility Zones apply a MOD of -3."
+    assert (
+        readable_citation(f"Infinity N4 Core Rules, original text — Visibility Conditions: {low}")
+        == f"Infinity Wiki — Visibility Conditions: {low}"
+    )
+    ladder = load_toml("traveller")["passages"]["ladder-notes"]
+    (former,) = ladder["formerly"]
+    url = former["source"]
+    now = f"Sightline rules notes — Difficulty ladder: {ladder['quote']}"
+    assert readable_citation(f"{former['title']} ({url}): {former['quote']}") == now
+    assert readable_citation(f"{url}: {former['quote']}") == now  # logged before sources were named by title
+    passages = [passage for ruleset in RULESETS.values() for passage in ruleset.data.passages.values()]  # type: ignore[attr-defined]
+    today = {passage.citation() for passage in passages}
+    corrected = 0
+    for passage in passages:
+        for old in passage.formerly:
+            title, quote = old.title or passage.title, old.quote or passage.quote
+            source = old.source or passage.source
+            where = f" ({source})" if source.startswith("http") else ""
+            logged = f"{title}{where}: {quote}"
+            assert logged not in today, f"a former citation is another passage's today: {logged}"
+            assert readable_citation(logged) == passage.citation()
+            assert readable_citation(f"{source}: {quote}") == passage.citation()
+            corrected += 1
+    assert corrected >= 20
