@@ -209,7 +209,11 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="the file to read, or - for standard input")
 
     traveller = commands.add_parser("traveller", help="Traveller tools").add_subparsers(dest="tool", required=True)
-    encounter = traveller.add_parser("encounter-range", help="encounter range after night and weather (seed 000)")
+    encounter = traveller.add_parser(
+        "encounter-range",
+        help="encounter range after night and weather, as “Traveller tactical visibility rules (2011-03-17) — "
+        "Encounter Ranges” gives it",
+    )
     encounter.add_argument("base", type=at_least(0, unit="metres"), help="the terrain's encounter range, in metres")
     encounter.add_argument("--light", default="day", choices=["day", "1", "2", "3"], help="background light level")
     encounter.add_argument("--weather", default="good", choices=["good", "poor", "very-poor"])

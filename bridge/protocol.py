@@ -203,7 +203,10 @@ class RulingOverride(Message):
 
 
 class EncounterRangeRequest(Message):
-    """Extension: Traveller's encounter range after night and weather (seed 000); no scene needed."""
+    """Extension: Traveller's encounter range after night and weather; no scene needed.
+
+    Source: "Traveller tactical visibility rules (2011-03-17) — Encounter Ranges".
+    """
 
     type: Literal["traveller.encounter-range"] = "traveller.encounter-range"
     id: RequestId

@@ -52,3 +52,18 @@ def test_encounter_range_message_refuses_bad_weather() -> None:
     """An unknown weather is invalid-message naming the field."""
     answer = OfflineClient().one({"type": "traveller.encounter-range", "id": "e", "base": 10, "weather": "fog"})
     assert answer["code"] == "invalid-message" and answer["message"].startswith("weather")
+
+
+def test_the_encounter_range_help_and_schema_name_the_source_by_its_title() -> None:
+    """The command's help and the message's schema text name 000 by its title, never by a seed file or number.
+
+    rules-notes, "How sources are named": '000 | Traveller tactical visibility rules (2011-03-17) — the section quoted'.
+    """
+    from bridge.core.rules.data_files import load_toml
+    from bridge.schema import protocol_schema
+
+    title = load_toml("traveller")["passages"]["encounter-000"]["title"]
+    shown = subprocess.run([SIGHTLINE, "traveller", "--help"], capture_output=True, text=True, check=True).stdout
+    schema = protocol_schema()["$defs"]["EncounterRangeRequest"]["description"]
+    for text in (" ".join(shown.split()), schema):
+        assert title in text and "seed" not in text
