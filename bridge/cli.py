@@ -142,12 +142,12 @@ def _parser() -> argparse.ArgumentParser:
         default=defaults.auth_max_delay,
         help="seconds: the longest wait between attempts of an address that keeps sending wrong secrets",
     )
-    for kind in ("regions", "tokens", "walls", "lights"):
+    for kind in ("regions", "tokens", "walls", "lights", "levels"):
         limits.add_argument(
             f"--max-{kind}",
             type=at_least(1, integer=True),
             default=getattr(defaults, f"max_{kind}"),
-            help=f"{kind} a scene",
+            help=f"{kind} of a scene",
         )
     limits.add_argument(
         "--max-vertices",
@@ -357,6 +357,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         max_walls=args.max_walls,
         max_lights=args.max_lights,
+        max_levels=args.max_levels,
         max_vertices=args.max_vertices,
         max_ring_vertices=args.max_ring_vertices,
         max_scenes_per_world=args.max_scenes_per_world,

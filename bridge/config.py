@@ -69,6 +69,7 @@ class BridgeConfig:
     max_tokens: int = 5_000
     max_walls: int = 50_000
     max_lights: int = 5_000
+    max_levels: int = 100
     max_vertices: int = 500_000
     max_ring_vertices: int = 10_000
     max_scenes_per_world: int = 8

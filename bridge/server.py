@@ -604,6 +604,7 @@ def scene_limits(config: BridgeConfig) -> SceneLimits:
         tokens=config.max_tokens,
         walls=config.max_walls,
         lights=config.max_lights,
+        levels=config.max_levels,
         vertices=config.max_vertices,
         ring_vertices=config.max_ring_vertices,
         scenes=config.max_scenes_per_world,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,6 +112,23 @@ def test_serves_defaults_are_the_ones_its_help_and_the_contract_state(
         assert value == getattr(defaults, field), dest
         checked += 1
     assert checked >= 30
+
+
+def test_serves_max_levels_reaches_the_scene_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`serve --max-levels 2` hands the bridge a configuration whose scene limits hold 2 levels (default 100)."""
+    from bridge import startup, workers
+    from bridge.server import scene_limits
+
+    served: list[BridgeConfig] = []
+
+    async def serve(config: BridgeConfig, **_: Any) -> None:
+        served.append(config)
+
+    monkeypatch.setattr(startup, "serve", serve)
+    monkeypatch.setattr(workers, "one_malloc_arena", lambda: False)
+    for extra in (["--max-levels", "2"], []):
+        assert main(["serve", "--data-dir", str(tmp_path), "--secret", "s", *extra]) == 0
+    assert [scene_limits(config).levels for config in served] == [2, 100]
 
 
 def test_replay_through_main_answers_a_small_file_and_returns_its_status(

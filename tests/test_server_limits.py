@@ -234,6 +234,24 @@ async def test_scene_size_limits_come_from_the_configuration(start: BridgeFactor
         assert json.loads(await ws.recv()) == {"type": "pong", "id": "p"}
 
 
+async def test_the_level_limit_comes_from_the_configuration(start: BridgeFactory) -> None:
+    """--max-levels (config max_levels) 2 refuses a scene of 3 levels as too-large naming levels, and syncs 2."""
+    tower = on_line_scene()
+
+    def sync(count: int) -> str:
+        levels = [{"id": f"l{i}", "bottom": 10 * i, "top": 10 * i + 10} for i in range(count)]
+        return json.dumps({"type": "scene.sync", "id": f"q{count}", "scene": {**tower, "levels": levels}})
+
+    async with start(max_levels=2) as addr, connect(f"ws://{addr}/ws") as ws:
+        await hello(ws, "w", "bridge-secret")
+        await ws.send(sync(3))
+        answer = json.loads(await ws.recv())
+        assert (answer["id"], answer["code"]) == ("q3", "too-large")
+        assert answer["details"] == {"field": "scene.levels", "limit": "levels", "value": 3, "max": 2}
+        await ws.send(sync(2))
+        assert json.loads(await ws.recv())["type"] == "scene.synced"
+
+
 async def test_cost_limits_come_from_the_configuration(start: BridgeFactory) -> None:
     """--max-watch-pairs, --max-watches-per-connection and --max-scenes-per-world reach every connection.
 

@@ -1,11 +1,13 @@
 """V14 Scene Levels through the session, as the module sends them: rulings by floor, unknown level ids
-refused by name with the scene kept, and the log keeping which floor a ruling happened on."""
+refused by name with the scene kept, the log keeping which floor a ruling happened on, and the limit
+on a scene's levels answered like the other scene limits."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bridge.session import StoreThenSend
+from bridge.core.world import SceneLimits
+from bridge.session import StoreThenSend, Worlds
 from tests.test_session import one, online, send
 
 
@@ -81,3 +83,53 @@ def test_the_log_keeps_the_floor_of_a_ruling() -> None:
     assert [t["level"] for t in store.record.situation["tokens"]] == ["l-upper", "l-upper"]
     assert [level["id"] for level in store.record.snapshot.setting["levels"]] == ["l-ground", "l-upper"]
     assert store.record.snapshot.walls[0]["levels"] == ["l-upper"]
+
+
+def _storeys(count: int, **wall: Any) -> dict[str, Any]:
+    """A scene.sync of a tower of ``count`` levels, 10 units each, with one wall (``wall`` fields added)."""
+    return {
+        "type": "scene.sync",
+        "id": "q1",
+        "scene": {
+            "id": "s-tower",
+            "rules": {"ruleset": "infinity-n4"},
+            "levels": [{"id": f"l{i}", "bottom": 10 * i, "top": 10 * i + 10} for i in range(count)],
+            "walls": [{"id": "w", "c": [450, -500, 450, 500], **wall}],
+        },
+    }
+
+
+def test_101_levels_are_too_large_naming_the_levels_limit_and_the_connection_answers_on() -> None:
+    """By default 101 levels are too-large with field, limit, value and max and the request id; 100 are synced."""
+    session = online()
+    answer = one(session, _storeys(101))
+    assert (answer["type"], answer["id"], answer["code"]) == ("error", "q1", "too-large")
+    assert answer["details"] == {"field": "scene.levels", "limit": "levels", "value": 101, "max": 100}
+    assert one(session, _storeys(100))["type"] == "scene.synced"
+
+
+def test_a_level_limit_of_2_refuses_3_levels_and_accepts_2() -> None:
+    """SceneLimits(levels=2) (what --max-levels 2 sets) refuses 3 levels as too-large and syncs 2."""
+    session = online(Worlds(scene_limits=SceneLimits(levels=2)))
+    answer = one(session, _storeys(3))
+    assert answer["code"] == "too-large"
+    assert answer["details"] == {"field": "scene.levels", "limit": "levels", "value": 3, "max": 2}
+    assert one(session, _storeys(2))["type"] == "scene.synced"
+
+
+def test_an_objects_levels_follow_the_scene_limit_not_a_bound_of_their_own() -> None:
+    """Under a limit of 150 levels, a wall on all 150 is synced: nothing caps an object's levels below the limit."""
+    session = online(Worlds(scene_limits=SceneLimits(levels=150)))
+    assert one(session, _storeys(150, levels=[f"l{i}" for i in range(150)]))["type"] == "scene.synced"
+
+
+def test_an_object_naming_a_level_twice_is_invalid_naming_the_field() -> None:
+    """A wall's levels is a set: naming a level twice, by sync or patch, is invalid-message naming the field."""
+    session = online()
+    answer = one(session, _storeys(2, levels=["l1", "l1"]))
+    assert answer["code"] == "invalid-message" and answer["details"]["field"] == "scene.walls[0].levels"
+    assert one(session, _storeys(2, levels=["l0", "l1"]))["type"] == "scene.synced"
+    wall = {"id": "w2", "c": [0, 0, 0, 100], "levels": ["l0", "l0"]}
+    patch = {"type": "scene.patch", "id": "q2", "scene": "s-tower", "upsert": {"walls": [wall]}}
+    answer = one(session, patch)
+    assert answer["code"] == "invalid-message" and answer["details"]["field"] == "upsert.walls[0].levels"

@@ -63,10 +63,22 @@ def _no_vanishing_length(value: float) -> float:
 
 Length = Annotated[float, Field(ge=0, le=COORD_LIMIT), AfterValidator(_no_vanishing_length)]
 Identifier = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+def _each_once(level_ids: list[str]) -> list[str]:
+    seen: set[str] = set()
+    for level_id in level_ids:
+        if level_id in seen:
+            raise ValueError(f"names the level {level_id!r} twice")
+        seen.add(level_id)
+    return level_ids
+
+
 #: Foundry V14's ``levels`` set of a region, wall or light: the ids of the scene's levels it stands on
-#: (empty = every level). A scene holds at most :data:`LEVEL_LIMIT` levels: real buildings have a few.
-LEVEL_LIMIT = 100
-LevelIds = Annotated[list[Identifier], Field(max_length=LEVEL_LIMIT)]
+#: (empty = every level), each once (a set, as Foundry and the module send it). Each must also be one of
+#: the scene's levels (``check_levels``), so a list is never longer than the scene's ``levels``, which
+#: ``SceneLimits.levels`` bounds: no bound of its own here, which a higher ``--max-levels`` would contradict.
+LevelIds = Annotated[list[Identifier], AfterValidator(_each_once), Field(json_schema_extra={"uniqueItems": True})]
 #: The largest absolute rotation accepted, in degrees (Foundry keeps 0-360; a client that adds turns up
 #: stays far inside this, and ``rotation % 360`` is exact here).
 ANGLE_LIMIT = 1e6
@@ -356,7 +368,9 @@ class Scene(SceneModel):
     tokens: list[Token] = []
     walls: list[Wall] = []
     lights: list[Light] = []
-    levels: Annotated[list[Level], Field(max_length=LEVEL_LIMIT)] = []
+    #: How many is a limit (``SceneLimits.levels``, ``--max-levels``), checked after validation: up to
+    #: then a level costs what its bytes do, which the frame limit bounds.
+    levels: list[Level] = []
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Scene:

@@ -68,6 +68,9 @@ class SceneLimits:
     tokens: int = 5_000
     walls: int = 50_000
     lights: int = 5_000
+    #: Levels of the scene: every zone, wall and light on levels is judged within the spans of its levels.
+    #: An object's own ``levels`` names each once, and only the scene's, so this bounds them too.
+    levels: int = 100
     #: Vertices the scene's areas are drawn with: polygon points, resolved rings, rectangles' 4 corners,
     #: curves by the polygon standing for them (regions' circles and ellipses, tokens' round bases).
     vertices: int = 500_000
@@ -78,7 +81,7 @@ class SceneLimits:
 
     def check(self, scene: Scene, *, vertices: int | None = None) -> int:
         """Raise :class:`SceneRejected` (too large) or return the scene's vertex count (``vertices`` if known)."""
-        for kind in ("regions", "tokens", "walls", "lights"):
+        for kind in ("regions", "tokens", "walls", "lights", "levels"):
             count, limit = len(getattr(scene, kind)), getattr(self, kind)
             if count > limit:
                 raise SceneRejected(
