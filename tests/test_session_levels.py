@@ -123,13 +123,13 @@ def test_an_objects_levels_follow_the_scene_limit_not_a_bound_of_their_own() -> 
     assert one(session, _storeys(150, levels=[f"l{i}" for i in range(150)]))["type"] == "scene.synced"
 
 
-def test_an_object_naming_a_level_twice_is_invalid_naming_the_field() -> None:
-    """A wall's levels is a set: naming a level twice, by sync or patch, is invalid-message naming the field."""
+def test_an_object_naming_a_level_twice_reads_it_once() -> None:
+    """A wall's levels is a set: a level named twice, by sync or patch, is held once, and the scene is accepted."""
     session = online()
-    answer = one(session, _storeys(2, levels=["l1", "l1"]))
-    assert answer["code"] == "invalid-message" and answer["details"]["field"] == "scene.walls[0].levels"
-    assert one(session, _storeys(2, levels=["l0", "l1"]))["type"] == "scene.synced"
+    assert one(session, _storeys(2, levels=["l1", "l0", "l1"]))["type"] == "scene.synced"
+    assert session._worlds.get("w1").scenes["s-tower"].scene.walls[0].levels == ["l1", "l0"]
     wall = {"id": "w2", "c": [0, 0, 0, 100], "levels": ["l0", "l0"]}
     patch = {"type": "scene.patch", "id": "q2", "scene": "s-tower", "upsert": {"walls": [wall]}}
-    answer = one(session, patch)
-    assert answer["code"] == "invalid-message" and answer["details"]["field"] == "upsert.walls[0].levels"
+    assert one(session, patch)["type"] == "scene.patched"
+    walls = session._worlds.get("w1").scenes["s-tower"].scene.walls
+    assert [w.levels for w in walls if w.id == "w2"] == [["l0"]]

@@ -66,19 +66,17 @@ Identifier = Annotated[str, Field(min_length=1, max_length=256)]
 
 
 def _each_once(level_ids: list[str]) -> list[str]:
-    seen: set[str] = set()
-    for level_id in level_ids:
-        if level_id in seen:
-            raise ValueError(f"names the level {level_id!r} twice")
-        seen.add(level_id)
-    return level_ids
+    """The ids in order, each once: a level named twice is read once (Foundry's ``levels`` is a set; a
+    client that repeats one was accepted before ``--max-levels``, and stays so)."""
+    return level_ids if len(set(level_ids)) == len(level_ids) else list(dict.fromkeys(level_ids))
 
 
 #: Foundry V14's ``levels`` set of a region, wall or light: the ids of the scene's levels it stands on
-#: (empty = every level), each once (a set, as Foundry and the module send it). Each must also be one of
-#: the scene's levels (``check_levels``), so a list is never longer than the scene's ``levels``, which
-#: ``SceneLimits.levels`` bounds: no bound of its own here, which a higher ``--max-levels`` would contradict.
-LevelIds = Annotated[list[Identifier], AfterValidator(_each_once), Field(json_schema_extra={"uniqueItems": True})]
+#: (empty = every level), read as a set: each id once, however often it is named. Each must also be one of
+#: the scene's levels (``check_levels``), so the list read is never longer than the scene's ``levels``,
+#: which ``SceneLimits.levels`` bounds: no bound of its own here, which a higher ``--max-levels`` would
+#: contradict (what a frame can hold bounds the ids named).
+LevelIds = Annotated[list[Identifier], AfterValidator(_each_once)]
 #: The largest absolute rotation accepted, in degrees (Foundry keeps 0-360; a client that adds turns up
 #: stays far inside this, and ``rotation % 360`` is exact here).
 ANGLE_LIMIT = 1e6
