@@ -395,6 +395,36 @@ describe("Sightline service", () => {
     assert.equal(gm.log.filter(([, m]) => /SIGHTLINE\.Error\.(lost|unreachable)/.test(m)).length, 1);
   });
 
+  test("a question about a scene the bridge forgot syncs the scene again and is answered", async () => {
+    const w = world({ system: "dnd5e" });
+    const held = new Set(); // the scenes the fake bridge holds; it forgets them as a full world does
+    const { Socket, received } = answeringSocketClass(ws.FakeWebSocket, (m, reply) => {
+      if (m.type === "scene.sync") {
+        held.add(m.scene.id);
+        reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: 0, tokens: 0, walls: 0 });
+      } else if (m.type === "adjudicate" && !held.has(m.scene)) {
+        reply({ type: "error", id: m.id, code: "unknown-scene", message: `no scene '${m.scene}' in this world; send scene.sync first`, details: {} });
+      } else if (m.type === "adjudicate") {
+        reply({ type: "adjudication", id: m.id, scene: m.scene, actor: m.actor, target: m.target, action: m.action, reaction: false, ruleset: "infinity-n4", edition: "current", allowed: true, modifier: -3, crossings: [], modifiers: [], notes: [], citations: [] });
+      } else reply({ type: "error", id: m.id, code: "invalid-message", message: `type: ${m.type}`, details: {} });
+    });
+    const gm = client(w, w.gm, { bus, WebSocket: Socket });
+    gm.s.refreshHolder();
+    await settle();
+    assert.ok(held.has(w.scene.id) && gm.s.synced.has(w.scene.id));
+    held.clear(); // another scene was synced on the bridge and this one, unwatched, was forgotten
+    received.length = 0;
+    const [fus, tgt] = w.scene.tokens.contents;
+    const ruling = await gm.s.adjudicate(fus, tgt, { log: true });
+    assert.equal(ruling.modifier, -3);
+    assert.deepEqual(received.map((m) => m.type), ["adjudicate", "scene.sync", "adjudicate"]);
+    assert.equal(received[2].log, true, "the question asked again as it was");
+    // Any other error is not retried.
+    received.length = 0;
+    await assert.rejects(gm.s.request({ type: "watch", id: "", scene: w.scene.id, action: "bs-attack" }), { code: "invalid-message" });
+    assert.deepEqual(received.map((m) => m.type), ["watch"]);
+  });
+
   test("with no GM online a player is told so", async () => {
     const w = world({ gmActive: false });
     const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket });

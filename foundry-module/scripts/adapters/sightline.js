@@ -470,7 +470,17 @@ export class Sightline {
     if (this.isHolder()) {
       if (!this.connection?.ready) throw new BridgeError("not-connected", "the bridge is not connected");
       if (message.scene) await this.ensureSynced(message.scene);
-      return this.connection.request(message.id ? message : { ...message, id: this.connection.nextId() });
+      const send = () => this.connection.request(message.id ? message : { ...message, id: this.connection.nextId() });
+      try {
+        return await send();
+      } catch (err) {
+        // The bridge forgot the scene: it holds a few scenes per world and drops the least recently used
+        // one nobody watches when another is synced (docs/protocol.md). Sync it again and ask once more.
+        if (err?.code !== "unknown-scene" || !message.scene || !this.connection?.ready) throw err;
+        this.synced.delete(message.scene);
+        await this.ensureSynced(message.scene);
+        return send();
+      }
     }
     if (!this.relay) throw new BridgeError("not-connected", "the module is not ready");
     try {
