@@ -1,7 +1,7 @@
 import { test, describe, beforeEach, afterEach, mock } from "node:test";
 import assert from "node:assert/strict";
 import { Sightline, documentHookNames } from "../scripts/adapters/sightline.js";
-import { answeringSocketClass, fakeWebSocketClass } from "./helpers/fake-websocket.js";
+import { WELCOME, answeringSocketClass, fakeWebSocketClass } from "./helpers/fake-websocket.js";
 import { OWNERSHIP, gameStub, hooksStub, notificationsStub, socketBus, withOwnership } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
 import { assertConforms, schemaSkipReason } from "./helpers/schema.js";
@@ -438,19 +438,9 @@ describe("Sightline service", () => {
     const w = world();
     const reason = "world 'w-ashes' already has 32 connections, the most this bridge allows";
     let room = false;
-    class Full extends ws.FakeWebSocket {
-      constructor(url) {
-        super(url);
-        queueMicrotask(() => this.open());
-      }
-      send(text) {
-        super.send(text);
-        const m = JSON.parse(text);
-        if (m.type !== "hello") return;
-        const answer = room ? { type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] } : { type: "error", code: "rate-limited", message: reason, details: { limit: "connections-per-world", value: 33, max: 32 } };
-        queueMicrotask(() => this.receive(answer)); // the bridge leaves a refused socket open
-      }
-    }
+    const refusal = { type: "error", code: "rate-limited", message: reason, details: { limit: "connections-per-world", value: 33, max: 32 } };
+    // The bridge leaves a refused socket open: only the module closes it.
+    const { Socket: Full } = answeringSocketClass(ws.FakeWebSocket, () => {}, { hello: () => (room ? WELCOME : refusal) });
     mock.timers.enable({ apis: ["setTimeout"] });
     try {
       const gm = client(w, w.gm, { bus, WebSocket: Full });

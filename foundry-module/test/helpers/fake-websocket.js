@@ -32,13 +32,17 @@ export function fakeWebSocketClass() {
   return { FakeWebSocket, sockets };
 }
 
+/** What the fake bridges answer to `hello` unless told otherwise. */
+export const WELCOME = { type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] };
+
 /**
- * A bridge that answers by itself: the socket opens at once, `hello` gets a `welcome`, and every other
- * message goes to `respond(message, reply)`. `received` holds everything the client sent.
+ * A bridge that answers by itself: the socket opens at once, `hello` gets `hello(message)` (a `welcome` unless
+ * given), and every other message goes to `respond(message, reply)`. `received` holds everything the client sent.
  * @param {any} FakeWebSocket a class from {@link fakeWebSocketClass}
  * @param {(m: any, reply: (answer: any) => void) => void} respond
+ * @param {{hello?: (m: any) => any}} [opts]
  */
-export function answeringSocketClass(FakeWebSocket, respond) {
+export function answeringSocketClass(FakeWebSocket, respond, { hello = () => WELCOME } = {}) {
   const received = [];
   class AnsweringSocket extends FakeWebSocket {
     constructor(url) {
@@ -50,7 +54,7 @@ export function answeringSocketClass(FakeWebSocket, respond) {
       const m = JSON.parse(text);
       received.push(m);
       const reply = (a) => queueMicrotask(() => this.receive(a));
-      if (m.type === "hello") reply({ type: "welcome", protocol: 1, bridge: { version: "t" }, rulesets: [] });
+      if (m.type === "hello") reply(hello(m));
       else respond(m, reply);
     }
   }
