@@ -7,6 +7,7 @@ import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import WebSocket from "ws";
+import { createBackoff } from "../scripts/backoff.js";
 import { BridgeConnection, addressSpace, diagnoseUnreachable, localNetworkAccess, localNetworkPermission, testConnection } from "../scripts/connection.js";
 import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
 import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
@@ -107,5 +108,40 @@ describe("Test connection", { skip: bridgeSkipReason() }, () => {
     assert.equal((await testConnection({ url: "ws://bridge.example.com/ws", secret: "x", identity, WebSocket, page: PUBLIC_HTTPS })).code, "mixed-content");
     assert.equal((await testConnection({ url: "bridge.example.com", secret: "x", identity, WebSocket, page: PUBLIC_HTTPS })).code, "invalid-url");
     assert.equal((await testConnection({ url: bridge.url, secret: "", identity, WebSocket, page: LOCAL_PAGE })).code, "no-secret");
+  });
+});
+
+describe("a world with its most connections on the real bridge", { skip: bridgeSkipReason() }, () => {
+  test("the refused connection says why, retries, and is welcomed once a place frees", async () => {
+    const bridge = await startRealBridge("s", ["--max-connections-per-world", "1"]);
+    const quick = () => createBackoff({ baseMs: 50, maxMs: 200 });
+    const open = () => new BridgeConnection({ url: bridge.url, secret: "s", identity, WebSocket, page: LOCAL_PAGE, pageProtocol: "http:", backoff: quick(), handshakeTimeoutMs: 5_000 });
+    const until = async (what, ok, ms = 10_000) => {
+      const end = Date.now() + ms;
+      while (!ok()) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const first = open();
+    const second = open();
+    try {
+      first.connect();
+      await until("the first connection's welcome", () => first.state === "ready");
+      const states = [];
+      second.on("status", (status) => states.push(status.state));
+      second.connect();
+      await until("the second's refusal", () => second.error?.code === "rate-limited");
+      assert.match(second.error.message, /already has 1 connection/);
+      assert.equal(second.state, "reconnecting");
+      await until("a retry refused in turn", () => states.filter((s) => s === "handshaking").length >= 2);
+      assert.equal(first.state, "ready", "the admitted connection is untouched");
+      first.close();
+      await until("the second's welcome once the first has left", () => second.state === "ready");
+    } finally {
+      first.close();
+      second.close();
+      await bridge.close();
+    }
   });
 });

@@ -16,10 +16,11 @@ export function bridgeSkipReason() {
   return existsSync(SIGHTLINE_BIN) ? false : `bridge binary not found at ${SIGHTLINE_BIN} (set SIGHTLINE_BIN, or install the bridge into ../.venv)`;
 }
 
-/** Start `sightline serve --port 0` and read the URL it prints. */
-export async function startRealBridge(secret) {
+/** Start `sightline serve --port 0` (with `options` added) and read the URL it prints. */
+export async function startRealBridge(secret, options = []) {
   const dataDir = mkdtempSync(join(tmpdir(), "sightline-data-"));
-  const child = spawn(SIGHTLINE_BIN, ["serve", "--host", "127.0.0.1", "--port", "0", `--secret=${secret}`, "--data-dir", dataDir], { stdio: ["ignore", "pipe", "pipe"] });
+  const args = ["serve", "--host", "127.0.0.1", "--port", "0", `--secret=${secret}`, "--data-dir", dataDir, ...options];
+  const child = spawn(SIGHTLINE_BIN, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const url = await new Promise((resolveUrl, reject) => {
     const timer = setTimeout(() => {
