@@ -300,6 +300,8 @@ class InfinityRuleset(DataRuleset[InfinityData]):
         if zone.visibility == "white-noise":
             who = observer.visor if observer.msv else self.data.traits["marksmanship"].label.get(locale)
             reason = self._text("white_noise_blocks", locale, who=who)
+            if observer.msv:  # a visor that sees through Zero does not see through White Noise: the wiki's page
+                cite_keys = (*cite_keys, "white-noise-notes")
         elif observer.msv and not zone.msv_sees_through:
             reason = f"{self._text('blocks', locale, kind=kind)} {self._text('eclipse_blocks_msv', locale)}"
         else:

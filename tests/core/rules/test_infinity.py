@@ -255,9 +255,27 @@ def test_white_noise_does_not_affect_a_trooper_without_msv() -> None:
 
 @pytest.mark.parametrize("visor", ["multispectral-visor-1", "multispectral-visor-2", "multispectral-visor-3"])
 def test_white_noise_is_zero_for_msv_of_any_level(visor: str) -> None:
-    """001: White Noise is Zero for 'a Multispectral Visor of any Level' — even L2/L3 cannot see through."""
+    """001: White Noise is Zero for 'a Multispectral Visor of any Level' — even L2/L3 cannot see through.
+
+    Their visors see through Zero; that this does not help in White Noise is the wiki's (rules-notes: 'White Noise
+    is Zero for MSV users of every level; their see-through-Zero does not help there'), so the ruling cites it.
+    """
     answer = rule(scene(regions=[on_line("r-wn", "white-noise")], tokens=[with_traits(A, visor), T]), "a", "t")
     assert answer["allowed"] is False
+    assert (
+        "Infinity Wiki — White Noise Zone (http://wiki.infinitythegame.com/en/White_Noise_Zone): White Noise is Zero "
+        "for MSV users of every level; their see-through-Zero does not help there"
+    ) in answer["citations"]
+
+
+def test_white_noise_blocking_marksmanship_cites_no_visor_page() -> None:
+    """001: White Noise blocking a Marksmanship trooper cites no page on visors: it has none.
+
+    001: 'A White Noise Zone acts as a Zero Visibility Zone, but only for Troopers with the Marksmanship Special Skill'.
+    """
+    answer = rule(scene(regions=[on_line("r-wn", "white-noise")], tokens=[with_traits(A, "marksmanship"), T]), "a", "t")
+    assert answer["allowed"] is False
+    assert not any("White Noise Zone (http" in citation for citation in answer["citations"])
 
 
 @pytest.mark.parametrize(("edition", "blocked"), [("current", True), ("2.1", False), ("original", False)])
