@@ -68,7 +68,7 @@ Identifier = Annotated[str, Field(min_length=1, max_length=256)]
 def _each_once(level_ids: list[str]) -> list[str]:
     """The ids in order, each once: a level named twice is read once (Foundry's ``levels`` is a set; a
     client that repeats one was accepted before ``--max-levels``, and stays so)."""
-    return level_ids if len(set(level_ids)) == len(level_ids) else list(dict.fromkeys(level_ids))
+    return list(dict.fromkeys(level_ids))
 
 
 #: Foundry V14's ``levels`` set of a region, wall or light: the ids of the scene's levels it stands on
