@@ -434,14 +434,18 @@ export function serializeScene(scene, defaults) {
 }
 
 /**
- * V14 regions attached to a token (`region.attachment.token`, the token's id): Foundry moves them
- * with the token, so a token's change is also theirs.
+ * V14 regions attached to a token (`region.attachment.token`: a ForeignDocumentField, declared
+ * `idOnly` — the token's id — but read as the token document by some V14 code, so either is taken):
+ * Foundry moves them with the token, so a token's change is also theirs.
  * @param {any} scene @param {string} tokenId
  * @returns {any[]} region documents
  */
 export function regionsAttachedTo(scene, tokenId) {
   if (!tokenId) return [];
-  return listOf(scene?.regions).filter((r) => r?.attachment?.token === tokenId);
+  return listOf(scene?.regions).filter((r) => {
+    const token = r?.attachment?.token;
+    return (typeof token === "string" ? token : token?.id) === tokenId;
+  });
 }
 
 /**

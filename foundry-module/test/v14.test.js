@@ -29,6 +29,13 @@ describe("V14 regions", () => {
     assert.deepEqual(regionsAttachedTo(scene, null), []);
   });
 
+  test("an attachment read as the token document (not its id) is found too", () => {
+    const docs = F.scene().tokens.contents;
+    const attached = F.smokeRegion({ id: "r-aura", attachment: { token: docs[0] } });
+    const scene = F.scene({ regions: F.collection([attached, F.smokeRegion({ id: "r-other", attachment: { token: docs[1] } })]) });
+    assert.deepEqual(regionsAttachedTo(scene, docs[0].id).map((r) => r.id), ["r-aura"]);
+  });
+
   test("a batched region read when the patch leaves carries its state at that time", () => {
     const sent = [];
     const timers = [];
