@@ -12,7 +12,7 @@ import { hooksStub } from "./helpers/foundry-stubs.js";
 import { gurpsStub } from "./helpers/gurps-stub.js";
 
 const ruling = (over = {}) => ({
-  actor: "t-fus", target: "t-ana", action: "attack", allowed: true, modifier: -4,
+  ruleset: "gurps-4e", actor: "t-fus", target: "t-ana", action: "attack", allowed: true, modifier: -4,
   crossings: [{ region: "r1", zone: "darkness", kind: "into" }], ...over,
 });
 

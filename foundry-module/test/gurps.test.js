@@ -9,6 +9,7 @@ import { feedModifier } from "../scripts/systems/generic.js";
 import { gurpsRollContent, gurpsStub } from "./helpers/gurps-stub.js";
 
 const ruling = (target, modifier = -4, over = {}) => ({
+  ruleset: "gurps-4e",
   actor: "t-fus",
   target,
   allowed: true,
@@ -84,6 +85,17 @@ describe("GURPS Modifier Bucket", () => {
     assert.equal(bucketValue(ruling("t-a", 0)), null);
   });
 
+  test("another ruleset's ruling (an Infinity or Traveller scene in a GURPS world) never reaches the bucket", () => {
+    const g = gurpsStub();
+    const feed = new GurpsBucketFeed(() => g.GURPS);
+    feed.set(ruling("t-a"));
+    for (const ruleset of ["infinity-n4", "traveller", undefined]) {
+      assert.equal(bucketValue(ruling("t-b", -3, { ruleset })), null, String(ruleset));
+      assert.equal(feed.set(ruling("t-b", -3, { ruleset })), false);
+    }
+    assert.deepEqual(g.list(), [], "and the GURPS entry of the pair before it goes");
+  });
+
   test("the generic feed only touches GURPS when the system is gurps", () => {
     const g = gurpsStub();
     const feed = new GurpsBucketFeed(() => g.GURPS);
@@ -103,13 +115,18 @@ describe("Game Aid roll messages", () => {
       ['[@a1@P:"Broadsword"]', { action: "parry", reaction: true }],
       ['[@a1@B:"Shield"]', { action: "block", reaction: true }],
       ["[@a1@Dodge]", { action: "dodge", reaction: true }],
+      // The attributes by name (lib/parselink.js: DODGE, Parry/PARRY, BLOCK; the sheet's Parry button's data-otf).
+      ["[@a1@Parry]", { action: "parry", reaction: true }],
+      ["[@a1@PARRY -2]", { action: "parry", reaction: true }],
+      ["[@a1@BLOCK]", { action: "block", reaction: true }],
+      ["[@a1@DODGE]", { action: "dodge", reaction: true }],
       ['[M:"Punch"]', { action: "attack", reaction: false }],
     ];
     for (const [otf, want] of cases) assert.deepEqual(gurpsRollAction({ content: gurpsRollContent(otf) }), want, otf);
   });
 
   test("skills, attributes, checks, damage and other messages are not", () => {
-    for (const otf of ['[@a1@S:"Stealth"]', "[@a1@ST]", "[@a1@CR:12]", '[@a1@D:"Broadsword"]']) assert.equal(gurpsRollAction({ content: gurpsRollContent(otf) }), null, otf);
+    for (const otf of ['[@a1@S:"Stealth"]', "[@a1@ST]", "[@a1@CR:12]", '[@a1@D:"Broadsword"]', "[@a1@Parrying Dagger]", "[@a1@Blocker]"]) assert.equal(gurpsRollAction({ content: gurpsRollContent(otf) }), null, otf);
     assert.equal(gurpsRollAction({ content: "<div class='damage-chat-message'>2d+1 cut</div>" }), null);
     assert.equal(gurpsRollAction({ content: undefined }), null);
   });

@@ -145,10 +145,11 @@ describe("Sightline service", () => {
   });
 
   test("a player's targeting fetches a preview through the GM and feeds the GURPS bucket once", async () => {
+    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: { allowed: true, modifier: -6, ruleset: "gurps-4e" } }); // the bucket takes GURPS rulings only
     const w = world();
-    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    const gm = client(w, w.gm, { bus, WebSocket: gurpsBridge.AutoSocket });
     const g = gurpsStub();
-    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket, globals: { GURPS: g.GURPS } });
+    const pl = client(w, w.player, { bus, WebSocket: gurpsBridge.AutoSocket, globals: { GURPS: g.GURPS } });
     gm.s.startRelay();
     pl.s.startRelay();
     gm.s.refreshHolder();
@@ -158,7 +159,7 @@ describe("Sightline service", () => {
     target(pl, tgt, true);
     const rulings = await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
     assert.equal(rulings.length, 1);
-    const adj = bridge.received.find((m) => m.type === "adjudicate");
+    const adj = gurpsBridge.received.find((m) => m.type === "adjudicate");
     assert.equal(adj.log, false);
     assert.equal(adj.action, "bs-attack");
     assert.deepEqual(g.list(), [[-6, "Sightline: Fusilier \u2192 Target: poor (\u22126)"]]);
@@ -168,12 +169,13 @@ describe("Sightline service", () => {
   });
 
   test("GURPS: the bucket follows the latest target and loses a dropped target's modifier", async () => {
+    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: { allowed: true, modifier: -6, ruleset: "gurps-4e" } }); // the bucket takes GURPS rulings only
     const w = world();
     const third = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
     third.parent = w.scene;
     w.scene.tokens = F.collection([...w.scene.tokens.contents, third]);
     const g = gurpsStub();
-    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket, globals: { GURPS: g.GURPS } });
+    const gm = client(w, w.gm, { bus, WebSocket: gurpsBridge.AutoSocket, globals: { GURPS: g.GURPS } });
     gm.s.refreshHolder();
     await settle();
     const [fus, tgt] = w.scene.tokens.contents;
@@ -283,12 +285,13 @@ describe("Sightline service", () => {
   });
 
   test("confirm mode, GURPS: the GMs confirm before the roll, and Apply lands in the roller's bucket only while the pair stands", async () => {
+    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: { allowed: true, modifier: -6, ruleset: "gurps-4e" } }); // the bucket takes GURPS rulings only
     const w = world({ settings: { applyMode: "confirm" } });
     const created = [];
     const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
     const g = gurpsStub();
-    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket, ChatMessage });
-    const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket, ChatMessage, globals: { GURPS: g.GURPS } });
+    const gm = client(w, w.gm, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage });
+    const pl = client(w, w.player, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage, globals: { GURPS: g.GURPS } });
     gm.s.startRelay();
     pl.s.startRelay();
     gm.s.refreshHolder();

@@ -18,7 +18,9 @@
  * Which rolls are judged (`gurpsRollAction`): the Game Aid's roll message (`_doRoll` renders
  * templates/die-roll-chat-message.hbs) shows the roll's on-the-fly text (`chatthing`) first —
  * `[@<actorId>@M:"Broadsword"]` for a melee attack, `R:` ranged, `A:` either, `P:` a parry,
- * `B:` a block, `Dodge` a dodge (module/gurps.js builds them). Skills (`S:`), attributes, damage
+ * `B:` a block, and the attributes `Dodge`, `Parry`, `Block` rolled by name (module/gurps.js builds
+ * them; `attribute()` writes the text as given, lib/parselink.js maps DODGE, Parry/PARRY and BLOCK).
+ * A ruling of another ruleset never goes into the bucket. Skills (`S:`), other attributes, damage
  * (DamageChat's own template) and everything else are not line-of-sight actions: no card.
  */
 
@@ -44,9 +46,9 @@ export function gurpsReason(ruling, names = {}) {
   return `Sightline: ${who}: ${what} (${formatModifier(ruling.modifier)})`;
 }
 
-/** Whether a ruling carries a modifier for the bucket. */
+/** Whether a ruling carries a modifier for the bucket: a GURPS one (another ruleset's number means nothing here). */
 export function bucketValue(ruling) {
-  if (!ruling || ruling.allowed === false) return null;
+  if (!ruling || ruling.ruleset !== "gurps-4e" || ruling.allowed === false) return null;
   const value = ruling.modifier;
   return typeof value === "number" && Number.isInteger(value) && value !== 0 ? value : null;
 }
@@ -135,7 +137,10 @@ export function gurpsRollAction(message) {
     const action = ACTION_OF[prefix[1]];
     return { action, reaction: action !== "attack" };
   }
-  if (/^dodge\b/i.test(otf)) return { action: "dodge", reaction: true };
+  // The attributes rolled by name (`attribute()`: the on-the-fly text as written, lib/parselink.js's
+  // DODGE, Parry/PARRY, BLOCK; the character sheet's Parry and Dodge buttons).
+  const named = otf.match(/^(dodge|parry|block)\b/i);
+  if (named) return { action: /** @type {"dodge" | "parry" | "block"} */ (named[1].toLowerCase()), reaction: true };
   return null;
 }
 
