@@ -35,7 +35,11 @@ export const SETTINGS = Object.freeze({
   OVERLAY_ENABLED: "overlayEnabled",
   OVERLAY_ALL_TOKENS: "overlayAllTokens",
   PREROLL_PROMPT: "prerollPrompt",
+  OBSERVATION_SKILLS: "observationSkills",
 });
+
+/** twodsix skills whose throws are observation tasks, the rulings' (a world setting; comma-separated). */
+export const DEFAULT_OBSERVATION_SKILLS = "Recon, Observation, Sensors, Electronics (Sensors)";
 
 /** Apply modes: feed the modifier at once, or wait for the GM to confirm it. */
 export const APPLY_MODES = Object.freeze({ AUTO: "auto", CONFIRM: "confirm" });

@@ -10,7 +10,7 @@
 
 import { MODULE_ID, ZONE_BEHAVIOR_TYPE } from "./const.js";
 import { serializeRegion, serializeScene, serializeToken, resolvedPolygons } from "./serialize.js";
-import { twodsixDifficulty, difficultiesInUse } from "./systems/twodsix.js";
+import { difficultiesAsTargets, difficultiesInUse, twodsixDifficulty } from "./systems/twodsix.js";
 import { postRulingCard } from "./adapters/chat.js";
 
 /** Every batch key starts with the module id, as Quench requires. */
@@ -239,7 +239,7 @@ export function registerQuenchBatches(quench, env) {
     ({ describe, it, assert, after }) => {
       describe("twodsix's throw dialog", function () {
         after(cleanUp);
-        it("opens with the ruling's difficulty (by DM, from the list in use) and its asset", async function () {
+        it("opens an observation skill's throw with the ruling's difficulty (from the list in use) and its asset", async function () {
           if (game.system.id !== "twodsix") return this.skip();
           const service = env.sightline;
           const scene = await makeScene({ width: 1000, height: 1000, grid: { size: 100, type: CONST.GRID_TYPES.SQUARE } });
@@ -252,13 +252,16 @@ export function registerQuenchBatches(quench, env) {
             target.setTarget(true, { releaseOthers: true });
             const ruling = { ruleset: "traveller", actor: observer.document.id, target: target.document.id, allowed: true, modifier: -2, difficulty: "difficult", asset: 1 };
             service.rulings.set(`${ruling.actor}->${ruling.target}`, ruling);
+            // A skill of the world's Observation skills (the default list names Recon): its item's skillRoll opens the dialog.
+            const [recon] = await actor.createEmbeddedDocuments("Item", [{ name: "Recon", type: "skills" }]);
             const opened = new Promise((resolve) => Hooks.once("renderDialogV2", (app, element) => resolve({ app, element })));
-            const roll = actor.characteristicRoll({ rollModifiers: { characteristic: "EDU" } }, true, false);
+            const roll = /** @type {any} */ (recon).skillRoll(true, undefined, false);
             const { app, element } = await opened;
             const select = element.querySelector('.roll-settings select[name="difficulty"]');
             const other = element.querySelector('.roll-settings input[name="rollModifiers.other"]');
-            const difficulties = difficultiesInUse(env.CONFIG, (key) => game.settings.get("twodsix", key));
-            const want = twodsixDifficulty("difficult", difficulties, [...select.options].map((o) => o.value));
+            const twodsixSetting = (key) => game.settings.get("twodsix", key);
+            const difficulties = difficultiesInUse(env.CONFIG, twodsixSetting);
+            const want = twodsixDifficulty("difficult", difficulties, [...select.options].map((o) => o.value), difficultiesAsTargets(twodsixSetting));
             assert.equal(select.value, want.key);
             assert.equal(Number.parseInt(other.value, 10), 1);
             await app.close();

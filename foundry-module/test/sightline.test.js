@@ -32,6 +32,19 @@ function autoBridge(FakeWebSocket, sockets, { ruling = { allowed: true, modifier
   return { AutoSocket, received, sockets };
 }
 
+/** twodsix's rendered throw dialog (throw-dialog.hbs) of a skill throw: "Recon (1)" is its chosen skill. */
+function throwDialog(skill) {
+  const select = { value: "Average", options: ["Routine", "Simple", "Average"].map((value) => ({ value })) };
+  const skills = { value: "Actor.a.Item.s", options: [{ value: "Actor.a.Item.s", text: skill }] };
+  const bySelector = {
+    '.roll-settings select[name="difficulty"]': select,
+    '.roll-settings input[name="rollModifiers.other"]': { value: "0" },
+    '.roll-settings select[name="rollModifiers.selectedSkill"]': skills,
+    ".roll-settings": { prepend() {} },
+  };
+  return { element: { dataset: {}, ownerDocument: { createElement: () => ({}) }, querySelector: (sel) => bySelector[sel] ?? null }, select };
+}
+
 function world({ system = "gurps", settings = {}, gmActive = true } = {}) {
   const scene = F.scene();
   for (const coll of [scene.tokens, scene.regions, scene.walls, scene.lights]) for (const d of coll) d.parent = scene;
@@ -329,15 +342,50 @@ describe("Sightline service", () => {
     gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
     target(gm, tgt, true);
     await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
-    const select = { value: "Average", options: ["Routine", "Simple", "Average"].map((value) => ({ value })) };
-    const other = { value: "0" };
-    const element = {
-      dataset: {},
-      ownerDocument: { createElement: () => ({}) },
-      querySelector: (sel) => ({ '.roll-settings select[name="difficulty"]': select, '.roll-settings input[name="rollModifiers.other"]': other, ".roll-settings": { prepend() {} } })[sel] ?? null,
-    };
+    const { element, select } = throwDialog("Recon (1)");
     assert.deepEqual(gm.s.prefillTwodsix(element), { difficulty: "Simple", dm: 1 });
     assert.equal(select.value, "Simple", "AC's DM 0 is Simple; its Average is DM −2");
+    // twodsix's rule presets that use AC make its difficulties target numbers: AC's Average is then 8+.
+    gm.game.settings.get = ((get) => (module, key) => (module === "twodsix" && key === "difficultiesAsTargetNumber" ? true : get(module, key)))(gm.game.settings.get);
+    const again = throwDialog("Recon (1)");
+    assert.deepEqual(gm.s.prefillTwodsix(again.element), { difficulty: "Average", dm: 1 });
+    // The world's observation skills only: a Medic throw at the same target keeps twodsix's own difficulty.
+    const medic = throwDialog("Medic (2)");
+    assert.equal(gm.s.prefillTwodsix(medic.element), null);
+    assert.equal(medic.select.value, "Average");
+    w.settings.observationSkills = "Medic";
+    gm.game.settings.values.observationSkills = "Medic";
+    assert.deepEqual(gm.s.prefillTwodsix(throwDialog("Medic (2)").element), { difficulty: "Average", dm: 1 });
+  });
+
+  test("twodsix: only a throw made through an observation skill's dialog gets a card and a logged ruling", async () => {
+    const w = world({ system: "twodsix" });
+    const created = [];
+    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
+    const b = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: { ruleset: "traveller", allowed: true, modifier: 0, difficulty: "average" } });
+    const gm = client(w, w.gm, { bus, WebSocket: b.AutoSocket, ChatMessage });
+    gm.s.env.CONFIG = { TWODSIX: { DIFFICULTIES: { CE: { Average: { mod: 0, target: 8 } } } } };
+    gm.game.settings.get = ((get) => (module, key) => (module === "twodsix" ? undefined : get(module, key)))(gm.game.settings.get);
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(gm, tgt, true);
+    // twodsix's roll message: its flags (TwodsixDiceRoll.sendToChat) say which kind of throw it was.
+    const roll = (rollClass) => ({ id: `m-${rollClass}`, author: { id: "gm1" }, rolls: [{}], speaker: { token: fus.id }, flags: { twodsix: { rollClass } } });
+    const asked = () => b.received.filter((m) => m.type === "adjudicate" && m.log).length;
+    gm.s.prefillTwodsix(throwDialog("Medic (1)").element);
+    assert.deepEqual(await gm.s.onChatMessage(roll("Skill")), [], "a Medic throw");
+    assert.deepEqual(await gm.s.onChatMessage(roll("Skill")), [], "a throw without the dialog");
+    gm.s.prefillTwodsix(throwDialog("Recon (1)").element);
+    assert.deepEqual(await gm.s.onChatMessage(roll("Attack")), [], "a weapon's throw after the Recon dialog was closed");
+    assert.equal(asked(), 0);
+    assert.equal(created.length, 0);
+    gm.s.prefillTwodsix(throwDialog("Recon (1)").element);
+    assert.equal((await gm.s.onChatMessage(roll("Skill"))).length, 1, "the Recon throw");
+    assert.equal(asked(), 1);
+    assert.equal(created.length, 1);
+    assert.deepEqual(await gm.s.onChatMessage(roll("Skill")), [], "once: the next throw needs its own dialog");
   });
 
   test("a GM joining without the secret never takes over the working connection", async () => {

@@ -4,7 +4,7 @@
  * Foundry sends world settings to every client — players included.
  */
 
-import { APPLY_MODES, DEFAULT_URL, MODULE_ID, SETTINGS } from "../const.js";
+import { APPLY_MODES, DEFAULT_OBSERVATION_SKILLS, DEFAULT_URL, MODULE_ID, SETTINGS } from "../const.js";
 import { DEFAULT_RULESET, RULESETS } from "../vocabulary.js";
 
 /**
@@ -35,6 +35,8 @@ export function registerSettings(game, { onConnectionChange, onRulesChange, onOv
   });
   s(SETTINGS.ADJUDICATE_ON_ROLL, { scope: "world", config: true, restricted: true, type: Boolean, default: true });
   s(SETTINGS.PREVIEW_ON_TARGET, { scope: "world", config: true, restricted: true, type: Boolean, default: true });
+  // twodsix only (systems/twodsix.js): which skills' throws are observation tasks; shown in its worlds alone.
+  s(SETTINGS.OBSERVATION_SKILLS, { scope: "world", config: game.system?.id === "twodsix", restricted: true, type: String, default: DEFAULT_OBSERVATION_SKILLS });
   // Shown only where the modifier cannot reach the roll by itself (not GURPS, not twodsix): adapters/prompt.js.
   s(SETTINGS.PREROLL_PROMPT, { scope: "client", config: true, type: Boolean, default: true });
   s(SETTINGS.OVERLAY_ENABLED, { scope: "client", config: false, type: Boolean, default: false, onChange: onOverlayChange });

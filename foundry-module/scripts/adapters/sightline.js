@@ -20,7 +20,7 @@ import { SocketRelay } from "./socket.js";
 import { postRulingCard } from "./chat.js";
 import { announce, feedModifier } from "../systems/generic.js";
 import { SYSTEM_ID as GURPS_ID, GurpsBucketFeed, gurpsRollAction } from "../systems/gurps.js";
-import { SYSTEM_ID as TWODSIX_ID, difficultiesInUse, prefillThrowDialog } from "../systems/twodsix.js";
+import { SYSTEM_ID as TWODSIX_ID, difficultiesAsTargets, difficultiesInUse, isObservationThrow, isThrowDialog, observationSkillNames, prefillThrowDialog } from "../systems/twodsix.js";
 
 /** Error codes meaning the bridge is out of reach (not a problem of one request). */
 const DOWN_CODES = new Set(["not-connected", "disconnected", "no-gm", "timeout"]);
@@ -71,6 +71,8 @@ export class Sightline {
     this.gurps = new GurpsBucketFeed(() => (env.globals ?? globalThis).GURPS);
     /** Rulings a GM applied (confirm mode) or fed at once (auto mode), by pair: the twodsix dialog reads them. */
     this._confirmed = new Map();
+    /** Whether this user's last twodsix throw dialog was an observation skill's: its roll is judged. */
+    this._observing = false;
     /** @type {Promise<void> | null} */
     this._following = null;
     this._followAgain = false;
@@ -757,11 +759,21 @@ export class Sightline {
 
   /**
    * The action a roll message stands for, or null when it is not one the rules judge: for the
-   * GURPS Game Aid only its attack and defence rolls; elsewhere any roll (the module cannot tell).
+   * GURPS Game Aid only its attack and defence rolls; for twodsix only the throw of an observation
+   * skill through its dialog; elsewhere any roll (the module cannot tell).
    * @returns {{action?: string, reaction: boolean} | null}
    */
   rollActionOf(message) {
-    if (this.game.system?.id === GURPS_ID) return gurpsRollAction(message);
+    const system = this.game.system?.id;
+    if (system === GURPS_ID) return gurpsRollAction(message);
+    if (system === TWODSIX_ID) {
+      // A skill throw whose dialog was an observation skill's (its flag `rollClass`); a Medic or Gun Combat
+      // throw, a characteristic or a throw made without the dialog is not what the rulings judge.
+      const observing = this._observing;
+      this._observing = false;
+      const rollClass = message.getFlag?.(TWODSIX_ID, "rollClass") ?? message.flags?.[TWODSIX_ID]?.rollClass;
+      return observing && rollClass === "Skill" ? { reaction: false } : null;
+    }
     return { reaction: false };
   }
 
@@ -817,12 +829,15 @@ export class Sightline {
   }
 
   /**
-   * `renderDialogV2`: when it is twodsix's throw dialog, fill it from the preview of the controlled
-   * token and its single target (systems/twodsix.js).
+   * `renderDialogV2`: when it is twodsix's throw dialog of an observation skill, fill it from the preview
+   * of the controlled token and its single target (systems/twodsix.js), and judge the throw it makes.
    * @param {any} element the dialog's root element
    */
   prefillTwodsix(element) {
-    if (this.game.system?.id !== TWODSIX_ID) return null;
+    if (this.game.system?.id !== TWODSIX_ID || !isThrowDialog(element)) return null;
+    const skills = observationSkillNames(this.setting(SETTINGS.OBSERVATION_SKILLS));
+    this._observing = isObservationThrow(element, skills);
+    if (!this._observing) return null;
     const actorId = this.env.getCanvas()?.tokens?.controlled?.[0]?.document?.id;
     const targets = [...(this.game.user?.targets ?? [])];
     if (!actorId || targets.length !== 1) return null;
@@ -830,8 +845,10 @@ export class Sightline {
     // Auto mode: the preview; confirm mode: only a ruling a GM applied.
     const ruling = this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.CONFIRM ? this._confirmed.get(key) : (this.rulings.get(key) ?? this._confirmed.get(key));
     if (!ruling) return null;
-    const difficulties = difficultiesInUse(this.env.CONFIG, (key) => this.game.settings.get("twodsix", key));
-    return prefillThrowDialog({ element, difficulties, ruling, localize: (k, data) => this.game.i18n.format(k, data) });
+    const twodsixSetting = (key) => this.game.settings.get(TWODSIX_ID, key);
+    const difficulties = difficultiesInUse(this.env.CONFIG, twodsixSetting);
+    const asTargets = difficultiesAsTargets(twodsixSetting);
+    return prefillThrowDialog({ element, difficulties, ruling, skills, asTargets, localize: (k, data) => this.game.i18n.format(k, data) });
   }
 
   /** The holding GM pressed Apply on a card: the roller's client feeds the modifier. */

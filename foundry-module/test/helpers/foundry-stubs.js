@@ -3,7 +3,7 @@
  * ui.notifications, canvas — enough for the adapters, in the spirit of lib-wrapper's
  * tests/utilities.js. Nothing of the module is mocked.
  */
-import { MODULE_ID } from "../../scripts/const.js";
+import { DEFAULT_OBSERVATION_SKILLS, MODULE_ID } from "../../scripts/const.js";
 
 export function hooksStub() {
   const handlers = new Map();
@@ -87,6 +87,7 @@ export function gameStub({ user, users = [user], settings = {}, scenes = [], soc
     overlayEnabled: false,
     overlayAllTokens: false,
     prerollPrompt: true,
+    observationSkills: DEFAULT_OBSERVATION_SKILLS,
     ...settings,
   };
   const sceneMap = new Map(scenes.map((s) => [s.id, s]));
