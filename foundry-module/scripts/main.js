@@ -11,7 +11,7 @@ import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
 import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
 import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
 import { rulesOf } from "./serialize.js";
-import { addTestConnectionButton } from "./adapters/settings.js";
+import { addTestConnectionButton, hideSecretFromPlayers } from "./adapters/settings.js";
 import { registerQuenchBatches } from "./quench.js";
 import { showIgnoredNotice } from "./adapters/region-notice.js";
 import { addSessionControl, defineLogMenu, logUrlOf, openSessionDialog, overrideFromCard, registerLogMenu, wireOverrideButton } from "./adapters/gm-controls.js";
@@ -128,7 +128,10 @@ Hooks.once("ready", () => {
 
 // "Test connection" next to the bridge settings: dials the URL and secret typed in the form.
 Hooks.on("renderSettingsConfig", (_app, element) => {
-  if (!game.user.isGM) return;
+  if (!game.user.isGM) {
+    hideSecretFromPlayers(element);
+    return;
+  }
   addTestConnectionButton(element, {
     localize: (k, data) => game.i18n.format(k, data),
     run: (url, secret) => sightline.testConnection({ url, secret }),

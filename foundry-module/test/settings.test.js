@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { addTestConnectionButton, testResultText } from "../scripts/adapters/settings.js";
+import { addTestConnectionButton, hideSecretFromPlayers, testResultText } from "../scripts/adapters/settings.js";
 
 /** A SettingsConfig form as far as the button touches it (querySelector, closest, after, createElement). */
 function settingsForm({ url = "ws://localhost:8765/ws", secret = "typed-secret" } = {}) {
@@ -13,7 +13,7 @@ function settingsForm({ url = "ws://localhost:8765/ws", secret = "typed-secret" 
     const listeners = {};
     return { tag, dataset: {}, textContent: "", disabled: false, children: [], attributes: {}, append(...c) { this.children.push(...c); }, setAttribute(k, v) { this.attributes[k] = v; }, addEventListener: (type, fn) => (listeners[type] = fn), fire: (type) => listeners[type]?.() };
   };
-  const group = { after: (row) => added.push(row) };
+  const group = { hidden: false, after: (row) => added.push(row) };
   const inputs = { "sightline-bridge.bridgeUrl": { value: url }, "sightline-bridge.secret": { value: secret, closest: (sel) => (sel === ".form-group" ? group : null) } };
   const element = {
     ownerDocument: { createElement: el },
@@ -24,7 +24,7 @@ function settingsForm({ url = "ws://localhost:8765/ws", secret = "typed-secret" 
       return null;
     },
   };
-  return { element, added };
+  return { element, added, group };
 }
 const localize = (k, data) => `${k}${data ? ` ${JSON.stringify(data)}` : ""}`;
 
@@ -51,4 +51,11 @@ test("a success names the bridge's version; a form without the bridge settings g
 test("a hello refused for want of room prints the bridge's own reason", () => {
   const text = testResultText({ ok: false, code: "rate-limited", message: "world 'w' already has 32 connections" }, { localize, url: "ws://localhost:8765/ws" });
   assert.match(text, /^SIGHTLINE\.Error\.rate-limited .*"message":"world 'w' already has 32 connections"/);
+});
+
+test("a player's form hides the bridge secret (a client setting every user sees); a form without it is left alone", () => {
+  const { element, group } = settingsForm();
+  assert.equal(hideSecretFromPlayers(element), true);
+  assert.equal(group.hidden, true);
+  assert.equal(hideSecretFromPlayers({ querySelector: () => null }), false);
 });

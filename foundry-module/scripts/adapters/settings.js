@@ -13,30 +13,30 @@ import { DEFAULT_RULESET, RULESETS } from "../vocabulary.js";
  */
 export function registerSettings(game, { onConnectionChange, onRulesChange, onOverlayChange }) {
   const s = (key, data) => game.settings.register(MODULE_ID, key, { name: `SIGHTLINE.Settings.${key}.Name`, hint: `SIGHTLINE.Settings.${key}.Hint`, ...data });
-  s(SETTINGS.URL, { scope: "world", config: true, restricted: true, type: String, default: DEFAULT_URL, onChange: onConnectionChange });
+  // World settings are the GM's to change (Foundry's SETTINGS_MODIFY); `restricted` is an option of menus and
+  // keybindings only.
+  s(SETTINGS.URL, { scope: "world", config: true, type: String, default: DEFAULT_URL, onChange: onConnectionChange });
   s(SETTINGS.SECRET, { scope: "client", config: true, type: String, default: "", onChange: onConnectionChange });
   s(SETTINGS.RULESET, {
     scope: "world",
     config: true,
-    restricted: true,
     type: String,
     choices: Object.fromEntries(Object.keys(RULESETS).map((id) => [id, `SIGHTLINE.Ruleset.${id}`])),
     default: DEFAULT_RULESET,
     onChange: onRulesChange,
   });
-  s(SETTINGS.EDITION, { scope: "world", config: true, restricted: true, type: String, default: "current", onChange: onRulesChange });
+  s(SETTINGS.EDITION, { scope: "world", config: true, type: String, default: "current", onChange: onRulesChange });
   s(SETTINGS.APPLY_MODE, {
     scope: "world",
     config: true,
-    restricted: true,
     type: String,
     choices: { [APPLY_MODES.AUTO]: "SIGHTLINE.ApplyMode.auto", [APPLY_MODES.CONFIRM]: "SIGHTLINE.ApplyMode.confirm" },
     default: APPLY_MODES.AUTO,
   });
-  s(SETTINGS.ADJUDICATE_ON_ROLL, { scope: "world", config: true, restricted: true, type: Boolean, default: true });
-  s(SETTINGS.PREVIEW_ON_TARGET, { scope: "world", config: true, restricted: true, type: Boolean, default: true });
+  s(SETTINGS.ADJUDICATE_ON_ROLL, { scope: "world", config: true, type: Boolean, default: true });
+  s(SETTINGS.PREVIEW_ON_TARGET, { scope: "world", config: true, type: Boolean, default: true });
   // twodsix only (systems/twodsix.js): which skills' throws are observation tasks; shown in its worlds alone.
-  s(SETTINGS.OBSERVATION_SKILLS, { scope: "world", config: game.system?.id === "twodsix", restricted: true, type: String, default: DEFAULT_OBSERVATION_SKILLS });
+  s(SETTINGS.OBSERVATION_SKILLS, { scope: "world", config: game.system?.id === "twodsix", type: String, default: DEFAULT_OBSERVATION_SKILLS });
   // Shown only where the modifier cannot reach the roll by itself (not GURPS, not twodsix): adapters/prompt.js.
   s(SETTINGS.PREROLL_PROMPT, { scope: "client", config: true, type: Boolean, default: true });
   s(SETTINGS.OVERLAY_ENABLED, { scope: "client", config: false, type: Boolean, default: false, onChange: onOverlayChange });
@@ -63,6 +63,18 @@ export function getSetting(game, key) {
 
 export function setSetting(game, key, value) {
   return game.settings.set(MODULE_ID, key, value);
+}
+
+/**
+ * A player's settings form without the bridge secret: a client setting shows in every user's form, and
+ * only a GM's browser ever dials the bridge. Returns whether a field was hidden.
+ * @param {any} element the SettingsConfig root element
+ */
+export function hideSecretFromPlayers(element) {
+  const group = element?.querySelector?.(`[name="${MODULE_ID}.${SETTINGS.SECRET}"]`)?.closest?.(".form-group");
+  if (!group) return false;
+  group.hidden = true;
+  return true;
 }
 
 /**
