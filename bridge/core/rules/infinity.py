@@ -419,7 +419,11 @@ class InfinityRuleset(DataRuleset[InfinityData]):
         cite_keys = list(action.cite)
         if not self.data.zones_apply:
             cite_keys += self.data.cite_when_not_applied
-        summary = "combat_jump_forbidden" if forbidden else "combat_jump_allowed"
+        # "No zone touches this position" would be untrue where a zone does and the rule is not used (CodeOne).
+        unused = not self.data.zones_apply and any(self.data.zones[c.zone].forbids_combat_jump for c in crossings)
+        summary = "combat_jump_allowed_rule_not_used" if unused else "combat_jump_allowed"
+        if forbidden:
+            summary = "combat_jump_forbidden"
         return Ruling(
             allowed=not forbidden,
             modifier=None if forbidden else 0,

@@ -617,6 +617,8 @@ def test_codeone_does_not_use_the_rule() -> None:
         scene(regions=[around("r", "zero", 0)], tokens=[A, T], ruleset="infinity-codeone"), "a", None, "combat-jump"
     )
     assert jump["allowed"] is True
+    assert jump["notes"][-1] == "Visibility zones do not forbid a Combat Jump in CodeOne: it is allowed."
+    assert not any("No Low, Poor or Zero Visibility zone touches" in note for note in jump["notes"])
     walled = rule(scene(tokens=[A, T], walls=[wall("w", 700, 0, 700, 1000)], ruleset="infinity-codeone"), "a", "t")
     assert walled["allowed"] is False
 
