@@ -53,6 +53,9 @@ class ZoneRules(DataModel):
     msv_sees_through: bool = False
     forbids_combat_jump: bool
     cite: tuple[str, ...]
+    #: The passages of the rule a trooper answering a BS Attack through this zone follows, when the zone is not a
+    #: Zero zone itself but acts as one for it (White Noise: its own passages say "acts as a Zero Visibility Zone").
+    cite_answer: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _mod_where_needed(self) -> ZoneRules:
@@ -324,7 +327,7 @@ class InfinityRuleset(DataRuleset[InfinityData]):
         """The target of a BS Attack into/through/out of a zone that is Zero for it, answering."""
         edition = self.data.editions[s.edition]
         locale = s.locale
-        cite_keys: tuple[str, ...] = zone.cite
+        cite_keys: tuple[str, ...] = (*zone.cite, *zone.cite_answer)
         notes: tuple[str, ...] = ()
         if edition.reaction == "original":
             if s.action != "bs-attack":

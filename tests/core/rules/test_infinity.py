@@ -606,6 +606,24 @@ def test_spanish_scene_speaks_spanish() -> None:
     assert any(c.startswith(SEED_004 + "Zona de Baja Visibilidad aplicará") for c in answer["citations"])
 
 
+@pytest.mark.parametrize(
+    ("edition", "answer_rule"),
+    [
+        ("current", "Any Trooper who is the target of a BS Attack into, through, or out of a Zero Visibility Zone"),
+        ("1.2", "Troopers cannot draw LoF into, through, or out of a Zero"),
+        ("original", "Troopers cannot draw LoF through a Zero Visibility Zone."),
+    ],
+)
+def test_an_answer_through_white_noise_cites_the_zero_answer_rule_it_follows(edition: str, answer_rule: str) -> None:
+    """001: 'A White Noise Zone acts as a Zero Visibility Zone' for a visor: answering through it cites Zero's rule."""
+    visor = with_traits(A, "multispectral-visor-1")
+    data = scene(regions=[on_line("r", "white-noise")], tokens=[visor, T], edition=edition)
+    answer = rule(data, "a", "t", reaction=True)
+    assert any(answer_rule in c for c in answer["citations"]), answer["citations"]
+    active = rule(data, "a", "t")
+    assert not any(answer_rule in c for c in active["citations"]), "not answering: blocked, White Noise's own passages"
+
+
 def test_codeone_does_not_use_the_rule() -> None:
     """002: 'This N4 rule is not used in CodeOne.' — zones give no MOD and block nothing; walls still do."""
     data = scene(regions=[on_line("r", "zero"), on_line("p", "poor", x=600)], tokens=[A, T], ruleset="infinity-codeone")
