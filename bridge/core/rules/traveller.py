@@ -566,6 +566,11 @@ class TravellerRuleset(DataRuleset[TravellerData]):
             result.usable = False
             return result
 
+        # Ladar below TL 13 (seed 000): "degraded by smoke and bad weather", by an amount the rules do not state.
+        low_tech = rules.low_tech_below is not None and (
+            options.tech_level is None or options.tech_level < rules.low_tech_below
+        )
+        degraded = [o for o in rules.low_tech_degraded_by if o in cond.obstacles] if low_tech else []
         entries = result.entries
         entries.append(self._range_entry(rules, label, cond.distance, locale))
         result.cite += self.data.range.cite
@@ -585,10 +590,12 @@ class TravellerRuleset(DataRuleset[TravellerData]):
         weather = self.data.weather[cond.weather]
         if weather.mod:
             entries.append(
-                self._condition_entry("weather", weather.mod, rules, label, weather.label.get(locale), locale)
+                self._condition_entry(
+                    "weather", weather.mod, rules, label, weather.label.get(locale), locale, "poor-weather" in degraded
+                )
             )
             result.cite += weather.cite
-        entries += self._smoke_entries(cond, rules, label, locale)
+        entries += self._smoke_entries(cond, rules, label, locale, "smoke" in degraded)
         if cond.smoke:
             result.cite += self.data.zones["smoke"].cite
             result.notes += [self._text(key, locale) for key in rules.smoke_notes]
@@ -607,11 +614,7 @@ class TravellerRuleset(DataRuleset[TravellerData]):
         entries += self._option_entries(options, locale, result.cite)
 
         result.notes += [self._text(key, locale) for key in rules.notes]
-        degraded = [o for o in rules.low_tech_degraded_by if o in cond.obstacles]
-        low_tech = rules.low_tech_below is not None and (
-            options.tech_level is None or options.tech_level < rules.low_tech_below
-        )
-        if degraded and low_tech:
+        if degraded:
             result.notes.append(self._text("ladar_degraded", locale))
 
         result.total = sum(entry.value or 0 for entry in entries if entry.applied)
@@ -652,10 +655,19 @@ class TravellerRuleset(DataRuleset[TravellerData]):
         return _entry("range", value, True, range_label, reason)
 
     def _condition_entry(
-        self, source: Condition, raw: int, rules: DeviceRules, device: str, label: str, locale: str
+        self,
+        source: Condition,
+        raw: int,
+        rules: DeviceRules,
+        device: str,
+        label: str,
+        locale: str,
+        degraded: bool = False,
     ) -> ModifierEntry:
+        """A night or weather entry for ``device``; ``degraded``: a condition the device ignores but is degraded
+        by at this tech level, by an amount the rules do not state (no diff mod, and the reason says so)."""
         if source in rules.ignores:
-            return _entry(source, 0, False, label, self._text("ignores", locale, device=device))
+            return _entry(source, 0, False, label, self._ignores_text(device, locale, degraded))
         count = rules.disregards.get(source, 0)
         if count:
             value = max(raw - count, 0)
@@ -663,13 +675,18 @@ class TravellerRuleset(DataRuleset[TravellerData]):
             return _entry(source, value, value > 0, label, reason)
         return _entry(source, raw, True, label)
 
-    def _smoke_entries(self, cond: _Conditions, rules: DeviceRules, device: str, locale: str) -> list[ModifierEntry]:
+    def _ignores_text(self, device: str, locale: str, degraded: bool) -> str:
+        return self._text("degraded_unstated" if degraded else "ignores", locale, device=device)
+
+    def _smoke_entries(
+        self, cond: _Conditions, rules: DeviceRules, device: str, locale: str, degraded: bool = False
+    ) -> list[ModifierEntry]:
         label = self.data.zones["smoke"].label.get(locale)
         entries: list[ModifierEntry] = []
         left = rules.disregards.get("smoke", 0)
         for crossing, density in cond.smoke:
             if "smoke" in rules.ignores:
-                entries.append(_entry("zone", 0, False, label, self._text("ignores", locale, device=device), crossing))
+                entries.append(_entry("zone", 0, False, label, self._ignores_text(device, locale, degraded), crossing))
                 continue
             taken = min(left, density)
             left -= taken

@@ -522,12 +522,18 @@ def test_sensors_without_radar_or_ladar_is_not_allowed() -> None:
 
 
 def test_ladar_degraded_below_tl13_as_a_note() -> None:
-    """Seed 000: ladar 'is degraded by smoke and bad weather at tech levels below 13' — a note, not a number."""
+    """Seed 000: ladar 'is degraded by smoke and bad weather at tech levels below 13': a note and reasons, no MOD."""
     ruling = observe(traits=("ladar",), action="sensors", environment={"weather": "poor"})
     assert ruling.modifier == 0 and any("TL 13" in note for note in ruling.notes)
     high = observe(traits=("ladar",), action="sensors", environment={"weather": "poor"}, tech_level=13)
     assert not any("TL 13" in note for note in high.notes)
     assert any("cannot be jammed" in note for note in high.notes)
+    # The weather's own entry says the same, not "not affected" (which holds from TL 13 only).
+    weather = next(m for m in ruling.modifiers if m.source == "weather")
+    assert weather.value == 0 and not weather.applied and "degraded by this below TL 13" in (weather.reason or "")
+    assert next(m for m in high.modifiers if m.source == "weather").reason == "Ladar is not affected by this."
+    smoky = entry(observe(traits=("ladar",), action="sensors", regions=[SMOKE]), "zone")
+    assert smoky.value == 0 and "degraded by this below TL 13" in (smoky.reason or "")
 
 
 def test_radar_does_not_see_through_walls() -> None:
