@@ -299,8 +299,6 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "demo":
         from .demo import run_demo
 
-        if args.keep_log is not None:
-            args.keep_log.mkdir(parents=True, exist_ok=True)
         return run_demo(svg_path=args.svg, locale=args.locale, log_dir=args.keep_log)
     raise AssertionError(args.command)  # pragma: no cover - argparse requires a command
 

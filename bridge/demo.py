@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import errno
 import json
 import math
+import shlex
 import sys
 import tempfile
 import textwrap
@@ -313,6 +315,9 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
         "position": "(position)",
         "unexpected": "warning: ruling {number} differs from the script (expected allowed={allowed}, MOD {modifier})",
         "svg": "Scene picture written to {path}",
+        "kept": "Rulings logged in {path}; to look at them: sightline log sessions --data-dir {folder}",
+        "no_svg": "cannot write the scene picture {path}: {reason}",
+        "no_log": "cannot keep the log in {path}: {reason}",
         "before": "{name} (before)",
         "failed": "sightline demo: {error}",
     },
@@ -354,6 +359,9 @@ _TEXTS: Final[Mapping[str, Mapping[str, str]]] = {
         "position": "(posición)",
         "unexpected": "aviso: el dictamen {number} no es el del guion (se esperaba allowed={allowed}, MOD {modifier})",
         "svg": "Imagen de la escena escrita en {path}",
+        "kept": "Resoluciones registradas en {path}; para verlas: sightline log sessions --data-dir {folder}",
+        "no_svg": "no se puede escribir la imagen de la escena {path}: {reason}",
+        "no_log": "no se puede guardar el registro en {path}: {reason}",
         "before": "{name} (antes)",
         "failed": "sightline demo: {error}",
     },
@@ -597,21 +605,45 @@ def picture(played: Played, locale: str) -> str:
 
 
 def run_demo(*, svg_path: str | Path = "sightline-demo.svg", locale: str = "en", log_dir: Path | None = None) -> int:
-    """Play the demo, print its table, write its picture; 0 on success, 1 when the bridge misbehaved."""
+    """Play the demo, write its picture, print its table; 0 on success, 1 when the bridge misbehaved, 2 when
+    the picture or the kept log cannot go where asked (one line naming the path: nothing else is printed)."""
     if locale not in _TEXTS:
         locale = "en"
+    t = _TEXTS[locale]
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:
         reconfigure(errors="replace")
+    if log_dir is not None:
+        try:
+            if log_dir.exists() and not log_dir.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory")
+            log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            error = t["no_log"].format(path=log_dir.absolute(), reason=_reason(exc))
+            print(t["failed"].format(error=error), file=sys.stderr)
+            return 2
     try:
         played = asyncio.run(play(locale, log_dir=log_dir))
     except (DemoError, OSError, TimeoutError) as exc:
-        print(_TEXTS[locale]["failed"].format(error=exc), file=sys.stderr)
+        print(t["failed"].format(error=exc), file=sys.stderr)
         return 1
-    print(report(played, locale))
     path = Path(svg_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(picture(played, locale), encoding="utf-8")
+    try:  # before the table, so that a picture that cannot be written leaves one line and no half-done output
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(picture(played, locale), encoding="utf-8")
+    except OSError as exc:
+        error = t["no_svg"].format(path=path.absolute(), reason=_reason(exc))
+        print(t["failed"].format(error=error), file=sys.stderr)
+        return 2
+    print(report(played, locale))
     print()
-    print(_TEXTS[locale]["svg"].format(path=path.resolve()))
+    print(t["svg"].format(path=path.resolve()))
+    if log_dir is not None:
+        folder = log_dir.resolve()
+        print(t["kept"].format(path=folder / "sightline.db", folder=shlex.quote(str(folder))))
     return 0
+
+
+def _reason(exc: OSError) -> str:
+    """What went wrong, as the system says it ("Is a directory", "Permission denied"), without the path."""
+    return exc.strerror or str(exc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -185,3 +186,55 @@ def test_the_demo_names_things_never_by_id(english: DemoRun, spanish: DemoRun) -
             assert raw not in text, raw
     root = ET.parse(spanish.svg).getroot()
     assert "Zona de Mala Visibilidad" in [t.text for t in root.iter(f"{SVG}text")]
+
+
+def _demo(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``sightline demo ARGS`` run to its end in ``cwd``."""
+    return subprocess.run(
+        [_sightline(), "demo", *args], capture_output=True, text=True, encoding="utf-8", timeout=120, cwd=cwd
+    )
+
+
+def _one_line(done: subprocess.CompletedProcess[str], *phrases: str) -> None:
+    """Exit 2, nothing on standard output, one line on standard error holding each phrase, no traceback."""
+    assert done.returncode == 2, done
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sightline demo: "), done.stderr
+    for phrase in phrases:
+        assert phrase in lines[0], lines[0]
+
+
+def test_a_picture_path_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    """`--svg DIR` ends in one line naming DIR and the problem, exit 2, and prints no table."""
+    _one_line(_demo("--svg", str(tmp_path)), f"cannot write the scene picture {tmp_path}: Is a directory")
+
+
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs sysfs, where no one may create files")
+def test_a_folder_the_demo_cannot_write_in_is_one_line() -> None:
+    """Run from a folder nobody may write in (sysfs refuses even root), the default picture's path is named."""
+    _one_line(_demo(cwd=Path("/sys/kernel")), "cannot write the scene picture /sys/kernel/sightline-demo.svg: ")
+
+
+def test_keep_log_on_a_file_is_one_line(tmp_path: Path) -> None:
+    """`--keep-log FILE` (or a folder under a file) names the path, exit 2, before anything is played."""
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine\n", encoding="utf-8")
+    _one_line(_demo("--keep-log", str(blocker)), f"cannot keep the log in {blocker}: Not a directory")
+    _one_line(_demo("--keep-log", str(blocker / "log")), f"cannot keep the log in {blocker / 'log'}: Not a directory")
+    assert blocker.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_keep_log_says_where_the_log_went_and_how_to_look(tmp_path: Path) -> None:
+    """`--keep-log DIR` prints the database and a command; that command, run as printed, lists the demo's session."""
+    folder = tmp_path / "my log"
+    done = _demo("--svg", str(tmp_path / "demo.svg"), "--keep-log", str(folder))
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith(f"Rulings logged in {folder / 'sightline.db'}; to look at them: sightline log sessions")
+    command = shlex.split(last.split(": ", 1)[1])
+    assert command[:4] == ["sightline", "log", "sessions", "--data-dir"] and Path(command[4]) == folder
+    listed = subprocess.run([_sightline(), *command[1:]], capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    rows = listed.stdout.splitlines()[1:]
+    assert len(rows) == 1 and "Sightline demo (w-sightline-demo)" in rows[0] and rows[0].split()[-1] == "13"
