@@ -220,3 +220,70 @@ def test_log_with_an_unreachable_database_says_so(tmp_path: Path) -> None:
     )
     line = one_line_error(done, "cannot open the log")
     assert "hunter2" not in line
+
+
+def _log_with_a_session(data_dir: Path) -> str:
+    """A real SQLite log in ``data_dir`` holding one session of three rulings; the session's id."""
+
+    async def fill() -> str:
+        store = await open_store(None, data_dir)
+        try:
+            stored = await store.append_many([ruling(n) for n in range(3)])
+        finally:
+            await store.close()
+        return str(stored[0].session)
+
+    return asyncio.run(fill())
+
+
+def test_log_commands_read_a_log_and_never_make_one(tmp_path: Path) -> None:
+    """sessions, export and rejudge with a mistyped --data-dir (or a missing SQLite --database) name it, exit 2.
+
+    Nothing is created: no folder, no empty database, no empty table.
+    """
+    typo = tmp_path / "sightlin"
+    for command in (["sessions"], ["export", "--session", "s1"], ["rejudge", "--session", "s1", "--edition", "1.3"]):
+        done = run("log", *command, "--data-dir", str(typo))
+        line = one_line_error(done, f"no log at {typo / 'sightline.db'}; check --data-dir")
+        assert line.startswith(f"sightline log {command[0]}: ") and done.returncode == 2 and done.stdout == ""
+    assert not typo.exists()
+    missing = tmp_path / "log.db"
+    done = run("log", "sessions", "--database", f"sqlite://{missing}")
+    one_line_error(done, f"no log at {missing}; check --database")
+    assert done.returncode == 2 and not missing.exists()
+
+
+def test_log_export_of_an_unknown_session_names_the_command_and_the_log(tmp_path: Path) -> None:
+    """An unknown session, or one asked of another world, is named with the log searched: exit 2, as usage errors."""
+    session = _log_with_a_session(tmp_path)
+    database = tmp_path / "sightline.db"
+    done = run("log", "export", "--session", "nope", "--data-dir", str(tmp_path))
+    line = one_line_error(done, f"no session 'nope' in the log at {database}")
+    assert line.startswith("sightline log export: ") and done.returncode == 2
+    done = run(
+        "log", "rejudge", "--session", session, "--world", "w-x", "--edition", "1.3", "--data-dir", str(tmp_path)
+    )
+    line = one_line_error(done, f"no session '{session}' of world 'w-x' in the log at {database}")
+    assert line.startswith("sightline log rejudge: ") and done.returncode == 2
+
+
+def test_log_output_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    """`export -o DIR`, `export -o missing/x.csv` and `rejudge -o DIR` name the path and the problem, exit 2.
+
+    Nothing is written to standard output and no FILE.partial is left behind.
+    """
+    session = _log_with_a_session(tmp_path)
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    missing = tmp_path / "missing" / "x.csv"
+    cases = [
+        (["export", "-o", str(folder)], f"cannot write {folder}: Is a directory"),
+        (["export", "--format", "csv", "-o", str(missing)], f"cannot write {missing}: No such file or directory"),
+        (["rejudge", "--edition", "1.3", "-o", str(folder)], f"cannot write {folder}: Is a directory"),
+    ]
+    for command, phrase in cases:
+        done = run("log", *command, "--session", session, "--data-dir", str(tmp_path))
+        line = one_line_error(done, phrase)
+        assert line.startswith(f"sightline log {command[0]}: ") and done.returncode == 2 and done.stdout == ""
+    assert list(folder.iterdir()) == [] and not (tmp_path / "exports.partial").exists()
+    assert not missing.parent.exists()

@@ -8,11 +8,16 @@ values are used unless repeated after the subcommand.
 An export streams: records are read in batches and written as they come, to ``--output`` (written
 beside the target and renamed into place when complete) or standard output; on a terminal, standard
 error shows how many records are done.
+
+The commands read a log, never make one: a data directory or SQLite file that holds none is refused by
+name, as are an unknown session and an output file that cannot be written — one line on standard error,
+exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -118,23 +123,51 @@ async def run_log_command_async(
     """:func:`run_log_command` inside a running event loop (tests, embedding)."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    name = f"sightline log {args.log_command}"
     database = getattr(args, "database", None) or os.environ.get("SIGHTLINE_DATABASE") or None
-    data_dir = getattr(args, "data_dir", None) or default_data_dir()
-    from .store import LogOpenError, open_store
+    data_dir = Path(getattr(args, "data_dir", None) or default_data_dir())
+    from .store import LogOpenError, describe_database, open_store
 
-    try:
-        store = await open_store(database, Path(data_dir))
-    except LogOpenError as exc:
-        print(f"sightline log: {exc}", file=err)
+    missing = _missing_log(database, data_dir)
+    if missing is not None:
+        print(f"{name}: {missing}", file=err)
         return 2
+    try:
+        store = await open_store(database, data_dir)
+    except LogOpenError as exc:
+        print(f"{name}: {exc}", file=err)
+        return 2
+    where = describe_database(database, data_dir)
     try:
         if args.log_command == "sessions":
             return await _sessions(store, args, out)
         if args.log_command == "rejudge":
-            return await _rejudge(store, args, out, err)
-        return await _export(store, args, out, err)
+            return await _rejudge(store, args, out, err, name, where)
+        return await _export(store, args, out, err, name, where)
+    except _CannotWrite as exc:
+        print(f"{name}: {exc}", file=err)
+        return 2
     finally:
         await store.close()
+
+
+def _missing_log(database: str | None, data_dir: Path) -> str | None:
+    """Why there is no log to read where the command would look (an SQLite file that is not there), else
+    ``None``: opening it would make an empty one, and a mistyped ``--data-dir`` would list nothing."""
+    if not database:
+        path, option = data_dir / "sightline.db", "--data-dir"
+    elif database.startswith("sqlite://") and database.removeprefix("sqlite://") not in ("", "/"):
+        path, option = Path(database.removeprefix("sqlite://")), "--database"
+    else:
+        return None  # PostgreSQL, or a value open_store refuses by name
+    return None if path.is_file() else f"no log at {path}; check {option}"
+
+
+class _CannotWrite(Exception):
+    """``--output`` cannot be written: its path and the system's reason ("Is a directory")."""
+
+    def __init__(self, output: Path, exc: OSError) -> None:
+        super().__init__(f"cannot write {output}: {exc.strerror or exc}")
 
 
 def _session_dict(session: LoggedSession) -> dict[str, Any]:
@@ -191,17 +224,17 @@ class _Progress:
             self._stream.flush()
 
 
-async def _find_session(store: LogStore, args: argparse.Namespace, err: TextIO) -> LoggedSession | None:
+async def _find_session(
+    store: LogStore, args: argparse.Namespace, err: TextIO, name: str, where: str
+) -> LoggedSession | None:
     session = await store.get_session(args.session, world=args.world)
     if session is None:
-        print(
-            f"sightline log: no session {args.session!r}" + (f" in {args.world!r}" if args.world else ""),
-            file=err,
-        )
+        world = f" of world {args.world!r}" if args.world else ""
+        print(f"{name}: no session {args.session!r}{world} in the log at {where}", file=err)
     return session
 
 
-async def _rejudge(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+async def _rejudge(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO, name: str, where: str) -> int:
     from .rejudge import Rejudge, RejudgeError
     from .rejudge_output import REJUDGE_FORMATS as WRITERS
     from .rejudge_output import progress_text
@@ -209,11 +242,11 @@ async def _rejudge(store: LogStore, args: argparse.Namespace, out: TextIO, err: 
     try:
         judge = Rejudge(ruleset=args.ruleset, edition=args.edition)
     except RejudgeError as exc:
-        print(f"sightline log rejudge: {exc}", file=err)
+        print(f"{name}: {exc}", file=err)
         return 2
-    session = await _find_session(store, args, err)
+    session = await _find_session(store, args, err, name, where)
     if session is None:
-        return 1
+        return 2
     writer = WRITERS[args.format]
     progress = _Progress(err, session.rulings, progress_text(args.locale))
     outcomes = judge.outcomes(progress.counted(store.export(session.world, session.id)))
@@ -224,29 +257,45 @@ async def _rejudge(store: LogStore, args: argparse.Namespace, out: TextIO, err: 
 
 
 async def _write_chunks(chunks: AsyncIterator[str], output: Path | None, out: TextIO) -> None:
-    """Write ``chunks`` to ``output`` (beside it, then renamed into place when complete) or ``out``."""
+    """Write ``chunks`` to ``output`` (beside it, then renamed into place when complete) or ``out``.
+
+    :class:`_CannotWrite` when the file cannot be made, written or put in place (nothing is read first when
+    it cannot be made); an error reading the log is not one, and goes on as it is."""
     if output is None:
         async for chunk in chunks:
             out.write(chunk)
         out.flush()
         return
+    if output.is_dir():  # FILE.partial could be made, but not renamed over a directory at the end
+        raise _CannotWrite(output, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
     partial = output.with_name(output.name + ".partial")
     try:
-        with partial.open("w", encoding="utf-8", newline="") as file:
+        file = partial.open("w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise _CannotWrite(output, exc) from exc
+    try:
+        with file:
             async for chunk in chunks:
-                file.write(chunk)
-        partial.replace(output)
+                try:
+                    file.write(chunk)
+                except OSError as exc:
+                    raise _CannotWrite(output, exc) from exc
+            try:
+                file.close()
+                partial.replace(output)
+            except OSError as exc:
+                raise _CannotWrite(output, exc) from exc
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
 
 
-async def _export(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+async def _export(store: LogStore, args: argparse.Namespace, out: TextIO, err: TextIO, name: str, where: str) -> int:
     from .export import FORMATS
 
-    session = await _find_session(store, args, err)
+    session = await _find_session(store, args, err, name, where)
     if session is None:
-        return 1
+        return 2
     writer, _ = FORMATS[args.format]
     progress = _Progress(err, session.rulings)
     chunks = writer(progress.counted(store.export(session.world, session.id)), args.locale)

@@ -16,6 +16,7 @@ from bridge.log.i18n import LANGUAGES
 from bridge.log.records import RulingRecord
 from bridge.log.rejudge_output import REJUDGE_FORMATS as REJUDGE_WRITERS
 from bridge.log.sql import SqlLogStore
+from bridge.log.store import open_store
 
 from .sample import ruling
 
@@ -118,19 +119,28 @@ async def test_export_formats_to_stdout_and_file_with_progress(
 
 
 async def test_export_of_unknown_session_fails(store: SqlLogStore, store_url: str) -> None:
-    """An unknown session id, or a session of another world, exits 1 with a message."""
+    """An unknown session id, or a session of another world, exits 2 naming the command, the session and the log."""
     stored = await store.append(ruling(0))
     err = io.StringIO()
     args = parse("log", "export", "--session", "nope", "--database", store_url)
-    assert await run_log_command_async(args, stderr=err) == 1 and "no session" in err.getvalue()
+    assert await run_log_command_async(args, stderr=err) == 2
+    assert err.getvalue().startswith("sightline log export: no session 'nope' in the log at ")
+    assert (store_url.split("@")[-1] if "@" in store_url else store_url) in err.getvalue()
     args = parse("log", "export", "--session", str(stored.session), "--world", "w-x", "--database", store_url)
-    assert await run_log_command_async(args, stderr=io.StringIO()) == 1
+    assert await run_log_command_async(args, stderr=io.StringIO()) == 2
 
 
 async def test_default_database_is_sightline_db_in_the_data_dir(tmp_path: Path) -> None:
-    """Without --database the commands read sightline.db in --data-dir; a bad URL exits 2."""
+    """Without --database the commands read sightline.db in --data-dir, never making one; a bad URL exits 2."""
+    err = io.StringIO()
+    assert await run_log_command_async(parse("log", "sessions", "--data-dir", str(tmp_path)), stderr=err) == 2
+    assert err.getvalue() == f"sightline log sessions: no log at {tmp_path / 'sightline.db'}; check --data-dir\n"
+    assert not (tmp_path / "sightline.db").exists()
+    made = await open_store(None, tmp_path)
+    await made.append(ruling(0))
+    await made.close()
     out = io.StringIO()
     assert await run_log_command_async(parse("log", "sessions", "--data-dir", str(tmp_path)), stdout=out) == 0
-    assert (tmp_path / "sightline.db").exists()
+    assert len(out.getvalue().splitlines()) == 2
     err = io.StringIO()
     assert await run_log_command_async(parse("log", "sessions", "--database", "mysql://x"), stderr=err) == 2
