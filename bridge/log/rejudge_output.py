@@ -195,11 +195,19 @@ def _rules_text(judge: Rejudge, words: dict[str, str], locale: str) -> str:
     return words["rules"].format(ruleset=label(judge.ruleset, "ruleset", judge.ruleset, locale), edition=edition)
 
 
+def _session_text(session: LoggedSession) -> str:
+    """The session as the log's pages name it: its name, else when it started (UTC) with its world's name
+    (its id when it never sent one) — never the session's internal id."""
+    if session.name:
+        return session.name
+    return f"{session.started.replace('T', ' ')[:19]} UTC ({session.world_name or session.world})"
+
+
 def _summary_lines(summary: Summary, session: LoggedSession, judge: Rejudge, locale: str) -> list[str]:
     words = _words(locale)
     lines = [
         words["summary"].format(
-            session=session.name or session.id,
+            session=_session_text(session),
             rules=_rules_text(judge, words, locale),
             total=summary.total,
             changed=summary.changed,

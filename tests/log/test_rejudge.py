@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -32,6 +33,17 @@ async def records_of(data_dir: Path) -> list[RulingRecord]:
     try:
         (session,) = await store.list_sessions()
         return [record async for record in store.export(session.world, session.id)]
+    finally:
+        await store.close()
+
+
+async def started_of(data_dir: Path) -> str:
+    """When the one session logged in ``data_dir`` started, as the log's pages show it (``YYYY-MM-DD HH:MM:SS``)."""
+    store = SqliteLogStore(data_dir / "sightline.db")
+    await store.connect()
+    try:
+        (session,) = await store.list_sessions()
+        return session.started.replace("T", " ")[:19]
     finally:
         await store.close()
 
@@ -240,7 +252,8 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
 async def test_console_command_formats_and_the_log_stays_as_it_was(demo_log: Path) -> None:
     """The real command lists the one changed ruling in every format; the log stays byte-for-byte unchanged.
 
-    The table, JSONL (summary last), CSV (summary on standard error) and Markdown list it with both sides' reasons.
+    The table, JSONL (summary last), CSV (summary on standard error) and Markdown list it with both sides' reasons;
+    the summary names the unnamed session by its start and world.
     """
     records = await records_of(demo_log)
     session = records[0].session
@@ -252,6 +265,10 @@ async def test_console_command_formats_and_the_log_stays_as_it_was(demo_log: Pat
     assert table.returncode == 0, table.stderr
     assert "Vik → Lin" in table.stdout and "before: not allowed  →  after: allowed, 0" in table.stdout
     assert "rulings re-judged: 13; changed: 1; unchanged: 12; cannot carry over: 0." in table.stdout
+    assert re.search(
+        r"^Session \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(Sightline demo\), under Update 1\.3 — ", table.stdout, re.M
+    )
+    assert session not in table.stdout  # the unnamed session by its start and world, as the pages name it
 
     jsonl = _cli(*common, "--format", "jsonl")
     lines = [json.loads(line) for line in jsonl.stdout.splitlines()]
@@ -282,7 +299,8 @@ async def test_console_command_in_spanish(demo_log: Path) -> None:
     vik = next(r for r in records if (r.actor.name, r.target.name if r.target else None) == ("Vik", "Lin"))
     common = ("--session", session, "--data-dir", str(demo_log), "--edition", "1.3", "--locale", "es")
     summary = (
-        f"Sesión {session}, con Actualización 1.3 — resoluciones juzgadas de nuevo: 13; cambian: 1; sin cambios: 12; "
+        f"Sesión {await started_of(demo_log)} UTC (Sightline demo), con Actualización 1.3 — resoluciones juzgadas de "
+        "nuevo: 13; cambian: 1; sin cambios: 12; "
         "no se pueden trasladar: 0."
     )
 

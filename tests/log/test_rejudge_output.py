@@ -380,9 +380,15 @@ async def test_markdown_is_one_row_per_listed_ruling_with_cells_escaped() -> Non
         ),
         (
             Rejudge(ruleset="infinity-n4", edition="1.2"),
-            _SESSION.model_copy(update={"name": ""}),
+            _SESSION.model_copy(update={"name": "", "world_name": "Ashes", "started": "2026-12-01T20:15:07.250000Z"}),
             "en",
-            "Session 01SESSION, under Infinity N4 (Update 1.2) — rulings re-judged: 3;",
+            "Session 2026-12-01 20:15:07 UTC (Ashes), under Infinity N4 (Update 1.2) — rulings re-judged: 3;",
+        ),
+        (
+            Rejudge(edition="1.3"),
+            _SESSION.model_copy(update={"name": "", "started": "2026-12-01T20:15:07.250000Z"}),
+            "es",
+            "Sesión 2026-12-01 20:15:07 UTC (w-ashes), con Actualización 1.3 — resoluciones juzgadas de nuevo: 3;",
         ),
         (
             Rejudge(ruleset="infinity-n4", edition="original"),
@@ -391,12 +397,12 @@ async def test_markdown_is_one_row_per_listed_ruling_with_cells_escaped() -> Non
             "Sesión Night raid, con Infinity N4 (texto original) — resoluciones juzgadas de nuevo: 3;",
         ),
     ],
-    ids=["ruleset-alone", "ruleset-alone-es", "nameless-session", "original-es"],
+    ids=["ruleset-alone", "ruleset-alone-es", "nameless-session", "nameless-unnamed-world-es", "original-es"],
 )
 async def test_the_summary_names_the_session_and_the_rules_judged_under(
     judge: Rejudge, session: LoggedSession, locale: str, head: str
 ) -> None:
-    """The summary names the session (its id when it has no name), the ruleset and edition by their labels."""
+    """The summary names the session (unnamed: its start and world, never its id), the rules by their labels."""
     text, _ = await _written("table", judge=judge, session=session, locale=locale)
     assert text.split("\n\n")[-1].startswith(head)
 
