@@ -1,13 +1,16 @@
 """Who may open which world: the bridge secret opens every world, a world's own secret only that world.
 
 World secrets live in ``<data dir>/worlds.json`` (mode 0600), made by ``sightline secret --world W``, or
-come from ``--world-secret W=SECRET``. Every comparison is constant-time.
+come from ``--world-secret W=SECRET``. Every comparison is constant-time. A running bridge holds a
+:class:`LiveAccess`, which also sees the worlds that ``sightline secret --world`` adds to worlds.json while
+it runs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Mapping
@@ -17,9 +20,11 @@ from types import MappingProxyType
 
 from .config import StartupError, new_secret, secret_matches
 
-__all__ = ["WORLDS_FILE", "Access", "load_world_secrets", "world_secret"]
+__all__ = ["WORLDS_FILE", "Access", "LiveAccess", "load_world_secrets", "world_secret"]
 
 WORLDS_FILE = "worlds.json"
+
+logger = logging.getLogger("sightline.access")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +44,49 @@ class Access:
         if secret_matches(self.bridge_secret, secret):
             return None
         return frozenset(w for w, s in self.world_secrets.items() if secret_matches(s, secret))
+
+
+class LiveAccess:
+    """A running bridge's :class:`Access` (``access``), which takes the worlds worlds.json gained since.
+
+    ``sightline secret --world W`` writes W's new secret into worlds.json while the bridge runs; when a
+    secret opens nothing the bridge knows, worlds.json is looked at again — one ``stat`` per refused
+    secret, read only when its inode, size or time changed since it was last read — and worlds it did
+    not know are added. Only new worlds: a secret the bridge already holds for a world (from the file at
+    start, or ``--world-secret``) stays as it is until a restart, as does a world removed from the file.
+    A damaged worlds.json is logged once per change and left aside; the secrets already held still work.
+    """
+
+    def __init__(self, bridge_secret: str, world_secrets: Mapping[str, str], data_dir: Path) -> None:
+        self.access = Access(bridge_secret, MappingProxyType(dict(world_secrets)))
+        self._path = data_dir / WORLDS_FILE
+        self._seen: tuple[int, int, int] | None = None  # not read here yet: the first refusal reads it
+
+    def opens(self, world: str | None, secret: str | None) -> bool:
+        """:meth:`Access.opens`, after taking worlds.json's new worlds when ``secret`` opens nothing known."""
+        return self.access.opens(world, secret) or (self._refresh() and self.access.opens(world, secret))
+
+    def _refresh(self) -> bool:
+        """Take the worlds worlds.json gained since it was last read; whether there were any."""
+        try:
+            found = os.stat(self._path)
+            stamp: tuple[int, int, int] | None = (found.st_ino, found.st_size, found.st_mtime_ns)
+        except OSError:
+            stamp = None
+        if stamp is None or stamp == self._seen:
+            return False
+        self._seen = stamp
+        try:
+            secrets = load_world_secrets(self._path.parent)
+        except StartupError as exc:
+            logger.warning("%s; world secrets added to it are not seen until it is repaired", exc)
+            return False
+        known = self.access.world_secrets
+        added = {world: secret for world, secret in secrets.items() if world not in known}
+        if not added:
+            return False
+        self.access = Access(self.access.bridge_secret, MappingProxyType({**known, **added}))
+        return True
 
 
 def load_world_secrets(data_dir: Path) -> dict[str, str]:

@@ -33,7 +33,7 @@ import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from . import __version__, stages, warmup
-from .access import Access
+from .access import LiveAccess
 from .collector import IdleCollector
 from .config import BridgeConfig, StartupError
 from .core.rules import forget_scene_memos, load_all
@@ -87,7 +87,7 @@ class BridgeState:
     """What every connection of this process shares."""
 
     config: BridgeConfig
-    access: Access
+    access: LiveAccess
     worlds: Worlds
     store: LogStore | None
     sockets: weakref.WeakSet[web.WebSocketResponse] = field(default_factory=weakref.WeakSet)
@@ -626,7 +626,7 @@ def create_app(
     app = web.Application(client_max_size=config.max_frame_bytes)
     state = BridgeState(
         config=config,
-        access=Access(config.secret, dict(config.world_secrets)),
+        access=LiveAccess(config.secret, config.world_secrets, config.data_dir),
         worlds=Worlds(scene_limits=scene_limits(config)),
         store=store,
         collector=collector,

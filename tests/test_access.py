@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.access import WORLDS_FILE, Access, load_world_secrets, world_secret
+from bridge.access import WORLDS_FILE, Access, LiveAccess, load_world_secrets, world_secret
 from bridge.config import StartupError
 
 BRIDGE = "bridge-secret"
@@ -114,3 +114,21 @@ def test_a_new_world_secret_keeps_the_others(tmp_path: Path) -> None:
     assert load_world_secrets(tmp_path) == {"w-ashes": "by-hand", "w-embers": embers}
     access = Access(BRIDGE, load_world_secrets(tmp_path))
     assert access.opens("w-embers", embers) and not access.opens("w-ashes", embers)
+
+
+def test_a_running_bridge_takes_only_new_worlds_and_survives_a_damaged_file(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A live access adds the worlds worlds.json gains; a known world's new secret or a damaged file changes nothing.
+
+    A damaged worlds.json is logged without a secret in the line, and the secrets already held still open their worlds.
+    """
+    live = LiveAccess(BRIDGE, {"w-ashes": "by-option"}, tmp_path)
+    embers = world_secret(tmp_path, "w-embers")
+    assert live.opens("w-embers", embers) and live.opens("w-ashes", "by-option")
+    (tmp_path / WORLDS_FILE).write_text(json.dumps({"w-ashes": "rotated", "w-embers": embers}), encoding="utf-8")
+    assert not live.opens("w-ashes", "rotated") and live.opens("w-ashes", "by-option")
+    (tmp_path / WORLDS_FILE).write_text('{"w-cinders": ', encoding="utf-8")
+    assert not live.opens("w-cinders", "anything") and live.opens("w-embers", embers)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "sightline.access"]
+    assert len(warnings) == 1 and WORLDS_FILE in warnings[0] and embers not in warnings[0]

@@ -334,3 +334,26 @@ async def test_wrong_bearer_secrets_on_the_api_count_and_wait_too(bridge: tuple[
         async with http.get(f"http://{address}/api/worlds", headers={"Authorization": f"Bearer {SECRET}"}) as response:
             assert response.status == 200
         assert time.monotonic() - started >= step * 0.7
+
+
+async def test_a_world_secret_made_while_the_bridge_runs_opens_its_world(tmp_path: Path) -> None:
+    """`sightline secret --world W` run beside a running bridge: W's new secret opens W at once, no restart.
+
+    Before, the bridge knew only the worlds.json it started with and refused it (401) until restarted. A wrong secret
+    for W is still refused, and the worlds known at the start keep their secrets.
+    """
+    async with bridge_at(tmp_path) as (address, state):
+        assert (await hello(address, "w-new", "a-guess"))["code"] == "unauthorized"
+        made = await asyncio.to_thread(
+            subprocess.run,
+            [str(Path(sys.executable).parent / "sightline"), "secret", "--world", "w-new", "--data-dir", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        secret = made.stdout.strip()
+        assert (await hello(address, "w-new", secret))["type"] == "welcome"
+        assert (await hello(address, "w-new", "another-guess"))["code"] == "unauthorized"
+        assert (await hello(address, "w-ashes", WORLDS["w-ashes"]))["type"] == "welcome"
+        assert (await hello(address, "w-ashes", secret))["code"] == "unauthorized"
+        assert state.throttle.failures("127.0.0.1") == 3
