@@ -63,8 +63,21 @@ class LiveAccess:
         self._seen: tuple[int, int, int] | None = None  # not read here yet: the first refusal reads it
 
     def opens(self, world: str | None, secret: str | None) -> bool:
-        """:meth:`Access.opens`, after taking worlds.json's new worlds when ``secret`` opens nothing known."""
-        return self.access.opens(world, secret) or (self._refresh() and self.access.opens(world, secret))
+        """:meth:`Access.opens`, after taking worlds.json's new worlds when ``secret`` does not open ``world``
+        (``None`` asks for the bridge secret, which worlds.json does not hold: nothing is looked at)."""
+        if self.access.opens(world, secret):
+            return True
+        return world is not None and self._refresh() and self.access.opens(world, secret)
+
+    def own_worlds(self, secret: str) -> frozenset[str]:
+        """The worlds ``secret`` is the own secret of (none for the bridge secret, which opens every world by
+        itself), after taking worlds.json's new worlds when it is of none known."""
+        worlds = self.access.worlds_opened_by(secret)
+        if worlds is None:
+            return frozenset()
+        if not worlds and self._refresh():
+            worlds = self.access.worlds_opened_by(secret)
+        return worlds or frozenset()
 
     def _refresh(self) -> bool:
         """Take the worlds worlds.json gained since it was last read; whether there were any."""

@@ -641,6 +641,7 @@ def create_app(
         setup_log(
             app,
             check_secret=lambda world, secret: state.access.opens(world, secret),
+            secret_worlds=lambda secret: state.access.own_worlds(secret),
             store=store,
             throttle=state.throttle,
             public_url=config.public_url,

@@ -357,3 +357,27 @@ async def test_a_world_secret_made_while_the_bridge_runs_opens_its_world(tmp_pat
         assert (await hello(address, "w-ashes", WORLDS["w-ashes"]))["type"] == "welcome"
         assert (await hello(address, "w-ashes", secret))["code"] == "unauthorized"
         assert state.throttle.failures("127.0.0.1") == 3
+
+
+async def test_a_world_secret_signs_in_before_its_world_has_a_session(bridge: tuple[str, BridgeState]) -> None:
+    """A world's valid secret, before the world's first session: reads its world and signs in, never counted wrong.
+
+    Before, GET /api/worlds and the sign-in answered 401, each counted against the address as a wrong secret. The GM
+    now sees the world and may start its first session from the page; a wrong secret is still refused and counted.
+    """
+    address, state = bridge
+    secret = WORLDS["w-ashes"]
+    async with browser() as http:
+        async with http.get(f"http://{address}/api/worlds", headers={"Authorization": f"Bearer {secret}"}) as response:
+            assert response.status == 200 and (await response.json()) == {"worlds": ["w-ashes"], "names": {}}
+        status, _ = await sign_in(http, address, secret)
+        assert status == 303
+        async with http.get(f"http://{address}/log/") as response:
+            assert response.status == 200 and 'action="/log/w-ashes/session/start?lang=en"' in await response.text()
+        start = f"http://{address}/log/w-ashes/session/start"
+        headers = {"Origin": f"http://{address}", "Sec-Fetch-Site": "same-origin"}
+        async with http.post(start, data={"name": "First night"}, headers=headers, allow_redirects=False) as response:
+            assert response.status == 303
+        assert state.throttle.failures("127.0.0.1") == 0
+        assert (await sign_in(http, address, "a-guess"))[0] == 401
+    assert state.throttle.failures("127.0.0.1") == 1

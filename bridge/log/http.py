@@ -51,9 +51,11 @@ from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, 
 __all__ = [
     "COOKIE_NAME",
     "LOG_CHECK_SECRET",
+    "LOG_SECRET_WORLDS",
     "LOG_STORE",
     "LOG_THROTTLE",
     "SecretCheck",
+    "SecretWorlds",
     "SignIns",
     "create_log_app",
     "log_routes",
@@ -63,9 +65,12 @@ __all__ = [
 
 #: ``check_secret(world, secret)``: may ``secret`` read ``world``'s log (``None``: every world's)?
 SecretCheck = Callable[[str | None, str], bool]
+#: ``secret_worlds(secret)``: the worlds ``secret`` is the own secret of, whether they have a session yet or not.
+SecretWorlds = Callable[[str], frozenset[str]]
 
 LOG_STORE: Final = web.AppKey[LogStore]("sightline_log_store")
 LOG_CHECK_SECRET: Final = web.AppKey[SecretCheck]("sightline_log_check_secret")
+LOG_SECRET_WORLDS: Final = web.AppKey[SecretWorlds | None]("sightline_log_secret_worlds")
 #: Sign-ins kept per secret: a GM's browsers and devices. One more signs out that secret's oldest — never
 #: another secret's, so one world's sign-ins cannot evict another world's.
 MAX_SIGN_INS_PER_SECRET: Final = 32
@@ -172,15 +177,19 @@ def setup_log(
     throttle: FailureThrottle | None = None,
     public_url: str | None = None,
     trusted_proxies: frozenset[str] = frozenset(),
+    secret_worlds: SecretWorlds | None = None,
 ) -> None:
     """Add the log's routes to ``app``; use ``store`` if given, else open one on start-up.
 
     Without ``store``, ``data_dir`` is required and the store opened for ``database`` lives in
     ``app[LOG_STORE]`` from start-up to clean-up — where the bridge's session code finds it too.
     ``throttle`` slows wrong secrets (a bridge shares its own with ``hello``); ``public_url`` is the
-    address browsers use (``https://…`` behind a TLS proxy makes the cookie ``Secure``).
+    address browsers use (``https://…`` behind a TLS proxy makes the cookie ``Secure``). With
+    ``secret_worlds`` a world's secret signs in and lists its world before the world's first session;
+    without it only worlds with a session are tried.
     """
     app[LOG_CHECK_SECRET] = check_secret
+    app[LOG_SECRET_WORLDS] = secret_worlds
     app[LOG_SIGN_INS] = SignIns()
     app[LOG_THROTTLE] = throttle or FailureThrottle()
     app[LOG_SITE] = (public_url.rstrip("/") if public_url else None, trusted_proxies)
@@ -295,12 +304,16 @@ async def _may_read(request: web.Request, world: str) -> bool:
 
 
 async def _visible_worlds(request: web.Request, secret: str) -> list[str] | None:
-    """The worlds ``secret`` may read; ``None`` when it is no secret at all."""
+    """The worlds ``secret`` may read; ``None`` when it is no secret at all. The bridge secret reads every
+    world with a session; a world's secret its own world, with a session yet or not (with ``secret_worlds``:
+    a GM whose world has logged nothing yet signs in, is not counted a wrong secret, and may start one)."""
     check = request.app[LOG_CHECK_SECRET]
-    worlds = [w for w in await request.app[LOG_STORE].list_worlds() if check(w, secret)]
-    if not worlds and not check(None, secret):
-        return None
-    return worlds
+    stored = await request.app[LOG_STORE].list_worlds()
+    if check(None, secret):
+        return stored
+    own = request.app[LOG_SECRET_WORLDS]
+    worlds = sorted(own(secret)) if own is not None else [w for w in stored if check(w, secret)]
+    return worlds or None
 
 
 def _unauthorized(request: web.Request) -> web.HTTPUnauthorized:
