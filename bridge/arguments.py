@@ -1,6 +1,7 @@
 """Types for the command line's options: a value out of range is refused by ``argparse`` while parsing
-(``sightline serve: error: argument --port: 99999 is not a port (0 to 65535)``, exit 2), before anything
-starts, instead of failing later with a traceback or being accepted and misbehaving."""
+(``sightline serve: error: argument --port: 99999 is not a port (0 to 65535) (sightline serve --help lists
+the options)``, one line, exit 2), before anything starts, instead of failing later with a traceback or
+being accepted and misbehaving."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 from . import __version__
 from .arguments import at_least, host, port
@@ -20,8 +21,25 @@ __all__ = ["main"]
 REPLAY_GC_YOUNG = 50_000
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose errors are one line, as every other failure of the command: the usage it would print
+    first (32 lines for ``serve``) is left to ``--help``. Subcommands' parsers are of this class too, and
+    each refuses what it does not know itself, so the error names it (``sightline serve: error:
+    unrecognized arguments: …``, not ``sightline: error: …``)."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[Any, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+    def error(self, message: str) -> NoReturn:
+        line = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {line} ({self.prog} --help lists the options)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sightline", description="Sightline: line of sight through visibility zones")
+    parser = _Parser(prog="sightline", description="Sightline: line of sight through visibility zones")
     parser.add_argument("--version", action="version", version=f"sightline {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
