@@ -98,7 +98,9 @@ def data_dir_from(option: str | None) -> Path:
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data directory is its owner's alone
     except OSError as exc:
-        raise StartupError(f"cannot make the data directory {path}: {_reason(exc)}") from exc
+        raise StartupError(
+            f"cannot make the data directory {path}: {_reason(exc)} (choose another with --data-dir)"
+        ) from exc
     return path
 
 

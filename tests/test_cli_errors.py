@@ -62,14 +62,21 @@ def test_serve_with_an_unwritable_data_dir_says_so() -> None:
     one_line_error(
         run("serve", "--data-dir", "/sys/kernel"), "cannot write in the data directory /sys/kernel", "with --data-dir"
     )
-    one_line_error(run("serve", "--data-dir", "/sys/kernel/sightline"), "cannot make the data directory")
+    one_line_error(
+        run("serve", "--data-dir", "/sys/kernel/sightline"), "cannot make the data directory", "with --data-dir"
+    )
 
 
 def test_serve_with_a_file_as_data_dir_says_so(tmp_path: Path) -> None:
-    """A data directory that is a file is refused by name."""
+    """A data directory under a file is refused by name, with --data-dir as the way out, by serve and secret alike."""
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
-    one_line_error(run("serve", "--data-dir", str(blocker / "sub")), "cannot make the data directory", str(blocker))
+    for command in (["serve"], ["secret"]):
+        line = one_line_error(run(*command, "--data-dir", str(blocker / "sub")), "cannot make the data directory")
+        assert line == (
+            f"sightline {' '.join(command)}: cannot make the data directory {blocker / 'sub'}: Not a directory"
+            " (choose another with --data-dir)"
+        )
 
 
 def test_a_damaged_worlds_file_says_so(tmp_path: Path) -> None:
