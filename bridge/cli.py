@@ -12,7 +12,15 @@ from typing import Any, NoReturn
 
 from . import __version__
 from .arguments import at_least, host, port
-from .config import BridgeConfig, StartupError, data_dir_from, ensure_secret, ensure_writable, load_or_create_secret
+from .config import (
+    SECRET_FILE,
+    BridgeConfig,
+    StartupError,
+    data_dir_from,
+    ensure_secret,
+    ensure_writable,
+    stored_secret,
+)
 from .log.cli import add_log_parser, run_log_command
 
 __all__ = ["main"]
@@ -337,13 +345,16 @@ def _serve(args: argparse.Namespace) -> int:
     if public_url is not None and not public_url.lower().startswith(("http://", "https://")):
         print(f"sightline serve: --public-url takes http://… or https://…, not {public_url!r}", file=sys.stderr)
         return 2
-    secret, secret_is_new = ensure_secret(data_dir, args.secret)
+    given = args.secret or os.environ.get("SIGHTLINE_SECRET")
+    secret_from = None if not given else "--secret" if args.secret else "SIGHTLINE_SECRET"
+    secret = given or stored_secret(data_dir) or ""  # none yet: made once the port is open (bridge.startup)
     config = BridgeConfig(
         host=args.host,
         port=args.port,
         data_dir=data_dir,
         secret=secret,
-        secret_is_new=secret_is_new,
+        secret_from=secret_from,
+        secret_command=_secret_command(args.data_dir, data_dir),
         public_url=public_url,
         trusted_proxies=tuple(args.trusted_proxy),
         auth_free_failures=args.auth_free_failures,
@@ -426,11 +437,31 @@ def _encounter_range(args: argparse.Namespace) -> int:
     return 0
 
 
+def _secret_command(option: str | None, data_dir: Path) -> str:
+    """The command that shows this data directory's secret: ``sightline secret``, with ``--data-dir`` when
+    the directory was chosen (by ``--data-dir`` or ``SIGHTLINE_DATA_DIR``) rather than the default."""
+    if not (option or os.environ.get("SIGHTLINE_DATA_DIR")):
+        return "sightline secret"
+    import shlex
+
+    return f"sightline secret --data-dir {shlex.quote(str(data_dir))}"
+
+
 def _secret(args: argparse.Namespace) -> int:
     from .access import world_secret
 
     data_dir = data_dir_from(args.data_dir)
-    print(world_secret(data_dir, args.world) if args.world else load_or_create_secret(data_dir))
+    if args.world:
+        print(world_secret(data_dir, args.world))
+        return 0
+    secret, made = ensure_secret(data_dir)
+    print(secret)
+    if made:  # on standard error: `$(sightline secret)` still reads the secret alone
+        print(
+            f"sightline secret: made a new secret ({data_dir} had none), kept in {data_dir / SECRET_FILE}"
+            " for `sightline serve`",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import faulthandler
 import gc
@@ -36,7 +37,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, warmup
-from .config import BridgeConfig, StartupError
+from .config import BridgeConfig, StartupError, ensure_secret
 from .gate import AcceptErrorLog, Gate, connection_cap
 
 if TYPE_CHECKING:
@@ -215,6 +216,11 @@ async def _serve(config: BridgeConfig, *, announce: Callable[[str], None]) -> No
         loop.add_signal_handler(sig, stop.set)
     async with listening(config, early=_early_health(config)) as (gate, server, host, port):
         opened = time.perf_counter()
+        if not config.secret and config.secret_from is None:
+            # Made only now that the port is open: a start that could not listen made none, so the first
+            # start that does is the one that makes it, and prints it.
+            secret, made = ensure_secret(config.data_dir)
+            config = dataclasses.replace(config, secret=secret, secret_is_new=made)
         shown = f"[{host}]" if ":" in host else host
         scheme = "wss" if config.certfile else "ws"
         http = "https" if config.certfile else "http"
@@ -222,9 +228,11 @@ async def _serve(config: BridgeConfig, *, announce: Callable[[str], None]) -> No
         announce(f"Health check: {http}://{shown}:{port}/healthz")
         if config.secret_is_new:
             announce(f"Secret (new, paste into Foundry's Sightline settings): {config.secret}")
-            announce("The secret is printed only now, when it is made; `sightline secret` shows it again")
+            announce(f"The secret is printed only now, when it is made; `{config.secret_command}` shows it again")
+        elif config.secret_from is not None:
+            announce(f"The secret is the one given with {config.secret_from} (none was made or stored)")
         else:
-            announce("The secret is not printed at every start; `sightline secret` shows it")
+            announce(f"The secret is not printed at every start; `{config.secret_command}` shows it")
         announce(f"Data directory: {config.data_dir}")
 
         async def run() -> None:

@@ -9,6 +9,7 @@ import contextlib
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -27,6 +28,7 @@ from bridge.server import BridgeState, run_bridge
 from bridge.throttle import FailureThrottle, ThrottlePolicy
 from tests.scenes import on_line_scene
 
+SIGHTLINE = str(Path(sys.executable).parent / "sightline")
 SECRET = "bridge-secret"
 WORLDS = {"w-ashes": "ashes-secret", "w-embers": "embers-secret"}
 #: Short steps so a test sees the delay grow without waiting long: free 2, then 0.1, 0.2, 0.4, 0.8 s.
@@ -254,7 +256,7 @@ async def test_the_data_files_are_readable_by_their_owner_only(tmp_path: Path) -
     with umask(0o022):
         result = await asyncio.to_thread(
             subprocess.run,
-            [str(Path(sys.executable).parent / "sightline"), "secret", "--world", "w-ashes"],
+            [SIGHTLINE, "secret", "--world", "w-ashes"],
             env={**os.environ, "SIGHTLINE_DATA_DIR": str(data_dir)},
             capture_output=True,
             text=True,
@@ -271,15 +273,15 @@ async def test_the_data_files_are_readable_by_their_owner_only(tmp_path: Path) -
             assert (data_dir / "sightline.db").stat().st_mode & 0o777 == 0o600
 
 
-def _serve_lines(data_dir: Path) -> list[str]:
-    """Start `sightline serve --port 0`, read what it prints up to the log line, stop it."""
-    env = {**os.environ, "SIGHTLINE_DATA_DIR": str(data_dir)}
-    env.pop("SIGHTLINE_SECRET", None)
+def _run_env(env: dict[str, str] | None) -> dict[str, str]:
+    """The machine's environment without the bridge's own settings, then ``env``."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}, **(env or {})}
+
+
+def _serve_lines(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> list[str]:
+    """Start `sightline serve --port 0 ARGS`, read what it prints up to the log line, stop it."""
     process = subprocess.Popen(
-        [str(Path(sys.executable).parent / "sightline"), "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
+        [SIGHTLINE, "serve", "--port", "0", *args], stdout=subprocess.PIPE, text=True, env=_run_env(env), cwd=cwd
     )
     try:
         assert process.stdout is not None
@@ -296,25 +298,97 @@ def _serve_lines(data_dir: Path) -> list[str]:
             process.stdout.close()
 
 
-async def test_the_secret_is_printed_when_made_and_shown_by_sightline_secret(tmp_path: Path) -> None:
-    """The first start prints the secret it makes; later starts do not; `sightline secret` shows it on demand.
+def _secret_of(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`sightline secret ARGS`, run to its end (exit 0 checked)."""
+    return subprocess.run(
+        [SIGHTLINE, "secret", *args], capture_output=True, text=True, check=True, timeout=60, env=_run_env(env)
+    )
 
-    Printing it at every start would land it in the journal.
+
+async def test_the_secret_is_printed_when_made_and_shown_by_sightline_secret(tmp_path: Path) -> None:
+    """The first start prints the secret it makes; later starts do not, naming the command that shows it.
+
+    Printing it at every start would land it in the journal. The data directory here comes from SIGHTLINE_DATA_DIR,
+    so the command named carries --data-dir: a `sightline secret` run elsewhere would not find it.
     """
-    first = await asyncio.to_thread(_serve_lines, tmp_path)
+    env = {"SIGHTLINE_DATA_DIR": str(tmp_path)}
+    first = await asyncio.to_thread(_serve_lines, env=env)
     secret = (tmp_path / "secret").read_text().strip()
     assert sum(secret in line for line in first) == 1
-    second = await asyncio.to_thread(_serve_lines, tmp_path)
+    second = await asyncio.to_thread(_serve_lines, env=env)
     assert not any(secret in line for line in second)
-    assert any("sightline secret" in line for line in second)
-    shown = await asyncio.to_thread(
-        subprocess.run,
-        [str(Path(sys.executable).parent / "sightline"), "secret", "--data-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=True,
+    hint = f"The secret is not printed at every start; `sightline secret --data-dir {tmp_path}` shows it\n"
+    assert hint in second
+    shown = await asyncio.to_thread(_secret_of, "--data-dir", str(tmp_path))
+    assert (shown.stdout, shown.stderr) == (secret + "\n", "")
+
+
+async def test_a_start_that_cannot_listen_makes_no_secret_and_the_next_prints_it(tmp_path: Path) -> None:
+    """A first start on a port already in use makes no secret; the first start that listens makes and prints it.
+
+    Made before listening, the secret was kept by the failed start and never printed by the next.
+    """
+    data_dir = tmp_path / "data"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        failed = await asyncio.to_thread(
+            subprocess.run,
+            [SIGHTLINE, "serve", "--port", port, "--data-dir", str(data_dir)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_run_env(None),
+        )
+    assert failed.returncode == 2 and "already in use" in failed.stderr
+    assert not (data_dir / "secret").exists()
+    lines = await asyncio.to_thread(_serve_lines, "--data-dir", str(data_dir))
+    secret = (data_dir / "secret").read_text().strip()
+    assert f"Secret (new, paste into Foundry's Sightline settings): {secret}\n" in lines
+
+
+async def test_the_later_starts_hint_names_the_data_dir_or_the_given_secret(tmp_path: Path) -> None:
+    """Later starts name `sightline secret` as it must be typed; a secret given by option or environment is named.
+
+    `--data-dir d1` gives `sightline secret --data-dir d1`; the default data directory plain `sightline secret`;
+    `--secret` or SIGHTLINE_SECRET makes and stores nothing, and says so instead of pointing at `sightline secret`.
+    """
+    await asyncio.to_thread(_serve_lines, "--data-dir", "d1", cwd=tmp_path)
+    lines = await asyncio.to_thread(_serve_lines, "--data-dir", "d1", cwd=tmp_path)
+    assert "The secret is not printed at every start; `sightline secret --data-dir d1` shows it\n" in lines
+    default = {"XDG_DATA_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home")}
+    first = await asyncio.to_thread(_serve_lines, env=default)
+    assert "The secret is printed only now, when it is made; `sightline secret` shows it again\n" in first
+    assert "The secret is not printed at every start; `sightline secret` shows it\n" in await asyncio.to_thread(
+        _serve_lines, env=default
     )
-    assert shown.stdout.strip() == secret
+    for args, env, origin in (
+        (["--secret", "s3cret-given"], None, "--secret"),
+        ([], {"SIGHTLINE_SECRET": "s3cret-given"}, "SIGHTLINE_SECRET"),
+    ):
+        data_dir = tmp_path / f"given-{origin}"
+        lines = await asyncio.to_thread(_serve_lines, "--data-dir", str(data_dir), *args, env=env)
+        assert f"The secret is the one given with {origin} (none was made or stored)\n" in lines
+        assert not any("sightline secret" in line or "s3cret-given" in line for line in lines)
+        assert not (data_dir / "secret").exists()
+
+
+async def test_sightline_secret_says_when_it_has_just_made_the_secret(tmp_path: Path) -> None:
+    """`sightline secret` on a fresh data directory says on standard error that the secret it prints is new.
+
+    Standard output is the secret alone either way (for `$(sightline secret)`); the second time nothing is said.
+    """
+    data_dir = tmp_path / "fresh"
+    made = await asyncio.to_thread(_secret_of, "--data-dir", str(data_dir))
+    secret = (data_dir / "secret").read_text().strip()
+    assert made.stdout == secret + "\n"
+    assert made.stderr == (
+        f"sightline secret: made a new secret ({data_dir} had none), kept in {data_dir / 'secret'}"
+        " for `sightline serve`\n"
+    )
+    again = await asyncio.to_thread(_secret_of, env={"SIGHTLINE_DATA_DIR": str(data_dir)})
+    assert (again.stdout, again.stderr) == (secret + "\n", "")
 
 
 async def test_wrong_bearer_secrets_on_the_api_count_and_wait_too(bridge: tuple[str, BridgeState]) -> None:
