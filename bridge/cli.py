@@ -52,32 +52,45 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the bridge (WebSocket /ws and HTTP on one port)")
-    serve.add_argument("--host", type=host, default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=port, default=8765, help="port (default 8765; 0 picks a free one)")
+    defaults = BridgeConfig()
+    serve.add_argument(
+        "--host", type=host, default=defaults.host, help=f"address to listen on {_default(defaults.host)}"
+    )
+    serve.add_argument(
+        "--port", type=port, default=defaults.port, help=f"port; 0 picks a free one {_default(str(defaults.port))}"
+    )
     _storage_options(serve)
-    serve.add_argument("--secret", help="the secret Foundry must send (env SIGHTLINE_SECRET; default: generated)")
+    serve.add_argument(
+        "--secret",
+        help="the secret Foundry must send (env SIGHTLINE_SECRET; default: the one kept in the data directory, "
+        "made and printed by the first start)",
+    )
     serve.add_argument(
         "--world-secret",
         action="append",
         default=[],
         metavar="WORLD=SECRET",
-        help="a secret that opens only WORLD (repeatable; also <data-dir>/worlds.json, see `sightline secret`)",
+        help="a secret that opens only WORLD (repeatable; default: only those of <data-dir>/worlds.json, "
+        "see `sightline secret --world`)",
     )
-    serve.add_argument("--certfile", help="TLS certificate (PEM) to serve wss:// and https://")
-    serve.add_argument("--keyfile", help="TLS private key (PEM), if not inside --certfile")
+    serve.add_argument(
+        "--certfile", help="TLS certificate (PEM) to serve wss:// and https:// (default: none, ws:// and http://)"
+    )
+    serve.add_argument("--keyfile", help="TLS private key (PEM) (default: the one inside --certfile)")
     serve.add_argument(
         "--allow-origin",
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="accept WebSocket connections only from this Origin, e.g. https://foundry.example.org (repeatable)",
+        help="accept WebSocket connections only from this Origin, e.g. https://foundry.example.org (repeatable; "
+        "default: from any page)",
     )
     serve.add_argument(
         "--public-url",
         default=os.environ.get("SIGHTLINE_PUBLIC_URL"),
         metavar="URL",
         help="the address browsers reach the bridge at, e.g. https://sightline.example.org behind a TLS proxy: "
-        "an https URL makes the log's sign-in cookie Secure (env SIGHTLINE_PUBLIC_URL)",
+        "an https URL makes the log's sign-in cookie Secure (env SIGHTLINE_PUBLIC_URL; default: none)",
     )
     serve.add_argument(
         "--trusted-proxy",
@@ -85,148 +98,190 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="ADDRESS",
         help="a reverse proxy whose X-Forwarded-For names the client, e.g. 127.0.0.1 (repeatable): wrong "
-        "secrets are then slowed per client rather than per proxy",
+        "secrets are then slowed per client rather than per proxy (default: none)",
     )
     serve.add_argument(
         "--session-idle",
         type=at_least(0, exclusive=True, unit="minutes"),
-        default=BridgeConfig().session_idle_minutes,
+        default=defaults.session_idle_minutes,
         metavar="MINUTES",
-        help="a game session with no logged ruling for this long closes; the next ruling opens a new one",
+        help="a game session with no logged ruling for this long closes; the next ruling opens a new one "
+        f"{_default(defaults.session_idle_minutes, 'minutes')}",
     )
     limits = serve.add_argument_group("limits")
-    defaults = BridgeConfig()
-    limits.add_argument("--max-frame-bytes", type=at_least(1, integer=True), default=defaults.max_frame_bytes)
-    limits.add_argument("--messages-per-second", type=at_least(0, exclusive=True), default=defaults.messages_per_second)
-    limits.add_argument("--message-burst", type=at_least(1, integer=True), default=defaults.message_burst)
+    limits.add_argument(
+        "--max-frame-bytes",
+        type=at_least(1, integer=True),
+        default=defaults.max_frame_bytes,
+        help="bytes of the largest message a client may send: a larger one is refused, one over 4 times as large "
+        f"closes the connection {_default(defaults.max_frame_bytes, 'bytes')}",
+    )
+    limits.add_argument(
+        "--messages-per-second",
+        type=at_least(0, exclusive=True),
+        default=defaults.messages_per_second,
+        help="messages a connection may send per second, on average; more are refused as too fast "
+        f"{_default(defaults.messages_per_second)}",
+    )
+    limits.add_argument(
+        "--message-burst",
+        type=at_least(1, integer=True),
+        default=defaults.message_burst,
+        help=f"messages a connection may send at once, before --messages-per-second {_default(defaults.message_burst)}",
+    )
     limits.add_argument(
         "--max-nesting",
         type=at_least(1, integer=True),
         default=defaults.max_nesting,
-        help="how deep a message's JSON may nest",
+        help=f"how deep a message's JSON may nest {_default(defaults.max_nesting)}",
     )
     limits.add_argument(
-        "--max-connections-per-world", type=at_least(1, integer=True), default=defaults.max_connections_per_world
+        "--max-connections-per-world",
+        type=at_least(1, integer=True),
+        default=defaults.max_connections_per_world,
+        help="connections one world may have at once; a further one is turned away until one leaves "
+        f"{_default(defaults.max_connections_per_world)}",
     )
     limits.add_argument(
         "--hello-timeout",
         type=at_least(0, exclusive=True, unit="seconds"),
         default=defaults.hello_timeout,
-        help="seconds",
+        help="seconds a new connection has to say hello with a secret and be let in, or it is closed "
+        f"{_default(defaults.hello_timeout)}",
     )
     limits.add_argument(
-        "--send-queue", type=at_least(1, integer=True), default=defaults.send_queue, help="frames queued per client"
+        "--send-queue",
+        type=at_least(1, integer=True),
+        default=defaults.send_queue,
+        help=f"answers (frames) waiting for a client to read them {_default(defaults.send_queue)}",
     )
     limits.add_argument(
         "--send-queue-bytes",
         type=at_least(1, integer=True),
         default=defaults.send_queue_bytes,
-        help="bytes of answers queued per client (a larger answer waits for the client to read)",
+        help="bytes of answers waiting for a client to read them; a larger answer is sent as the client reads "
+        f"{_default(defaults.send_queue_bytes, 'bytes')}",
     )
     limits.add_argument(
         "--send-timeout",
         type=at_least(0, exclusive=True, unit="seconds"),
         default=defaults.send_timeout,
-        help="seconds a client's full send queue may wait for it to read one frame before it is closed (1013)",
+        help="seconds a client that has stopped reading may keep its full queue of answers before the bridge "
+        f"closes its connection as overloaded {_default(defaults.send_timeout)}",
     )
     limits.add_argument(
         "--header-timeout",
         type=at_least(0, exclusive=True, unit="seconds"),
         default=defaults.header_timeout,
-        help="seconds a new connection has to send its HTTP request line and headers (and TLS handshake)",
+        help="seconds a new connection has to send its HTTP request line and headers (and TLS handshake) "
+        f"{_default(defaults.header_timeout)}",
     )
     limits.add_argument(
         "--max-connections",
         type=at_least(0, integer=True),
         default=defaults.max_connections,
-        help="open connections in all (default 0: the descriptor limit less 64); more are answered 503",
+        help="open connections in all, more are answered 503 (Service Unavailable); 0: the process's open-file "
+        f"limit less 64 {_default(defaults.max_connections)}",
     )
     limits.add_argument(
         "--drain-timeout",
         type=at_least(0, unit="seconds"),
         default=defaults.drain_timeout,
-        help="seconds from SIGTERM/SIGINT to exit, whatever is still running",
+        help=f"seconds from SIGTERM/SIGINT to exit, whatever is still running {_default(defaults.drain_timeout)}",
     )
     limits.add_argument(
         "--world-linger",
         type=at_least(0, unit="seconds"),
         default=defaults.world_linger,
-        help="seconds a world's scenes are kept after its last client left (then dropped, memory given back)",
+        help="seconds a world's scenes are kept after its last client left (then dropped, memory given back) "
+        f"{_default(defaults.world_linger)}",
     )
     limits.add_argument(
-        "--heartbeat", type=at_least(0, unit="seconds"), default=defaults.heartbeat, help="seconds; 0 turns it off"
+        "--heartbeat",
+        type=at_least(0, unit="seconds"),
+        default=defaults.heartbeat,
+        help="seconds between pings that find clients gone without closing; 0 turns them off "
+        f"{_default(defaults.heartbeat)}",
     )
     limits.add_argument(
         "--auth-free-failures",
         type=at_least(0, integer=True),
         default=defaults.auth_free_failures,
-        help="wrong secrets per client address before each further attempt waits",
+        help="wrong secrets per client address before each further attempt waits "
+        f"{_default(defaults.auth_free_failures)}",
     )
     limits.add_argument(
         "--auth-max-delay",
         type=at_least(0, unit="seconds"),
         default=defaults.auth_max_delay,
-        help="seconds: the longest wait between attempts of an address that keeps sending wrong secrets",
+        help="seconds: the longest wait between attempts of an address that keeps sending wrong secrets "
+        f"{_default(defaults.auth_max_delay)}",
     )
     for kind in ("regions", "tokens", "walls", "lights", "levels"):
         limits.add_argument(
             f"--max-{kind}",
             type=at_least(1, integer=True),
             default=getattr(defaults, f"max_{kind}"),
-            help=f"{kind} of a scene",
+            help=f"{kind} of a scene {_default(getattr(defaults, f'max_{kind}'))}",
         )
     limits.add_argument(
         "--max-vertices",
         type=at_least(1, integer=True),
         default=defaults.max_vertices,
-        help="vertices a scene is drawn with (polygons; curves by the polygon standing for them)",
+        help="corners a scene's shapes are drawn with (polygons; curves by the polygon standing for them) "
+        f"{_default(defaults.max_vertices)}",
     )
     limits.add_argument(
         "--max-ring-vertices",
         type=at_least(1, integer=True),
         default=defaults.max_ring_vertices,
-        help="vertices of one polygon or ring",
+        help=f"corners of one polygon or ring {_default(defaults.max_ring_vertices)}",
     )
     limits.add_argument(
         "--max-scenes-per-world",
         type=at_least(1, integer=True),
         default=defaults.max_scenes_per_world,
-        help="scenes a world holds (the least recently used unwatched one is forgotten for a new one)",
+        help="scenes a world holds (the least recently used one nobody watches is forgotten for a new one) "
+        f"{_default(defaults.max_scenes_per_world)}",
     )
     limits.add_argument(
         "--max-watches-per-connection",
         type=at_least(1, integer=True),
         default=defaults.max_watches_per_connection,
-        help="open watches",
+        help="live sight-line overlays (watches) one connection may keep open "
+        f"{_default(defaults.max_watches_per_connection)}",
     )
     limits.add_argument(
         "--max-watch-pairs",
         type=at_least(1, integer=True),
         default=defaults.max_watch_pairs,
-        help="(actor, target) pairs of one watch",
+        help=f"pairs of tokens (who sees whom) one watch follows {_default(defaults.max_watch_pairs)}",
     )
     limits.add_argument(
         "--max-watch-tests",
         type=at_least(1, integer=True),
         default=defaults.max_watch_tests,
-        help="pairs × (the scene's vertices + walls) of one watch",
+        help="work one watch may ask for: its pairs × (the scene's corners + walls) "
+        f"{_default(defaults.max_watch_tests)}",
     )
     limits.add_argument(
         "--max-best-line-tests",
         type=at_least(1, integer=True),
         default=defaults.max_best_line_tests,
-        help="rules.lines 'best': sampled lines × pairs × (zones + walls) of one message",
+        help="work one ruling may ask for in a scene whose Sight lines setting is Best line: pairs × 81 lines tried "
+        f"per pair × (zones + walls) {_default(defaults.max_best_line_tests)}",
     )
     serve.add_argument(
         "--ws-compress",
         action="store_true",
-        help="compress WebSocket frames (permessage-deflate): less bandwidth to remote clients, more CPU per frame",
+        help="compress WebSocket frames (permessage-deflate): less bandwidth to remote clients, more CPU per frame "
+        "(default: off)",
     )
 
     secret = commands.add_parser(
-        "secret", help="print the bridge secret (serve prints it only when it makes it), or a world's own secret"
+        "secret", help="print the bridge secret (serve prints it only at the start that makes it), or a world's own"
     )
-    _storage_options(secret)
+    _storage_options(secret, database=False)  # the log is not its business
     secret.add_argument("--world", help="the world whose own secret to print (created on first use)")
 
     add_log_parser(commands)
@@ -259,13 +314,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _storage_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", help="where the bridge keeps its data (env SIGHTLINE_DATA_DIR)")
+def _default(value: object, unit: str = "") -> str:
+    """``(default: 4,194,304 bytes)``: a default as ``--help`` shows it, from :class:`BridgeConfig`
+    (thousands separated, ``240.0`` as ``240``)."""
+    shown = f"{value:,}" if isinstance(value, int) else f"{value:,g}" if isinstance(value, float) else str(value)
+    if unit == "bytes" and isinstance(value, int) and value % 2**20 == 0:
+        unit += f" = {value // 2**20} MiB"
+    return f"(default: {shown}{' ' + unit if unit else ''})"
+
+
+def _storage_options(parser: argparse.ArgumentParser, *, database: bool = True) -> None:
     parser.add_argument(
-        "--database",
-        default=os.environ.get("SIGHTLINE_DATABASE"),
-        help="postgresql://… to keep the log in PostgreSQL (env SIGHTLINE_DATABASE; default: SQLite in the data dir)",
+        "--data-dir",
+        help="where the bridge keeps its data: the secret, worlds.json, the log (env SIGHTLINE_DATA_DIR; "
+        "default: your user data folder, ~/.local/share/sightline on Linux)",
     )
+    if database:
+        parser.add_argument(
+            "--database",
+            default=os.environ.get("SIGHTLINE_DATABASE"),
+            help="postgresql://… to keep the log in PostgreSQL (env SIGHTLINE_DATABASE; default: SQLite, "
+            "sightline.db in the data directory)",
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

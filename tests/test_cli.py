@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -62,7 +63,7 @@ def test_without_a_command_the_parser_names_what_is_missing(capsys: pytest.Captu
     [
         ((), ["serve", "run the bridge (WebSocket /ws and HTTP on one port)", "replay", "demo", "--version"]),
         (("serve",), ["--host HOST", "--port PORT", "--world-secret WORLD=SECRET", "limits:", "--max-frame-bytes"]),
-        (("secret",), ["--data-dir DATA_DIR", "--database DATABASE", "--world WORLD"]),
+        (("secret",), ["--data-dir DATA_DIR", "--world WORLD"]),
         (("log",), ["sessions", "export", "rejudge"]),
         (("replay",), ["file", "the file to read, or - for standard input"]),
         (
@@ -92,7 +93,7 @@ def test_serves_defaults_are_the_ones_its_help_and_the_contract_state(
     """
     monkeypatch.setenv("COLUMNS", "200")
     out = help_of(capsys, "serve")
-    assert "address to listen on (default 127.0.0.1)" in out and "port (default 8765; 0 picks a free one)" in out
+    assert "address to listen on (default: 127.0.0.1)" in out and "port; 0 picks a free one (default: 8765)" in out
     for name in ("SIGHTLINE_PUBLIC_URL", "SIGHTLINE_DATABASE"):
         monkeypatch.delenv(name, raising=False)
     args = vars(_parser().parse_args(["serve"]))
@@ -109,6 +110,48 @@ def test_serves_defaults_are_the_ones_its_help_and_the_contract_state(
         assert value == getattr(defaults, field), dest
         checked += 1
     assert checked >= 30
+
+
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of ``sightline NAME``, as ``main`` builds it."""
+    commands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    parser: argparse.ArgumentParser = commands.choices[name]
+    return parser
+
+
+def test_every_serve_option_says_what_it_does_and_its_default(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each `serve` option has a help text showing its default, BridgeConfig's own value where it has one; no jargon.
+
+    Numbers are shown as people write them (4,194,304 bytes = 4 MiB, 240 minutes), as docs/operations.md's table does.
+    """
+    defaults = BridgeConfig()
+    renamed = {"session_idle": "session_idle_minutes", "ws_compress": "compress"}
+    options = [a for a in command_parser("serve")._actions if a.dest != "help"]
+    assert len(options) >= 40
+    for action in options:
+        assert action.help and "default: " in action.help, action.option_strings
+        value = getattr(defaults, renamed.get(action.dest, action.dest), None)
+        if isinstance(value, bool) or not isinstance(value, int | float) or action.dest == "port":
+            continue
+        shown = f"{value:,}" if isinstance(value, int) else f"{value:,g}"
+        assert f"(default: {shown}" in action.help, (action.option_strings, action.help)
+    monkeypatch.setenv("COLUMNS", "200")
+    out = help_of(capsys, "serve")
+    for said in ("(default: 4,194,304 bytes = 4 MiB)", "(default: 240 minutes)", "(default: 8765)", "(default: off)"):
+        assert said in out, said
+    for jargon in ("1013", "rules.lines", "'best'"):
+        assert jargon not in out, jargon
+
+
+def test_secret_offers_no_option_it_does_not_use(capsys: pytest.CaptureFixture[str]) -> None:
+    """`sightline secret` takes --data-dir and --world: --database, which it never reads, is neither shown nor taken."""
+    assert "--database" not in help_of(capsys, "secret")
+    with pytest.raises(SystemExit) as ended:
+        main(["secret", "--database", "postgresql://db/x"])
+    assert ended.value.code == 2
+    assert "unrecognized arguments: --database" in capsys.readouterr().err
 
 
 def test_serves_max_levels_reaches_the_scene_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
