@@ -93,16 +93,21 @@ def test_serve_with_a_bad_or_unreachable_database_says_so(tmp_path: Path) -> Non
     An unknown scheme, a PostgreSQL server that is not there (its password never shown), an SQLite file in a missing
     directory: each refused in one line, and the missing directory is not created.
     """
-    one_line_error(run("serve", "--data-dir", str(tmp_path), "--database", "mysql://db/x"), "unsupported --database")
+    one_line_error(
+        run("serve", "--port", "0", "--data-dir", str(tmp_path), "--database", "mysql://db/x"), "unsupported --database"
+    )
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     url = f"postgresql://gm:hunter2@127.0.0.1:{port}/sightline"
-    line = one_line_error(run("serve", "--data-dir", str(tmp_path), "--database", url), "cannot open the log")
+    line = one_line_error(
+        run("serve", "--port", "0", "--data-dir", str(tmp_path), "--database", url), "cannot open the log"
+    )
     assert "hunter2" not in line and f"127.0.0.1:{port}/sightline" in line
     missing = tmp_path / "missing-dir"
     line = one_line_error(
-        run("serve", "--data-dir", str(tmp_path), "--database", f"sqlite:///{missing}/x.db"), "no directory"
+        run("serve", "--port", "0", "--data-dir", str(tmp_path), "--database", f"sqlite:///{missing}/x.db"),
+        "no directory",
     )
     assert str(missing) in line and not missing.exists()
 
