@@ -128,12 +128,8 @@ async def run_log_command_async(
     data_dir = Path(getattr(args, "data_dir", None) or default_data_dir())
     from .store import LogOpenError, describe_database, open_store
 
-    missing = _missing_log(database, data_dir)
-    if missing is not None:
-        print(f"{name}: {missing}", file=err)
-        return 2
     try:
-        store = await open_store(database, data_dir)
+        store = await open_store(database, data_dir, create=False)
     except LogOpenError as exc:
         print(f"{name}: {exc}", file=err)
         return 2
@@ -149,18 +145,6 @@ async def run_log_command_async(
         return 2
     finally:
         await store.close()
-
-
-def _missing_log(database: str | None, data_dir: Path) -> str | None:
-    """Why there is no log to read where the command would look (an SQLite file that is not there), else
-    ``None``: opening it would make an empty one, and a mistyped ``--data-dir`` would list nothing."""
-    if not database:
-        path, option = data_dir / "sightline.db", "--data-dir"
-    elif database.startswith("sqlite://") and database.removeprefix("sqlite://") not in ("", "/"):
-        path, option = Path(database.removeprefix("sqlite://")), "--database"
-    else:
-        return None  # PostgreSQL, or a value open_store refuses by name
-    return None if path.is_file() else f"no log at {path}; check {option}"
 
 
 class _CannotWrite(Exception):

@@ -294,17 +294,33 @@ def _reason(exc: BaseException, database: str | None) -> str:
     return text
 
 
+def _sqlite_file(database: str | None, data_dir: Path) -> Path | None:
+    """The SQLite file a ``--database`` value names (the data directory's own without one); ``None`` for
+    PostgreSQL, or a value :func:`open_store` refuses by name."""
+    if not database:
+        return data_dir / "sightline.db"
+    path = database.removeprefix("sqlite://") if database.startswith("sqlite://") else ""
+    return Path(path) if path and path != "/" else None
+
+
 async def open_store(
     database: str | None,
     data_dir: Path,
     *,
     idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+    create: bool = True,
 ) -> LogStore:
     """The store a ``--database`` value names (see the module docstring), connected and migrated.
 
     The caller owns it: ``await store.close()`` when done. :class:`LogOpenError` (one line) when it cannot
-    be opened, whatever the reason: an unknown scheme, a missing directory, a database that refuses.
+    be opened, whatever the reason: an unknown scheme, a missing directory, a database that refuses. With
+    ``create=False`` (a command that only reads a log) an SQLite log that is not there is refused by name
+    rather than made empty: a mistyped ``--data-dir`` would otherwise list nothing.
     """
+    if not create:
+        path = _sqlite_file(database, data_dir)
+        if path is not None and not path.is_file():
+            raise LogOpenError(f"no log at {path}; check {'--database' if database else '--data-dir'}")
     try:
         return await _open_store(database, data_dir, idle_timeout=idle_timeout)
     except LogOpenError:
@@ -325,10 +341,10 @@ async def _open_store(database: str | None, data_dir: Path, *, idle_timeout: tim
     elif database.startswith(("postgresql://", "postgres://")):
         store = PostgresLogStore(database, idle_timeout=idle_timeout)
     elif database.startswith("sqlite://"):
-        path = database.removeprefix("sqlite://")
-        if not path or path == "/":
+        path = _sqlite_file(database, data_dir)
+        if path is None:
             raise LogOpenError(f"no file in --database {database!r}; write sqlite:///path/to/file.db")
-        store = SqliteLogStore(Path(path), idle_timeout=idle_timeout)
+        store = SqliteLogStore(path, idle_timeout=idle_timeout)
     else:
         raise LogOpenError(
             f"unsupported --database {describe_database(database, data_dir)!r}: use sqlite:///path or postgresql://…"
