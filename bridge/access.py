@@ -128,10 +128,12 @@ def load_world_secrets(data_dir: Path) -> dict[str, str]:
 _REMAKE = "repair it, or move it away and give each world a new secret with `sightline secret --world W`"
 
 
-def world_secret(data_dir: Path, world: str) -> str:
-    """The world's secret, created and stored now if it has none."""
+def world_secret(data_dir: Path, world: str) -> tuple[str, bool]:
+    """The world's secret, created and stored now if it has none, and whether it was made just now (as
+    :func:`bridge.config.ensure_secret` answers for the bridge secret)."""
     known = load_world_secrets(data_dir)
-    if world not in known:
+    made = world not in known
+    if made:
         known[world] = new_secret()
         path = data_dir / WORLDS_FILE
         # A temporary file of its own (mkstemp: owner-only, a unique name), so that two commands writing at
@@ -145,4 +147,4 @@ def world_secret(data_dir: Path, world: str) -> str:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-    return known[world]
+    return known[world], made

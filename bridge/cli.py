@@ -311,6 +311,10 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="log the demo's rulings into DIR/sightline.db and keep them (browse, export or re-judge them later)",
     )
+    for choices in (commands, traveller):
+        # A missing command's one-line error lists what may follow ("required: {serve,secret,…}"), as the usage
+        # line does; argparse would otherwise name only the destination ("required: command").
+        choices.metavar = "{" + ",".join(choices.choices) + "}"
     return parser
 
 
@@ -518,11 +522,18 @@ def _secret_command(option: str | None, data_dir: Path) -> str:
 
 
 def _secret(args: argparse.Namespace) -> int:
-    from .access import world_secret
+    from .access import WORLDS_FILE, world_secret
 
     data_dir = data_dir_from(args.data_dir)
     if args.world:
-        print(world_secret(data_dir, args.world))
+        secret, made = world_secret(data_dir, args.world)
+        print(secret)
+        if made:  # a mistyped world id would otherwise make a secret that opens nothing, in silence
+            print(
+                f"sightline secret: made a new secret for the world {args.world!r} (it had none), kept in"
+                f" {data_dir / WORLDS_FILE}; a world is named by its id, its folder's name under Foundry's Data/worlds",
+                file=sys.stderr,
+            )
         return 0
     secret, made = ensure_secret(data_dir)
     print(secret)

@@ -85,12 +85,12 @@ def test_a_world_secret_is_made_once_owner_only_and_kept(tmp_path: Path) -> None
     """The first ask makes a world's secret in worlds.json (0600, under a permissive umask); later asks read it."""
     previous = os.umask(0o022)
     try:
-        first = world_secret(tmp_path, "w-ashes")
+        first, made = world_secret(tmp_path, "w-ashes")
     finally:
         os.umask(previous)
-    assert first and not first.startswith("-")
+    assert first and not first.startswith("-") and made
     assert (tmp_path / WORLDS_FILE).stat().st_mode & 0o777 == 0o600
-    assert world_secret(tmp_path, "w-ashes") == first
+    assert world_secret(tmp_path, "w-ashes") == (first, False)
     assert load_world_secrets(tmp_path) == {"w-ashes": first}
     assert sorted(p.name for p in tmp_path.iterdir()) == [WORLDS_FILE]  # no temporary file left
 
@@ -100,7 +100,7 @@ def test_writing_worlds_json_never_goes_through_a_fixed_temporary_name(tmp_path:
     elsewhere = tmp_path / "elsewhere.txt"
     elsewhere.write_text("not a secret", encoding="utf-8")
     (tmp_path / "worlds.tmp").symlink_to(elsewhere)
-    secret = world_secret(tmp_path, "w-ashes")
+    secret, _ = world_secret(tmp_path, "w-ashes")
     assert elsewhere.read_text(encoding="utf-8") == "not a secret"
     assert load_world_secrets(tmp_path) == {"w-ashes": secret}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere.txt", WORLDS_FILE, "worlds.tmp"]
@@ -109,7 +109,7 @@ def test_writing_worlds_json_never_goes_through_a_fixed_temporary_name(tmp_path:
 def test_a_new_world_secret_keeps_the_others(tmp_path: Path) -> None:
     """Making a second world's secret keeps the first world's (also one written by hand) and differs from it."""
     (tmp_path / WORLDS_FILE).write_text(json.dumps({"w-ashes": "by-hand"}), encoding="utf-8")
-    embers = world_secret(tmp_path, "w-embers")
+    embers, _ = world_secret(tmp_path, "w-embers")
     assert embers != "by-hand"
     assert load_world_secrets(tmp_path) == {"w-ashes": "by-hand", "w-embers": embers}
     access = Access(BRIDGE, load_world_secrets(tmp_path))
@@ -124,7 +124,7 @@ def test_a_running_bridge_takes_only_new_worlds_and_survives_a_damaged_file(
     A damaged worlds.json is logged without a secret in the line, and the secrets already held still open their worlds.
     """
     live = LiveAccess(BRIDGE, {"w-ashes": "by-option"}, tmp_path)
-    embers = world_secret(tmp_path, "w-embers")
+    embers, _ = world_secret(tmp_path, "w-embers")
     assert live.opens("w-embers", embers) and live.opens("w-ashes", "by-option")
     (tmp_path / WORLDS_FILE).write_text(json.dumps({"w-ashes": "rotated", "w-embers": embers}), encoding="utf-8")
     assert not live.opens("w-ashes", "rotated") and live.opens("w-ashes", "by-option")

@@ -160,14 +160,15 @@ def test_serve_refuses_values_out_of_range_while_parsing(args: list[str], phrase
 
 
 def test_every_commands_parser_errors_are_one_line() -> None:
-    """A wrong option of any command, or a missing subcommand or argument, is one line naming it, exit 2."""
+    """A wrong option or argument, or a missing subcommand (its choices listed), is one line naming it, exit 2."""
     for args, line in (
         (["serve", "--no-such-option"], "sightline serve: error: unrecognized arguments: --no-such-option"),
         (["secret", "--world"], "sightline secret: error: argument --world: expected one argument"),
         (["log", "export"], "sightline log export: error: the following arguments are required: --session"),
-        (["traveller"], "sightline traveller: error: the following arguments are required: tool"),
+        (["traveller"], "sightline traveller: error: the following arguments are required: {encounter-range}"),
         (["demo", "--locale", "fr"], "sightline demo: error: argument --locale: invalid choice: 'fr' (choose from"),
-        ([], "sightline: error: the following arguments are required: command"),
+        (["log"], "sightline log: error: the following arguments are required: {sessions,export,rejudge}"),
+        ([], "sightline: error: the following arguments are required: {serve,secret,log,replay,traveller,demo}"),
     ):
         done = run(*args, timeout=30)
         assert one_line_error(done).startswith(line) and done.returncode == 2, args

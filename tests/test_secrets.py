@@ -391,6 +391,22 @@ async def test_sightline_secret_says_when_it_has_just_made_the_secret(tmp_path: 
     assert (again.stdout, again.stderr) == (secret + "\n", "")
 
 
+async def test_sightline_secret_world_says_when_it_has_just_made_the_worlds_secret(tmp_path: Path) -> None:
+    """`sightline secret --world W` says on standard error when W had no secret (a mistyped id would open nothing).
+
+    Standard output is the secret alone either way; asked again, nothing is said.
+    """
+    made = await asyncio.to_thread(_secret_of, "--world", "w-ashes", "--data-dir", str(tmp_path))
+    secret = json.loads((tmp_path / "worlds.json").read_text())["w-ashes"]
+    assert made.stdout == secret + "\n"
+    assert made.stderr == (
+        "sightline secret: made a new secret for the world 'w-ashes' (it had none), kept in"
+        f" {tmp_path / 'worlds.json'}; a world is named by its id, its folder's name under Foundry's Data/worlds\n"
+    )
+    again = await asyncio.to_thread(_secret_of, "--world", "w-ashes", "--data-dir", str(tmp_path))
+    assert (again.stdout, again.stderr) == (secret + "\n", "")
+
+
 async def test_wrong_bearer_secrets_on_the_api_count_and_wait_too(bridge: tuple[str, BridgeState]) -> None:
     """A wrong `Authorization: Bearer` on the log's JSON API counts against its address like a wrong hello.
 
