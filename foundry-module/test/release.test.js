@@ -17,8 +17,8 @@ const workflowPath = join(root, "..", ".github", "workflows", "release.yml");
 /** A copy of the module's sources to release from (the command stamps the sources it is given). */
 function sandbox() {
   const dir = mkdtempSync(join(tmpdir(), "sightline-release-"));
-  for (const entry of ["module.json", "package.json", "verified.json", "LICENSE", "scripts", "lang", "styles", "tools"]) {
-    cpSync(join(root, entry), join(dir, entry), { recursive: true });
+  for (const entry of ["module.json", "package.json", "verified.json", "LICENSE", "palette.json", "scripts", "lang", "styles", "tools"]) {
+    cpSync(join(root, entry), join(dir, entry), { recursive: true, dereference: true });
   }
   symlinkSync(join(root, "node_modules"), join(dir, "node_modules"), "dir");
   return dir;
@@ -44,6 +44,9 @@ describe("release", () => {
       assert.equal(strFromU8(entries["sightline-bridge/module.json"]), readFileSync(join(dir, "dist", "module.json"), "utf8"));
       for (const script of manifest.esmodules) assert.ok(entries[`sightline-bridge/${script}`], `esmodule ${script} packed`);
       for (const lang of manifest.languages) assert.ok(entries[`sightline-bridge/${lang.path}`], `${lang.path} packed`);
+      for (const style of manifest.styles) assert.ok(entries[`sightline-bridge/${style}`], `${style} packed`);
+      // The zip a manifest-URL install unpacks holds what `npm run build` packs: main.js fetches palette.json beside it.
+      assert.deepEqual(JSON.parse(strFromU8(entries["sightline-bridge/palette.json"])), JSON.parse(readFileSync(join(root, "..", "bridge", "palette.json"), "utf8")));
       assert.ok(!Object.keys(entries).some((n) => n.includes("/tools/") || n.includes("/test/")), "no tools or tests in the zip");
     } finally {
       rmSync(dir, { recursive: true, force: true });

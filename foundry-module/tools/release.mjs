@@ -14,7 +14,8 @@
  *      url       https://github.com/<repo>
  *    and `compatibility.verified` only from `verified.json`: the Foundry versions a real-Foundry check
  *    (docs/foundry.md) passed on with this very module version — none recorded, no `verified`;
- * 3. packs `<out>/sightline-bridge.zip` holding that same module.json, the scripts, lang and styles.
+ * 3. packs `<out>/sightline-bridge.zip` holding that same module.json, the scripts, lang, styles and
+ *    palette.json — what `npm run build` packs (scripts/build-zip.mjs).
  *
  * `.github/workflows/release.yml` runs it on a `v*` tag and publishes both files.
  */
@@ -26,8 +27,11 @@ import { zipSync } from "fflate";
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const MODULE_ID = "sightline-bridge";
 export const ZIP_NAME = `${MODULE_ID}.zip`;
-/** What Foundry installs; tools, tests and node_modules stay out. */
-const INCLUDE = ["LICENSE", "scripts", "lang", "styles"];
+/**
+ * What Foundry installs; tools, tests and node_modules stay out. `palette.json` is the overlay's colours,
+ * which scripts/main.js fetches beside module.json (a link to bridge/palette.json here: its content is packed).
+ */
+const INCLUDE = ["LICENSE", "palette.json", "scripts", "lang", "styles"];
 const EXCLUDE = new Set(["scripts/build-zip.mjs"]);
 const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 const REPOSITORY = /^[A-Za-z0-9][A-Za-z0-9-]{0,38}\/[A-Za-z0-9._-]{1,100}$/;
