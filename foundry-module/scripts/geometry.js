@@ -130,9 +130,14 @@ export function formatModifier(modifier) {
   return "0";
 }
 
-/** The overlay label of a sight line: "MOD −6", "MOD 0", or "no LoF". */
-export function lineLabel(ruling) {
+/**
+ * The overlay label of a sight line: "MOD −6", "MOD 0", or "no LoF" — in the reader's words when a
+ * `format` (Foundry's `game.i18n.format`) is given (`SIGHTLINE.Overlay.Modifier`, `.NoLoF`).
+ * @param {any} ruling @param {((key: string, data?: Record<string, string>) => string) | null} [format]
+ */
+export function lineLabel(ruling, format = null) {
   if (!ruling) return "…";
-  if (ruling.allowed === false) return "no LoF";
-  return `MOD ${formatModifier(ruling.modifier)}`;
+  if (ruling.allowed === false) return format ? format("SIGHTLINE.Overlay.NoLoF") : "no LoF";
+  const modifier = formatModifier(ruling.modifier);
+  return format ? format("SIGHTLINE.Overlay.Modifier", { modifier }) : `MOD ${modifier}`;
 }

@@ -19,6 +19,12 @@ export const OVERLAY_STYLE = Object.freeze({
   labelSize: 22,
   labelStroke: 4,
   lineLabelOffset: 14,
+  /**
+   * The most sight lines labelled with their MOD. Each label is a PIXI.Text (a canvas and a texture of
+   * its own): a whole-scene watch of 100 tokens has 9,900 pairs, and as many Texts made again at every
+   * push would stall the canvas. Past this many lines, the lines are drawn in their colours, unlabelled.
+   */
+  maxLineLabels: 200,
 });
 
 const CIRCLE_SEGMENTS = 48;
@@ -121,13 +127,14 @@ export function labelPoint(polygons) {
  * Everything the overlay draws, as data.
  * @param {{regions?: any[], tokens?: any[], gridSize?: number,
  *          pairs?: {actor: string, target: string, ruling?: any}[],
- *          zoneName?: (type: string) => string}} input
+ *          zoneName?: (type: string) => string, lineText?: (ruling: any) => string}} input
  *   `regions`: contract regions (`zone`, `polygons` and/or `shapes`; those without a zone are
  *   skipped); `pairs`: the sight lines to draw, each with its ruling or annotation (`allowed`,
- *   `modifier`, optional `line`) or none yet (drawn grey, "…").
+ *   `modifier`, optional `line`) or none yet (drawn grey, "…"); `lineText`: a line's label, in
+ *   the reader's words (default: `lineLabel`'s English).
  * @returns {{zones: ZoneDraw[], lines: LineDraw[]}}
  */
-export function buildOverlayModel({ regions = [], tokens = [], gridSize = 100, pairs = [], zoneName = (t) => t }) {
+export function buildOverlayModel({ regions = [], tokens = [], gridSize = 100, pairs = [], zoneName = (t) => t, lineText = (ruling) => lineLabel(ruling) }) {
   const zones = [];
   for (const region of regions) {
     const zone = region.zone;
@@ -166,7 +173,7 @@ export function buildOverlayModel({ regions = [], tokens = [], gridSize = 100, p
       to,
       verdict,
       color: VERDICT_COLORS[verdict],
-      label: { text: lineLabel(ruling), x: (from.x + to.x) / 2, y: (from.y + to.y) / 2 - OVERLAY_STYLE.lineLabelOffset },
+      label: { text: lineText(ruling), x: (from.x + to.x) / 2, y: (from.y + to.y) / 2 - OVERLAY_STYLE.lineLabelOffset },
     });
   }
   return { zones, lines };
@@ -216,7 +223,7 @@ export function drawOverlay(pixi, { graphics, labels }, model, { fontFamily = "S
     counts.lines += 1;
   }
   for (const zone of model.zones) if (zone.label) label(zone.label.text, zone.label.x, zone.label.y, 0xffffff);
-  for (const line of model.lines) label(line.label.text, line.label.x, line.label.y, line.color);
+  if (model.lines.length <= S.maxLineLabels) for (const line of model.lines) label(line.label.text, line.label.x, line.label.y, line.color);
   return counts;
 }
 
@@ -224,7 +231,8 @@ export function drawOverlay(pixi, { graphics, labels }, model, { fontFamily = "S
  * Which sight lines the overlay shows.
  * - Lines to targets (the default): every controlled token → every token the user targets.
  * - Lines to every token: every controlled token → every other token of the scene; with no
- *   token controlled, every pair the bridge annotated (the whole scene).
+ *   token controlled, every pair the bridge annotated between tokens of `tokenIds` (on V14 the
+ *   viewed floor's: a whole-scene watch annotates every floor).
  * @param {{actors: string[], targets: string[], allTokens: boolean, tokenIds: string[],
  *          annotated?: {actor: string, target: string}[]}} input
  * @returns {{actor: string, target: string}[]}
@@ -239,7 +247,8 @@ export function choosePairs({ actors, targets, allTokens, tokenIds, annotated = 
     out.push({ actor, target });
   };
   if (allTokens && !actors.length) {
-    for (const a of annotated) add(a.actor, a.target);
+    const shown = new Set(tokenIds);
+    for (const a of annotated) if (shown.has(a.actor) && shown.has(a.target)) add(a.actor, a.target);
     return out;
   }
   for (const actor of actors) for (const target of allTokens ? tokenIds : targets) add(actor, target);

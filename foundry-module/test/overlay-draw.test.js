@@ -1,8 +1,10 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { buildOverlayModel, choosePairs, drawOverlay, labelPoint, regionPolygons, shapeToPolygon } from "../scripts/overlay-draw.js";
+import { OVERLAY_STYLE, buildOverlayModel, choosePairs, drawOverlay, labelPoint, regionPolygons, shapeToPolygon } from "../scripts/overlay-draw.js";
 import { readFileSync } from "node:fs";
 import { VERDICT_COLORS, ZONE_COLORS, usePalette } from "../scripts/geometry.js";
+import { defineOverlayLayer } from "../scripts/adapters/overlay.js";
+import * as F from "./helpers/fixtures.js";
 
 usePalette(JSON.parse(readFileSync(new URL("../palette.json", import.meta.url), "utf8")));
 
@@ -110,5 +112,64 @@ describe("which sight lines the overlay shows", () => {
     const annotated = [{ actor: "b", target: "c" }, { actor: "c", target: "b" }];
     assert.deepEqual(choosePairs({ actors: [], targets: [], allTokens: true, tokenIds, annotated }), annotated);
     assert.deepEqual(choosePairs({ actors: [], targets: ["b"], allTokens: false, tokenIds }), []);
+  });
+  test("nothing controlled, lines to every token: only the annotated pairs between tokens shown (the viewed floor's)", () => {
+    // A whole-scene watch annotates every floor, and a push may name tokens the scene no longer has.
+    const annotated = [{ actor: "b", target: "c" }, { actor: "b", target: "up" }, { actor: "up", target: "c" }, { actor: "gone", target: "gone2" }];
+    assert.deepEqual(choosePairs({ actors: [], targets: [], allTokens: true, tokenIds, annotated }), [{ actor: "b", target: "c" }]);
+  });
+});
+
+describe("a crowded overlay", () => {
+  test("past maxLineLabels sight lines, the lines are drawn in their colours without a Text each", () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `t${i}`);
+    const many = ids.map((id, i) => ({ id, x: (i % 10) * 200, y: Math.floor(i / 10) * 200, width: 1, height: 1 }));
+    const pairs = ids.flatMap((a) => ids.filter((b) => b !== a).map((b) => ({ actor: a, target: b, ruling: { allowed: true, modifier: -3 } })));
+    const { PIXI, graphics, labels } = recordingPixi();
+    const counts = drawOverlay(PIXI, { graphics, labels }, buildOverlayModel({ tokens: many, pairs }));
+    assert.equal(counts.lines, 9900);
+    assert.equal(counts.labels, 0);
+    const few = drawOverlay(PIXI, { graphics, labels }, buildOverlayModel({ tokens: many, pairs: pairs.slice(0, OVERLAY_STYLE.maxLineLabels) }));
+    assert.equal(few.labels, OVERLAY_STYLE.maxLineLabels, "up to the bound every line keeps its label");
+  });
+});
+
+describe("the overlay layer in Foundry", () => {
+  test("zone and line labels are in the reader's language; a zone type without a label shows its id, never a key", async () => {
+    const es = JSON.parse(readFileSync(new URL("../lang/es.json", import.meta.url), "utf8"));
+    const text = (key) => key.split(".").reduce((o, k) => o?.[k], es);
+    /** @type {any} */
+    const i18n = { localize: (key) => (typeof text(key) === "string" ? text(key) : key), format: (key, data = {}) => (typeof text(key) === "string" ? text(key) : key).replace(/\{(\w+)\}/g, (_, k) => data[k]) };
+    const { PIXI, labels } = recordingPixi();
+    PIXI.Container = class {
+      constructor() {
+        return labels;
+      }
+    };
+    class CanvasLayer {
+      static get layerOptions() {
+        return {};
+      }
+      addChild(child) {
+        return child;
+      }
+    }
+    const foundry = { canvas: { layers: { CanvasLayer } }, utils: { mergeObject: (a, b) => ({ ...a, ...b }) } };
+    const scene = F.scene();
+    // The smoke region's behaviour names a zone type this module has no label for (a newer bridge's).
+    scene.regions.contents[0].behaviors.contents[0].system.zoneType = "ash-cloud";
+    const canvas = { scene };
+    const pairs = () => [
+      { actor: "t-fus", target: "t-tgt", ruling: { allowed: false, modifier: null } },
+      { actor: "t-tgt", target: "t-fus", ruling: { allowed: true, modifier: -3 } },
+    ];
+    const Layer = defineOverlayLayer({ foundry, PIXI, game: { user: { isGM: true }, i18n }, getCanvas: () => canvas, pairs, enabled: () => true });
+    const layer = new Layer();
+    await layer._draw();
+    const shown = labels.children.map((t) => t.text);
+    assert.ok(shown.includes("sin LdT") && shown.includes("MOD \u22123"), shown.join(" | "));
+    assert.ok(shown.includes("Fog bank · Mala Visibilidad"), shown.join(" | "));
+    assert.ok(shown.includes("Smoke · ash-cloud"), shown.join(" | "));
+    assert.ok(!shown.some((t) => t.includes("SIGHTLINE.") || t === "no LoF"), shown.join(" | "));
   });
 });

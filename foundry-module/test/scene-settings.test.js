@@ -40,7 +40,8 @@ describe("sceneSettingsHtml", () => {
 
   test("the Spanish form reads in Spanish", () => {
     const html = sceneSettingsHtml({}, { ruleset: "gurps-4e" }, (k) => text("es", k));
-    for (const label of ["Por defecto del mundo (GURPS 4ª edición)", "Noche, nivel de luz 1", "De día"]) assert.ok(html.includes(label), `missing «${label}»`);
+    for (const label of ["Por defecto del mundo (GURPS 4ª edición)", "Noche, nivel de luz 1", "De día", ">Vigente (el texto más reciente)<", ">2.1<"]) assert.ok(html.includes(label), `missing «${label}»`);
+    assert.ok(!html.includes(">current<"), "an edition shown by its label, not its id");
   });
 });
 

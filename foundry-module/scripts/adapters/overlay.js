@@ -12,7 +12,7 @@
 import { LAYER_NAME, MODULE_ID } from "../const.js";
 import { buildOverlayModel, drawOverlay } from "../overlay-draw.js";
 import { resolvedPolygons, serializeShape, serializeToken, zoneOf } from "../serialize.js";
-import { gridSizes } from "../geometry.js";
+import { gridSizes, lineLabel } from "../geometry.js";
 
 /**
  * The scene as the overlay needs it: regions with their zone and area, tokens' footprints.
@@ -68,7 +68,13 @@ export function defineOverlayLayer(deps) {
       const scene = canvas?.scene;
       const model =
         this.visible && scene
-          ? buildOverlayModel({ ...overlaySceneData(scene), pairs: deps.pairs(canvas, scene), zoneName: (t) => game.i18n.localize(`SIGHTLINE.Zone.${t}`) })
+          ? buildOverlayModel({
+              ...overlaySceneData(scene),
+              pairs: deps.pairs(canvas, scene),
+              // A zone type without a label (a newer bridge's) shows as its id, never as a bare key.
+              zoneName: (t) => (game.i18n.localize(`SIGHTLINE.Zone.${t}`) === `SIGHTLINE.Zone.${t}` ? t : game.i18n.localize(`SIGHTLINE.Zone.${t}`)),
+              lineText: (ruling) => lineLabel(ruling, (key, data) => game.i18n.format(key, data)),
+            })
           : { zones: [], lines: [] };
       drawOverlay(PIXI, { graphics: this.graphics, labels: this.labels }, model);
     }

@@ -22,7 +22,9 @@ export function sceneSettingsHtml(current, defaults, localize) {
   const env = current.environment ?? {};
   const L = (k) => escapeHtml(localize(`SIGHTLINE.Scene.${k}`));
   const rulesets = [opt("", `${localize("SIGHTLINE.Scene.WorldDefault")} (${localize(`SIGHTLINE.Ruleset.${defaults.ruleset}`)})`, rules.ruleset ?? ""), ...Object.keys(RULESETS).map((id) => opt(id, localize(`SIGHTLINE.Ruleset.${id}`), rules.ruleset))];
-  const editions = [...new Set(Object.values(EDITIONS).flat())].map((e) => opt(e, e, rules.edition ?? "current"));
+  // An edition named by a word has its label ("current", "original"); one named by its number ("2.1") shows it.
+  const editionName = (e) => (/^[a-z-]+$/.test(e) ? localize(`SIGHTLINE.Edition.${e}`) : e);
+  const editions = [...new Set(Object.values(EDITIONS).flat())].map((e) => opt(e, editionName(e), rules.edition ?? "current"));
   const t = ENVIRONMENT_KEYS.traveller;
   return `<div class="sightline-scene">
 <div class="form-group"><label>${L("Ruleset")}</label><select name="ruleset">${rulesets.join("")}</select></div>
