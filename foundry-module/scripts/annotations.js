@@ -23,6 +23,11 @@ export function pairKey(actor, target) {
   return `${actor}->${target}`;
 }
 
+/** The entries of a push's `changed` or `removed` that name a pair (`actor` and `target` strings). */
+function pairsIn(list) {
+  return Array.isArray(list) ? list.filter((p) => p && typeof p === "object" && typeof p.actor === "string" && typeof p.target === "string") : [];
+}
+
 /** @param {string} id @param {{scene: string, action: string, reaction?: boolean, tokens?: string[] | null}} spec */
 export function watchMessage(id, { scene, action, reaction = false, tokens = null }) {
   // "brief": the overlay draws lines and MODs; it needs no candidates, notes or citations (a tenth of the bytes).
@@ -73,15 +78,18 @@ export class AnnotationStore {
     const w = this.watches.get(msg.watch);
     if (!w) return { changed: false };
     const version = typeof msg.version === "number" ? msg.version : w.version + 1;
-    const continues = w.more === true && version === w.version && !msg.full;
+    const full = msg.full === true;
+    const continues = w.more === true && version === w.version && !full;
     if (!continues && version <= w.version) return { changed: false, stale: true };
-    if (!msg.full && !w.complete) return { changed: false, needsFull: true };
-    if (msg.full) {
+    if (!full && !w.complete) return { changed: false, needsFull: true };
+    if (full) {
       w.pairs.clear();
       w.complete = true;
     }
-    for (const a of msg.changed ?? []) w.pairs.set(pairKey(a.actor, a.target), a);
-    for (const r of msg.removed ?? []) w.pairs.delete(pairKey(r.actor, r.target));
+    // What the bridge sends is read, not trusted: entries that name no pair are skipped, and a list
+    // that is not a list counts as empty — a push never throws half applied.
+    for (const a of pairsIn(msg.changed)) w.pairs.set(pairKey(a.actor, a.target), a);
+    for (const r of pairsIn(msg.removed)) w.pairs.delete(pairKey(r.actor, r.target));
     w.version = version;
     w.more = msg.more === true;
     return w.more ? { changed: false, more: true } : { changed: true };

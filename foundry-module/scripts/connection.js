@@ -13,9 +13,14 @@
  *   A `rate-limited` answer to hello (the world has its most connections on the bridge) leaves the
  *   bridge's socket open but unadmitted: the module closes it at once and reconnects with backoff,
  *   the bridge's message as the reason.
+ *   No welcome within `handshakeTimeoutMs` of the dial (a stuck bridge, or a server that takes the
+ *   connection and never answers the upgrade) ends the attempt as `no-answer`, retried.
  *
  * On every `ready` (the first and after each reconnect) it calls `onReady`, which is where the
  * caller sends the full `scene.sync` — patches lost while the line was down are never replayed.
+ * When `onReady` has finished with the connection still up, a `settled` event follows and the
+ * backoff starts over; a bridge that closes during the resync (1009 for a frame too large, 1011)
+ * is retried with growing pauses instead of every half second.
  */
 
 import { BridgeError, PendingRequests, createIdGenerator, hello, parseMessage } from "./protocol.js";
@@ -135,17 +140,28 @@ export async function localNetworkPermission(permissions = globalThis.navigator?
   return seen;
 }
 
+/** Close code of a frame too large for the peer (RFC 6455): the bridge's answer to a frame over 4 × its limit. */
+export const CLOSE_TOO_BIG = 1009;
+/** Close code of an unexpected condition on the server (RFC 6455): the bridge failed. */
+export const CLOSE_INTERNAL_ERROR = 1011;
+
 /**
  * What a close means and whether to try again.
  * @param {{code?: number, reason?: string}} closeEvent
  * @param {{handshakeDone: boolean, opened: boolean, lastError?: {code?: string} | null}} context
- * @returns {{code: "unauthorized" | "unsupported-protocol" | "rate-limited" | "unreachable" | "lost", retry: boolean}}
+ * @returns {{code: "unauthorized" | "unsupported-protocol" | "rate-limited" | "unreachable" | "no-answer" | "too-big" | "bridge-failed" | "lost", retry: boolean}}
+ *   `no-answer`: something took the connection but no welcome came within the handshake timeout;
+ *   `too-big`: the bridge closed with 1009 (a message of ours over four times its frame limit);
+ *   `bridge-failed`: it closed with 1011 (an error inside the bridge).
  */
 export function classifyClose(closeEvent, { handshakeDone, opened, lastError = null }) {
   if (closeEvent?.code === CLOSE_UNAUTHORIZED || lastError?.code === "unauthorized") return { code: "unauthorized", retry: false };
   if (lastError?.code === "unsupported-protocol") return { code: "unsupported-protocol", retry: false };
   // hello refused for want of room (too many connections of this world): later, there may be room.
   if (!handshakeDone && lastError?.code === "rate-limited") return { code: "rate-limited", retry: true };
+  if (closeEvent?.code === CLOSE_TOO_BIG) return { code: "too-big", retry: true };
+  if (closeEvent?.code === CLOSE_INTERNAL_ERROR) return { code: "bridge-failed", retry: true };
+  if (!handshakeDone && lastError?.code === "timeout") return { code: "no-answer", retry: true };
   if (!opened || !handshakeDone) return { code: "unreachable", retry: true };
   return { code: "lost", retry: true };
 }
@@ -294,21 +310,27 @@ export class BridgeConnection extends Emitter {
     }
     this.socket = socket;
     const context = { opened: false, handshakeDone: false, lastError: null, ended: false };
+    // The timer runs from the dial, not from `open`: a server that takes the TCP connection and never
+    // answers the upgrade leaves a browser's WebSocket "connecting" for minutes, and Node's `ws` for
+    // ever. Its end is this attempt's end — the socket's own close event may never come.
+    this._clearTimeout(this._handshakeTimer);
+    this._handshakeTimer = this._setTimeout(() => {
+      if (generation !== this._generation || context.handshakeDone || context.ended) return;
+      context.lastError = { code: "timeout", message: context.opened ? "no welcome from the bridge" : "the WebSocket handshake did not complete" };
+      try {
+        if (context.opened) socket.close(4000, "no welcome");
+        else socket.close();
+      } catch {
+        /* ignore */
+      }
+      this._afterClose(generation, { code: 4000, reason: "no welcome" }, context);
+    }, this._handshakeTimeoutMs);
     socket.onopen = () => {
       if (generation !== this._generation) return;
       context.opened = true;
       this._setState("handshaking");
       const id = this._identity();
       this._send(hello({ ...id, secret: this.secret }));
-      this._handshakeTimer = this._setTimeout(() => {
-        if (generation !== this._generation || context.handshakeDone) return;
-        context.lastError = { code: "timeout", message: "no welcome from the bridge" };
-        try {
-          socket.close(4000, "no welcome");
-        } catch {
-          /* ignore */
-        }
-      }, this._handshakeTimeoutMs);
     };
     socket.onmessage = (event) => {
       if (generation !== this._generation) return;
@@ -324,12 +346,23 @@ export class BridgeConnection extends Emitter {
           context.handshakeDone = true;
           this._clearTimeout(this._handshakeTimer);
           this.welcome = msg;
-          this._backoff.reset();
           this._setState("ready");
           this.emit("welcome", msg);
+          // The backoff starts over only once the connection has carried the resync: a bridge that
+          // welcomes and then closes on the scene (1009, 1011) is retried with growing pauses, not
+          // every half second.
+          const settled = () => {
+            if (generation === this._generation && this.state === "ready") {
+              this._backoff.reset();
+              this.emit("settled", msg);
+            }
+          };
           Promise.resolve()
             .then(() => this._onReady(this, msg))
-            .catch((err) => this.emit("resync-error", err));
+            .then(settled, (err) => {
+              this.emit("resync-error", err);
+              settled();
+            });
           return;
         }
         if (msg.type === "error") context.lastError = { code: msg.code, message: msg.message };

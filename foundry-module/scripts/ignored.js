@@ -25,6 +25,9 @@ export function keyOf(entry) {
   return kind ? `${kind}:${entry[kind]}` : null;
 }
 
+/** A list of an answer (`ignored`, `used`) as read: anything but an array counts as empty. */
+const listOf = (value) => (Array.isArray(value) ? value : []);
+
 /** Contract collection (`regions`) → entry kind (`region`). */
 const KIND_OF_COLLECTION = Object.freeze({ regions: "region", tokens: "token", walls: "wall", lights: "light" });
 
@@ -39,7 +42,7 @@ export class IgnoredRegistry {
   /** A `scene.synced` answer: the scene's whole set. */
   synced(sceneId, answer) {
     const held = new Map();
-    for (const entry of answer?.ignored ?? []) {
+    for (const entry of listOf(answer?.ignored)) {
       const key = keyOf(entry);
       if (key && entry.cause !== "not-held") held.set(key, entry);
     }
@@ -54,10 +57,10 @@ export class IgnoredRegistry {
     const held = this.scenes.get(sceneId) ?? new Map();
     for (const [collection, ids] of Object.entries(removed ?? {})) {
       const kind = KIND_OF_COLLECTION[collection];
-      if (kind) for (const id of ids ?? []) held.delete(`${kind}:${id}`);
+      if (kind) for (const id of listOf(ids)) held.delete(`${kind}:${id}`);
     }
-    for (const ref of answer?.used ?? []) held.delete(keyOf(ref));
-    for (const entry of answer?.ignored ?? []) {
+    for (const ref of listOf(answer?.used)) held.delete(keyOf(ref));
+    for (const entry of listOf(answer?.ignored)) {
       const key = keyOf(entry);
       if (key && entry.cause !== "not-held") held.set(key, entry);
     }

@@ -4,14 +4,13 @@
  */
 
 import { LAYER_NAME, MODULE_ID, SETTINGS } from "./const.js";
-import { registerKeybindings, registerSettings, setSetting } from "./adapters/settings.js";
+import { addTestConnectionButton, hideSecretFromPlayers, registerKeybindings, registerSettings, setSetting } from "./adapters/settings.js";
 import { registerZoneBehavior } from "./region-behavior.js";
 import { addOverlayControl, defineOverlayLayer, registerOverlayLayer } from "./adapters/overlay.js";
 import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
 import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
 import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
 import { rulesOf } from "./serialize.js";
-import { addTestConnectionButton, hideSecretFromPlayers } from "./adapters/settings.js";
 import { registerQuenchBatches } from "./quench.js";
 import { showIgnoredNotice } from "./adapters/region-notice.js";
 import { addSessionControl, defineLogMenu, logUrlOf, openSessionDialog, overrideFromCard, registerLogMenu, wireOverrideButton } from "./adapters/gm-controls.js";
@@ -139,10 +138,11 @@ Hooks.on("renderSettingsConfig", (_app, element) => {
 });
 
 Hooks.on("userConnected", () => sightline.refreshHolder());
+// A scene drawn: synced whole, unless it is the same scene drawn again (a V14 floor switch) and the
+// bridge holds it already (Sightline#onCanvasReady).
 Hooks.on("canvasReady", (c) => {
-  sightline.invalidateRulings();
   sightline
-    .syncScene(c.scene)
+    .onCanvasReady(c.scene)
     .catch((err) => console.warn(`${MODULE_ID} | sync failed`, err))
     .finally(overlayChanged);
 });
@@ -227,7 +227,10 @@ Hooks.on("renderTokenHUD", (hud, html) => {
   });
 });
 
-Hooks.on("sightline.status", (status) => {
+// The module's own hook (types/sightline.d.ts declares it for fvtt-types 13; the vendored 14's Hooks.on
+// does not see that declaration, so the name is cast, as for the other hooks Foundry does not declare).
+/** @param {{state: string, error: {code: string, message: string} | null}} status */
+const showStatus = (status) => {
   if (!game.user?.isGM) return;
   let badge = document.getElementById("sightline-status");
   if (!badge) {
@@ -238,7 +241,8 @@ Hooks.on("sightline.status", (status) => {
   badge.dataset.state = status.state;
   badge.textContent = `Sightline: ${game.i18n.localize(`SIGHTLINE.Status.${status.state}`)}`;
   badge.title = status.error?.message ?? "";
-});
+};
+Hooks.on(/** @type {any} */ ("sightline.status"), showStatus);
 
 // twodsix (Traveller): it opens its throw dialog with DialogV2.wait, so the hook is renderDialogV2;
 // the service recognises the throw dialog by its form and fills in the ruling's difficulty (by DM,

@@ -12,6 +12,17 @@ const settle = async (n = 6) => {
 };
 
 describe("AnnotationStore", () => {
+  test("a push with lists that are not lists, or entries that name no pair, keeps what it can read and never throws", () => {
+    const store = new AnnotationStore();
+    store.open("w1", { scene: "s", action: "bs-attack" });
+    assert.deepEqual(store.apply({ ...push("w1", 1, true), changed: 5, removed: "x" }), { changed: true });
+    assert.deepEqual(store.apply(push("w1", 2, false, [null, 7, { actor: 1, target: "b" }, ann("a", "b")], [null, { actor: "a" }])), { changed: true });
+    assert.deepEqual(store.all("s").map((a) => pairKey(a.actor, a.target)), ["a->b"]);
+    // `full` is a boolean: "yes" is not a full push, so it does not wipe what is held.
+    assert.deepEqual(store.apply({ ...push("w1", 3, "yes"), changed: undefined, removed: undefined }), { changed: true });
+    assert.equal(store.all("s").length, 1);
+  });
+
   test("a full push replaces the pairs; a partial one upserts changed and drops removed", () => {
     const store = new AnnotationStore();
     store.open("w1", { scene: "s", action: "bs-attack" });

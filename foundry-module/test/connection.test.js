@@ -39,6 +39,11 @@ describe("classifyClose", () => {
     assert.deepEqual(classifyClose({ code: 1006 }, { opened: true, handshakeDone: true }), { code: "lost", retry: true });
     assert.deepEqual(classifyClose({ code: 1008 }, { opened: true, handshakeDone: false, lastError: { code: "unsupported-protocol" } }).retry, false);
   });
+  test("closed with 1009 (a frame too large) or 1011 (the bridge failed): said so, and retried", () => {
+    assert.deepEqual(classifyClose({ code: 1009 }, { opened: true, handshakeDone: true }), { code: "too-big", retry: true });
+    assert.deepEqual(classifyClose({ code: 1011 }, { opened: true, handshakeDone: true }), { code: "bridge-failed", retry: true });
+    assert.deepEqual(classifyClose({ code: 4000 }, { opened: true, handshakeDone: false, lastError: { code: "timeout" } }), { code: "no-answer", retry: true });
+  });
   test("hello answered rate-limited (no room for the world): rate-limited, retry", () => {
     assert.deepEqual(classifyClose({ code: 1000 }, { opened: true, handshakeDone: false, lastError: { code: "rate-limited" } }), { code: "rate-limited", retry: true });
   });
@@ -155,13 +160,26 @@ describe("BridgeConnection", () => {
     assert.equal(ws.sockets.length, 0);
   });
 
-  test("no welcome within the handshake timeout counts as unreachable and retries", () => {
+  test("no welcome within the handshake timeout ends the attempt as no-answer and retries", () => {
     conn.connect();
     ws.sockets[0].open();
     mock.timers.tick(10_000);
     assert.deepEqual(ws.sockets[0].closedWith, { code: 4000, reason: "no welcome" });
-    ws.sockets[0].drop(4000);
     assert.equal(conn.state, "reconnecting");
+    assert.equal(conn.error.code, "no-answer");
+    ws.sockets[0].drop(4000); // its close event, later, changes nothing
+    assert.deepEqual(statuses, ["connecting", "handshaking", "reconnecting:no-answer"]);
+  });
+
+  test("a socket that never opens (the upgrade unanswered) ends at the handshake timeout too, and is dialled again", () => {
+    conn.connect();
+    mock.timers.tick(9_999);
+    assert.equal(conn.state, "connecting");
+    mock.timers.tick(1);
+    assert.ok(ws.sockets[0].closedWith, "the module closed it");
+    assert.deepEqual(statuses, ["connecting", "reconnecting:no-answer"]);
+    mock.timers.tick(1000);
+    assert.equal(ws.sockets.length, 2);
   });
 
   test("a rate-limited answer to hello closes the socket at once and reconnects with backoff, showing the bridge's message", async () => {

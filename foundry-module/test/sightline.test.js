@@ -476,6 +476,34 @@ describe("Sightline service", () => {
     assert.deepEqual(received.map((m) => m.type), ["watch"]);
   });
 
+  test("canvasReady: the same scene drawn again (a V14 floor switch) is not synced again while the bridge holds it", async () => {
+    const w = world({ system: "dnd5e" });
+    const other = F.scene({ id: "s-other", name: "Harbour" });
+    const gm = client(w, w.gm, { bus, WebSocket: bridge.AutoSocket });
+    gm.game.scenes.get = (id) => (id === other.id ? other : id === w.scene.id ? w.scene : undefined);
+    const syncs = () => bridge.received.filter((m) => m.type === "scene.sync").map((m) => m.scene.id);
+    await gm.s.onCanvasReady(w.scene); // drawn at load, before the connection: nothing to send yet
+    gm.s.refreshHolder();
+    await settle();
+    assert.deepEqual(syncs(), ["s-docks"], "the welcome's resync");
+    await gm.s.onCanvasReady(w.scene); // a floor switch: the canvas drawn again
+    await gm.s.onCanvasReady(w.scene);
+    assert.deepEqual(syncs(), ["s-docks"]);
+    await gm.s.onCanvasReady(other); // another scene: synced whole
+    await gm.s.onCanvasReady(w.scene); // and back: synced whole, as before
+    assert.deepEqual(syncs(), ["s-docks", "s-other", "s-docks"]);
+    // A scene the bridge does not hold on this connection is synced even when drawn again.
+    gm.s.synced.delete(w.scene.id);
+    await gm.s.onCanvasReady(w.scene);
+    assert.deepEqual(syncs(), ["s-docks", "s-other", "s-docks", "s-docks"]);
+    // After a reconnect the welcome's resync sends it; the redraw that follows does not.
+    gm.s.connection.socket.drop(1006);
+    gm.s.refreshHolder({ force: true });
+    await settle();
+    await gm.s.onCanvasReady(w.scene);
+    assert.deepEqual(syncs().slice(4), ["s-docks"]);
+  });
+
   test("with no GM online a player is told so", async () => {
     const w = world({ gmActive: false });
     const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket });
@@ -490,8 +518,9 @@ describe("Sightline service", () => {
     const reason = "world 'w-ashes' already has 32 connections, the most this bridge allows";
     let room = false;
     const refusal = { type: "error", code: "rate-limited", message: reason, details: { limit: "connections-per-world", value: 33, max: 32 } };
-    // The bridge leaves a refused socket open: only the module closes it.
-    const { Socket: Full } = answeringSocketClass(ws.FakeWebSocket, () => {}, { hello: () => (room ? WELCOME : refusal) });
+    // The bridge leaves a refused socket open: only the module closes it. Admitted, it answers the resync.
+    const synced = (m, reply) => m.type === "scene.sync" && reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: 0, tokens: 0, walls: 0 });
+    const { Socket: Full } = answeringSocketClass(ws.FakeWebSocket, synced, { hello: () => (room ? WELCOME : refusal) });
     mock.timers.enable({ apis: ["setTimeout"] });
     try {
       const gm = client(w, w.gm, { bus, WebSocket: Full });

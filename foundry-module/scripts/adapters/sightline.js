@@ -89,8 +89,12 @@ export class Sightline {
     this._holderId = null;
     /** Whether the user was told the bridge is down (reset when it is back). */
     this._downNotified = false;
-    /** Whether this outage's reconnecting notice was shown (reset on ready and on close). */
+    /** Whether this outage's reconnecting notice was shown (reset when settled and on close). */
     this._retryNotified = false;
+    /** The scene the canvas drew last (`canvasReady`). @type {string | null} */
+    this._drawnScene = null;
+    /** Scene id → the refusal of its last sync the GM was told of (cleared when it syncs). */
+    this._syncFailures = new Map();
     this.onRulingsChanged = () => {};
     /** The overlay's live subscription (`watch`); null until a connection exists. */
     this.watcher = null;
@@ -214,6 +218,12 @@ export class Sightline {
     const secret = this.setting(SETTINGS.SECRET);
     if (this.connection && !force && this.connection.url === url && this.connection.secret === secret) return;
     this.connection?.close();
+    if (!String(url ?? "").trim()) {
+      // A cleared Bridge URL switches the connection off: no dial, no retry, no error notice.
+      this.connection = null;
+      if (this.status.state !== "idle") this._onStatus({ state: "idle", error: null });
+      return;
+    }
     if (!secret) {
       this._onStatus({ state: "error", error: { code: "no-secret", message: "no secret set" } });
       this.connection = null;
@@ -243,6 +253,7 @@ export class Sightline {
     });
     conn.on("message", (m) => this.watcher?.handle(m));
     conn.on("welcome", (w) => this.onWelcome(w));
+    conn.on("settled", () => this._onSettled());
     this.watcher = new SceneWatcher({
       request: (m) => this.request(m),
       nextId: () => conn.nextId(),
@@ -257,25 +268,30 @@ export class Sightline {
     const before = this.status;
     this.status = status;
     this.env.Hooks.callAll("sightline.status", status);
-    if (status.state === "ready" || status.state === "closed") this._retryNotified = false;
+    if (status.state === "closed" || status.state === "idle") this._retryNotified = false;
     if (status.state === "ready" && before.state !== "ready") {
-      this._downNotified = false;
       this._beacon(true);
     } else if (before.state === "ready" && status.state !== "ready") {
       this._beacon(false);
     }
     // One notice per outage: the first failure says why; the retries that follow are silent, those that
     // reach the bridge and are refused again (connecting → handshaking → reconnecting, as when a world has
-    // its most connections on the bridge) too.
+    // its most connections on the bridge) too, and so are those welcomed and closed again before the
+    // resync is through (a scene too large for the bridge: 1009). The outage ends at `settled`.
     if (status.state === "error" || (status.state === "reconnecting" && before.state !== "reconnecting" && !this._retryNotified)) {
       this._downNotified = true;
       if (status.state === "reconnecting") this._retryNotified = true;
       const code = status.error?.code ?? "error";
       const notify = status.state === "error" ? "error" : "warn";
       this.env.ui?.notifications?.[notify](this.game.i18n.format(`SIGHTLINE.Error.${code}`, { url: this.setting(SETTINGS.URL), page: this.env.location?.host ?? "", message: status.error?.message ?? "" }), { permanent: status.state === "error" });
-    } else if (status.state === "ready" && before.state !== "ready") {
-      this.env.ui?.notifications?.info(this.game.i18n.localize("SIGHTLINE.Status.Connected"));
     }
+  }
+
+  /** The connection carried its resync and is still up: the outage is over, and said so once. */
+  _onSettled() {
+    this._retryNotified = false;
+    this._downNotified = false;
+    this.env.ui?.notifications?.info(this.game.i18n.localize("SIGHTLINE.Status.Connected"));
   }
 
   /**
@@ -328,19 +344,52 @@ export class Sightline {
     if (viewed) scenes.set(viewed.id, viewed);
     const active = this.game.scenes?.active;
     if (active) scenes.set(active.id, active);
-    for (const scene of scenes.values()) await this.syncScene(scene, { rewatch: false });
+    // A scene the bridge refuses (told once, `tellSyncFailed`) does not keep the others unsynced.
+    let refused = null;
+    for (const scene of scenes.values()) {
+      try {
+        await this.syncScene(scene, { rewatch: false });
+      } catch (err) {
+        if (!this.connection?.ready) throw err;
+        refused ??= err;
+      }
+    }
     await this.watcher?.rewatch({ reconnected });
+    if (refused) throw refused;
   }
 
   /** `scene.sync`: the whole scene, replacing what the bridge held (and re-watching it). */
   async syncScene(scene, { rewatch = true } = {}) {
     if (!this.isHolder() || !this.connection?.ready || !scene) return;
     this.batcher.discard(scene.id);
-    const answer = await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, this.ruleDefaults())));
+    let answer;
+    try {
+      answer = await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, this.ruleDefaults())));
+    } catch (err) {
+      this.tellSyncFailed(scene, err);
+      throw err;
+    }
+    this._syncFailures.delete(scene.id);
     this.synced.add(scene.id);
     this.ignored.synced(scene.id, answer);
     this.tellIgnored(scene.id);
     if (rewatch && this.watcher?.wanted?.scene === scene.id) await this.watcher.rewatch();
+  }
+
+  /**
+   * `canvasReady`: the canvas drew `scene`. A scene drawn again — V14 tears the canvas down and draws
+   * it anew when the viewer switches floors (`Canvas.TearDownOptions.nextLevel`) — that the bridge
+   * holds on this connection is not sent again: a floor switch changes no document, and every change
+   * since the last sync went as a patch (`updateScene` re-syncs, a failed patch re-syncs, a reconnect
+   * re-syncs everything). Another scene, or one the bridge does not hold, is synced whole.
+   * @param {any} scene
+   */
+  async onCanvasReady(scene) {
+    const redrawn = Boolean(scene?.id) && scene.id === this._drawnScene;
+    this._drawnScene = scene?.id ?? null;
+    this.invalidateRulings();
+    if (redrawn && this.synced.has(scene.id)) return;
+    await this.syncScene(scene);
   }
 
   async ensureSynced(sceneId) {
@@ -387,6 +436,21 @@ export class Sightline {
       this.synced.delete(sceneId);
       this.ensureSynced(sceneId).catch(() => {});
     });
+  }
+
+  /**
+   * The bridge refused a scene (too large, invalid): ONE warning to the GM per scene and reason, with
+   * the bridge's words, until that scene syncs. A lost connection is the outage's notice, not this.
+   * @param {any} scene @param {any} err
+   */
+  tellSyncFailed(scene, err) {
+    if (!this.game.user?.isGM || DOWN_CODES.has(err?.code)) return;
+    const reason = `${err?.code ?? "error"}: ${err?.message ?? err}`;
+    const told = this._syncFailures.get(scene.id);
+    if (told === reason) return;
+    this._syncFailures.set(scene.id, reason);
+    const name = scene.name || this.game.i18n.localize("SIGHTLINE.Ignored.ThisScene");
+    this.env.ui?.notifications?.warn(this.game.i18n.format("SIGHTLINE.Error.sync", { scene: name, message: String(err?.message ?? err) }));
   }
 
   /**
