@@ -446,6 +446,27 @@ describe("Sightline service", () => {
     assert.equal(gm.log.filter(([, m]) => /SIGHTLINE\.Error\.(lost|unreachable)/.test(m)).length, 1);
   });
 
+  test("a roll with three targets the bridge refuses to judge for one reason gives one notice, not three", async () => {
+    const w = world({ system: "dnd5e" });
+    const third = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
+    const fourth = F.token({ id: "t-4", name: "Spotter", x: 2400, y: 600, flags: {} });
+    w.scene.tokens = F.collection([...w.scene.tokens.contents, third, fourth]);
+    const refusal = "action 'bs-attack' is not one of this scene's ruleset";
+    const { Socket } = answeringSocketClass(ws.FakeWebSocket, (m, reply) => {
+      if (m.type === "scene.sync") reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: 0, tokens: 0, walls: 0 });
+      else reply({ type: "error", id: m.id, code: "invalid-message", message: refusal, details: {} });
+    });
+    const gm = client(w, w.gm, { bus, WebSocket: Socket });
+    gm.s.refreshHolder();
+    await settle();
+    gm.log.length = 0;
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    for (const t of [tgt, third, fourth]) target(gm, t, true);
+    assert.deepEqual(await gm.s.onChatMessage({ id: "m1", author: { id: "gm1" }, rolls: [{}], speaker: {}, flags: {} }), []);
+    assert.deepEqual(gm.log, [["warn", `SIGHTLINE.Error.adjudicate ${refusal}`]]);
+  });
+
   test("a question about a scene the bridge forgot syncs the scene again and is answered", async () => {
     const w = world({ system: "dnd5e" });
     const held = new Set(); // the scenes the fake bridge holds; it forgets them as a full world does

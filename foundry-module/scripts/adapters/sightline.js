@@ -860,6 +860,8 @@ export class Sightline {
     const actor = speakerToken ?? canvas?.tokens?.controlled?.[0]?.document;
     if (!actor) return [];
     const rulings = [];
+    /** The failures told for this roll: the same one (a scene the bridge refuses) once, not once per target. */
+    const told = new Set();
     for (const target of targets) {
       const targetDoc = target.document ?? target;
       if (targetDoc.id === actor.id) continue;
@@ -874,7 +876,9 @@ export class Sightline {
           this.notifyDown(err);
           break;
         }
-        this.env.ui?.notifications?.warn(`${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${err.message ?? err}`);
+        const text = `${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${err.message ?? err}`;
+        if (!told.has(text)) this.env.ui?.notifications?.warn(text);
+        told.add(text);
       }
     }
     return rulings;
