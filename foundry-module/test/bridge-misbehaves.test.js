@@ -13,6 +13,7 @@ import { createBackoff } from "../scripts/backoff.js";
 import { Sightline } from "../scripts/adapters/sightline.js";
 import { gameStub, hooksStub, notificationsStub, socketBus } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
+import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
 
 const WELCOME = { type: "welcome", protocol: 1, bridge: { version: "scripted" }, rulesets: [{ id: "infinity-n4", editions: ["current"] }] };
 const identity = () => ({ world: "w-ashes", user: { id: "gm1", name: "GM", gm: true } });
@@ -138,6 +139,26 @@ describe("a bridge that closes the connection on the resync", () => {
     conn.socket.close(1011, "bye");
     await until(() => delays.length === 5, "the fifth pause");
     assert.equal(delays[4][1], 40);
+  });
+});
+
+describe("the real bridge closing with 1009", () => {
+  test("a scene over four times --max-frame-bytes: the real bridge closes with 1009; one notice, no redial storm", { skip: bridgeSkipReason() }, async () => {
+    const bridge = await startRealBridge("s3cret", ["--max-frame-bytes", "1000"]);
+    closers.push(() => bridge.close());
+    const gm = gmClient(bridge.url);
+    // 120 walls: a scene.sync of about 14 KB, over the 4,000 bytes the bridge reads before it closes.
+    gm.scene.walls = F.collection(Array.from({ length: 120 }, (_, i) => ({ ...F.wall({ id: `w${i}`, c: [i * 10, 0, i * 10, 500] }), parent: gm.scene })));
+    const hooks = /** @type {any} */ (gm.s.env.Hooks);
+    gm.s.refreshHolder();
+    const attempts = () => hooks.called.filter(([name, s]) => name === "sightline.status" && s.state === "handshaking").length;
+    await until(() => attempts() >= 3, "three attempts", 10_000);
+    assert.equal(gm.log.length, 1, JSON.stringify(gm.log));
+    assert.match(gm.log[0][1], /^SIGHTLINE\.Error\.too-big /);
+    const started = Date.now();
+    await until(() => attempts() >= 4, "a fourth attempt", 10_000);
+    assert.ok(Date.now() - started >= 500, "the pauses grow (a fourth attempt waits at least 1 s by the backoff's fixed half)");
+    assert.equal(gm.log.length, 1);
   });
 });
 
