@@ -227,10 +227,7 @@ Hooks.on("renderTokenHUD", (hud, html) => {
   });
 });
 
-// The module's own hook (types/sightline.d.ts declares it for fvtt-types 13; the vendored 14's Hooks.on
-// does not see that declaration, so the name is cast, as for the other hooks Foundry does not declare).
-/** @param {{state: string, error: {code: string, message: string} | null}} status */
-const showStatus = (status) => {
+Hooks.on("sightline.status", (status) => {
   if (!game.user?.isGM) return;
   let badge = document.getElementById("sightline-status");
   if (!badge) {
@@ -241,8 +238,7 @@ const showStatus = (status) => {
   badge.dataset.state = status.state;
   badge.textContent = `Sightline: ${game.i18n.localize(`SIGHTLINE.Status.${status.state}`)}`;
   badge.title = status.error?.message ?? "";
-};
-Hooks.on(/** @type {any} */ ("sightline.status"), showStatus);
+});
 
 // twodsix (Traveller): it opens its throw dialog with DialogV2.wait, so the hook is renderDialogV2;
 // the service recognises the throw dialog by its form and fills in the ruling's difficulty (by DM,

@@ -72,7 +72,11 @@ export function defineOverlayLayer(deps) {
               ...overlaySceneData(scene),
               pairs: deps.pairs(canvas, scene),
               // A zone type without a label (a newer bridge's) shows as its id, never as a bare key.
-              zoneName: (t) => (game.i18n.localize(`SIGHTLINE.Zone.${t}`) === `SIGHTLINE.Zone.${t}` ? t : game.i18n.localize(`SIGHTLINE.Zone.${t}`)),
+              zoneName: (t) => {
+                const key = `SIGHTLINE.Zone.${t}`;
+                const label = game.i18n.localize(key);
+                return label === key ? t : label;
+              },
               lineText: (ruling) => lineLabel(ruling, (key, data) => game.i18n.format(key, data)),
             })
           : { zones: [], lines: [] };
