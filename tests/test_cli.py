@@ -47,8 +47,11 @@ def test_version_is_the_packages_from_the_program_and_from_python_m_bridge() -> 
 
 
 def test_without_a_command_the_parser_names_what_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
-    """`sightline` and `sightline traveller` alone exit 2 with one line naming what is missing and --help."""
-    for args, prog, missing in (([], "sightline", "command"), (["traveller"], "sightline traveller", "tool")):
+    """`sightline` and `sightline traveller` alone exit 2 with one line listing what may follow, and --help."""
+    for args, prog, missing in (
+        ([], "sightline", "{serve,secret,log,replay,traveller,demo}"),
+        (["traveller"], "sightline traveller", "{encounter-range}"),
+    ):
         with pytest.raises(SystemExit) as ended:
             main(args)
         assert ended.value.code == 2
