@@ -11,11 +11,12 @@ into its records' lines, byte for byte what ``record.model_dump_json()`` gives.
 
 Exports are safe to open (issue 12; ``docs/log.md``, "Exports are safe to open"):
 
-- CSV: a cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is prefixed with
-  a single quote, as OWASP recommends against formula injection (``=HYPERLINK(…)`` as a token name) —
-  unless the whole cell is a plain number (``-3``, ``-150.5``, ``1e-05``), which stays a number a
-  spreadsheet can sum; cells are quoted when they hold a separator, a quote or a line break. An empty
-  value is an empty cell, never ``None``.
+- CSV: it opens with a UTF-8 byte order mark (:data:`CSV_BOM`: Excel reads accents right). A cell that
+  begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is prefixed with a single quote, as
+  OWASP recommends against formula injection (``=HYPERLINK(…)`` as a token name) — unless the whole cell
+  is a plain number (``-3``, ``-150.5``, ``1e-05``), which stays a number a spreadsheet can sum; cells are
+  quoted when they hold a separator, a quote or a line break. An empty value is an empty cell, never
+  ``None``.
 - Markdown: ``&``, ``<`` and ``>`` become entities (no raw HTML reaches a renderer) and Markdown's own
   inline syntax (links, emphasis, code, pipes) is backslash-escaped, so a name shows as written.
 """
@@ -32,13 +33,16 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any, Final, Literal
 
 from ..core.rules.labels import label, readable_citation
+from .i18n import TEXTS
 from .records import Party, RulingRecord
 
 __all__ = [
     "CHUNK_CHARS",
+    "CSV_BOM",
     "CSV_COLUMNS",
     "FORMATS",
     "ExportFormat",
+    "candidate_text",
     "csv_chunks",
     "csv_safe",
     "jsonl_chunks",
@@ -166,6 +170,11 @@ def csv_safe(text: str) -> str:
     return text
 
 
+#: The byte order mark a CSV export opens with: without it Excel reads a UTF-8 file in the system's legacy
+#: code page ("sí" reads "sÃ" and a soft hyphen); LibreOffice, Numbers, Google Sheets and pandas
+#: skip it. Python's ``csv`` reads it with ``encoding="utf-8-sig"``.
+CSV_BOM: Final = "\ufeff"
+
 #: The CSV header, one column per flat field; lists are joined with "; ". ``world_name`` (the world's newest
 #: name, as the pages show it) came later and is last, so scripts that read columns by position still work.
 CSV_COLUMNS: Final = (
@@ -243,12 +252,13 @@ def _csv_line(cells: list[str] | tuple[str, ...]) -> str:
 
 async def csv_chunks(records: AsyncIterable[RulingRecord], locale: str = "en") -> AsyncIterator[str]:
     """RFC 4180 CSV with a header row (``CSV_COLUMNS``): data with its ids (names beside them), whatever
-    ``locale``, for spreadsheets and scripts; the Markdown export is the one written for people."""
+    ``locale``, for spreadsheets and scripts; the Markdown export is the one written for people. It opens
+    with :data:`CSV_BOM`, so a spreadsheet reads its accents as UTF-8."""
 
     def row(record: RulingRecord) -> str:
         return _csv_line([csv_safe(cell) for cell in _csv_row(record)])
 
-    async for text in _rows(records, row, _csv_line(CSV_COLUMNS)):
+    async for text in _rows(records, row, CSV_BOM + _csv_line(CSV_COLUMNS)):
         yield text
 
 
@@ -263,8 +273,32 @@ def markdown_cell(text: str) -> str:
 
 
 _MD_HEADER: Final[dict[str, tuple[str, ...]]] = {
-    "en": ("Time (UTC)", "Actor", "Target", "Action", "Allowed", "MOD", "Crossings", "Notes"),
-    "es": ("Hora (UTC)", "Actor", "Objetivo", "Acción", "Permitida", "MOD", "Zonas cruzadas", "Notas"),
+    "en": (
+        "Time (UTC)",
+        "Scene",
+        "Actor",
+        "Target",
+        "Action",
+        "Allowed",
+        "MOD",
+        "Crossings",
+        "Notes",
+        "Why",
+        "Sources",
+    ),
+    "es": (
+        "Hora (UTC)",
+        "Escena",
+        "Actor",
+        "Objetivo",
+        "Acción",
+        "Permitida",
+        "MOD",
+        "Zonas cruzadas",
+        "Notas",
+        "Por qué",
+        "Fuentes",
+    ),
 }
 _MD_WORDS: Final[dict[str, dict[str, str]]] = {
     "en": {
@@ -280,6 +314,20 @@ _MD_WORDS: Final[dict[str, dict[str, str]]] = {
         "reaction": "reacción",
     },
 }
+
+
+def candidate_text(candidate: dict[str, Any], locale: str) -> str:
+    """One candidate MOD of a ruling as a reader takes it: "Low Visibility Zone −3 — not applied: <reason>".
+    Its label and reason are the ruling's own words (in the language its scene was played in); "applied" is
+    in ``locale``. The session page's "Why" and the Markdown export's say the same."""
+    t = TEXTS[locale if locale in TEXTS else "en"]
+    text = str(candidate.get("label") or candidate.get("zone") or candidate.get("source") or "")
+    value = candidate.get("value")
+    if isinstance(value, int) and not isinstance(value, bool):
+        text += " " + (f"+{value}" if value > 0 else f"\u2212{-value}" if value < 0 else "0")
+    text += " — " + (t["applied"] if candidate.get("applied") else t["not_applied"])
+    reason = candidate.get("reason")
+    return text + (f": {reason}" if reason else "")
 
 
 def _crossing_words(record: RulingRecord, locale: str) -> str:
@@ -301,15 +349,23 @@ def _markdown_row(r: RulingRecord, locale: str) -> str:
     action = label(r.ruleset, "action", r.action, locale)
     if r.reaction:
         action += f" ({words['reaction']})"
+    modifier = "" if r.modifier is None else f"{r.modifier:+d}" if r.modifier else "0"  # as the page: 0, not +0
+    difficulty = r.details.get("difficulty")
+    if difficulty:  # a Traveller ruling's difficulty by its label, as the page's Difficulty column
+        modifier = f"{modifier} ({label(r.ruleset, 'difficulty', str(difficulty), locale)})".strip()
+    scene = r.snapshot.name if r.snapshot is not None and r.snapshot.name else r.scene
     cells = [
         r.time.replace("T", " ")[:19],
+        scene,
         r.actor.name or r.actor.id,
         (r.target.name or r.target.id) if r.target else "",
         action,
         allowed,
-        "" if r.modifier is None else f"{r.modifier:+d}",
+        modifier,
         _crossing_words(r, locale),
         "; ".join(r.notes),
+        "; ".join(candidate_text(m, locale) for m in r.modifiers) if r.kind == "ruling" else "",
+        "; ".join(readable_citation(c) for c in r.citations) if r.kind == "ruling" else "",
     ]
     return "| " + " | ".join(markdown_cell(c) for c in cells) + " |\n"
 

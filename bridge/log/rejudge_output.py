@@ -21,7 +21,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any, Final, TextIO
 
 from ..core.rules.labels import label
-from .export import csv_safe, markdown_cell
+from .export import CSV_BOM, csv_safe, markdown_cell
 from .i18n import TEXTS
 from .records import RulingRecord
 from .rejudge import Outcome, Rejudge, Summary
@@ -328,7 +328,7 @@ async def csv_chunks(
         buffer.truncate()
         return text
 
-    yield take(CSV_COLUMNS)
+    yield CSV_BOM + take(CSV_COLUMNS)  # as the export's: a spreadsheet reads its accents as UTF-8
     summary = Summary()
     async for outcome in _listed(outcomes, summary, keep_same):
         wire = outcome_wire(outcome, judge)

@@ -40,7 +40,7 @@ async def test_markdown_export_speaks_the_readers_words() -> None:
     assert "| Fusilier | Target t-tgt | BS Attack (reaction) |" in english
     assert "through Low Visibility Zone" in english and "bs-attack" not in english and "t-fus" not in english
     spanish = "".join([c async for c in markdown_chunks(_records(record), "es")])
-    assert spanish.startswith("| Hora (UTC) | Actor | Objetivo | Acción |")
+    assert spanish.startswith("| Hora (UTC) | Escena | Actor | Objetivo | Acción |")
     assert "Ataque CD (reacción)" in spanish and "a través de Zona de Baja Visibilidad" in spanish
     rows = list(csv.reader(io.StringIO("".join([c async for c in csv_chunks(_records(record))]))))
     assert rows[1][rows[0].index("action")] == "bs-attack"
@@ -116,3 +116,52 @@ async def test_markdown_escapes_html_and_markdown_syntax() -> None:
     row = "".join([c async for c in markdown_chunks(_records(hostile))]).splitlines()[2]
     assert "<img" not in row and '&lt;img src=x onerror="alert(1)"&gt;' in row
     assert "\\[click\\](javascript:alert(1)) \\*bold\\* \\`code\\` a &amp; b" in row
+
+
+async def test_markdown_says_what_the_page_says_scene_difficulty_why_and_sources() -> None:
+    """The Markdown export carries what the session page shows of a ruling, in the reader's words.
+
+    The scene by name, a Traveller difficulty by its label beside the MOD, every candidate with its reason ("Why")
+    and each citation by its source's title ("Sources"); an override, the GM's word, lists none.
+    """
+    record = ruling(0).model_copy(
+        update={
+            "modifiers": [
+                {
+                    "source": "zone",
+                    "zone": "low",
+                    "value": -3,
+                    "applied": False,
+                    "label": "Low Visibility Zone",
+                    "reason": "Visibility Zone MODs never stack",
+                },
+                {"source": "zone", "zone": "poor", "value": -6, "applied": True, "label": "Poor Visibility Zone"},
+            ],
+            "details": {"difficulty": "difficult"},
+        }
+    )
+    override = ruling(1).model_copy(update={"kind": "override", "reason": "cover"})
+    english = "".join([c async for c in markdown_chunks(_records(record, override))]).splitlines()
+    assert english[0].startswith("| Time (UTC) | Scene | Actor |") and english[0].endswith("| Notes | Why | Sources |")
+    assert "| Docks | Fusilier |" in english[2] and "| -6 (Difficult) |" in english[2]
+    assert (
+        "| Low Visibility Zone \u22123 — not applied: Visibility Zone MODs never stack; Poor Visibility Zone"
+        in english[2]
+    )
+    assert (
+        "| Infinity N4 Core Rules, original text — Visibility Conditions: Visibility Zone MODs never stack |"
+        in (english[2])
+    )
+    assert english[3].endswith("| ruling 1 |  |  |")
+    level = "".join([c async for c in markdown_chunks(_records(record.model_copy(update={"modifier": 0})))])
+    assert "| 0 (Difficult) |" in level  # a MOD of 0 reads 0, as on the page, not +0
+    spanish = "".join([c async for c in markdown_chunks(_records(record), "es")])
+    assert "| Por qué | Fuentes |" in spanish and "— no aplicado: " in spanish and "(Difícil)" in spanish
+
+
+async def test_csv_opens_with_a_byte_order_mark_so_spreadsheets_read_accents() -> None:
+    """The CSV export opens with a UTF-8 BOM (Excel reads a file without one in a legacy code page); once."""
+    record = ruling(0, actor_name="Álvaro")
+    text = "".join([c async for c in csv_chunks(_records(record, record))])
+    assert text.startswith("\ufeffid,kind,") and text.count("\ufeff") == 1
+    assert "Álvaro" in text.encode("utf-8").decode("utf-8-sig")

@@ -331,7 +331,9 @@ async def test_console_command_in_spanish(demo_log: Path) -> None:
 
     spanish = _cli(*common, "--format", "csv", "--all")
     english = _cli(*common[:-2], "--format", "csv", "--all")
-    assert spanish.stdout == english.stdout and spanish.stdout.startswith("record,time,actor,target,action,status,")
+    assert spanish.stdout == english.stdout and spanish.stdout.startswith(
+        "\ufeffrecord,time,actor,target,action,status,"
+    )
     assert spanish.stderr.splitlines()[:2] == [summary, "  ahora permitida: 1"]
 
 
