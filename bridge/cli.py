@@ -89,8 +89,9 @@ def _parser() -> argparse.ArgumentParser:
         "--public-url",
         default=os.environ.get("SIGHTLINE_PUBLIC_URL"),
         metavar="URL",
-        help="the address browsers reach the bridge at, e.g. https://sightline.example.org behind a TLS proxy: "
-        "an https URL makes the log's sign-in cookie Secure (env SIGHTLINE_PUBLIC_URL; default: none)",
+        help="the address browsers reach the bridge at, e.g. https://sightline.example.org behind a TLS proxy, "
+        "or https://example.org/a/ under a proxy's path: an https URL makes the log's sign-in cookie Secure, and a "
+        "path keeps the log's links, redirects and cookie under it (env SIGHTLINE_PUBLIC_URL; default: none)",
     )
     serve.add_argument(
         "--trusted-proxy",

@@ -122,13 +122,15 @@ def session_controls(
     worlds: Sequence[str],
     open_sessions: Mapping[str, LoggedSession | None],
     names: Mapping[str, str] | None = None,
+    *,
+    root: str = "",
 ) -> str:
     """For each world the reader may act on: start a named session; end the open one (when one is open).
     A world shows by its name (``names``, :meth:`~bridge.log.store.LogStore.world_names`), else its id."""
     w = WORDS[lang]
     parts = []
     for world in worlds:
-        base = f"/log/{_path(world)}/session"
+        base = f"{root}/log/{_path(world)}/session"
         current = open_sessions.get(world)
         if current is None:
             now = f'<span class="muted">{escape(w["no_open"])}</span>'
@@ -166,7 +168,7 @@ def _ruling_choice(record: RulingRecord, lang: str) -> str:
     return f"{record.time.replace('T', ' ')[:19]} UTC · {actor} → {target} · {action} · {verdict}"
 
 
-def override_controls(lang: str, session: LoggedSession, records: Sequence[RulingRecord]) -> str:
+def override_controls(lang: str, session: LoggedSession, records: Sequence[RulingRecord], *, root: str = "") -> str:
     """The override form for the rulings on this page (overrides themselves are not offered again)."""
     w = WORDS[lang]
     choices = [r for r in records if r.kind == "ruling" and r.id]
@@ -176,7 +178,7 @@ def override_controls(lang: str, session: LoggedSession, records: Sequence[Rulin
         options = "".join(
             f'<option value="{escape(r.id or "")}">{escape(_ruling_choice(r, lang))}</option>' for r in choices
         )
-        action = f"/log/{_path(session.world)}/{_path(session.id)}/override?lang={lang}"
+        action = f"{root}/log/{_path(session.world)}/{_path(session.id)}/override?lang={lang}"
         body = (
             f'<p class="muted">{escape(w["override_help"])}</p>'
             f'<form method="post" action="{escape(action)}" id="override-form">'
@@ -188,7 +190,7 @@ def override_controls(lang: str, session: LoggedSession, records: Sequence[Rulin
             f'<label>{escape(w["reason"])}<textarea name="reason" required maxlength="{MAX_REASON}" rows="2">'
             "</textarea></label>"
             f'<button type="submit" id="override-save">{escape(w["save"])}</button></form>'
-            '<script src="/log/static/controls.js" defer></script>'  # a chosen row fills the form
+            f'<script src="{escape(root)}/log/static/controls.js" defer></script>'  # a chosen row fills the form
         )
     return (
         f'<details class="gm-controls" id="override-controls"><summary>{escape(w["override"])}</summary>'

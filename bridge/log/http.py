@@ -29,12 +29,13 @@ import re
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from html import escape
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote, urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from aiohttp import web
 
@@ -46,7 +47,7 @@ from .pages import login_page, session_page, sessions_page
 from .records import Party, RulingRecord
 from .rejudge import Rejudge, RejudgeError
 from .rejudge_output import outcome_wire, why_text
-from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store, parse_time
+from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store
 
 __all__ = [
     "COOKIE_NAME",
@@ -277,6 +278,14 @@ def _refuse_cross_site(request: web.Request) -> None:
         )
 
 
+def _root(request: web.Request) -> str:
+    """The path the bridge is reached under behind a proxy: ``--public-url``'s path without its last ``/``
+    (``https://example.org/a/`` → ``/a``; "" when there is none). Links, redirects and the cookie's path
+    start with it; the routes themselves stay where the proxy sends them (it strips the path)."""
+    public, _trusted = request.app[LOG_SITE]
+    return urlsplit(public).path.rstrip("/") if public else ""
+
+
 def _secure_cookie(request: web.Request) -> bool:
     public, _trusted = request.app[LOG_SITE]
     return request.secure or bool(public and public.lower().startswith("https://"))
@@ -328,11 +337,24 @@ def _unauthorized(request: web.Request) -> web.HTTPUnauthorized:
 
 
 def _to_login(request: web.Request) -> web.HTTPSeeOther:
+    """To the sign-in form, and back here after it. A cookie the bridge no longer knows (signed out, or the
+    bridge restarted since) is cleared, and the form says the sign-in ended rather than nothing at all."""
     if _bearer(request):
         request.app[LOG_THROTTLE].failed(_client(request), "api")
     lang = _language(request)
     target = quote(request.path_qs, safe="")
-    return web.HTTPSeeOther(f"/log/login?lang={lang}&next={target}")
+    cookie = request.cookies.get(COOKIE_NAME)
+    stale = bool(cookie) and request.app[LOG_SIGN_INS].get(cookie or "") is None
+    response = web.HTTPSeeOther(f"{_root(request)}/log/login?lang={lang}&next={target}" + ("&ended=1" if stale else ""))
+    if stale:
+        response.del_cookie(COOKIE_NAME, path=_cookie_path(request))
+    return response
+
+
+def _cookie_path(request: web.Request) -> str:
+    """The sign-in cookie's path: the log's own, under the proxy's path (two bridges behind one host on
+    ``/a/`` and ``/b/`` keep their sign-ins apart)."""
+    return f"{_root(request)}/"
 
 
 def _language(request: web.Request) -> str:
@@ -359,19 +381,50 @@ def _bad_request(message: str) -> web.HTTPBadRequest:
 _BOOLEANS: Final = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
+#: How much a ``to`` given to the minute (what a browser's date-and-time field sends) or to the day reaches
+#: past the instant it names: the whole of that minute or day.
+_WHOLE: Final = (
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"), timedelta(minutes=1)),
+    (re.compile(r"\d{4}-\d{2}-\d{2}"), timedelta(days=1)),
+)
+
+
+def _time_zone(query: Mapping[str, str]) -> tzinfo:
+    """The zone ``from`` and ``to`` without an offset are read in: ``tz`` (an IANA name, which the pages'
+    script sets to the reader's own — the zone the table shows), else UTC."""
+    name = query.get("tz", "").strip()
+    if not name or name.upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ValueError, ZoneInfoNotFoundError) as exc:
+        raise ValueError(f"tz is not a time zone this bridge knows: {name!r}") from exc
+
+
 def parse_filters(query: Mapping[str, str]) -> RulingFilter:
-    """The filters of a query string; :class:`ValueError` naming the parameter at fault."""
+    """The filters of a query string; :class:`ValueError` naming the parameter at fault.
+
+    ``from`` and ``to`` without an offset are in ``tz`` (UTC when absent); a ``to`` given to the minute
+    or the day takes the whole of it (``to=…T20:15`` keeps a ruling at 20:15:30).
+    """
     allowed_text = query.get("allowed", "").strip().lower()
     if allowed_text and allowed_text not in _BOOLEANS:
         raise ValueError("allowed must be true or false")
+    zone = _time_zone(query)
     times = {}
     for name in ("from", "to"):
         text = query.get(name, "").strip()
         if text:
             try:
-                times[name] = parse_time(text)
+                value = datetime.fromisoformat(text)
             except ValueError as exc:
                 raise ValueError(f"{name} is not an ISO 8601 time") from exc
+            if value.tzinfo is None:
+                value = value.replace(tzinfo=zone)
+            whole = next((span for form, span in _WHOLE if form.fullmatch(text)), None) if name == "to" else None
+            if whole is not None:  # through the end of the minute or day named, inclusive
+                value += whole - timedelta(microseconds=1)
+            times[name] = value.astimezone(UTC)
     return RulingFilter(
         actor=query.get("actor", "").strip() or None,
         target=query.get("target", "").strip() or None,
@@ -504,6 +557,24 @@ async def _encoded(text: str) -> bytes:
     return await asyncio.to_thread(text.encode)
 
 
+def export_filename(session: LoggedSession, fmt: str) -> str:
+    """What a downloaded export is called: the world and the session as the pages name them ("Ashes of
+    Acontecimento - Friday raid.csv"; an unnamed session by its start, "… - 2026-12-01 20.15 UTC.md"),
+    never their ids; characters a file name cannot hold become "_"."""
+    title = session.name or session.started.replace("T", " ")[:16].replace(":", ".") + " UTC"
+    text = f"{session.world_name or session.world} - {title}"
+    text = re.sub(r'[\x00-\x1f\x7f/\\:*?"<>|]+', "_", text).strip(" .")[:150] or "session"
+    return f"{text}.{fmt}"
+
+
+def _attachment(session: LoggedSession, fmt: str) -> str:
+    """``Content-Disposition`` for an export: the readable name (RFC 6266 ``filename*``, UTF-8), and a
+    plain ASCII one for clients that know only ``filename``."""
+    name = export_filename(session, fmt)
+    plain = re.sub(r"[^A-Za-z0-9 ._()-]+", "_", name)
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
 def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     writer, media_type = FORMATS[fmt]
 
@@ -511,12 +582,11 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
         world, session_id = request.match_info["world"], request.match_info["session"]
         if not await _may_read(request, world):
             raise _unauthorized(request)
-        await _session_or_404(request, world, session_id)
-        filename = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{world}-{session_id}.{fmt}")
+        session = await _session_or_404(request, world, session_id)
         response = web.StreamResponse(
             headers={
                 "Content-Type": f"{media_type}; charset=utf-8",
-                "Content-Disposition": f'attachment; filename="{filename}"',
+                "Content-Disposition": _attachment(session, fmt),
                 "Cache-Control": "no-store",
             }
         )
@@ -605,13 +675,21 @@ def _safe_next(target: str) -> str:
 @routes.get("/log")
 async def log_root(request: web.Request) -> web.Response:
     """``/log`` → ``/log/``."""
-    raise web.HTTPFound("/log/" + (f"?{request.query_string}" if request.query_string else ""))
+    raise web.HTTPFound(f"{_root(request)}/log/" + (f"?{request.query_string}" if request.query_string else ""))
 
 
 @routes.get("/log/login")
 async def login_form(request: web.Request) -> web.Response:
     """The sign-in form."""
-    return _html(login_page(_language(request), next_url=_safe_next(request.query.get("next", "")), failed=False))
+    return _html(
+        login_page(
+            _language(request),
+            next_url=_safe_next(request.query.get("next", "")),
+            failed=False,
+            expired=request.query.get("ended") == "1",
+            root=_root(request),
+        )
+    )
 
 
 @routes.post("/log/login")
@@ -631,10 +709,12 @@ async def login(request: web.Request) -> web.Response:
         await asyncio.sleep(wait)
     if not secret or await _visible_worlds(request, secret) is None:
         throttle.failed(address, "sign-in")
-        return _html(login_page(lang, next_url=next_url, failed=True), status=401)
+        return _html(login_page(lang, next_url=next_url, failed=True, root=_root(request)), status=401)
     token = request.app[LOG_SIGN_INS].add(secret)
-    response = web.HTTPSeeOther(next_url)
-    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="Strict", secure=_secure_cookie(request), path="/")
+    response = web.HTTPSeeOther(_root(request) + next_url)
+    response.set_cookie(
+        COOKIE_NAME, token, httponly=True, samesite="Strict", secure=_secure_cookie(request), path=_cookie_path(request)
+    )
     raise response
 
 
@@ -645,8 +725,8 @@ async def logout(request: web.Request) -> web.Response:
     cookie = request.cookies.get(COOKIE_NAME)
     if cookie:
         request.app[LOG_SIGN_INS].remove(cookie)
-    response = web.HTTPSeeOther(f"/log/login?lang={_language(request)}")
-    response.del_cookie(COOKIE_NAME, path="/")
+    response = web.HTTPSeeOther(f"{_root(request)}/log/login?lang={_language(request)}")
+    response.del_cookie(COOKIE_NAME, path=_cookie_path(request))
     raise response
 
 
@@ -663,7 +743,12 @@ async def sessions_list(request: web.Request) -> web.Response:
     lang = _language(request)
     open_sessions = {s.world: s for s in sessions if s.ended is None}
     names = await store.world_names(worlds)
-    return _html(with_controls(sessions_page(lang, sessions), session_controls(lang, worlds, open_sessions, names)))
+    root = _root(request)
+    return _html(
+        with_controls(
+            sessions_page(lang, sessions, root=root), session_controls(lang, worlds, open_sessions, names, root=root)
+        )
+    )
 
 
 #: The pages' scripts: the session page's map (log.js), its GM controls (controls.js), and local times on
@@ -689,13 +774,18 @@ async def session_view(request: web.Request) -> web.Response:
     """A session's rulings page: filters, table, paging, export links and the map."""
     world, session_id = request.match_info["world"], request.match_info["session"]
     if not await _may_read(request, world):
+        secret = _presented_secret(request)
+        if secret and await _visible_worlds(request, secret) is not None:
+            # Signed in, for other worlds: the sign-in form would only send the GM back here, again and
+            # again. Said as for a session that does not exist: nothing tells whether this world has one.
+            return _not_found(request)
         raise _to_login(request)
     lang = _language(request)
     store = request.app[LOG_STORE]
     session = await store.get_session(session_id, world=world)
     if session is None:
-        return _html(f"<p>{TEXTS[lang]['not_found']}</p>", status=404)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "cursor", "before", "limit", "rejudge")
+        return _not_found(request)
+    keys = ("actor", "target", "action", "allowed", "from", "to", "tz", "cursor", "before", "limit", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
@@ -733,12 +823,30 @@ async def session_view(request: web.Request) -> web.Response:
         rejudge=shown["rejudge"] if rejudged is not None else "",
         rejudged=rejudged,
         snapshot_keys=snapshot_keys,
+        root=_root(request),
     )
-    html = with_controls(html, override_controls(lang, session, records), before='<form class="filters"')
+    html = with_controls(
+        html, override_controls(lang, session, records, root=_root(request)), before='<form class="filters"'
+    )
     return _html(html, status=400 if error else 200)
 
 
 # --- GM controls: sessions and overrides from the pages (bridge.log.controls) ----------------------
+
+
+def _not_found(request: web.Request) -> web.Response:
+    """404 for a session page: no such session in the worlds this sign-in opens, with the way back."""
+    lang = _language(request)
+    t = TEXTS[lang]
+    body = (
+        f'<p class="error" role="alert">{escape(t["not_found"])}</p>'
+        f'<p><a href="{escape(_root(request))}/log/?lang={lang}">← {escape(t["back"])}</a></p>'
+    )
+    page = (
+        f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{escape(t["title"])}</title></head>'
+        f"<body><main>{body}</main></body></html>"
+    )
+    return _html(page, status=404)
 
 
 def _control_failed(request: web.Request, message: str, back: str, *, status: int = 400) -> web.Response:
@@ -775,9 +883,9 @@ async def session_start(request: web.Request) -> web.StreamResponse:
     try:
         name = parse_session_name(form.get("name", ""), lang)
     except ValueError as exc:
-        return _control_failed(request, str(exc), f"/log/?lang={lang}")
+        return _control_failed(request, str(exc), f"{_root(request)}/log/?lang={lang}")
     session = await request.app[LOG_STORE].start_session(world, name, _now())
-    raise web.HTTPSeeOther(f"/log/{quote(world, safe='')}/{quote(session.id, safe='')}?lang={lang}")
+    raise web.HTTPSeeOther(f"{_root(request)}/log/{quote(world, safe='')}/{quote(session.id, safe='')}?lang={lang}")
 
 
 @routes.post("/log/{world}/session/end")
@@ -786,7 +894,7 @@ async def session_end(request: web.Request) -> web.StreamResponse:
     world = request.match_info["world"]
     await _gm_post(request, world)
     await request.app[LOG_STORE].end_session(world, _now())
-    raise web.HTTPSeeOther(f"/log/?lang={_language(request)}")
+    raise web.HTTPSeeOther(f"{_root(request)}/log/?lang={_language(request)}")
 
 
 @routes.post("/log/{world}/{session}/override")
@@ -796,7 +904,7 @@ async def ruling_override(request: web.Request) -> web.StreamResponse:
     form = await _gm_post(request, world)
     lang = _language(request)
     store = request.app[LOG_STORE]
-    back = f"/log/{quote(world, safe='')}/{quote(session_id, safe='')}?lang={lang}"
+    back = f"{_root(request)}/log/{quote(world, safe='')}/{quote(session_id, safe='')}?lang={lang}"
     try:
         posted = parse_override_form(form, lang)
     except ValueError as exc:

@@ -15,11 +15,12 @@ from urllib.parse import quote, urlencode
 
 from ..core.rules import RULESETS
 from ..core.rules.data_files import vocabulary
-from ..core.rules.labels import label
+from ..core.rules.labels import label, readable_citation
 from ..palette import PALETTE
+from .export import candidate_text
 from .i18n import TEXTS
 from .records import RulingRecord
-from .store import LoggedSession, SessionChoices
+from .store import LAST_PAGE, LoggedSession, SessionChoices
 
 __all__ = ["login_page", "session_page", "sessions_page", "world_html"]
 
@@ -39,7 +40,11 @@ tbody tr.ruling.untranslatable{box-shadow:inset 4px 0 #922b21}
 form.rejudge{margin:.5rem 0}
 tbody tr.ruling[aria-selected=true],tbody tr.ruling[aria-selected=true]:hover{background:#cfe3ff}
 tr.override td:first-child{border-left:4px solid #c0392b}
-.denied{color:#b03a2e;font-weight:600}.muted{color:#68737d}
+.denied{color:#b03a2e;font-weight:600}
+details.why summary{cursor:pointer;color:#1f5f99}
+details.why:not([open]){display:inline}details.why:not([open]) summary{display:inline;margin-left:.3em}
+details.why ul{margin:.2rem 0;padding-left:1.1rem}
+details.why p{margin:.2rem 0;font-weight:600}.muted{color:#68737d}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin:.5rem 0 1rem}
 form.filters label{display:flex;flex-direction:column;font-size:.85rem}
 form.filters .hint{flex-basis:100%;margin:0;font-size:.8rem}
@@ -62,6 +67,7 @@ main{padding:.5rem}
 #rulings td.notes{min-width:18rem}#rulings td.crossings{min-width:11rem}
 #rulings thead th{position:sticky;top:0;z-index:1}
 }
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .error{background:#fdecea;color:#8a1f11;padding:.5rem;border-radius:4px}
 .login{max-width:24rem;margin:3rem auto;background:#fff;padding:1.5rem;border-radius:6px}
 .login input{width:100%;box-sizing:border-box;margin:.3rem 0 1rem;padding:.4rem}
@@ -78,20 +84,26 @@ def _document(lang: str, title: str, body: str, *, header: str = "") -> str:
     )
 
 
-def _logout(lang: str) -> str:
+def _logout(lang: str, root: str = "") -> str:
     t = TEXTS[lang]
     return (
-        f'<form method="post" action="/log/logout?lang={lang}">'
+        f'<form method="post" action="{escape(root)}/log/logout?lang={lang}">'
         f'<button type="submit" class="link">{escape(t["logout"])}</button></form>'
     )
 
 
-def login_page(lang: str, *, next_url: str, failed: bool) -> str:
-    """The sign-in form; posting it sets the HttpOnly cookie that the other pages read."""
+def login_page(lang: str, *, next_url: str, failed: bool, expired: bool = False, root: str = "") -> str:
+    """The sign-in form; posting it sets the HttpOnly cookie that the other pages read.
+
+    ``root`` is the path the bridge is reached under behind a proxy (``--public-url``'s path, "" at the
+    top): every link, form and script of the pages starts with it. ``expired``: the browser came with a
+    sign-in the bridge no longer knows (signed out, or the bridge restarted), which the form says."""
     t = TEXTS[lang]
     error = f'<p class="error" role="alert">{escape(t["wrong_secret"])}</p>' if failed else ""
+    if expired and not failed:
+        error = f'<p class="error" role="alert">{escape(t["expired"])}</p>'
     body = (
-        f'<form class="login" method="post" action="/log/login?lang={lang}">'
+        f'<form class="login" method="post" action="{escape(root)}/log/login?lang={lang}">'
         f"<h2>{escape(t['login'])}</h2><p>{escape(t['login_help'])}</p>{error}"
         f'<label>{escape(t["secret"])}<input type="password" name="secret" autocomplete="current-password"'
         " required autofocus></label>"
@@ -99,6 +111,10 @@ def login_page(lang: str, *, next_url: str, failed: bool) -> str:
         f'<button type="submit">{escape(t["login"])}</button></form>'
     )
     return _document(lang, t["login"], body)
+
+
+#: After a header or a field of times: "(UTC)" in the markup, the reader's own zone once ``times.js`` ran.
+ZONE_LABEL = '<span class="tz" data-tz> (UTC)</span>'
 
 
 def _short_time(text: str | None) -> str:
@@ -123,15 +139,15 @@ def world_html(world: str, name: str) -> str:
     return f'<span class="world muted">{escape(world)}</span>'
 
 
-def sessions_page(lang: str, sessions: Sequence[LoggedSession]) -> str:
+def sessions_page(lang: str, sessions: Sequence[LoggedSession], *, root: str = "") -> str:
     """Every session the secret can see, newest first, each linking to its page."""
     t = TEXTS[lang]
     if not sessions:
         body = f"<h2>{escape(t['sessions'])}</h2><p>{escape(t['no_sessions'])}</p>"
-        return _document(lang, t["sessions"], body, header=_logout(lang))
+        return _document(lang, t["sessions"], body, header=_logout(lang, root))
     rows = []
     for s in sessions:
-        href = f"/log/{_path(s.world)}/{_path(s.id)}?lang={lang}"
+        href = f"{root}/log/{_path(s.world)}/{_path(s.id)}?lang={lang}"
         name = escape(s.name) if s.name else _time(s.started)
         ended = _time(s.ended) if s.ended else f'<span class="muted">{escape(t["open"])}</span>'
         rows.append(
@@ -140,17 +156,19 @@ def sessions_page(lang: str, sessions: Sequence[LoggedSession]) -> str:
         )
     body = (
         f'<h2>{escape(t["sessions"])}</h2><table id="sessions"><thead><tr>'
-        f"<th>{escape(t['world'])}</th><th>{escape(t['session'])}</th><th>{escape(t['started'])}</th>"
-        f"<th>{escape(t['ended'])}</th><th>{escape(t['rulings'])}</th></tr></thead>"
+        f'<th scope="col">{escape(t["world"])}</th><th scope="col">{escape(t["session"])}</th>'
+        f'<th scope="col">{escape(t["started"])}{ZONE_LABEL}</th><th scope="col">{escape(t["ended"])}{ZONE_LABEL}</th>'
+        f'<th scope="col">{escape(t["rulings"])}</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
-    return _document(lang, t["sessions"], body + _LOCAL_TIMES, header=_logout(lang))
+    return _document(lang, t["sessions"], body + _local_times(root), header=_logout(lang, root))
 
 
-#: Every ``time[datetime]`` shown in the reader's own time zone and language (``static/times.js``, a file
-#: of its own: the pages' Content-Security-Policy refuses inline scripts); without script the UTC text
-#: stays, marked "UTC".
-_LOCAL_TIMES = '<script src="/log/static/times.js" defer></script>'
+def _local_times(root: str) -> str:
+    """Every ``time[datetime]`` shown in the reader's own time zone and language (``static/times.js``, a
+    file of its own: the pages' Content-Security-Policy refuses inline scripts); without script the UTC
+    text stays, marked "UTC"."""
+    return f'<script src="{escape(root)}/log/static/times.js" defer></script>'
 
 
 def _path(segment: str) -> str:
@@ -243,6 +261,22 @@ def _signed(value: int | None) -> str:
     return f"+{value}" if value > 0 else f"\u2212{-value}" if value < 0 else "0"
 
 
+def _why(record: RulingRecord, lang: str) -> str:
+    """What the ruling weighed and the rules it stands on, folded under "Why" in its notes cell: every
+    candidate MOD (applied or not, with its reason) and every citation by its source's title."""
+    if not record.modifiers and not record.citations:
+        return ""
+    t = TEXTS[lang]
+    parts = [f'<details class="why"><summary>{escape(t["why"])}</summary>']
+    if record.modifiers:
+        items = "".join(f"<li>{escape(candidate_text(m, lang))}</li>" for m in record.modifiers)
+        parts.append(f'<ul class="candidates">{items}</ul>')
+    if record.citations:
+        items = "".join(f"<li>{escape(readable_citation(c))}</li>" for c in record.citations)
+        parts.append(f'<p class="sources-heading">{escape(t["sources"])}</p><ul class="citations">{items}</ul>')
+    return "".join(parts) + "</details>"
+
+
 def _scene_name(record: RulingRecord, scenes: Mapping[str, str]) -> str:
     """A ruling's scene by its name (its snapshot's, else the session's latest for that scene)."""
     if record.snapshot is not None and record.snapshot.name:
@@ -298,6 +332,7 @@ def session_page(
     rejudge: str = "",
     rejudged: Mapping[str, Mapping[str, Any]] | None = None,
     snapshot_keys: Mapping[str, str] | None = None,
+    root: str = "",
 ) -> str:
     """A session's rulings (one page), the filter form, paging, export links and the map.
 
@@ -316,13 +351,15 @@ def session_page(
     """
     t = TEXTS[lang]
     choices = choices or SessionChoices([], [], [], {})
-    base = f"/log/{_path(session.world)}/{_path(session.id)}"
-    api = f"/api/worlds/{_path(session.world)}/sessions/{_path(session.id)}"
+    base = f"{root}/log/{_path(session.world)}/{_path(session.id)}"
+    api = f"{root}/api/worlds/{_path(session.world)}/sessions/{_path(session.id)}"
 
     def field(name: str, label_key: str, kind: str = "text", listed: bool = False) -> str:
         value = escape(filters.get(name, ""))
         extra = f' list="{name}-choices" autocomplete="off"' if listed else ""
-        return f'<label>{escape(t[label_key])}<input type="{kind}" name="{name}" value="{value}"{extra}></label>'
+        zone = ZONE_LABEL if kind == "datetime-local" else ""  # typed in the zone the table shows
+        text = f"<span>{escape(t[label_key])}{zone}</span>" if zone else escape(t[label_key])
+        return f'<label>{text}<input type="{kind}" name="{name}" value="{value}"{extra}></label>'
 
     allowed_value = filters.get("allowed", "")
     options = "".join(
@@ -335,6 +372,7 @@ def session_page(
         f'<input type="hidden" name="lang" value="{lang}">'
         + (f'<input type="hidden" name="rejudge" value="{escape(rejudge)}">' if rejudge else "")
         + (f'<input type="hidden" name="limit" value="{escape(filters["limit"])}">' if filters.get("limit") else "")
+        + f'<input type="hidden" name="tz" value="{escape(filters.get("tz", ""))}">'
         + field("actor", "actor", listed=True)
         + field("target", "target", listed=True)
         + field("action", "action", listed=True)
@@ -350,7 +388,7 @@ def session_page(
     )
     with_difficulty = any(r.details.get("difficulty") for r in records)
     by_id = {r.id: r for r in records if r.id}
-    rows = []
+    rows: list[str] = []
     lines: dict[str, Any] = {}
     zone_labels: dict[str, str] = {}
     labelled: set[str] = set()
@@ -394,12 +432,17 @@ def session_page(
                 else escape(t["override"][:1].upper() + t["override"][1:])
             )
             notes = f"<strong>{what}</strong>: " + escape(r.reason or "")
+        else:
+            notes += _why(r, lang)
         kind = " override" if r.kind == "override" else ""
         reaction = f' <span class="muted">({escape(t["reaction"])})</span>' if r.reaction else ""
         extra = f"<td>{rejudged_cell}</td>" if rejudged is not None else ""
         difficulty_cell = f'<td class="difficulty">{escape(difficulty)}</td>' if with_difficulty else ""
         rows.append(
-            f'<tr class="ruling{kind}{changed}" data-record="{escape(rid)}" tabindex="0" aria-selected="false">'
+            # One tab stop for the whole table (the first row; log.js moves it with the arrow keys), so the
+            # paging links after it are one Tab away, not one per row.
+            f'<tr class="ruling{kind}{changed}" data-record="{escape(rid)}" tabindex="{0 if not rows else -1}"'
+            ' aria-selected="false">'
             f'<td class="time">{_time(r.time)}</td><td class="scene">{escape(scene_name)}</td>'
             f'<td class="actor">{_party(r, "actor")}</td><td class="target">{_party(r, "target")}</td>'
             f'<td class="action">{escape(label(r.ruleset, "action", r.action, lang))}{reaction}</td>'
@@ -438,11 +481,13 @@ def session_page(
         paging.append(
             f'<a id="next-page" rel="next" href="{escape(base + "?" + urlencode(nxt))}">{escape(t["next_page"])}</a>'
         )
+        last = {**query, "before": LAST_PAGE, "lang": lang}  # the newest rulings, however long the session
+        paging.append(f'<a id="last-page" href="{escape(base + "?" + urlencode(last))}">{escape(t["last_page"])}</a>')
     exports = " · ".join(
         f'<a class="export-{ext}" href="{escape(api)}/export.{ext}?lang={lang}" download>{name}</a>'
         for ext, name in (("md", "Markdown"), ("csv", "CSV"), ("jsonl", "JSONL"))
     )
-    title = session.name or _short_time(session.started)
+    title = session.name or _short_time(session.started) + " UTC"
     error_html = f'<p class="error" role="alert">{escape(t["bad_filter"])}: {escape(error)}</p>' if error else ""
     texts = {
         "from": t["line_from"],
@@ -454,29 +499,30 @@ def session_page(
     }
     data = {
         "rulings": lines,
-        "snapshotUrl": f"/api/worlds/{_path(session.world)}/snapshots/",
+        "snapshotUrl": f"{root}/api/worlds/{_path(session.world)}/snapshots/",
         "texts": texts,
         "zones": zone_labels,
         "palette": dict(PALETTE),
     }
     body = (
-        f'<p><a href="/log/?lang={lang}">← {escape(t["back"])}</a></p>'
+        f'<p><a href="{escape(root)}/log/?lang={lang}">← {escape(t["back"])}</a></p>'
         f"<h2>{escape(session.name) if session.name else _time(session.started)} "
         f'<span class="muted">{world_html(session.world, session.world_name)}</span></h2>'
         f'<p class="session-facts">{escape(t["started"])}: {_time(session.started)} · {escape(t["ended"])}: '
         f"{_time(session.ended) or escape(t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
         f"{escape(t['export'])}: {exports}</p>{error_html}{form}"
         + _rejudge_form(t, lang, base, filters, rejudge, summary)
-        + '<div class="layout"><div class="rows"><table id="rulings"><thead><tr>'
-        + "".join(f"<th>{escape(t[k])}</th>" for k in columns)
+        + '<div class="layout"><div class="rows"><table id="rulings">'
+        + f'<caption class="visually-hidden">{escape(t["table_help"])}</caption><thead><tr>'
+        + "".join(f'<th scope="col">{escape(t[k])}{ZONE_LABEL if k == "time" else ""}</th>' for k in columns)
         + f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
         f'<section class="map-pane" aria-label="{escape(t["map"])}"><svg id="map" '
         'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1000 1000" preserveAspectRatio="xMidYMid meet" '
-        'role="img"></svg>'
+        'role="img" aria-labelledby="map-caption"></svg>'
         f'<p id="map-caption" class="muted" aria-live="polite">{escape(t["map_help"])}</p></section></div>'
         f'<nav class="paging" aria-label="{escape(t["paging"])}">{" · ".join(paging)}</nav>'
         f'<script type="application/json" id="log-data">{_json_for_script(data)}</script>'
-        '<script src="/log/static/log.js" defer></script>'
-        f"{_LOCAL_TIMES}"
+        f'<script src="{escape(root)}/log/static/log.js" defer></script>'
+        f"{_local_times(root)}"
     )
-    return _document(lang, title, body, header=_logout(lang))
+    return _document(lang, title, body, header=_logout(lang, root))

@@ -29,6 +29,7 @@ from .ids import new_id
 from .records import Party, RulingRecord, SceneSnapshot
 from .snapshot_delta import Replayer, delta
 from .store import (
+    END_ID,
     LoggedSession,
     LogStore,
     RulingFilter,
@@ -484,8 +485,9 @@ class SqlLogStore(LogStore):
             next_cursor = encode_cursor(str(records[-1].id)) if more and records else None
             previous = encode_cursor(str(records[0].id)) if after is not None and records else None
         else:
-            # A page before a cursor has rulings after it (the one the cursor names, at least).
-            next_cursor = encode_cursor(str(records[-1].id)) if records else None
+            # A page before a cursor has rulings after it (the one the cursor names, at least) — unless the
+            # cursor is past every record (``LAST_PAGE``): that page is the last.
+            next_cursor = encode_cursor(str(records[-1].id)) if records and until != END_ID else None
             previous = encode_cursor(str(records[0].id)) if more and records else None
         keys = {str(row[0]): str(row[2]) for row in rows if row[2] is not None}
         return RulingPage(records, next_cursor, keys, previous)

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,6 +30,8 @@ from .records import Party, RulingRecord, SceneSnapshot
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
+    "END_ID",
+    "LAST_PAGE",
     "LogOpenError",
     "LogStore",
     "LoggedSession",
@@ -135,6 +138,12 @@ def format_time(value: datetime) -> str:
 def encode_cursor(record_id: str) -> str:
     """An opaque pagination cursor for the page after ``record_id``."""
     return base64.urlsafe_b64encode(record_id.encode()).decode().rstrip("=")
+
+
+#: An id after every record's (no record id starts with "Z": the first character holds the top of the time).
+END_ID: Final = "Z" * 26
+#: ``before=LAST_PAGE`` gives a session's (or a filter's) last page: the ``limit`` newest records.
+LAST_PAGE: Final = base64.urlsafe_b64encode(END_ID.encode()).decode().rstrip("=")
 
 
 def decode_cursor(cursor: str) -> str:

@@ -7,6 +7,7 @@ import io
 import json
 import threading
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,12 +15,13 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from bridge.log import http as log_http
-from bridge.log.export import CSV_COLUMNS
+from bridge.log.export import CSV_BOM, CSV_COLUMNS
 from bridge.log.http import COOKIE_NAME, create_log_app
 from bridge.log.records import RulingRecord
 from bridge.log.sql import SqlLogStore
+from bridge.log.store import LAST_PAGE
 
-from .sample import DOCKS, ruling
+from .sample import DOCKS, T0, ruling
 
 BRIDGE = {"Authorization": "Bearer bridge-secret"}
 ASHES = {"Authorization": "Bearer ashes-secret"}
@@ -178,7 +180,8 @@ async def test_exports_stream_jsonl_and_csv(
     assert "attachment" in response.headers["Content-Disposition"]
     lines = (await response.text()).splitlines()
     assert [RulingRecord.model_validate(json.loads(line)) for line in lines] == logged
-    rows = list(csv.reader(io.StringIO(await (await client.get(url + "/export.csv", headers=ASHES)).text())))
+    text = await (await client.get(url + "/export.csv", headers=ASHES)).text()
+    rows = list(csv.reader(io.StringIO(text.removeprefix(CSV_BOM))))
     assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == 13
     assert rows[1][CSV_COLUMNS.index("actor_name")] == "Sniper"
     md = await (await client.get(url + "/export.md", headers=ASHES)).text()
@@ -200,14 +203,14 @@ async def test_login_sets_httponly_cookie_and_pages_render(
     listing = await client.get("/log/")
     assert listing.status == 200 and str(logged[0].session) in await listing.text()
     page = await (await client.get(session_path)).text()
-    assert page.count('class="ruling') == 12 and "<th>Time</th>" in page and "BS Attack" in page
+    assert page.count('class="ruling') == 12 and '<th scope="col">Time<span' in page and "BS Attack" in page
     assert '<time datetime="' in page and " UTC</time>" in page  # UTC until log.js shows local time
     spanish = await (await client.get(session_path, headers={"Accept-Language": "es-ES,es;q=0.9,en;q=0.5"})).text()
-    assert 'lang="es"' in spanish and "<th>Hora</th>" in spanish and "Ataque CD" in spanish
-    assert "<th>Hora</th>" in await (await client.get(session_path + "?lang=es")).text()
+    assert 'lang="es"' in spanish and '<th scope="col">Hora<span' in spanish and "Ataque CD" in spanish
+    assert '<th scope="col">Hora<span' in await (await client.get(session_path + "?lang=es")).text()
     filtered = await (await client.get(session_path, params={"actor": "Sniper"})).text()
     assert filtered.count('class="ruling') == 4
-    assert (await client.get("/log/w-other/" + str(logged[0].session), allow_redirects=False)).status == 303
+    assert (await client.get("/log/w-other/" + str(logged[0].session), allow_redirects=False)).status == 404
     token = client.session.cookie_jar.filter_cookies(client.make_url("/log/"))[COOKIE_NAME].value
     out = await client.post("/log/logout", allow_redirects=False)
     assert out.status == 303
@@ -250,3 +253,92 @@ async def test_the_session_page_and_the_api_page_are_made_off_the_event_loop(
     assert len((await (await client.get(_rulings_url(logged[0]) + "/rulings", headers=ASHES)).json())["rulings"]) == 12
     assert {kind for kind, _ in made} == {"page", "api"}
     assert all(thread is not threading.main_thread() for _, thread in made)
+
+
+async def test_from_and_to_are_read_in_the_readers_time_zone_and_to_takes_its_whole_minute(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord], store: SqlLogStore
+) -> None:
+    """from/to without an offset are in tz (the zone the page shows); a to given to the minute keeps that whole minute.
+
+    The rulings are 19:00-19:11 UTC, 20:00-20:11 in Madrid; a tz the bridge does not know is a 400 naming tz.
+    """
+    await store.append(ruling(100, at=T0 + timedelta(minutes=3, seconds=30)))  # 20:03:30 in Madrid
+    url = _rulings_url(logged[0]) + "/rulings"
+    params = {"from": "2025-03-01T20:02", "to": "2025-03-01T20:03", "tz": "Europe/Madrid"}
+    body = await (await client.get(url, headers=ASHES, params=params)).json()
+    assert [r["time"][11:19] for r in body["rulings"]] == ["19:02:00", "19:03:00", "19:03:30"]
+    utc = await (await client.get(url, headers=ASHES, params={"from": "2025-03-01T19:10"})).json()
+    assert len(utc["rulings"]) == 2  # no tz: UTC, as before
+    day = await (await client.get(url, headers=ASHES, params={"to": "2025-03-01"})).json()
+    assert len(day["rulings"]) == 13  # a to given to the day keeps the whole day
+    bad = await client.get(url, headers=ASHES, params={**params, "tz": "Mars/Olympus_Mons"})
+    assert bad.status == 400 and "tz" in (await bad.json())["message"]
+
+
+async def test_the_last_page_is_one_link_away_and_has_no_next_page(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """before=LAST_PAGE gives the newest rulings (with a previous page, no next); the session page links to it."""
+    url = _rulings_url(logged[0]) + "/rulings"
+    last = await (await client.get(url, headers=ASHES, params={"limit": "5", "before": LAST_PAGE})).json()
+    assert [r["id"] for r in last["rulings"]] == [r.id for r in logged[-5:]]
+    assert last["next"] is None and last["previous"] is not None
+    await client.post("/log/login", data={"secret": "ashes-secret", "next": "/log/"})
+    page = await (await client.get(f"/log/{logged[0].world}/{logged[0].session}", params={"limit": "5"})).text()
+    assert 'id="last-page"' in page
+    shown = await (
+        await client.get(f"/log/{logged[0].world}/{logged[0].session}", params={"limit": "5", "before": LAST_PAGE})
+    ).text()
+    assert 'id="next-page"' not in shown and 'id="last-page"' not in shown and 'id="previous-page"' in shown
+
+
+async def test_exports_are_named_by_world_and_session_and_csv_opens_with_a_bom(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord], store: SqlLogStore
+) -> None:
+    """A downloaded export is named as the pages name world and session, never by ids; the CSV opens with a BOM."""
+    await store.append(ruling(50, world_name="Cenizas: «Ñ»"))
+    url = _rulings_url(logged[0])
+    response = await client.get(url + "/export.csv", headers=ASHES)
+    disposition = response.headers["Content-Disposition"]
+    assert "filename*=UTF-8''Cenizas_%20%C2%AB%C3%91%C2%BB%20-%202025-03-01%2019.00%20UTC.csv" in disposition
+    assert 'filename="Cenizas_ _ - 2025-03-01 19.00 UTC.csv"' in disposition
+    assert str(logged[0].session) not in disposition and "w-ashes" not in disposition
+    body = await response.read()
+    assert body.startswith(b"\xef\xbb\xbfid,kind,")
+    md = await client.get(url + "/export.md", headers=ASHES)
+    assert not (await md.read()).startswith(b"\xef\xbb\xbf")  # only the CSV, for spreadsheets
+
+
+async def test_behind_a_proxy_path_redirects_and_the_cookie_stay_under_it(store: SqlLogStore) -> None:
+    """With --public-url http://…/a/ every redirect goes under /a/ and the sign-in cookie's path is /a/."""
+    (record,) = await store.append_many([ruling(0)])
+    app = create_log_app(check_secret=check_secret, store=store, public_url="http://127.0.0.1/a/")
+    async with TestClient(TestServer(app)) as client:
+        path = f"/log/{record.world}/{record.session}"
+        anonymous = await client.get(path, allow_redirects=False)
+        assert anonymous.status == 303 and anonymous.headers["Location"].startswith("/a/log/login?")
+        signed = await client.post("/log/login", data={"secret": "ashes-secret", "next": path}, allow_redirects=False)
+        assert signed.headers["Location"] == "/a" + path and "Path=/a/" in signed.headers["Set-Cookie"]
+        assert (await client.get("/log", allow_redirects=False)).headers["Location"] == "/a/log/"
+        out = await client.post("/log/logout", allow_redirects=False)
+        assert out.headers["Location"].startswith("/a/log/login") and "Path=/a/" in out.headers["Set-Cookie"]
+
+
+async def test_a_sign_in_that_ended_says_so_and_another_worlds_page_is_not_found(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """A cookie the bridge no longer knows goes to the form saying the sign-in ended (and is cleared).
+
+    Signed in for one world, another world's session page is a 404 with the way back, not the sign-in form again.
+    """
+    path = f"/log/{logged[0].world}/{logged[0].session}"
+    stale = await client.get(path, cookies={COOKIE_NAME: "from-before-a-restart"}, allow_redirects=False)
+    assert stale.status == 303 and "ended=1" in stale.headers["Location"]
+    assert f"{COOKIE_NAME}=" in stale.headers["Set-Cookie"] and "Max-Age=0" in stale.headers["Set-Cookie"]
+    form = await (await client.get(stale.headers["Location"])).text()
+    assert "Your sign-in has ended" in form and 'role="alert"' in form
+    assert "ended" not in await (await client.get("/log/login")).text()
+    await client.post("/log/login", data={"secret": "ashes-secret", "next": "/log/"})
+    foreign = await client.get(f"/log/w-other/{logged[0].session}", allow_redirects=False)
+    text = await foreign.text()
+    assert foreign.status == 404 and "No such session" in text and 'href="/log/?lang=en"' in text

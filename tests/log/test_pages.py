@@ -38,10 +38,10 @@ def test_scene_difficulty_and_modifier_are_read_as_people_read_them() -> None:
     choices = SessionChoices([], [], [], {"s-docks": "Los muelles"})
     page = session_page("es", SESSION, [row], filters={}, next_cursor=None, choices=choices)
     assert '<td class="scene">Los muelles</td>' in page and "s-docks</td>" not in page
-    assert '<td class="difficulty">Formidable</td>' in page and "<th>Dificultad</th>" in page
+    assert '<td class="difficulty">Formidable</td>' in page and '<th scope="col">Dificultad</th>' in page
     assert '<td class="mod">\u22126</td>' in page and '<td class="action">Observación</td>' in page
     infinity = session_page("en", SESSION, [ruling(0).model_copy(update={"id": "01R"})], filters={}, next_cursor=None)
-    assert "<th>Difficulty</th>" not in infinity  # only pages holding a Traveller ruling have the column
+    assert ">Difficulty</th>" not in infinity  # only pages holding a Traveller ruling have the column
 
 
 def test_rejudge_choices_name_editions_in_the_readers_words() -> None:
@@ -68,3 +68,80 @@ def test_worlds_are_shown_by_their_name_with_the_id_only_as_a_tooltip() -> None:
     page = session_page("es", named, [], filters={}, next_cursor=None)
     assert f'<span class="muted">{shown}</span></h2>' in page and ">w-ashes<" not in page
     assert '<span class="world muted">w-ashes</span>' in session_page("en", SESSION, [], filters={}, next_cursor=None)
+
+
+def test_a_rulings_why_lists_every_candidate_with_its_reason_and_each_source_by_title() -> None:
+    """Each row's "Why" shows every candidate MOD (applied or not, with its reason) and each citation by its title.
+
+    Escaped, in the page's words ("not applied", "no aplicado"); a citation logged under a seed's file name reads as
+    its source's title; an override (the GM's word, not a ruling) has none.
+    """
+    row = ruling(0).model_copy(
+        update={
+            "id": "01ROW0000000000000000000000",
+            "modifiers": [
+                {
+                    "source": "zone",
+                    "zone": "low",
+                    "value": -3,
+                    "applied": False,
+                    "label": "Low <Visibility> Zone",
+                    "reason": "Visibility Zone MODs never stack: only the most restrictive one applies.",
+                },
+                {"source": "zone", "zone": "poor", "value": -6, "applied": True, "label": "Poor Visibility Zone"},
+            ],
+            "citations": [
+                "001_a0e8dce3ac9e4c22.txt: Any Skill, Special Skill or piece of Equipment that requires LoF, except "
+                "Dodge, and is performed from, into, or through a Visibility Zone suffers a MOD to the relevant "
+                "Attribute in the required Roll.",
+                "Infinity N4 Core Rules — Visibility Conditions: Poor Visibility Zones apply a MOD of -6.",
+            ],
+        }
+    )
+    override = ruling(1).model_copy(
+        update={"id": "01OVR0000000000000000000000", "kind": "override", "overrides": row.id, "reason": "cover"}
+    )
+    page = session_page("en", SESSION, [row, override], filters={}, next_cursor=None)
+    cells = re.findall(r'<td class="notes">(.*?)</td>', page)
+    assert '<details class="why"><summary>Why</summary>' in cells[0] and "details" not in cells[1]
+    assert "<li>Low &lt;Visibility&gt; Zone \u22123 — not applied: Visibility Zone MODs never stack" in cells[0]
+    assert "<li>Poor Visibility Zone \u22126 — applied</li>" in cells[0]
+    assert (
+        "<li>Infinity N4 Core Rules — Visibility Conditions: Poor Visibility Zones apply a MOD of -6.</li>" in cells[0]
+    )
+    assert ".txt" not in cells[0] and "<li>Infinity N4 Core Rules — Visibility Conditions: Any Skill" in cells[0]
+    spanish = session_page("es", SESSION, [row], filters={}, next_cursor=None)
+    assert "<summary>Por qué</summary>" in spanish and "— no aplicado: " in spanish and "Fuentes" in spanish
+
+
+def test_the_table_is_one_tab_stop_headed_by_its_columns_and_times_say_their_zone() -> None:
+    """Only the first row is in the tab order (the arrow keys move from it); headers are column headers.
+
+    The Time header and the From/To fields say "(UTC)" until the page's script names the reader's zone; the filter
+    form carries that zone (tz), and paging keeps it; the last page is one link away.
+    """
+    rows = [ruling(n).model_copy(update={"id": f"01ROW{n:021d}"}) for n in range(3)]
+    page = session_page(
+        "en", SESSION, rows, filters={"tz": "Europe/Madrid", "from": "2025-03-01T20:00"}, next_cursor="NEXT"
+    )
+    assert re.findall(r'<tr class="ruling" data-record="[^"]+" tabindex="(-?\d)"', page) == ["0", "-1", "-1"]
+    assert '<th scope="col">Time<span class="tz" data-tz> (UTC)</span></th>' in page
+    assert '<span>From<span class="tz" data-tz> (UTC)</span></span><input type="datetime-local" name="from"' in page
+    assert '<input type="hidden" name="tz" value="Europe/Madrid">' in page
+    assert "tz=Europe%2FMadrid" in re.search(r'id="next-page"[^>]*href="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    last = re.search(r'id="last-page" href="([^"]+)"', page)
+    assert last is not None and "before=" in last.group(1) and "from=2025-03-01T20%3A00" in last.group(1)
+    assert '<caption class="visually-hidden">' in page and 'aria-labelledby="map-caption"' in page
+    listed = sessions_page("en", [SESSION])
+    assert '<th scope="col">Started<span class="tz" data-tz> (UTC)</span></th>' in listed
+
+
+def test_every_link_form_and_script_starts_with_the_proxy_path() -> None:
+    """Behind a proxy path (root "/a"), every href, form action, script and the map's snapshot URL start with it."""
+    rows = [ruling(0).model_copy(update={"id": "01ROW0000000000000000000000"})]
+    page = session_page("en", SESSION, rows, filters={}, next_cursor="NEXT", root="/a")
+    listed = sessions_page("en", [SESSION], root="/a")
+    for markup in (page, listed):
+        targets = re.findall(r'(?:href|action|src)="([^"]+)"', markup)
+        assert targets and all(t.startswith("/a/") for t in targets), targets
+    assert '"snapshotUrl":"/a/api/worlds/w-ashes/snapshots/"' in page

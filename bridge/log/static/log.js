@@ -191,14 +191,30 @@
     draw(row.dataset.record);
   }
 
-  for (const row of document.querySelectorAll("tr.ruling")) {
-    row.addEventListener("click", () => select(row));
+  // The table is one tab stop: the row last moved to holds it (tabindex 0), the arrow keys, Home and End
+  // move between rows, Enter or Space selects one (as a click does).
+  const rows = [...document.querySelectorAll("tr.ruling")];
+  function focusRow(row) {
+    for (const other of rows) other.tabIndex = other === row ? 0 : -1;
+    row.focus();
+  }
+  const moves = { ArrowDown: 1, ArrowUp: -1, Home: -Infinity, End: Infinity };
+  // Each row's "Why" opens with a click, or with Enter on its row: not one more tab stop per row.
+  for (const summary of document.querySelectorAll("#rulings details.why summary")) summary.tabIndex = -1;
+  rows.forEach((row, index) => {
+    row.addEventListener("click", () => { focusRow(row); select(row); });
     row.addEventListener("keydown", (event) => {
       if (event.key === "Enter" || event.key === " ") {
         event.preventDefault();
         select(row);
+        const why = row.querySelector("details.why");  // from the keyboard, its reasons and sources open too
+        if (why) why.open = true;
+      } else if (event.key in moves) {
+        event.preventDefault();
+        const to = Math.min(rows.length - 1, Math.max(0, index + moves[event.key]));
+        focusRow(rows[to]);
       }
     });
-  }
+  });
   draw(null);
 })();

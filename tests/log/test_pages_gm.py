@@ -1,0 +1,191 @@
+"""The log's pages as a GM meets them after a session, in a real headless Chromium over a real port.
+
+Behind a reverse proxy on a path (``--public-url http://host/a/``, the proxy strips ``/a``), in the GM's
+own time zone (the browser's), and from the keyboard. The proxy is a small aiohttp application of this
+file that forwards every request under ``/a/`` to the log's port, as nginx's ``location /a/ {
+proxy_pass http://127.0.0.1:8765/; }`` does (docs/operations.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from playwright.async_api import BrowserContext, async_playwright
+
+from bridge.log.http import create_log_app
+from bridge.log.records import RulingRecord
+from bridge.log.sql import SqlLogStore
+
+from .sample import ruling
+from .test_http import check_secret
+from .test_pages_browser import CHROMIUM, FLAGS
+
+pytestmark = pytest.mark.parametrize("backend", ["sqlite"])  # pages, not the store: both stores serve them alike
+
+#: Headers the proxy passes on each way (hop-by-hop ones and the length are its own business).
+_REQUEST_HEADERS = ("Cookie", "Content-Type", "Accept", "Accept-Language", "Origin", "Sec-Fetch-Site", "Authorization")
+_RESPONSE_HEADERS = ("Location", "Content-Type", "Content-Disposition", "Cache-Control", "Content-Security-Policy")
+
+
+def path_proxy(upstream: str, prefix: str = "/a") -> web.Application:
+    """A reverse proxy serving ``upstream`` under ``prefix``: ``/a/log/`` → ``upstream/log/``; redirects untouched."""
+
+    async def forward(request: web.Request) -> web.StreamResponse:
+        if not request.path.startswith(prefix + "/"):
+            raise web.HTTPNotFound(text=f"not under {prefix}/ on this proxy")
+        target = upstream + request.raw_path.removeprefix(prefix)
+        headers = {k: v for k, v in request.headers.items() if k in _REQUEST_HEADERS}
+        async with (
+            aiohttp.ClientSession() as client,
+            client.request(
+                request.method, target, headers=headers, data=await request.read(), allow_redirects=False
+            ) as answer,
+        ):
+            response = web.Response(status=answer.status, body=await answer.read())
+            for name in _RESPONSE_HEADERS:
+                if name in answer.headers:
+                    response.headers[name] = answer.headers[name]
+            for cookie in answer.headers.getall("Set-Cookie", []):
+                response.headers.add("Set-Cookie", cookie)
+            return response
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", forward)
+    return app
+
+
+@pytest.fixture
+async def madrid(tmp_path: Path) -> AsyncIterator[BrowserContext]:
+    """A headless Chromium with a fresh profile whose clock is in Madrid (UTC+1 in March)."""
+    async with async_playwright() as playwright:
+        context = await playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=FLAGS,
+            viewport={"width": 1400, "height": 900},
+            timezone_id="Europe/Madrid",
+            accept_downloads=True,
+        )
+        try:
+            yield context
+        finally:
+            await context.close()
+
+
+@pytest.fixture
+async def logged(store: SqlLogStore) -> list[RulingRecord]:
+    """Eight rulings, 19:00-19:07 UTC on 1 March 2025 (20:00-20:07 in Madrid)."""
+    return await store.append_many([ruling(n, world_name="Ashes of Kaldor") for n in range(8)])
+
+
+async def test_behind_a_proxy_path_a_gm_signs_in_reads_draws_exports_and_signs_out(
+    store: SqlLogStore, logged: list[RulingRecord], madrid: BrowserContext
+) -> None:
+    """Behind a proxy on /a/ every step stays under /a/: sign in, open a session, draw a ruling, export, sign out.
+
+    Each redirect, link, script and the map's snapshot are fetched through the proxy (nothing under /log/ or /api/ at
+    the proxy's top, which is another bridge's or nobody's); the export downloads under its readable name.
+    """
+    log = TestServer(create_log_app(check_secret=check_secret, store=store, public_url="http://127.0.0.1/a/"))
+    await log.start_server()
+    proxy = TestServer(path_proxy(str(log.make_url("")).rstrip("/")))
+    await proxy.start_server()
+    try:
+        page = await madrid.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        outside: list[str] = []
+        page.on("request", lambda r: outside.append(r.url) if "/a/" not in r.url else None)
+        await page.goto(str(proxy.make_url("/a/log/")))
+        assert "/a/log/login" in page.url
+        await page.fill("input[name=secret]", "ashes-secret")
+        await page.click("button[type=submit]")
+        await page.wait_for_selector("#sessions a")
+        await page.click("#sessions tbody a")
+        await page.wait_for_selector("#map g.zone")  # the snapshot came through /a/api/…
+        await page.click("#rulings tbody tr.ruling >> nth=2")
+        await page.locator("#map line.sight").wait_for()
+        async with page.expect_download() as download:
+            await page.click("a.export-csv")
+        assert (await download.value).suggested_filename == "Ashes of Kaldor - 2025-03-01 19.00 UTC.csv"
+        await page.click("header button[type=submit]")  # sign out
+        await page.wait_for_url("**/a/log/login**")
+        await page.goto(str(proxy.make_url("/a/log/")))
+        assert "/a/log/login" in page.url  # signed out for good
+        assert outside == [] and errors == []
+    finally:
+        await proxy.close()
+        await log.close()
+
+
+async def test_times_and_the_from_to_filter_are_in_the_gms_own_time_zone(
+    store: SqlLogStore, logged: list[RulingRecord], madrid: BrowserContext
+) -> None:
+    """A GM in Madrid reads 8:02 PM where the log holds 19:02 UTC, headed "(Europe/Madrid)", and filters by that time.
+
+    From 20:02 to 20:04, typed as the table shows them, finds the three rulings shown at 20:02, 20:03 and 20:04; the
+    session's start outside the table names its zone.
+    """
+    server = TestServer(create_log_app(check_secret=check_secret, store=store))
+    await server.start_server()
+    try:
+        page = await madrid.new_page()
+        await page.goto(str(server.make_url(f"/log/{logged[0].world}/{logged[0].session}?lang=en")))
+        await page.fill("input[name=secret]", "ashes-secret")
+        await page.click("button[type=submit]")
+        await page.wait_for_selector("#rulings tbody tr.ruling")
+        assert await page.inner_text("#rulings thead th >> nth=0") == "Time (Europe/Madrid)"
+        assert "8:02:00 PM" in await page.inner_text("#rulings tbody tr.ruling >> nth=2 >> td.time")
+        assert "GMT+1" in await page.inner_text(".session-facts time >> nth=0")
+        assert "From (Europe/Madrid)" in await page.inner_text("form.filters")
+        await page.fill("input[name=from]", "2025-03-01T20:02")
+        await page.fill("input[name=to]", "2025-03-01T20:04")
+        await page.click("#apply")
+        await page.wait_for_url("**tz=Europe%2FMadrid**")
+        shown = await page.locator("#rulings tbody tr.ruling").evaluate_all("(rs) => rs.map((r) => r.dataset.record)")
+        assert shown == [r.id for r in logged[2:5]]
+        assert await page.input_value("input[name=from]") == "2025-03-01T20:02"  # as typed, in the GM's zone
+    finally:
+        await server.close()
+
+
+async def test_from_the_keyboard_the_table_is_one_tab_stop_and_enter_opens_a_rulings_why(
+    store: SqlLogStore, logged: list[RulingRecord], madrid: BrowserContext
+) -> None:
+    """Arrow keys move between rows; Enter selects one, draws it and opens its why; Tab leaves the table.
+
+    With five rows a page, the next page is one Tab after the table, not one per row.
+    """
+    server = TestServer(create_log_app(check_secret=check_secret, store=store))
+    await server.start_server()
+    try:
+        page = await madrid.new_page()
+        await page.goto(str(server.make_url(f"/log/{logged[0].world}/{logged[0].session}?lang=en&limit=5")))
+        await page.fill("input[name=secret]", "ashes-secret")
+        await page.click("button[type=submit]")
+        await page.wait_for_selector("#rulings tbody tr.ruling")
+        await page.focus("#rulings tbody tr.ruling >> nth=0")
+        await page.keyboard.press("ArrowDown")
+        await page.keyboard.press("ArrowDown")
+        focused = await page.evaluate("document.activeElement.dataset.record")
+        assert focused == logged[2].id
+        await page.keyboard.press("Enter")
+        row = page.locator(f'tr[data-record="{logged[2].id}"]')
+        assert await row.get_attribute("aria-selected") == "true"
+        await page.locator("#map line.sight").wait_for()
+        why = row.locator("details.why")
+        assert await why.evaluate("(d) => d.open") is True
+        assert "Poor Visibility Zone \u22126 — applied" in await why.inner_text()
+        assert "Infinity N4" in await why.locator("ul.citations").inner_text()
+        await page.keyboard.press("Tab")
+        assert await page.evaluate("document.activeElement.id") == "next-page"
+        await page.keyboard.press("Shift+Tab")
+        assert await page.evaluate("document.activeElement.dataset.record") == logged[2].id  # back to the row left
+    finally:
+        await server.close()
