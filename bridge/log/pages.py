@@ -182,19 +182,22 @@ def _party(record: RulingRecord, which: str) -> str:
     return escape(party.name or party.id)  # tokens by name; a token without one keeps its id
 
 
-def crossing_text(record: RulingRecord, crossing: Mapping[str, Any], lang: str) -> str:
+def crossing_text(
+    record: RulingRecord, crossing: Mapping[str, Any], lang: str, regions: Mapping[str, str] | None = None
+) -> str:
     """How the line met a zone, in words: "through Low Visibility Zone (Harbour haze)" — the kind and the
-    zone type by their labels, the region by the name the GM gave it (from the ruling's snapshot)."""
+    zone type by their labels, the region by the name the GM gave it (from the ruling's snapshot, else
+    ``regions``: the names the session's latest snapshot of the scene gives, as a page has them)."""
     kind = label(record.ruleset, "kind", str(crossing.get("kind", "")), lang)
     zone = label(record.ruleset, "zone", str(crossing.get("zone", "")), lang)
     region_id = crossing.get("region")
     names = {r.get("id"): r.get("name") for r in (record.snapshot.regions if record.snapshot else [])}
-    name = names.get(region_id) or ""
+    name = names.get(region_id) or (regions or {}).get(str(region_id)) or ""
     return f"{kind} {zone}" + (f" ({name})" if name and name != zone else "")
 
 
-def _crossings(record: RulingRecord, lang: str) -> str:
-    return "<br>".join(escape(crossing_text(record, c, lang)) for c in record.crossings)
+def _crossings(record: RulingRecord, lang: str, regions: Mapping[str, str] | None = None) -> str:
+    return "<br>".join(escape(crossing_text(record, c, lang, regions)) for c in record.crossings)
 
 
 def _json_for_script(data: Any) -> str:
@@ -447,7 +450,8 @@ def session_page(
             f'<td class="actor">{_party(r, "actor")}</td><td class="target">{_party(r, "target")}</td>'
             f'<td class="action">{escape(label(r.ruleset, "action", r.action, lang))}{reaction}</td>'
             f'<td class="allowed">{allowed}</td><td class="mod">{escape(mod)}</td>{difficulty_cell}'
-            f'<td class="crossings">{_crossings(r, lang)}</td><td class="notes">{notes}</td>{extra}</tr>'
+            f'<td class="crossings">{_crossings(r, lang, choices.regions.get(r.scene))}</td>'
+            f'<td class="notes">{notes}</td>{extra}</tr>'
         )
     columns = ["time", "scene", "actor", "target", "action", "allowed", "mod"]
     if with_difficulty:

@@ -512,12 +512,15 @@ class SqlLogStore(LogStore):
                 if rows:
                     latest[scene] = str(rows[0][0])
             snapshots = await self._load_snapshots(db, set(latest.values()))
-        scenes = {}
+        scenes: dict[str, str] = {}
+        regions: dict[str, dict[str, str]] = {}
         for scene, key in latest.items():
             snapshot = snapshots.get(key)
             if snapshot is not None and snapshot.name:
                 scenes[scene] = snapshot.name
-        return SessionChoices(actors, targets, actions, scenes)
+            if snapshot is not None:
+                regions[scene] = {str(r.get("id")): str(r["name"]) for r in snapshot.regions if r.get("name")}
+        return SessionChoices(actors, targets, actions, scenes, regions)
 
     async def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
         cursor: str | None = None

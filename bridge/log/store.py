@@ -109,12 +109,15 @@ class RulingPage:
 @dataclass(frozen=True)
 class SessionChoices:
     """What a session's filters can be given: the names of its actors and targets, its action ids and
-    the names of its scenes by id (from each scene's latest snapshot), each sorted."""
+    the names of its scenes by id (from each scene's latest snapshot), each sorted; and, from the same
+    snapshots, the names of each scene's regions by id (``regions[scene][region]``), with which a page
+    names the zones a ruling crossed without loading every ruling's snapshot."""
 
     actors: list[str]
     targets: list[str]
     actions: list[str]
     scenes: dict[str, str]
+    regions: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 # --- Times and cursors ----------------------------------------------------------------------------

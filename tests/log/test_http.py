@@ -342,3 +342,17 @@ async def test_a_sign_in_that_ended_says_so_and_another_worlds_page_is_not_found
     foreign = await client.get(f"/log/w-other/{logged[0].session}", allow_redirects=False)
     text = await foreign.text()
     assert foreign.status == 404 and "No such session" in text and 'href="/log/?lang=en"' in text
+
+
+async def test_the_session_page_names_the_zones_a_ruling_crossed_by_the_names_the_gm_gave_them(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """The page names a crossed region as the GM named it ("through Poor Visibility Zone (Fog)"), as the Markdown does.
+
+    The page's rulings carry their snapshot by key only; the names come from the session's latest snapshot.
+    """
+    await client.post("/log/login", data={"secret": "ashes-secret", "next": "/log/"})
+    page = await (await client.get(f"/log/{logged[0].world}/{logged[0].session}")).text()
+    assert page.count('<td class="crossings">through Poor Visibility Zone (Fog)</td>') == 12
+    md = await (await client.get(_rulings_url(logged[0]) + "/export.md")).text()
+    assert "| through Poor Visibility Zone (Fog) |" in md
