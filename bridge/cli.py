@@ -272,6 +272,14 @@ def _parser() -> argparse.ArgumentParser:
         help="work one ruling may ask for in a scene whose Sight lines setting is Best line: pairs × 81 lines tried "
         f"per pair × (zones + walls) {_default(defaults.max_best_line_tests)}",
     )
+    limits.add_argument(
+        "--max-log-record-bytes",
+        type=at_least(1024, integer=True),
+        default=defaults.max_log_record_bytes,
+        help="bytes one logged ruling may add to the log: its options, the user's name and the tokens it read "
+        "(those whose light may reach the target) are kept with every ruling "
+        f"{_default(defaults.max_log_record_bytes, 'bytes')}",
+    )
     serve.add_argument(
         "--ws-compress",
         action="store_true",
@@ -467,6 +475,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_watch_pairs=args.max_watch_pairs,
         max_watch_tests=args.max_watch_tests,
         max_best_line_tests=args.max_best_line_tests,
+        max_log_record_bytes=args.max_log_record_bytes,
     )
 
     def announce(line: str) -> None:

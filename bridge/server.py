@@ -217,6 +217,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             watch_pairs=config.max_watch_pairs,
             watch_tests=config.max_watch_tests,
             best_line_tests=config.max_best_line_tests,
+            log_record_bytes=config.max_log_record_bytes,
             max_depth=config.max_nesting,
         ),
     )

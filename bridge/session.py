@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 
 from . import __version__, stages
 from .core.ignored import Ignored
@@ -265,6 +266,11 @@ class Limits:
     #: In a ``rules.lines: "best"`` scene, the line tests one message asks for: sampled lines (at most
     #: :data:`BEST_LINES` a pair) × pairs × (zones + walls), each line being tested against each of them.
     best_line_tests: int = 50_000
+    #: Bytes one logged ruling's record may take in the log (its JSON; the scene's snapshot, stored once per
+    #: scene version, not counted): the request's ``options``, the user and the tokens the ruling read (those
+    #: whose light may reach the target) are kept with every record, so a small message could otherwise
+    #: make the log hold megabytes, and every other world's logged rulings wait while they are written.
+    log_record_bytes: int = 64 * 1024
     #: Ordered pairs of a scene up to which ``adjudicate`` is answered from a whole-scene engine kept for
     #: the scene (:mod:`bridge.engines`; its first question pays one whole-scene pass); 0: never.
     engine_pairs: int = 40_000
@@ -592,6 +598,7 @@ class Session:
             return [Send(_adjudication_answer(message, state, ruling))]
         answer = _adjudication(message, state, ruling)
         record = self._record(message, state, ruling, answer)
+        self._check_record_size(record.record)
         return [StoreThenSend("append", message.id, world.id, record.time_at, record=record.record, answer=answer)]
 
     def rule(self, state: SceneState, message: Adjudicate) -> Ruling:
@@ -697,6 +704,34 @@ class Session:
             at=at,
         )
         return _PendingRecord(record, at)
+
+    def _check_record_size(self, record: RulingRecord) -> None:
+        """Refuse to log a ruling whose record would take more than the limit, naming what makes it large."""
+        most = self._limits.log_record_bytes
+        size = len(record.model_dump_json(exclude={"snapshot"}).encode())
+        if size <= most:
+            return
+        situation = record.situation or {}
+        tokens = situation.get("tokens", [])
+        parts = [
+            (_json_size(situation.get("options", {})), "options", "its options take {:,} bytes"),
+            (
+                _json_size(tokens),
+                "log",
+                f"the {len(tokens)} tokens it read (those whose light may reach the target) take {{:,}} bytes",
+            ),
+            (_json_size(record.user), "user", "the user's name and id take {:,} bytes"),
+        ]
+        part_size, field, what = max(parts, key=lambda part: part[0])
+        why = what.format(part_size) if 2 * part_size >= size else "its notes, citations and crossings take most of it"
+        raise TooLarge(
+            f"{field}: this ruling's log record would take {size:,} bytes ({why}), over the limit of {most:,}; "
+            "ask with log: false to have it answered without logging it",
+            field=field,
+            limit="log-record-bytes",
+            value=size,
+            max=most,
+        )
 
     def _session_start(self, message: SessionStart) -> list[Effect]:
         world = self._ready_world()
@@ -1271,6 +1306,11 @@ def watch_pairs(state: SceneState, tokens: frozenset[str] | None) -> int:
         return n * (n - 1)
     k = sum(1 for token_id in tokens if state.token(token_id) is not None)
     return n * (n - 1) - (n - k) * (n - k - 1)
+
+
+def _json_size(value: Any) -> int:
+    """Bytes ``value`` (JSON data or a model) takes as JSON, as the log writes it; 0 for ``None``."""
+    return 0 if value is None else len(to_json(value))
 
 
 def _frozen(value: Any) -> Any:

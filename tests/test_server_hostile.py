@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
@@ -198,3 +199,71 @@ def test_a_vanishing_ellipse_radius_is_refused_naming_the_field() -> None:
     answer = json.loads(encode(effect.message))
     assert answer["code"] == "invalid-message"
     assert answer["details"]["field"] == "scene.regions[0].shapes[0].radiusY"
+
+
+async def logged_requests(bridge: str) -> list[str]:
+    """The request ids of every ruling world w1's log holds (through the log's API on the same port)."""
+    headers = {"Authorization": f"Bearer {SECRET}"}
+    async with aiohttp.ClientSession(f"http://{bridge}", headers=headers) as http:
+        async with http.get("/api/worlds/w1/sessions") as response:
+            sessions = (await response.json())["sessions"]
+        found = []
+        for session in sessions:
+            async with http.get(f"/api/worlds/w1/sessions/{session['id']}/rulings?limit=1000") as response:
+                found += [ruling["request"] for ruling in (await response.json())["rulings"]]
+    return sorted(found)
+
+
+async def test_a_ruling_whose_options_would_fill_the_log_is_refused_and_nothing_is_logged(bridge: str) -> None:
+    """Options of 200 KB on a logged ruling: too-large (log-record-bytes, options), nothing logged; log: false answers.
+
+    Every logged record keeps the request's options: 100 such messages a second made the log grow 40 MB a second
+    and other worlds' logged rulings wait for it to be written.
+    """
+    ws = await ready(bridge)
+    async with ws:
+        big = {**adjudicate("big"), "options": {"note": "x" * 200_000}}
+        answer = await ask(ws, big)
+        assert answer["code"] == "too-large" and answer["id"] == "big"
+        details = answer["details"]
+        assert details["limit"] == "log-record-bytes" and details["field"] == "options"
+        assert details["max"] == 64 * 1024 and details["value"] > 200_000
+        assert "log: false" in answer["message"] and "options take" in answer["message"]
+        unlogged = await ask(ws, {**big, "id": "unlogged", "log": False})
+        assert unlogged["type"] == "adjudication" and unlogged["logged"] is False and unlogged["modifier"] == -6
+        ruling = await ask(ws, adjudicate("small"))
+        assert ruling["logged"] is True and ruling["modifier"] == -6
+    assert await logged_requests(bridge) == ["small"]
+
+
+async def test_a_ruling_reading_thousands_of_lit_tokens_is_not_logged_whole_each_time(bridge: str) -> None:
+    """A ruling that reads 800 lit tokens is refused logging (log-record-bytes, the tokens named); a few lit ones log.
+
+    A record keeps every token whose light may reach the target: a 150-byte adjudicate in a scene of 5,000 such
+    tokens stored 3.7 MB in the log each time.
+    """
+    ws = await ready(bridge)
+    async with ws:
+        scene = on_line_scene()
+        lit = [
+            {
+                "id": f"l{i}",
+                "name": f"Torch bearer {i}",
+                "x": 40 * (i % 40),
+                "y": 40 * (i // 40),
+                "light": {"radius": 1e6},
+            }
+            for i in range(800)
+        ]
+        scene["tokens"] += lit
+        assert (await ask(ws, {"type": "scene.sync", "id": "many", "scene": scene}))["type"] == "scene.synced"
+        answer = await ask(ws, adjudicate("lit"))
+        assert answer["code"] == "too-large" and answer["id"] == "lit"
+        assert answer["details"]["limit"] == "log-record-bytes" and answer["details"]["field"] == "log"
+        assert "the 802 tokens it read" in answer["message"]
+        assert (await ask(ws, {**adjudicate("unlogged"), "log": False}))["modifier"] == -6
+        scene["tokens"] = scene["tokens"][:12]
+        assert (await ask(ws, {"type": "scene.sync", "id": "few", "scene": scene}))["type"] == "scene.synced"
+        ruling = await ask(ws, adjudicate("few"))
+        assert ruling["logged"] is True and ruling["modifier"] == -6
+    assert await logged_requests(bridge) == ["few"]
