@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import tracemalloc
 from datetime import UTC, datetime
 
 from bridge.core.scene import Scene
-from bridge.log.capture import record_of, snapshot_of
+from bridge.log.capture import _content_hash, record_of, snapshot_of
 from bridge.log.records import Party
 from bridge.protocol import Adjudication
 
@@ -72,3 +75,37 @@ def test_record_of_an_answer_keeps_every_wire_field() -> None:
     }
     assert record.modifiers == [{"source": "zone", "value": -2, "applied": True, "label": "Smoke"}]
     assert record.time == at.isoformat() and record.id is None and record.session is None
+
+
+def test_a_large_scenes_key_is_the_hash_of_its_json_made_a_piece_at_a_time() -> None:
+    """A 50,000-wall scene's key is the SHA-256 of its sorted JSON, as before, never holding that whole text at once.
+
+    One ``json.dumps`` of it held the interpreter, and so every other world's answers, for 0.3-1.2 s.
+    """
+    walls = [{"id": f"w{i}", "c": [i % 9000, 0, i % 9000 + 50, 90], "sight": 20} for i in range(50_000)]
+    content = {"scene": "s", "name": "Docks", "grid": {"size": 100}, "regions": [], "walls": walls, "setting": {}}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":")).encode()
+    tracemalloc.start()
+    try:
+        digest = _content_hash(content)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert digest.hexdigest() == hashlib.sha256(text).hexdigest()
+    assert peak < len(text) // 10
+    scene = Scene.model_validate({**SCENE, "walls": walls[:3]})
+    by_text = json.dumps(
+        {
+            "scene": scene.id,
+            "name": scene.name,
+            "grid": scene.grid.model_dump(mode="json"),
+            "regions": [r.model_dump(mode="json", exclude_none=True) for r in scene.regions],
+            "walls": [w.model_dump(mode="json", exclude_none=True) for w in scene.walls],
+            "setting": scene.model_dump(
+                mode="json", exclude_none=True, exclude={"id", "name", "grid", "regions", "walls", "tokens"}
+            ),
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    assert snapshot_of(scene).key == hashlib.sha256(by_text.encode()).hexdigest()[:32]  # keys already logged stay
