@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import errno
 import os
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -68,6 +69,55 @@ def _lower(value: object) -> object:
     return value.lower() if isinstance(value, str) else value
 
 
+class _TurnLock:
+    """One writer at a time; those waiting take turns by world (the worlds a write touches), oldest first within
+    a world. A world with many writes waiting — 32 connections each starting a session, one transaction and one
+    ``fsync`` each — delays another world's next write by one of them, not by all (a first-come lock made
+    another world's logged ruling wait 80-150 ms behind such a flood)."""
+
+    def __init__(self) -> None:
+        self._held = False
+        self._waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+
+    @asynccontextmanager
+    async def turn(self, world: str) -> AsyncIterator[None]:
+        if self._held or self._waiting:
+            granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiting.setdefault(world, deque()).append(granted)
+            try:
+                await granted
+            except asyncio.CancelledError:
+                if granted.done() and not granted.cancelled():
+                    self._next()  # handed the turn as it was cancelled: pass it on
+                else:
+                    queue = self._waiting.get(world)
+                    if queue is not None and granted in queue:
+                        queue.remove(granted)
+                        if not queue:
+                            del self._waiting[world]
+                raise
+        else:
+            self._held = True
+        try:
+            yield
+        finally:
+            self._next()
+
+    def _next(self) -> None:
+        """Hand the lock to the oldest waiter of the world whose turn it is (that world then goes last)."""
+        while self._waiting:
+            world, queue = next(iter(self._waiting.items()))
+            granted = queue.popleft()
+            if queue:
+                self._waiting.move_to_end(world)
+            else:
+                del self._waiting[world]
+            if not granted.done():
+                granted.set_result(None)
+                return
+        self._held = False
+
+
 class SqliteLogStore(SqlLogStore):
     """The log in the SQLite file at ``path`` (created when missing; its directory must exist — a typo in
     ``--database`` is refused rather than silently growing a new directory tree)."""
@@ -77,7 +127,7 @@ class SqliteLogStore(SqlLogStore):
         self.path = path
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
-        self._write_lock = asyncio.Lock()
+        self._write_lock = _TurnLock()
 
     async def connect(self) -> None:
         if not self.path.parent.is_dir():
@@ -104,7 +154,7 @@ class SqliteLogStore(SqlLogStore):
     async def _write(self, locks: Sequence[str]) -> AsyncIterator[Executor]:
         if self._writer is None:
             raise RuntimeError("log store is not connected")
-        async with self._write_lock:
+        async with self._write_lock.turn(",".join(sorted(set(locks)))):
             await self._writer.execute("BEGIN IMMEDIATE")
             try:
                 yield _SqliteExecutor(self._writer)

@@ -436,3 +436,25 @@ async def test_a_changed_scenes_snapshot_is_compared_and_written_out_off_the_eve
         rows = await db.fetch("SELECT base FROM snapshots WHERE key = 'snap-docks-2'")
     assert [tuple(row) for row in rows] == [("snap-docks-1",)]  # stored as a delta, as before
     assert (await store.get_snapshot("w-ashes", "snap-docks-2")) == moved
+
+
+async def test_a_world_with_many_writes_waiting_does_not_hold_up_another_worlds(tmp_path: Path) -> None:
+    """Ten session starts of one world queued on SQLite's one writer: another world's, queued after them, is third.
+
+    First come, first served, it waited for all ten transactions (an fsync each): 80-150 ms behind such a flood.
+    """
+    store = make_store(f"sqlite://{tmp_path / 'log.db'}")
+    await store.connect()
+    done: list[str] = []
+
+    async def start(world: str, n: int) -> None:
+        await store.start_session(world, f"Game {n}", T0)
+        done.append(world)
+
+    try:
+        flood = [asyncio.create_task(start("w-flood", n)) for n in range(10)]
+        await asyncio.sleep(0)  # one writing, nine waiting
+        await asyncio.gather(*flood, start("w-quiet", 0))
+    finally:
+        await store.close()
+    assert len(done) == 11 and done.index("w-quiet") <= 2
