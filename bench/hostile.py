@@ -5,8 +5,9 @@
 A real ``sightline serve`` child process runs with its default limits. For each kind of message, the
 hostile world (holding a valid secret) builds the costliest one those limits let through — frames at
 the frame limit, polygons at the vertex limits, curves of radius 10⁸, a watch of the most segment tests, a
-``"best"`` scene at the most line tests — and sends it again and again, one after another, for the
-given time (a new scene version each time where the bridge would otherwise answer from its cache).
+``"best"`` scene at the most line tests, frames at four times the frame limit (read, then refused), logged
+rulings whose records or snapshots are the largest a small message can make — and sends it again and
+again, one after another, for the given time (a new scene version each time where the bridge would otherwise answer from its cache).
 Meanwhile another process, holding another world, pings the bridge every 20 ms.
 
 Printed per kind: the bridge process's CPU time per hostile message (from ``/proc``), the answer it
@@ -211,7 +212,7 @@ class Attack:
     name: str
     limits: str
     setup: list[dict[str, Any]]
-    step: Callable[[int], list[dict[str, Any]]]  # the messages of the n-th repetition
+    step: Callable[[int], list[dict[str, Any] | str]]  # the messages of the n-th repetition (a str: as it is)
 
 
 def attacks() -> list[Attack]:
@@ -286,6 +287,44 @@ def attacks() -> list[Attack]:
             "log": False,
         }
 
+    def walls_only(n: int) -> dict[str, Any]:
+        walls = [
+            {"id": f"w{i}", "c": [(i * 13) % 9900, (i * 29) % 9900, (i * 13) % 9900 + 150, (i * 29) % 9900 + 90]}
+            for i in range(n)
+        ]
+        return base_scene("walled", walls=walls)
+
+    n_walls = min(fill_frame(walls_only, DEFAULTS.max_walls), DEFAULTS.max_walls)
+
+    def logged(scene: str, n: int, **extra: Any) -> dict[str, Any]:
+        return {**adjudicate(scene, n), "log": True, **extra}
+
+    # A string option: every key of ``options`` is kept in the logged record (unknown keys only noted).
+    big_option = "x" * (FRAME - 64 * 1024)
+
+    def many_keys(n: int) -> dict[str, Any]:
+        return {
+            "type": "adjudicate",
+            "id": "a",
+            "scene": "small",
+            "actor": "a",
+            "target": "t",
+            "action": "bs-attack",
+            "options": {f"k{i}": i for i in range(n)},
+        }
+
+    n_keys = (FRAME - 64 * 1024) // len(' "k100000": 100000,')  # about what fills the frame
+
+    # Every token lights the whole scene: each logged ruling's record keeps every one of them (names fill the frame).
+    lit_scene = base_scene("lit")
+    lit_scene["tokens"] += [
+        {"id": f"l{i}", "name": "n" * 600, "x": (i * 37) % 9900, "y": (i * 91) % 9900, "light": {"radius": 1e6}}
+        for i in range(DEFAULTS.max_tokens - 2)
+    ]
+
+    # The largest frame the bridge reads before refusing it (4 × the limit), of 3-byte characters.
+    over = '{"type": "adjudicate", "id": "big", "options": {"note": "' + "\u20ac" * ((4 * FRAME - 1024) // 3) + '"}}'
+
     return [
         Attack(
             "polygon zones at the vertex limits",
@@ -338,6 +377,44 @@ def attacks() -> list[Attack]:
             f"1 pair × 81 lines × ({against // 2} zones + {against - against // 2} walls); move + adjudicate",
             [{"type": "scene.sync", "id": "setup", "scene": best}],
             lambda n: [move("best", n), adjudicate("best", n)],
+        ),
+        Attack(
+            "frames at 4 × the frame limit",
+            f"{len(over.encode()) / 2**20:.1f} MiB of 3-byte characters, refused (too-large)",
+            [],
+            lambda n: [over],
+        ),
+        Attack(
+            "logged rulings, one wall moved each time",
+            f"{n_walls:,} walls (a frame of {FRAME >> 20} MiB); a wall moved + a logged adjudicate",
+            [{"type": "scene.sync", "id": "setup", "scene": walls_only(n_walls)}],
+            lambda n: [
+                {
+                    "type": "scene.patch",
+                    "id": f"m{n}",
+                    "scene": "walled",
+                    "upsert": {"walls": [{"id": "w0", "c": [n % 50, 0, 150, 90]}]},
+                },
+                logged("walled", n),
+            ],
+        ),
+        Attack(
+            "logged rulings with a 4 MiB option",
+            f"adjudicate log: true, options holding one string of {len(big_option):,} characters",
+            [{"type": "scene.sync", "id": "setup", "scene": base_scene("small")}],
+            lambda n: [logged("small", n, options={"note": big_option})],
+        ),
+        Attack(
+            "logged rulings with the most option keys",
+            f"adjudicate log: true, options of {n_keys:,} keys (a frame of {FRAME >> 20} MiB)",
+            [{"type": "scene.sync", "id": "setup", "scene": base_scene("small")}],
+            lambda n: [{**many_keys(n_keys), "id": f"a{n}", "log": True}],
+        ),
+        Attack(
+            "logged rulings reading 5,000 lit tokens",
+            f"{len(lit_scene['tokens']):,} tokens whose light reaches the target; a logged adjudicate",
+            [{"type": "scene.sync", "id": "setup", "scene": lit_scene}],
+            lambda n: [logged("lit", n)],
         ),
     ]
 
@@ -395,7 +472,7 @@ async def run_attack(bridge: Bridge, attack: Attack | None, seconds: float) -> R
             step = attack.step(n)
             try:
                 for message in step:
-                    await ws.send(json.dumps(message))
+                    await ws.send(message if isinstance(message, str) else json.dumps(message))
                 messages += len(step)
                 await ws.send(json.dumps({"type": "ping", "id": f"done{n}"}))
                 await drain_until_pong(ws, f"done{n}", answers)
