@@ -7,7 +7,8 @@ hostile world (holding a valid secret) builds the costliest one those limits let
 the frame limit, polygons at the vertex limits, curves of radius 10⁸, a watch of the most segment tests, a
 ``"best"`` scene at the most line tests, frames at four times the frame limit (read, then refused), logged
 rulings whose records or snapshots are the largest a small message can make — and sends it again and
-again, one after another, for the given time (a new scene version each time where the bridge would otherwise answer from its cache).
+again, one after another, for the given time (a new scene version each time where the bridge would
+otherwise answer from its cache).
 Meanwhile another process, holding another world, pings the bridge every 20 ms.
 
 Printed per kind: the bridge process's CPU time per hostile message (from ``/proc``), the answer it
