@@ -5,6 +5,12 @@ lock up front, so a read-then-write (which session is open?) is never interleave
 writer — another coroutine (an asyncio lock) or another process on the same file (the file lock,
 waited on for up to ``busy_timeout``). Reads use a second connection and never wait for writers.
 With ``synchronous=FULL`` in WAL mode, a transaction is on disk when ``COMMIT`` returns.
+
+Before each write the store checks that its path still names the file it has open: a log file deleted,
+moved or replaced while the bridge runs would otherwise take every later "logged" ruling with it (SQLite
+goes on writing the unlinked file, and a new one starts empty at the next start). The store then writes
+what it holds back to the path (or, when another file was put there, beside it as
+``sightline.db.replaced-<time>``), says so on its logger, and goes on in the file at the path.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import os
+import sqlite3
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiosqlite
@@ -26,6 +34,8 @@ from .sql import Executor, Row, SqlLogStore
 from .store import DEFAULT_IDLE_TIMEOUT
 
 __all__ = ["SqliteLogStore"]
+
+_log = logging.getLogger(__name__)
 
 _PRAGMAS = (
     "PRAGMA journal_mode = WAL",
@@ -61,6 +71,15 @@ def _owner_only_files(path: Path) -> None:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         owner_only(file)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file ``path`` names (device, inode); ``None`` when there is none."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _lower(value: object) -> object:
@@ -128,11 +147,17 @@ class SqliteLogStore(SqlLogStore):
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
         self._write_lock = _TurnLock()
+        #: The file the connections have open (device, inode), as the path named it at connect.
+        self._file: tuple[int, int] | None = None
+        #: Its ``-wal`` and ``-shm`` files (path → identity), which SQLite leaves behind when the file goes.
+        self._sidecars: dict[Path, tuple[int, int] | None] = {}
+        self._reopening = False
 
     async def connect(self) -> None:
         if not self.path.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, f"no directory {self.path.parent} (make it first, or fix the path)")
         _owner_only_files(self.path)
+        self._file = _identity(self.path)
         self._writer = await aiosqlite.connect(self.path, isolation_level=None)
         await self._writer.create_function("lower", 1, _lower, deterministic=True)
         for pragma in _PRAGMAS:
@@ -142,9 +167,18 @@ class SqliteLogStore(SqlLogStore):
         await self._reader.create_function("lower", 1, _lower, deterministic=True)
         for pragma in (*_PRAGMAS[2:], "PRAGMA query_only = ON"):
             await self._reader.execute(pragma)
+        self._sidecars = {
+            file: _identity(file) for file in (self.path.with_name(self.path.name + end) for end in ("-wal", "-shm"))
+        }
 
     async def close(self) -> None:
         await self.drain()
+        if self._writer is not None and _identity(self.path) != self._file:
+            async with self._write_lock.turn(""):  # deleted since the last write: keep what was logged
+                try:
+                    await self._keep_lost_file()
+                except OSError as exc:
+                    _log.error("%s; what it held is lost", exc)
         for connection in (self._reader, self._writer):
             if connection is not None:
                 await connection.close()
@@ -154,14 +188,96 @@ class SqliteLogStore(SqlLogStore):
     async def _write(self, locks: Sequence[str]) -> AsyncIterator[Executor]:
         if self._writer is None:
             raise RuntimeError("log store is not connected")
+        if self._reopening:  # the migration of the file opened again, the write lock held already
+            async with self._transaction() as db:
+                yield db
+            return
         async with self._write_lock.turn(",".join(sorted(set(locks)))):
-            await self._writer.execute("BEGIN IMMEDIATE")
+            if _identity(self.path) != self._file:
+                await self._keep_lost_file()
+            async with self._transaction() as db:
+                yield db
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[Executor]:
+        writer = self._writer
+        if writer is None:
+            raise RuntimeError("log store is not connected")
+        await writer.execute("BEGIN IMMEDIATE")
+        try:
+            yield _SqliteExecutor(writer)
+        except BaseException:
+            await writer.execute("ROLLBACK")
+            raise
+        # A COMMIT that cannot be written (the disk full, a file-size limit) fails with "disk I/O error" and
+        # SQLite rolls the transaction back itself: the next one starts normally once there is room.
+        await writer.execute("COMMIT")
+
+    async def _keep_lost_file(self) -> None:
+        """The path no longer names the file the log has open: it was deleted, moved or replaced.
+
+        What the open file holds is written back to the path (deleted or moved) or beside it (replaced by
+        another file: ``NAME.replaced-<UTC time>``), the old connections are closed and the file at the path
+        is opened; the logger says what happened. An :class:`OSError` naming the file when it cannot be
+        done (then the old file stays open, and the next write tries again)."""
+        assert self._writer is not None
+        gone = not self.path.exists()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        keep = self.path if gone else self.path.with_name(f"{self.path.name}.replaced-{stamp}")
+        partial = keep.with_name(keep.name + ".partial")
+        try:
+            async with self._writer.execute("SELECT COUNT(*) FROM rulings") as cursor:
+                row = await cursor.fetchone()
+            count = int(row[0]) if row else 0
+            partial.unlink(missing_ok=True)
+            target = sqlite3.connect(partial, check_same_thread=False)
             try:
-                yield _SqliteExecutor(self._writer)
-            except BaseException:
-                await self._writer.execute("ROLLBACK")
-                raise
-            await self._writer.execute("COMMIT")
+                await self._writer.backup(target)
+            finally:
+                target.close()
+            os.chmod(partial, 0o600)
+        except (OSError, sqlite3.Error) as exc:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+            what = "deleted" if gone else "replaced"
+            raise OSError(
+                errno.EIO, f"the log file {self.path} was {what} while the bridge ran; cannot write it again: {exc}"
+            ) from exc
+        for connection in (self._reader, self._writer):
+            if connection is not None:
+                with contextlib.suppress(Exception):
+                    await connection.close()
+        self._reader = self._writer = None
+        # SQLite does not remove the -wal and -shm of a file that went: left there, the file opened next at
+        # the path would read the old file's pages from them as its own. What they held is in the copy.
+        for file, identity in self._sidecars.items():
+            if identity is not None and _identity(file) == identity:
+                file.unlink(missing_ok=True)
+        partial.replace(keep)
+        self._latest.clear()  # the deltas' bases: what is stored in the file now at the path
+        self._stored.clear()
+        if gone:
+            _log.warning(
+                "the log file %s was deleted or moved while the bridge was running; it has been written again from"
+                " the bridge's open copy (%d rulings), and logging goes on in it. To start a new log, stop the"
+                " bridge before removing the file.",
+                self.path,
+                count,
+            )
+        else:
+            _log.warning(
+                "the log file %s was replaced by another file while the bridge was running; what the bridge had"
+                " logged (%d rulings) is kept in %s, and logging goes on in the new file at %s.",
+                self.path,
+                count,
+                keep,
+                self.path,
+            )
+        self._reopening = True
+        try:
+            await self.connect()
+        finally:
+            self._reopening = False
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[Executor]:

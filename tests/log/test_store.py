@@ -16,6 +16,7 @@ from bridge.log.ids import new_id
 from bridge.log.records import Party, SceneSnapshot
 from bridge.log.snapshot_delta import delta
 from bridge.log.sql import SqlLogStore, load_migrations
+from bridge.log.sqlite import SqliteLogStore
 from bridge.log.store import LogOpenError, RulingFilter, decode_cursor, encode_cursor, open_store
 
 from .conftest import append_as_before_world_names, make_store
@@ -458,3 +459,48 @@ async def test_a_world_with_many_writes_waiting_does_not_hold_up_another_worlds(
     finally:
         await store.close()
     assert len(done) == 11 and done.index("w-quiet") <= 2
+
+
+async def test_a_replaced_sqlite_log_file_is_kept_beside_the_new_one(tmp_path: Path) -> None:
+    """The SQLite file replaced under a running store: what it had logged is kept beside it; logging goes on in the new.
+
+    Before, SQLite went on writing the replaced (unlinked) file: every later ruling was lost at the next start.
+    """
+    path = tmp_path / "log.db"
+    store = SqliteLogStore(path)
+    await store.connect()
+    try:
+        first = await store.append(ruling(0))
+        other = SqliteLogStore(tmp_path / "other.db")  # e.g. a backup put back while the bridge ran
+        await other.connect()
+        await other.close()
+        (tmp_path / "other.db").replace(path)
+        second = await store.append(ruling(1))
+        assert await store.get_record("w-ashes", str(first.id)) is None
+        assert await store.get_record("w-ashes", str(second.id)) == second  # its snapshot stored in the new file
+    finally:
+        await store.close()
+    (kept,) = tmp_path.glob("log.db.replaced-*")
+    old = SqliteLogStore(kept)
+    await old.connect()
+    try:
+        assert await old.get_record("w-ashes", str(first.id)) == first
+    finally:
+        await old.close()
+
+
+async def test_a_sqlite_log_file_deleted_before_the_store_closes_is_written_again(tmp_path: Path) -> None:
+    """The SQLite file deleted after the last ruling, before the store closes (the bridge stopping): kept, not lost."""
+    path = tmp_path / "log.db"
+    store = SqliteLogStore(path)
+    await store.connect()
+    stored = await store.append(ruling(0))
+    for file in tmp_path.glob("log.db*"):
+        file.unlink()
+    await store.close()
+    again = SqliteLogStore(path)
+    await again.connect()
+    try:
+        assert await again.get_record("w-ashes", str(stored.id)) == stored
+    finally:
+        await again.close()
