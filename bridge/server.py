@@ -40,7 +40,7 @@ from .core.rules import forget_scene_memos, load_all
 from .core.world import SceneLimits, World
 from .errors import InvalidMessage, TooManyConnections
 from .gate import Gate
-from .log.effects import perform
+from .log.effects import log_outage, perform
 from .log.http import setup_log
 from .log.store import LogOpenError, LogStore, describe_database, open_store
 from .protocol import encode, encode_frames
@@ -173,6 +173,7 @@ BRIDGE = web.AppKey("bridge", BridgeState)
 
 async def healthz(request: web.Request) -> web.Response:
     state = request.app[BRIDGE]
+    outage = log_outage(state.store) if state.store is not None else None
     return web.json_response(
         {
             "status": "ok",
@@ -180,6 +181,8 @@ async def healthz(request: web.Request) -> web.Response:
             "worlds": len(state.worlds.worlds),
             "connections": len(state.sockets),
             "log": state.store is not None,
+            # Rulings answered with logged: false because the store failed: since the start, and whether now.
+            **({"log_failing": outage.since is not None, "log_unlogged": outage.total} if outage is not None else {}),
             **warmup.status(),
             **app_status(True),
         }

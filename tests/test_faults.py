@@ -1,15 +1,21 @@
-"""Faults: PostgreSQL stopped and restarted under load, a client that vanishes without closing, SIGTERM
-during a stream of logged rulings — every request is answered, answers say whether they were logged,
-and nothing acknowledged as logged is lost."""
+"""Faults: PostgreSQL stopped and restarted under load, the SQLite log's disk full and its file deleted
+under a running bridge, a client that vanishes without closing, SIGTERM during a stream of logged rulings —
+every request is answered, answers say whether they were logged, and nothing acknowledged as logged is
+lost."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import resource
 import signal
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +162,140 @@ def test_sigterm_drains_logged_rulings(tmp_path: Path) -> None:
             await store.close()
 
     assert answered <= asyncio.run(stored())
+
+
+@asynccontextmanager
+async def serving(data_dir: Path) -> AsyncIterator[tuple[subprocess.Popen[str], str, Path]]:
+    """A real `sightline serve` on ``data_dir`` (SQLite log): the process, its WebSocket URL and the file its
+    standard error goes to; stopped with SIGTERM at the end (exit 0 expected)."""
+    errors = data_dir.parent / f"{data_dir.name}.stderr"
+    with errors.open("w") as stderr:
+        process = subprocess.Popen(
+            [SIGHTLINE, "serve", "--port", "0", "--data-dir", str(data_dir), "--secret", SECRET],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
+    assert process.stdout is not None
+    url = next(line.split()[-1] for line in iter(process.stdout.readline, "") if "ws://" in line)
+    try:
+        yield process, url, errors
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 20) == 0
+        process.stdout.close()
+
+
+async def rulings(ws: ClientConnection, tag: str, count: int) -> list[dict[str, Any]]:
+    """``count`` logged rulings asked one after the other; their answers (each must be an adjudication)."""
+    answers = [await asyncio.wait_for(ask(ws, {**ATTACK, "id": f"{tag}{i}"}), timeout=40) for i in range(count)]
+    assert all(answer["type"] == "adjudication" and answer["modifier"] == -6 for answer in answers)
+    return answers
+
+
+async def stored_records(data_dir: Path) -> set[str]:
+    """The ids of every ruling of world ``w`` in the SQLite log of ``data_dir``."""
+    store = await open_store(None, data_dir)
+    try:
+        return {str(record.id) async for record in store.export("w", None)}
+    finally:
+        await store.close()
+
+
+async def test_sqlite_disk_full_then_freed(tmp_path: Path) -> None:
+    """The SQLite log's disk full mid-session (a file-size limit on the bridge), then room again.
+
+    Rulings are answered throughout; while full they say logged: false, once there is room they are logged again;
+    /healthz and standard error say how many were not logged (before: a 30-line traceback per ruling, no count);
+    every ruling acknowledged as logged is in the log.
+    """
+    data_dir = tmp_path / "data"
+    async with serving(data_dir) as (process, url, errors), connect(url) as ws:
+        health = url.replace("ws://", "http://").removesuffix("/ws") + "/healthz"
+        await hello(ws)
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+        before = await rulings(ws, "before", 5)
+        assert all(answer["logged"] for answer in before)
+        full = (data_dir / "sightline.db-wal").stat().st_size  # the file a commit appends to
+        unlimited = resource.RLIM_INFINITY
+        resource.prlimit(process.pid, resource.RLIMIT_FSIZE, (full, unlimited))  # as if the disk were full now
+        during = await rulings(ws, "full", 10)
+        assert not any(answer["logged"] for answer in during)  # answered, and honest about it
+        async with aiohttp.ClientSession() as http, http.get(health) as response:
+            report = await response.json()
+        assert report["log_failing"] is True and report["log_unlogged"] >= 5
+        resource.prlimit(process.pid, resource.RLIMIT_FSIZE, (unlimited, unlimited))
+        after = await rulings(ws, "after", 5)
+        assert all(answer["logged"] for answer in after)
+        async with aiohttp.ClientSession() as http, http.get(health) as response:
+            assert (await response.json())["log_failing"] is False
+    unlogged = sum(1 for answer in during if not answer["logged"])
+    acknowledged = {answer["record"] for answer in before + during + after if answer["logged"]}
+    assert acknowledged <= await stored_records(data_dir)
+    said = errors.read_text()
+    assert said.count("could not log ruling") == unlogged
+    assert f"the log works again: {unlogged} ruling(s) answered between" in said
+
+
+async def test_sqlite_log_file_deleted_under_a_running_bridge(tmp_path: Path) -> None:
+    """The SQLite log file deleted while the bridge runs: the bridge writes it again and nothing logged is lost.
+
+    Before, SQLite went on writing the deleted file: every later ruling said logged: true and was gone at the next
+    start, with the rulings before the deletion.
+    """
+    data_dir = tmp_path / "data"
+    async with serving(data_dir) as (_process, url, errors), connect(url) as ws:
+        await hello(ws)
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+        before = await rulings(ws, "before", 5)
+        os.unlink(data_dir / "sightline.db")
+        after = await rulings(ws, "after", 5)
+    answers = before + after
+    assert all(answer["logged"] for answer in answers)
+    assert {answer["record"] for answer in answers} <= await stored_records(data_dir)
+    assert f"the log file {data_dir / 'sightline.db'} was deleted or moved while the bridge was running" in (
+        errors.read_text()
+    )
+
+
+async def test_a_log_that_hangs_does_not_stop_the_table(tmp_path: Path) -> None:
+    """Another process holds the SQLite log's write lock: rulings are answered in seconds, not after the 30 s wait.
+
+    The first within LOG_WAIT (10 s), the next ones within LOG_WAIT_FAILING (1 s), all with logged: false; the one
+    already being committed when its answer gave up is committed once the lock is released, and the bridge says so,
+    naming its record; the others were taken off the queue and are not in the log; then logging resumes.
+    """
+    data_dir = tmp_path / "data"
+    async with serving(data_dir) as (_process, url, errors), connect(url) as ws:
+        await hello(ws)
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+        before = await rulings(ws, "before", 3)
+        holder = sqlite3.connect(data_dir / "sightline.db", isolation_level=None)  # a backup tool, a sqlite3 shell
+        try:
+            holder.execute("BEGIN IMMEDIATE")
+            started = time.monotonic()
+            (held,) = await rulings(ws, "held", 1)
+            assert held["logged"] is False and time.monotonic() - started < 15  # before: 30 s, then "locked"
+            started = time.monotonic()
+            dropped = await rulings(ws, "dropped", 3)
+            assert not any(answer["logged"] for answer in dropped) and time.monotonic() - started < 9
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        after = await rulings(ws, "after", 3)
+        assert all(answer["logged"] for answer in after)
+    stored = await stored_requests(data_dir)
+    said = errors.read_text()
+    late = "ruling held0 of world w, answered with logged: false because the log took too long, was committed"
+    assert late in said and stored[said.split(late)[1].split("record ")[1].split()[0]] == "held0"
+    assert not {"dropped0", "dropped1", "dropped2"} & set(stored.values())
+    assert {answer["record"] for answer in before + after} <= set(stored)
+
+
+async def stored_requests(data_dir: Path) -> dict[str, str]:
+    """Each ruling of world ``w`` in the SQLite log of ``data_dir``: its record id → its request id."""
+    store = await open_store(None, data_dir)
+    try:
+        return {str(record.id): str(record.request) async for record in store.export("w", None)}
+    finally:
+        await store.close()

@@ -2,11 +2,20 @@
 
 A logged ruling is committed before its answer is built; when the store fails (or there is none) the
 ruling is still answered, with ``logged: false`` — the table never waits on a broken database.
+
+What could not be logged is said on the ``bridge.log.effects`` logger, one line per ruling (its request
+id and world, and why; the first of a run with the whole traceback), and when the log works again, how
+many rulings between which times were answered without being logged (:func:`log_outage` gives the same
+to ``/healthz``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import weakref
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
@@ -16,9 +25,70 @@ from ..session import StoreThenSend, error_message, with_log_result
 from .records import Party
 from .store import LogStore
 
-__all__ = ["perform", "unlogged_answer"]
+__all__ = ["LOG_WAIT", "LOG_WAIT_FAILING", "LogOutage", "log_outage", "perform", "unlogged_answer"]
 
 _log = logging.getLogger(__name__)
+
+#: The longest an answer waits for its ruling's commit (seconds): a database that hangs — a server frozen,
+#: a network gone without a word, another process holding SQLite's write lock — must not stop the table.
+#: Past it the ruling is answered with ``logged: false`` and taken off the queue of writes; one already
+#: being committed that makes it after all is named on the log's logger (``bridge.log.sql``).
+LOG_WAIT = 10.0
+#: The same while the log is failing already (its last write failed or timed out): answers come quickly,
+#: and a log that works again is noticed at the next ruling.
+LOG_WAIT_FAILING = 1.0
+
+
+@dataclass
+class LogOutage:
+    """Rulings a store could not keep: those of the failure under way (``since`` its first, ``None`` when
+    the store works) and every one since the bridge started (``total``)."""
+
+    since: datetime | None = None
+    unlogged: int = 0
+    total: int = 0
+    reason: str = ""
+
+
+_outages: weakref.WeakKeyDictionary[LogStore, LogOutage] = weakref.WeakKeyDictionary()
+
+
+def log_outage(store: LogStore) -> LogOutage:
+    """What ``store`` could not keep so far (nothing, for a store that never failed)."""
+    return _outages.setdefault(store, LogOutage())
+
+
+def _unlogged(store: LogStore, effect: StoreThenSend, exc: Exception) -> None:
+    outage = log_outage(store)
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    first = outage.since is None
+    if first:
+        outage.since, outage.unlogged = datetime.now(UTC), 0
+    outage.unlogged += 1
+    outage.total += 1
+    outage.reason = reason
+    _log.error(
+        "could not log ruling %s of world %s: %s%s",
+        effect.request_id,
+        effect.world,
+        reason,
+        " (answered with logged: false, as every ruling until the log works again)" if first else "",
+        exc_info=exc if first else None,
+    )
+
+
+def _logged_again(store: LogStore) -> None:
+    outage = _outages.get(store)
+    if outage is None or outage.since is None:
+        return
+    _log.warning(
+        "the log works again: %d ruling(s) answered between %s and %s with logged: false are not in it"
+        " (but any named since as committed afterwards)",
+        outage.unlogged,
+        outage.since.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+    )
+    outage.since, outage.unlogged = None, 0
 
 
 async def perform(effect: StoreThenSend, store: LogStore | None) -> BaseModel:
@@ -27,11 +97,16 @@ async def perform(effect: StoreThenSend, store: LogStore | None) -> BaseModel:
         return unlogged_answer(effect)
     if effect.operation == "append":
         assert effect.answer is not None and effect.record is not None
+        wait = LOG_WAIT if log_outage(store).since is None else LOG_WAIT_FAILING
         try:
-            saved = await store.append(effect.record)
-        except Exception:  # the ruling stands; only its logging failed
-            _log.exception("could not log ruling %s", effect.request_id)
+            try:
+                saved = await asyncio.wait_for(store.append(effect.record), wait)
+            except TimeoutError as exc:
+                raise TimeoutError(f"the log did not answer within {wait:g} s") from exc
+        except Exception as exc:  # the ruling stands; only its logging failed
+            _unlogged(store, effect, exc)
             return with_log_result(effect.answer, logged=False, record=None)
+        _logged_again(store)
         return with_log_result(effect.answer, logged=True, record=str(saved.id))
     try:
         return await _session_operation(effect, store)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import json
+import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -42,6 +43,8 @@ from .store import (
 )
 
 __all__ = ["Executor", "SqlLogStore", "load_migrations"]
+
+_log = logging.getLogger(__name__)
 
 Row = Sequence[Any]
 
@@ -258,7 +261,7 @@ class SqlLogStore(LogStore):
     async def append(self, record: RulingRecord) -> RulingRecord:
         """Committed before it returns; records appended at the same time share one transaction."""
         if self._group is None:
-            self._group = GroupCommit(self.append_many)
+            self._group = GroupCommit(self.append_many, on_late=_committed_late)
         return await self._group.submit(record)
 
     async def append_many(self, records: Sequence[RulingRecord]) -> list[RulingRecord]:
@@ -590,6 +593,17 @@ def _snapshot_row(
             if before[1] + len(text) <= MAX_CHAIN_WHOLES * len(body):
                 return text, previous.key, before[0] + 1, before[1] + len(text)
     return body, None, 0, 0
+
+
+def _committed_late(asked: RulingRecord, stored: RulingRecord) -> None:
+    """A ruling whose answer stopped waiting for the log (``logged: false``) was committed after all."""
+    _log.warning(
+        "ruling %s of world %s, answered with logged: false because the log took too long, was committed"
+        " afterwards: it is in the log as record %s",
+        asked.request,
+        asked.world,
+        stored.id,
+    )
 
 
 def _parse_records(rows: Sequence[Row], snapshots: dict[str, SceneSnapshot]) -> list[RulingRecord]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bridge.log.effects import perform, unlogged_answer
+from bridge.log.effects import log_outage, perform, unlogged_answer
 from bridge.log.records import Party
 from bridge.log.sqlite import SqliteLogStore
 from bridge.protocol import (
@@ -84,7 +84,32 @@ async def test_a_ruling_the_store_cannot_keep_is_still_answered(
     with caplog.at_level(logging.ERROR, logger="bridge.log.effects"):
         answer = await perform(_append(), broken)
     assert answer == _ANSWER.model_copy(update={"logged": False, "record": None})
-    assert [r.getMessage() for r in caplog.records] == ["could not log ruling a0"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "could not log ruling a0 of world w-ashes: log store is not connected"
+        " (answered with logged: false, as every ruling until the log works again)"
+    ]
+
+
+async def test_when_the_log_works_again_the_bridge_says_how_many_rulings_it_could_not_keep(
+    broken: SqliteLogStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run of failures is reported ruling by ruling, then summed up once the store keeps a ruling again."""
+    with caplog.at_level(logging.WARNING, logger="bridge.log.effects"):
+        for _ in range(3):
+            assert (await perform(_append(), broken)).logged is False
+        assert (log_outage(broken).since is not None, log_outage(broken).unlogged) == (True, 3)
+        await broken.connect()  # the database is back
+        try:
+            assert (await perform(_append(), broken)).logged is True
+        finally:
+            await broken.close()
+    said = [r.getMessage() for r in caplog.records]
+    assert [line.split(":")[0] for line in said[:3]] == ["could not log ruling a0 of world w-ashes"] * 3
+    assert caplog.records[0].exc_info and not caplog.records[1].exc_info  # one traceback per run, not per ruling
+    assert said[3].startswith("the log works again: 3 ruling(s) answered between ")
+    assert said[3].endswith(" with logged: false are not in it (but any named since as committed afterwards)")
+    assert len(said) == 4
+    assert (log_outage(broken).since, log_outage(broken).total) == (None, 3)
 
 
 async def test_without_a_store_rulings_are_answered_unlogged() -> None:

@@ -53,3 +53,20 @@ async def test_store_appends_in_parallel_are_all_stored(store: SqlLogStore) -> N
     assert len({record.id for record in stored}) == 60
     exported = [record async for record in store.export(records[0].world, None)]
     assert {record.id for record in exported} == {record.id for record in stored}
+
+
+async def test_drain_waits_for_the_batch_being_written() -> None:
+    """drain() (the store closing at SIGTERM) lets the batch under way commit, and its caller gets the result."""
+    committed: list[int] = []
+
+    async def write_many(items: Sequence[int]) -> list[int]:
+        await asyncio.sleep(0.2)  # an fsync on a slow disk
+        committed.extend(items)
+        return list(items)
+
+    group: GroupCommit[int] = GroupCommit(write_many)
+    submitted = asyncio.ensure_future(group.submit(7))
+    await asyncio.sleep(0.05)  # the batch is off the queue and being written
+    await asyncio.wait_for(group.drain(), timeout=5)
+    assert committed == [7]
+    assert await asyncio.wait_for(submitted, timeout=1) == 7
