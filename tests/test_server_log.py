@@ -1,12 +1,15 @@
 """The log behind the bridge's own port: game sessions over the protocol, overrides, the secret-guarded
-API, and no answered record lost when the bridge is killed with SIGKILL (SQLite and PostgreSQL)."""
+API, no answered record lost when the bridge is killed with SIGKILL (SQLite and PostgreSQL), and the same
+game exported alike from either store."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import re
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -21,7 +24,7 @@ from bridge.config import BridgeConfig
 from bridge.log.store import open_store
 from bridge.server import run_bridge
 from tests.postgres import new_postgres_database
-from tests.scenes import on_line_scene
+from tests.scenes import on_line_scene, rect_region, token
 
 SECRET = "gm-secret"
 SIGHTLINE = str(Path(sys.executable).parent / "sightline")
@@ -294,3 +297,110 @@ async def test_a_world_name_too_long_is_refused_by_name(bridge: str) -> None:
         assert (error["code"], error["details"]["field"]) == ("invalid-message", "world_name")
         await ws.wait_closed()
         assert ws.close_code == 4400
+
+
+async def play_one_evening(url: str) -> None:
+    """A short game over a real WebSocket: a named session, rulings as tokens move and a zone appears, a preview
+    (not logged), a GM override, a ruling blocked by a wall, the session's end."""
+    async with connect(url) as ws:
+        said = {"type": "hello", "protocol": 1, "world": "w-a", "world_name": "Ashes & <Embers>", "secret": SECRET}
+        assert (await ask(ws, said))["type"] == "welcome"
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+        await ask(ws, {"type": "session.start", "id": "g", "name": "Night raid | part 1"})
+        first = await ask(ws, {**ATTACK, "id": "a1"})
+        await ask(ws, {**ATTACK, "id": "p1", "log": False})
+        for step, x in enumerate((200, 500, 900)):
+            moved = {"type": "scene.patch", "id": f"m{step}", "scene": "s1"}
+            await ask(ws, {**moved, "upsert": {"tokens": [token("a", x, 400)]}})
+            await ask(ws, {**ATTACK, "id": f"b{step}", "action": "discover" if step == 1 else "bs-attack"})
+        zone = rect_region("r-smoke", "zero", 950, 350, 40, 200)
+        await ask(ws, {"type": "scene.patch", "id": "z", "scene": "s1", "upsert": {"regions": [zone]}})
+        await ask(ws, {**ATTACK, "id": "c1"})
+        wall = {"id": "wall", "c": [980, 0, 980, 1000], "sight": 20}
+        await ask(ws, {"type": "scene.patch", "id": "w", "scene": "s1", "upsert": {"walls": [wall]}})
+        await ask(ws, {**ATTACK, "id": "c2", "reaction": True})
+        override = {"type": "ruling.override", "id": "o", "record": first["record"], "modifier": -3}
+        assert (await ask(ws, {**override, "reason": 'GM: "=cover", half'}))["type"] == "ruling.overridden"
+        await ask(ws, {"type": "session.end", "id": "e"})
+
+
+def normalised(text: str) -> str:
+    """An export with what differs between two logs of the same game replaced: record and session ids (in order of
+    appearance), times."""
+    found: dict[str, str] = {}
+    text = re.sub(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z?( UTC)?", "<time>", text)
+    return re.sub(r"\b[0-9A-HJKMNP-TV-Z]{26}\b", lambda m: found.setdefault(m.group(), f"<id{len(found)}>"), text)
+
+
+async def test_sqlite_and_postgresql_export_the_same_game_alike(postgres_server: Any, tmp_path: Path) -> None:
+    """Parity: one game logged by a real bridge to SQLite and to PostgreSQL exports alike (JSONL, CSV, Markdown).
+
+    Only record and session ids and times differ; `log sessions` lists the same session.
+    """
+    exports: dict[str, dict[str, str]] = {}
+    for database in (None, await new_postgres_database(postgres_server)):
+        data_dir = tmp_path / ("postgres" if database else "sqlite")
+        config = BridgeConfig(host="127.0.0.1", port=0, data_dir=data_dir, secret=SECRET, database=database)
+        async with run_bridge(config) as (host, port):
+            await play_one_evening(f"ws://{host}:{port}/ws")
+        where = ["--data-dir", str(data_dir), *(["--database", database] if database else [])]
+        listed = subprocess.run([SIGHTLINE, "log", "sessions", "--json", *where], capture_output=True, text=True)
+        (session,) = json.loads(listed.stdout)
+        assert (session["name"], session["rulings"], session["world_name"]) == (
+            "Night raid | part 1",
+            7,
+            "Ashes & <Embers>",
+        )
+        exports[str(database)] = {"sessions": normalised(listed.stdout)}
+        for form in ("jsonl", "csv", "md"):
+            command = [SIGHTLINE, "log", "export", "--session", session["id"], "--format", form, *where]
+            exported = subprocess.run(command, capture_output=True, text=True, check=True)
+            exports[str(database)][form] = normalised(exported.stdout)
+    sqlite, postgres = exports.values()
+    assert sqlite["jsonl"].count("\n") == 7 and '"kind":"override"' in sqlite["jsonl"]
+    for form in ("sessions", "jsonl", "csv", "md"):
+        assert sqlite[form] == postgres[form], form
+
+
+async def test_two_bridges_on_one_sqlite_data_directory_keep_every_ruling(tmp_path: Path) -> None:
+    """Two real `sightline serve` on one data directory by mistake: SQLite's locks keep the log whole, nothing lost.
+
+    Both answer logged rulings of one world at once: every answer is a record of its own and in the log, the world has
+    one game session holding them all, and SQLite's integrity check passes.
+    """
+    bridges = [start_bridge(tmp_path, None) for _ in range(2)]
+    try:
+
+        async def play(url: str, name: str) -> list[dict[str, Any]]:
+            async with connect(url) as ws:
+                await hello(ws, world="w-shared")
+                await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+                for i in range(60):
+                    await ws.send(json.dumps({**ATTACK, "id": f"{name}{i}"}))
+                return [json.loads(await ws.recv()) for _ in range(60)]
+
+        answers = [
+            a
+            for batch in await asyncio.gather(*(play(url, f"p{n}-") for n, (_, url) in enumerate(bridges)))
+            for a in batch
+        ]
+    finally:
+        for process, _ in bridges:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=15) == 0
+            if process.stdout:
+                process.stdout.close()
+    assert len(answers) == 120 and all(a["type"] == "adjudication" and a["logged"] for a in answers)
+    db = sqlite3.connect(tmp_path / "sightline.db")
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    finally:
+        db.close()
+    store = await open_store(None, tmp_path)
+    try:
+        sessions = await store.list_sessions("w-shared")
+        stored = {record.id async for record in store.export("w-shared", None)}
+    finally:
+        await store.close()
+    assert len(sessions) == 1 and sessions[0].rulings == 120
+    assert stored == {a["record"] for a in answers}
