@@ -51,6 +51,18 @@ describe("the card's structure", () => {
     assert.match(html, /sightline-reason" title="Low Visibility Zone \(\u22123\)">Low Visibility Zone \(\u22123\)</);
   });
 
+  test("a ruling asked to be logged and answered logged: false says it is not in the log, above the details", () => {
+    const unlogged = { ...PENALISED, logged: false, record: undefined };
+    const html = rulingCardHtml(unlogged, { localize, names, askedToLog: true });
+    const line = html.indexOf('<p class="sightline-unlogged">Not in the log: the bridge could not keep this ruling');
+    assert.ok(line > 0 && line < html.indexOf("<details"));
+    assert.doesNotMatch(html, /data-sightline-override/);
+    assert.doesNotMatch(rulingCardHtml(unlogged, { localize, names }), /sightline-unlogged/); // a preview (log: false)
+    assert.doesNotMatch(rulingCardHtml(PENALISED, { localize, names, askedToLog: true }), /sightline-unlogged/);
+    const es = JSON.parse(readFileSync(resolve(here, "../lang/es.json"), "utf8"));
+    assert.match(es.SIGHTLINE.Card.NotLogged, /^No consta en el registro/);
+  });
+
   test("the reason line of a blocked action names what blocks it and why", () => {
     assert.equal(reasonLine(BLOCKED, localize), "Zero Visibility Zone: No LoF can be drawn through a Zero Visibility Zone.");
     assert.equal(reasonLine({ ...BLOCKED, modifiers: [], notes: [], crossings: [] }, localize), "No visibility zone crossed.");

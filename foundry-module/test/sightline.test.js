@@ -297,6 +297,23 @@ describe("Sightline service", () => {
     assert.doesNotMatch(created[0].content, /data-sightline-apply/);
   });
 
+  test("a roll's ruling the bridge could not log says so on its card; one it logged, or a preview, does not", async () => {
+    const created = [];
+    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
+    for (const [logged, trigger, says] of [[false, "roll", true], [true, "roll", false], [false, "preview", false]]) {
+      const failing = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: { allowed: true, modifier: -6, logged, ...(logged ? { record: "rec-1" } : {}) } });
+      const w = world({ system: "dnd5e" });
+      const gm = client(w, w.gm, { bus, WebSocket: failing.AutoSocket, ChatMessage });
+      gm.s.refreshHolder();
+      await settle();
+      const [fus, tgt] = w.scene.tokens.contents;
+      await gm.s.publish(await gm.s.adjudicate(fus, tgt), { trigger });
+      const content = created.at(-1).content;
+      assert.equal(/sightline-unlogged/.test(content), says, `${trigger}, logged ${logged}`);
+      if (says) assert.match(content, /<p class="sightline-unlogged">SIGHTLINE.Card.NotLogged<\/p>/); // the stub localizes to keys
+    }
+  });
+
   test("confirm mode, GURPS: the GMs confirm before the roll, and Apply lands in the roller's bucket only while the pair stands", async () => {
     const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: { allowed: true, modifier: -6, ruleset: "gurps-4e" } }); // the bucket takes GURPS rulings only
     const w = world({ settings: { applyMode: "confirm" } });

@@ -51,11 +51,14 @@ export function reasonLine(ruling, localize) {
  * in a closed `<details>` (Foundry's chat log shows it as a disclosure the reader opens).
  * @param {any} ruling an `adjudication` answer
  * @param {{localize: (key: string) => string, names?: {tokens?: Record<string, string>, regions?: Record<string, string>},
- *          confirm?: boolean, override?: {allowed: boolean, modifier: number | null, reason: string, by?: string} | null}} ctx
+ *          confirm?: boolean, override?: {allowed: boolean, modifier: number | null, reason: string, by?: string} | null,
+ *          askedToLog?: boolean}} ctx
  *   `confirm` adds the GM's Apply button; `override` shows a GM's override above the details.
  *   A logged ruling (`record`) carries the Override button, which only GMs are shown (renderChatMessageHTML).
+ *   `askedToLog` (a roll's ruling, asked with `log: true`): when the bridge answers `logged: false` (its
+ *   log failed), the card says the ruling is not in the log, rather than only lacking the Override button.
  */
-export function rulingCardHtml(ruling, { localize, names = {}, confirm = false, override = null }) {
+export function rulingCardHtml(ruling, { localize, names = {}, confirm = false, override = null, askedToLog = false }) {
   const tokenName = (id) => escapeHtml(names.tokens?.[id] ?? id ?? "");
   const regionName = (id) => escapeHtml(names.regions?.[id] ?? id ?? "");
   const labelOf = labeller(localize);
@@ -78,6 +81,7 @@ export function rulingCardHtml(ruling, { localize, names = {}, confirm = false, 
     const by = override.by ? ` (${escapeHtml(override.by)})` : "";
     lines.push(`<p class="sightline-override">${L("Overridden")}${by}: ${value} — ${escapeHtml(override.reason)}</p>`);
   }
+  if (askedToLog && ruling.logged === false) lines.push(`<p class="sightline-unlogged">${L("NotLogged")}</p>`);
   lines.push(`<details class="sightline-details"><summary>${L("Details")}</summary>`);
   const crossings = ruling.crossings ?? [];
   if (crossings.length) {
@@ -125,11 +129,12 @@ export function namesOf(scene) {
  * Post the card. With `confirm` (a proposal before the roll) it carries an Apply button; the
  * ruling and the roller are in the message flags. `whisperGM` (confirm mode, and every proposal)
  * whispers it to the GMs.
- * @param {{ChatMessage: any, game: any, ruling: any, confirm?: boolean, whisperGM?: boolean, rollerId?: string}} opts
+ * `askedToLog`: the ruling was asked with `log: true` (a roll's), see `rulingCardHtml`.
+ * @param {{ChatMessage: any, game: any, ruling: any, confirm?: boolean, whisperGM?: boolean, rollerId?: string, askedToLog?: boolean}} opts
  */
-export async function postRulingCard({ ChatMessage, game, ruling, confirm = false, whisperGM = confirm, rollerId }) {
+export async function postRulingCard({ ChatMessage, game, ruling, confirm = false, whisperGM = confirm, rollerId, askedToLog = false }) {
   const scene = game.scenes?.get?.(ruling.scene);
-  const content = rulingCardHtml(ruling, { localize: (k) => game.i18n.localize(k), names: namesOf(scene), confirm });
+  const content = rulingCardHtml(ruling, { localize: (k) => game.i18n.localize(k), names: namesOf(scene), confirm, askedToLog });
   /** @type {Record<string, unknown>} */
   const data = {
     content,

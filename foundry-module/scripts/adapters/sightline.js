@@ -892,7 +892,9 @@ export class Sightline {
   async publish(ruling, context = {}) {
     const confirm = this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.CONFIRM;
     const proposal = Boolean(context.proposal);
-    if (this.env.ChatMessage) await postRulingCard({ ChatMessage: this.env.ChatMessage, game: this.game, ruling, confirm: proposal, whisperGM: confirm || proposal, rollerId: this.game.user.id });
+    // A roll's ruling was asked with log: true: its card says so when the bridge could not log it.
+    const askedToLog = context.trigger === "roll";
+    if (this.env.ChatMessage) await postRulingCard({ ChatMessage: this.env.ChatMessage, game: this.game, ruling, confirm: proposal, whisperGM: confirm || proposal, rollerId: this.game.user.id, askedToLog });
     if (!proposal) announce(this.env.Hooks, ruling, { ...context, confirm });
   }
 
