@@ -1,7 +1,7 @@
-"""Faults: PostgreSQL stopped and restarted under load, the SQLite log's disk full and its file deleted
-under a running bridge, a client that vanishes without closing, SIGTERM during a stream of logged rulings —
-every request is answered, answers say whether they were logged, and nothing acknowledged as logged is
-lost."""
+"""Faults: PostgreSQL stopped and restarted under load or frozen, the SQLite log's disk full, its file
+deleted and its write lock held under a running bridge, a client that vanishes without closing, SIGTERM
+during a stream of logged rulings — every request is answered, answers say whether they were logged,
+and nothing acknowledged as logged is lost."""
 
 from __future__ import annotations
 
@@ -299,3 +299,49 @@ async def stored_requests(data_dir: Path) -> dict[str, str]:
         return {str(record.id): str(record.request) async for record in store.export("w", None)}
     finally:
         await store.close()
+
+
+def cluster_processes(postgres: PostgresProcess) -> list[int]:
+    """The process ids of a running test server: the one started and all its descendants (postmaster, backends)."""
+    assert postgres.server is not None
+    found, todo = [], [postgres.server.pid]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        for children in Path(f"/proc/{pid}/task").glob("*/children"):
+            todo += [int(child) for child in children.read_text().split()]
+    return found
+
+
+async def test_a_frozen_postgresql_does_not_stop_the_table(
+    own_postgres: PostgresProcess, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """PostgreSQL frozen mid-session (SIGSTOP): the ruling is answered within LOG_WAIT with logged: false.
+
+    Before, it was never answered while the server was frozen. When the server wakes, the ruling whose commit was under
+    way is named as committed afterwards, and logging resumes.
+    """
+    dsn = f"postgresql://postgres@127.0.0.1:{own_postgres.port}/postgres"
+    config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET, database=dsn)
+    async with run_bridge(config) as (host, port), connect(f"ws://{host}:{port}/ws") as ws:
+        await hello(ws)
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+        assert all(answer["logged"] for answer in await rulings(ws, "before", 3))
+        frozen = cluster_processes(own_postgres)
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            (answer,) = await rulings(ws, "frozen", 1)
+            assert answer["logged"] is False and time.monotonic() - started < 15
+        finally:
+            for pid in frozen:
+                os.kill(pid, signal.SIGCONT)
+        for _ in range(100):
+            (after,) = await rulings(ws, "after", 1)
+            if after["logged"]:
+                break
+            await asyncio.sleep(0.1)
+        assert after["logged"] is True
+    late = [r.getMessage() for r in caplog.records if r.name == "bridge.log.sql"]
+    assert late and late[0].startswith("ruling frozen0 of world w, answered with logged: false because the log took")
