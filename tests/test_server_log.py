@@ -120,6 +120,29 @@ def start_bridge(data_dir: Path, database: str | None) -> tuple[subprocess.Popen
             return process, line.split()[-1]
 
 
+async def rulings_from_bridges(bridges: list[tuple[subprocess.Popen[str], str]], each: int) -> list[dict[str, Any]]:
+    """Every bridge answers ``each`` logged rulings of the world w-shared at once; then each is stopped (SIGTERM,
+    exit 0). The answers, in one list."""
+    try:
+
+        async def play(url: str, name: str) -> list[dict[str, Any]]:
+            async with connect(url) as ws:
+                await hello(ws, world="w-shared")
+                await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+                for i in range(each):
+                    await ws.send(json.dumps({**ATTACK, "id": f"{name}{i}"}))
+                return [json.loads(await ws.recv()) for _ in range(each)]
+
+        batches = await asyncio.gather(*(play(url, f"p{n}-") for n, (_, url) in enumerate(bridges)))
+    finally:
+        for process, _ in bridges:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=15) == 0
+            if process.stdout:
+                process.stdout.close()
+    return [answer for batch in batches for answer in batch]
+
+
 async def kill_mid_stream(data_dir: Path, database: str | None) -> set[str]:
     """Stream logged rulings, SIGKILL the bridge while requests are in flight; the answered record ids."""
     process, url = start_bridge(data_dir, database)
@@ -212,28 +235,7 @@ async def test_two_bridge_processes_share_one_postgresql_log(postgres_server: An
     own record, and the world has one game session holding all of them (not one per process).
     """
     database = await new_postgres_database(postgres_server)
-    bridges = [start_bridge(tmp_path / f"bridge-{n}", database) for n in range(2)]
-    try:
-
-        async def play(url: str, name: str) -> list[dict[str, Any]]:
-            async with connect(url) as ws:
-                await hello(ws, world="w-shared")
-                await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
-                for i in range(40):
-                    await ws.send(json.dumps({**ATTACK, "id": f"{name}{i}"}))
-                return [json.loads(await ws.recv()) for _ in range(40)]
-
-        answers = [
-            a
-            for batch in await asyncio.gather(*(play(url, f"p{n}-") for n, (_, url) in enumerate(bridges)))
-            for a in batch
-        ]
-    finally:
-        for process, _ in bridges:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=15)
-            if process.stdout:
-                process.stdout.close()
+    answers = await rulings_from_bridges([start_bridge(tmp_path / f"bridge-{n}", database) for n in range(2)], 40)
     assert len(answers) == 80 and all(a["type"] == "adjudication" and a["logged"] for a in answers)
     assert len({a["record"] for a in answers}) == 80
     store = await open_store(database, tmp_path)
@@ -368,28 +370,7 @@ async def test_two_bridges_on_one_sqlite_data_directory_keep_every_ruling(tmp_pa
     Both answer logged rulings of one world at once: every answer is a record of its own and in the log, the world has
     one game session holding them all, and SQLite's integrity check passes.
     """
-    bridges = [start_bridge(tmp_path, None) for _ in range(2)]
-    try:
-
-        async def play(url: str, name: str) -> list[dict[str, Any]]:
-            async with connect(url) as ws:
-                await hello(ws, world="w-shared")
-                await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
-                for i in range(60):
-                    await ws.send(json.dumps({**ATTACK, "id": f"{name}{i}"}))
-                return [json.loads(await ws.recv()) for _ in range(60)]
-
-        answers = [
-            a
-            for batch in await asyncio.gather(*(play(url, f"p{n}-") for n, (_, url) in enumerate(bridges)))
-            for a in batch
-        ]
-    finally:
-        for process, _ in bridges:
-            process.send_signal(signal.SIGTERM)
-            assert process.wait(timeout=15) == 0
-            if process.stdout:
-                process.stdout.close()
+    answers = await rulings_from_bridges([start_bridge(tmp_path, None) for _ in range(2)], 60)
     assert len(answers) == 120 and all(a["type"] == "adjudication" and a["logged"] for a in answers)
     db = sqlite3.connect(tmp_path / "sightline.db")
     try:

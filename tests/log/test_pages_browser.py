@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestServer
@@ -37,23 +39,31 @@ FLAGS = [
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 
 
-@pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
-    """A headless Chromium with a fresh profile."""
+@asynccontextmanager
+async def chromium(profile: Path, **options: Any) -> AsyncIterator[BrowserContext]:
+    """A headless Chromium with a fresh profile in ``profile``; ``options`` go to Playwright's context."""
     if not Path(CHROMIUM).exists():
         pytest.fail("Chromium is missing: apt-get install -y chromium", pytrace=False)
     async with async_playwright() as playwright:
         context = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
+            str(profile),
             executable_path=CHROMIUM,
             headless=True,
             args=FLAGS,
             viewport={"width": 1400, "height": 900},
+            **options,
         )
         try:
             yield context
         finally:
             await context.close()
+
+
+@pytest.fixture
+async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
+    """A headless Chromium with a fresh profile."""
+    async with chromium(tmp_path / "profile") as context:
+        yield context
 
 
 async def test_session_page_filters_and_draws_the_selected_line(

@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from playwright.async_api import BrowserContext, async_playwright
+from playwright.async_api import BrowserContext
 
 from bridge.log.http import create_log_app
 from bridge.log.records import RulingRecord
@@ -23,7 +23,7 @@ from bridge.log.sql import SqlLogStore
 
 from .sample import ruling
 from .test_http import check_secret
-from .test_pages_browser import CHROMIUM, FLAGS
+from .test_pages_browser import chromium
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])  # pages, not the store: both stores serve them alike
 
@@ -62,20 +62,8 @@ def path_proxy(upstream: str, prefix: str = "/a") -> web.Application:
 @pytest.fixture
 async def madrid(tmp_path: Path) -> AsyncIterator[BrowserContext]:
     """A headless Chromium with a fresh profile whose clock is in Madrid (UTC+1 in March)."""
-    async with async_playwright() as playwright:
-        context = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=FLAGS,
-            viewport={"width": 1400, "height": 900},
-            timezone_id="Europe/Madrid",
-            accept_downloads=True,
-        )
-        try:
-            yield context
-        finally:
-            await context.close()
+    async with chromium(tmp_path / "profile", timezone_id="Europe/Madrid", accept_downloads=True) as context:
+        yield context
 
 
 @pytest.fixture
