@@ -437,10 +437,13 @@ export class BridgeConnection extends Emitter {
  * @param {{url: string, secret: string, identity: () => any, WebSocket?: any,
  *          page?: {hostname?: string, protocol?: string} | null, permissions?: any,
  *          timeoutMs?: number, setTimeout?: typeof globalThis.setTimeout, clearTimeout?: typeof globalThis.clearTimeout}} opts
- * @returns {Promise<{ok: boolean, code: string, message?: string, bridge?: any}>} `code`: `ok`,
- *   `invalid-url`, `mixed-content`, `no-secret`, `unauthorized`, `unsupported-protocol`, `rate-limited`
- *   (the world has its most connections on the bridge), `timeout`, `unreachable`, `local-network`,
- *   `local-network-insecure`, `local-network-denied`
+ * @returns {Promise<{ok: boolean, code: string, message?: string, bridge?: any, close?: number, seconds?: number}>}
+ *   `code`: `ok`, `invalid-url`, `mixed-content`, `no-secret`, `unauthorized`, `unsupported-protocol`,
+ *   `rate-limited` (the world has its most connections on the bridge), `unreachable` (the connection was
+ *   refused), `no-answer` (nothing answered the dial within `seconds`), `timeout` (the WebSocket opened but
+ *   no welcome came within `seconds`), `closed` (the WebSocket opened and was closed before a welcome: `close`
+ *   is the close code, `message` the bridge's error or close reason, if any), `local-network`,
+ *   `local-network-insecure`, `local-network-denied`. A one-off test: never `lost`, nothing is retried.
  */
 export async function testConnection({
   url,
@@ -462,6 +465,8 @@ export async function testConnection({
     let socket;
     let opened = false;
     let done = false;
+    /** The bridge's `error` answer to the hello, if one came before the close. @type {{code?: string, message?: string} | null} */
+    let refusal = null;
     /** @type {any} */
     let timer = null;
     const finish = (result) => {
@@ -482,7 +487,11 @@ export async function testConnection({
       finish({ ...unreachable(), message: String(err) });
       return;
     }
-    timer = setTimeout(() => finish(opened ? { ok: false, code: "timeout" } : unreachable()), timeoutMs);
+    const seconds = Math.round(timeoutMs / 1000);
+    // Nothing answered the dial (a firewall that drops it, a host that is off) is not "refused"; where the
+    // browser's local-network permission stands between, that is the likelier cause.
+    const silent = () => (localNetworkAccess(page, check.url) ? unreachable() : { ok: false, code: "no-answer", seconds });
+    timer = setTimeout(() => finish(opened ? { ok: false, code: "timeout", seconds } : silent()), timeoutMs);
     socket.onopen = () => {
       opened = true;
       socket.send(JSON.stringify(hello({ ...identity(), secret })));
@@ -496,11 +505,18 @@ export async function testConnection({
       }
       if (msg.type === "welcome") finish({ ok: true, code: "ok", bridge: msg.bridge });
       else if (msg.type === "error" && (msg.code === "unauthorized" || msg.code === "unsupported-protocol" || msg.code === "rate-limited")) finish({ ok: false, code: msg.code, message: msg.message });
+      else if (msg.type === "error") refusal = { code: msg.code, message: msg.message };
     };
     socket.onerror = () => {};
     socket.onclose = (event) => {
       if (event?.code === CLOSE_UNAUTHORIZED) finish({ ok: false, code: "unauthorized" });
-      else finish(opened ? { ok: false, code: "lost" } : unreachable());
+      else if (!opened) finish(unreachable());
+      else {
+        // Closed before a welcome: what closed it, by its close code, and the bridge's own words when it gave any.
+        const close = typeof event?.code === "number" ? event.code : 1006;
+        const said = refusal?.message ?? (typeof event?.reason === "string" && event.reason ? event.reason : "");
+        finish({ ok: false, code: "closed", close, message: said });
+      }
     };
   });
 }

@@ -6,11 +6,13 @@
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
-import WebSocket from "ws";
+import { readFileSync } from "node:fs";
+import WebSocket, { WebSocketServer } from "ws";
 import { createBackoff } from "../scripts/backoff.js";
 import { BridgeConnection, addressSpace, diagnoseUnreachable, localNetworkAccess, localNetworkPermission, testConnection } from "../scripts/connection.js";
 import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
 import { fakeWebSocketClass } from "./helpers/fake-websocket.js";
+import { testResultText } from "../scripts/adapters/settings.js";
 
 const identity = () => ({ world: "w-test", foundry: "13.346", system: "gurps", user: { id: "gm1", name: "GM", gm: true } });
 const PUBLIC_HTTPS = { hostname: "ashes.forge-vtt.com", host: "ashes.forge-vtt.com", protocol: "https:" };
@@ -143,5 +145,86 @@ describe("a world with its most connections on the real bridge", { skip: bridgeS
       second.close();
       await bridge.close();
     }
+  });
+});
+
+describe("Test connection says what happened, in the reader's words (one dial, nothing retried)", () => {
+  const lang = (code) => JSON.parse(readFileSync(new URL(`../lang/${code}.json`, import.meta.url), "utf8"));
+  /** Foundry's i18n.format over a language file. */
+  const formatter = (strings) => (key, data = {}) => {
+    const text = key.split(".").reduce((o, k) => o?.[k], strings);
+    return typeof text === "string" ? text.replace(/\{(\w+)\}/g, (_, k) => data[k] ?? `{${k}}`) : key;
+  };
+  const en = formatter(lang("en"));
+  const es = formatter(lang("es"));
+
+  /** A WebSocket server on port 0 that does `onHello(socket, hello)` with the module's hello. */
+  async function fakeBridge(onHello) {
+    const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, path: "/ws" });
+    await new Promise((r) => wss.once("listening", r));
+    wss.on("connection", (socket) => socket.once("message", (data) => onHello(socket, JSON.parse(String(data)))));
+    const { port } = /** @type {import("node:net").AddressInfo} */ (wss.address());
+    return { url: `ws://127.0.0.1:${port}/ws`, close: () => new Promise((r) => wss.close(() => r(undefined))) };
+  }
+
+  test("a bridge shutting down (1001) before the welcome: 'closed' with that meaning, never 'connection lost; reconnecting'", async () => {
+    const bridge = await fakeBridge((socket) => socket.close(1001, "bridge shutting down"));
+    try {
+      const r = await testConnection({ url: bridge.url, secret: "s", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined });
+      assert.deepEqual([r.ok, r.code, r.close, r.message], [false, "closed", 1001, "bridge shutting down"]);
+      const text = testResultText(r, { localize: en, url: bridge.url });
+      assert.match(text, /closed the connection before accepting it \(close code 1001: the bridge is shutting down or restarting/);
+      assert.doesNotMatch(text, /reconnect|retry|SIGHTLINE\./i);
+      assert.match(testResultText(r, { localize: es, url: bridge.url }), /código de cierre 1001: el puente se está apagando/);
+    } finally {
+      await bridge.close();
+    }
+  });
+
+  test("a greeting the bridge refuses (an error, then 4400): the close's meaning and the bridge's own words", async () => {
+    const bridge = await fakeBridge((socket) => {
+      socket.send(JSON.stringify({ type: "error", code: "invalid-message", message: "hello.protocol: expected 1" }));
+      socket.close(4400, "invalid-message");
+    });
+    try {
+      const r = await testConnection({ url: bridge.url, secret: "s", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined });
+      assert.deepEqual([r.code, r.close, r.message], ["closed", 4400, "hello.protocol: expected 1"]);
+      const text = testResultText(r, { localize: en, url: bridge.url });
+      assert.match(text, /did not accept the module's greeting .* It said: “hello\.protocol: expected 1”/);
+    } finally {
+      await bridge.close();
+    }
+  });
+
+  test("a server that takes the connection and never greets back: 'no-welcome', not 'lost'", async () => {
+    const bridge = await fakeBridge(() => {});
+    try {
+      const r = await testConnection({ url: bridge.url, secret: "s", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined, timeoutMs: 300 });
+      assert.deepEqual([r.code, r.seconds], ["timeout", 0]);
+      assert.match(testResultText({ ...r, seconds: 5 }, { localize: en, url: bridge.url }), /did not answer the bridge's greeting within 5 seconds/);
+    } finally {
+      await bridge.close();
+    }
+  });
+
+  test("a TCP server that never answers the upgrade: 'no-answer'; a closed port: 'refused'", async () => {
+    const held = new Set();
+    const silent = createServer((socket) => held.add(socket));
+    await new Promise((r) => silent.listen(0, "127.0.0.1", r));
+    const { port } = /** @type {import("node:net").AddressInfo} */ (silent.address());
+    try {
+      const r = await testConnection({ url: `ws://127.0.0.1:${port}/ws`, secret: "s", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined, timeoutMs: 300 });
+      assert.equal(r.code, "no-answer");
+      assert.match(testResultText(r, { localize: en, url: "ws://x/ws" }), /^Test failed: nothing answered at ws:\/\/x\/ws within 0 seconds/);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+    const refused = await testConnection({ url: `ws://127.0.0.1:${await closedPort()}/ws`, secret: "s", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined });
+    assert.equal(refused.code, "unreachable");
+    const text = testResultText(refused, { localize: en, url: "ws://127.0.0.1:1/ws" });
+    assert.match(text, /connection to ws:\/\/127\.0\.0\.1:1\/ws was refused/);
+    assert.doesNotMatch(text, /keeps retrying/);
+    assert.match(testResultText(refused, { localize: es, url: "u" }), /se rechazó la conexión con u/);
   });
 });

@@ -48,9 +48,9 @@ test("a success names the bridge's version; a form without the bridge settings g
   assert.equal(addTestConnectionButton({ querySelector: () => null, ownerDocument: {} }, { localize, run: async () => ({ ok: true, code: "ok" }) }), null);
 });
 
-test("a hello refused for want of room prints the bridge's own reason", () => {
+test("a hello refused for want of room prints the bridge's own reason, in the test's words (nothing retries)", () => {
   const text = testResultText({ ok: false, code: "rate-limited", message: "world 'w' already has 32 connections" }, { localize, url: "ws://localhost:8765/ws" });
-  assert.match(text, /^SIGHTLINE\.Error\.rate-limited .*"message":"world 'w' already has 32 connections"/);
+  assert.match(text, /^SIGHTLINE\.Test\.rate-limited .*"message":"world 'w' already has 32 connections"/);
 });
 
 test("a player's form hides the bridge secret (a client setting every user sees); a form without it is left alone", () => {

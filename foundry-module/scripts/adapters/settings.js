@@ -117,8 +117,41 @@ export function addTestConnectionButton(element, { localize, run, page = globalT
   return button;
 }
 
-/** The line a test result reads as: the success with the bridge's version, or the error's advice. */
+/**
+ * A test's own words where the live connection's notice would mislead: the test dials once, so nothing is
+ * "reconnecting" or "retrying", and a refusal, a silence and a close before the welcome are different things.
+ */
+const TEST_TEXTS = Object.freeze({
+  unreachable: "SIGHTLINE.Test.refused",
+  "no-answer": "SIGHTLINE.Test.no-answer",
+  timeout: "SIGHTLINE.Test.no-welcome",
+  closed: "SIGHTLINE.Test.closed",
+  "rate-limited": "SIGHTLINE.Test.rate-limited",
+});
+
+/** What a close code means, for a connection closed before the bridge's welcome. */
+const CLOSE_MEANINGS = Object.freeze({
+  1000: "SIGHTLINE.Test.Close.1000",
+  1001: "SIGHTLINE.Test.Close.1001",
+  1006: "SIGHTLINE.Test.Close.1006",
+  1008: "SIGHTLINE.Test.Close.1008",
+  1009: "SIGHTLINE.Test.Close.1009",
+  1011: "SIGHTLINE.Test.Close.1011",
+  1013: "SIGHTLINE.Test.Close.1013",
+  4400: "SIGHTLINE.Test.Close.4400",
+  4408: "SIGHTLINE.Test.Close.4408",
+});
+
+/** The line a test result reads as: the success with the bridge's version, or what happened and what to do. */
 export function testResultText(result, { localize, url, page = "" }) {
   if (result.ok) return localize("SIGHTLINE.Test.ok", { version: String(result.bridge?.version ?? "?") });
-  return localize(`SIGHTLINE.Error.${result.code}`, { url, page, message: result.message ?? "" });
+  const data = { url, page, message: result.message ?? "", seconds: String(result.seconds ?? 5) };
+  if (result.code === "closed") {
+    const close = Number(result.close);
+    const meaning = localize(CLOSE_MEANINGS[close] ?? "SIGHTLINE.Test.Close.other");
+    const said = result.message ? localize("SIGHTLINE.Test.Said", { message: result.message }) : "";
+    return localize(TEST_TEXTS.closed, { ...data, code: String(Number.isFinite(close) ? close : "?"), meaning, said });
+  }
+  const key = TEST_TEXTS[result.code] ?? `SIGHTLINE.Error.${result.code}`;
+  return localize(key, data);
 }
