@@ -6,7 +6,7 @@
 import { LAYER_NAME, MODULE_ID, SETTINGS } from "./const.js";
 import { addTestConnectionButton, hideSecretFromPlayers, registerKeybindings, registerSettings, setSetting } from "./adapters/settings.js";
 import { registerZoneBehavior } from "./region-behavior.js";
-import { addOverlayControl, defineOverlayLayer, registerOverlayLayer } from "./adapters/overlay.js";
+import { addOverlayControl, canvasFrame, defineOverlayLayer, registerOverlayLayer } from "./adapters/overlay.js";
 import { addTraitsHudButton, editTraits } from "./adapters/traits.js";
 import { Sightline, WATCHED_DOCUMENTS } from "./adapters/sightline.js";
 import { addSceneSettingsControl, editSceneSettings } from "./adapters/scene-settings.js";
@@ -93,6 +93,8 @@ Hooks.once("init", () => {
       getCanvas: () => canvas,
       pairs: (c, scene) => sightline.overlayPairs(c, scene),
       enabled: () => setting(SETTINGS.OVERLAY_ENABLED),
+      // At most one redraw per frame, however many pushes and changes arrive within it.
+      nextFrame: (draw) => canvasFrame(canvas)(draw),
     }),
   );
   const module = game.modules.get(MODULE_ID);

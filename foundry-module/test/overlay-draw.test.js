@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { OVERLAY_STYLE, buildOverlayModel, choosePairs, drawOverlay, labelPoint, regionPolygons, shapeToPolygon } from "../scripts/overlay-draw.js";
 import { readFileSync } from "node:fs";
 import { VERDICT_COLORS, ZONE_COLORS, usePalette } from "../scripts/geometry.js";
-import { defineOverlayLayer } from "../scripts/adapters/overlay.js";
+import { canvasFrame, defineOverlayLayer } from "../scripts/adapters/overlay.js";
+import { SceneWatcher } from "../scripts/annotations.js";
 import * as F from "./helpers/fixtures.js";
 
 usePalette(JSON.parse(readFileSync(new URL("../palette.json", import.meta.url), "utf8")));
@@ -171,5 +172,86 @@ describe("the overlay layer in Foundry", () => {
     assert.ok(shown.includes("Fog bank · Mala Visibilidad"), shown.join(" | "));
     assert.ok(shown.includes("Smoke · ash-cloud"), shown.join(" | "));
     assert.ok(!shown.some((t) => t.includes("SIGHTLINE.") || t === "no LoF"), shown.join(" | "));
+  });
+});
+
+describe("an overlay under a flood of pushes", () => {
+  /** The layer as Foundry builds it, drawing with the recording PIXI; `frames` holds the draws asked for a frame. */
+  function floodedLayer({ pairs, nextFrame }) {
+    const { PIXI, graphics, labels, calls } = recordingPixi();
+    PIXI.Container = class {
+      constructor() {
+        return labels;
+      }
+    };
+    class CanvasLayer {
+      static get layerOptions() {
+        return {};
+      }
+      addChild(child) {
+        return child;
+      }
+      async _tearDown() {}
+    }
+    const foundry = { canvas: { layers: { CanvasLayer } }, utils: { mergeObject: (a, b) => ({ ...a, ...b }) } };
+    const i18n = { localize: (k) => k, format: (k, data = {}) => (k === "SIGHTLINE.Overlay.Modifier" ? `MOD ${data.modifier}` : k) };
+    const canvas = { scene: F.scene() };
+    const Layer = defineOverlayLayer({ foundry, PIXI, game: { user: { isGM: true }, i18n }, getCanvas: () => canvas, pairs, enabled: () => true, nextFrame });
+    return { layer: new Layer(), graphics, labels, draws: () => calls.filter((c) => c[0] === "clear").length };
+  }
+
+  test("N annotations pushes within one frame: the store takes each at once, the canvas draws once, with the last state", async () => {
+    const frames = [];
+    let layer;
+    const watcher = new SceneWatcher({ request: async (m) => ({ type: "watching", id: m.id, watch: m.id }), nextId: () => "w1", onChange: () => layer.refresh() });
+    const pairs = () => watcher.annotations().map((a) => ({ actor: a.actor, target: a.target, ruling: a }));
+    const built = floodedLayer({ pairs, nextFrame: (draw) => frames.push(draw) });
+    layer = built.layer;
+    await layer._draw();
+    assert.equal(built.draws(), 1, "the layer's first drawing is immediate");
+    await watcher.want({ scene: "s-docks", action: "shoot", tokens: null });
+    const push = (version, modifier) => ({ type: "annotations", watch: "w1", scene: "s-docks", version, full: version === 1, changed: [{ actor: "t-fus", target: "t-tgt", allowed: true, modifier }], removed: [] });
+    const N = 60;
+    for (let v = 1; v <= N; v++) {
+      watcher.handle(push(v, -v));
+      assert.equal(watcher.annotations()[0].modifier, -v, "the store takes every push as it comes");
+    }
+    assert.equal(built.draws(), 1, "no drawing between frames");
+    assert.equal(frames.length, 1, "one frame asked for, however many pushes");
+    frames.shift()();
+    assert.equal(built.draws(), 2, "one drawing at the frame");
+    assert.ok(built.labels.children.some((t) => t.text === `MOD \u2212${N}`), built.labels.children.map((t) => t.text).join(" | "));
+    // The next push asks for the next frame: the overlay never stays behind.
+    watcher.handle(push(N + 1, 0));
+    assert.equal(frames.length, 1);
+    frames.shift()();
+    assert.ok(built.labels.children.some((t) => t.text === "MOD 0"));
+    assert.equal(built.draws(), 3);
+  });
+
+  test("a frame asked for before the canvas was torn down draws nothing; the redrawn layer draws at once", async () => {
+    const frames = [];
+    const built = floodedLayer({ pairs: () => [], nextFrame: (draw) => frames.push(draw) });
+    await built.layer._draw();
+    built.layer.refresh();
+    await built.layer._tearDown({});
+    assert.doesNotThrow(() => frames.shift()());
+    assert.equal(built.draws(), 1);
+    built.layer.refresh();
+    assert.equal(frames.length, 0, "a torn-down layer asks for no frame");
+    await built.layer._draw();
+    assert.equal(built.draws(), 2);
+  });
+
+  test("Foundry's ticker (canvas.app.ticker.addOnce) runs the draw when there is one; requestAnimationFrame otherwise", () => {
+    const once = [];
+    const raf = [];
+    canvasFrame({ app: { ticker: { addOnce: (fn) => once.push(fn) } } }, (fn) => raf.push(fn))(() => {});
+    assert.deepEqual([once.length, raf.length], [1, 0]);
+    canvasFrame(undefined, (fn) => raf.push(fn))(() => {});
+    assert.deepEqual([once.length, raf.length], [1, 1]);
+    let drawn = false;
+    canvasFrame(null, undefined)(() => (drawn = true));
+    assert.ok(drawn, "no display at all: drawn at once");
   });
 });

@@ -35,10 +35,27 @@ export function overlaySceneData(scene) {
 }
 
 /**
+ * Run `draw` once, at the canvas's next frame: Foundry's own ticker (`canvas.app.ticker`, a PIXI.Ticker,
+ * whose callbacks at the default priority run before the canvas renders), else the browser's
+ * `requestAnimationFrame`, else at once (no display).
+ * @param {any} canvas @param {(fn: () => void) => unknown} [requestFrame]
+ * @returns {(draw: () => void) => void}
+ */
+export function canvasFrame(canvas, requestFrame = globalThis.requestAnimationFrame?.bind(globalThis)) {
+  return (draw) => {
+    const ticker = canvas?.app?.ticker;
+    if (ticker?.addOnce) ticker.addOnce(draw);
+    else if (requestFrame) requestFrame(draw);
+    else draw();
+  };
+}
+
+/**
  * @param {{foundry: any, PIXI: any, game: any, getCanvas: () => any,
  *          pairs: (canvas: any, scene: any) => {actor: string, target: string, ruling?: any}[],
- *          enabled: () => boolean}} deps
- *   `pairs`: the sight lines to draw with their ruling or annotation (the service decides)
+ *          enabled: () => boolean, nextFrame?: (draw: () => void) => void}} deps
+ *   `pairs`: the sight lines to draw with their ruling or annotation (the service decides);
+ *   `nextFrame`: runs a draw at the next frame (`canvasFrame`); without it, `refresh` draws at once
  */
 export function defineOverlayLayer(deps) {
   const { foundry, PIXI, game } = deps;
@@ -51,17 +68,39 @@ export function defineOverlayLayer(deps) {
     async _draw() {
       this.graphics = this.addChild(new PIXI.Graphics());
       this.labels = this.addChild(new PIXI.Container());
-      this.refresh();
+      this._frame = null;
+      this.redraw();
     }
 
     async _tearDown(options) {
       this.graphics = null;
       this.labels = null;
+      this._frame = null; // a frame asked for before the teardown draws nothing
       return super._tearDown(options);
     }
 
-    /** Redraw everything (cheap: a few polygons and lines). */
+    /**
+     * Ask for a redraw. Every push, token move and toggle asks; the drawing happens once, at the next
+     * frame, from the state as it is then (the store has taken every push meanwhile): a bridge pushing
+     * many `annotations` a second, or a busy scene with the overlay open, never redraws the whole overlay
+     * more than once per frame.
+     */
     refresh() {
+      if (!this.graphics || this._frame) return;
+      if (!deps.nextFrame) {
+        this.redraw();
+        return;
+      }
+      const frame = (this._frame = {});
+      deps.nextFrame(() => {
+        if (this._frame !== frame) return; // torn down (and perhaps drawn anew) since it was asked for
+        this._frame = null;
+        this.redraw();
+      });
+    }
+
+    /** Redraw everything now, from the current state. */
+    redraw() {
       if (!this.graphics) return;
       this.visible = Boolean(game.user?.isGM && deps.enabled());
       const canvas = deps.getCanvas();
