@@ -148,19 +148,16 @@ Hooks.on("canvasReady", (c) => {
     .catch((err) => console.warn(`${MODULE_ID} | sync failed`, err))
     .finally(overlayChanged);
 });
-Hooks.on("updateScene", (scene) => {
-  if (sightline.synced.has(scene.id)) sightline.syncScene(scene).catch(() => {});
-});
+// A scene changed: synced again if the bridge holds it, offered again if the bridge refused it.
+Hooks.on("updateScene", (scene) => sightline.onSceneChange(scene));
 
 // V14 Scene Levels: a level created, changed or deleted changes the heights of everything on it (and
 // Foundry updates the objects' level sets beside it): the whole scene is synced again.
 for (const action of ["create", "update", "delete"]) {
   Hooks.on(/** @type {any} */ (`${action}Level`), (level) => {
     const scene = level?.parent;
-    if (scene && sightline.synced.has(scene.id)) {
-      sightline.invalidateRulings();
-      sightline.syncScene(scene).catch(() => {});
-    }
+    if (scene && sightline.synced.has(scene.id)) sightline.invalidateRulings();
+    if (scene) sightline.onSceneChange(scene);
   });
 }
 

@@ -162,6 +162,78 @@ describe("the real bridge closing with 1009", () => {
   });
 });
 
+describe("a scene the real bridge refused, fixed by the GM", () => {
+  /** Count the scene.sync requests the GM's client sends from now on. */
+  const countSyncs = (gm, onSync = () => {}) => {
+    const conn = gm.s.connection;
+    const request = conn.request.bind(conn);
+    const sent = { syncs: 0 };
+    conn.request = (m) => {
+      if (m.type !== "scene.sync") return request(m);
+      sent.syncs += 1;
+      const answer = request(m);
+      onSync(sent.syncs);
+      return answer;
+    };
+    return sent;
+  };
+
+  test("a wall deleted resyncs it at once, one sync for a burst of changes; refused again, not told twice", { skip: bridgeSkipReason() }, async () => {
+    const bridge = await startRealBridge("s3cret", ["--max-walls", "1"]);
+    closers.push(() => bridge.close());
+    const gm = gmClient(bridge.url);
+    gm.s.refreshHolder();
+    await until(() => gm.log.some(([, m]) => /SIGHTLINE\.Error\.sync/.test(m)), "the refusal told");
+    await until(() => gm.log.some(([, m]) => /Connected/.test(m)), "connected");
+    assert.equal(gm.s.synced.has(gm.scene.id), false);
+    const sent = countSyncs(gm);
+    // A burst of changes that fix nothing (a token dragged): one sync after they quiet down, refused again, told once.
+    const [fus] = gm.scene.tokens.contents;
+    for (let i = 0; i < 20; i++) gm.s.onDocumentChange("Token", fus, "update");
+    await until(() => sent.syncs >= 1 && !gm.s._retries.size, "one retry", 5000);
+    await sleep(200);
+    assert.equal(sent.syncs, 1, "one sync for twenty changes");
+    assert.equal(gm.log.filter(([, m]) => /SIGHTLINE\.Error\.sync/.test(m)).length, 1, "the same refusal is not told twice");
+    // The GM deletes the second wall (Foundry's deleteWall fires once it is gone from the scene).
+    const [, w2] = gm.scene.walls.contents;
+    gm.scene.walls = F.collection(gm.scene.walls.contents.filter((w) => w !== w2));
+    gm.s.onDocumentChange("Wall", w2, "delete");
+    await until(() => gm.s.synced.has(gm.scene.id), "the fixed scene synced");
+    assert.equal(sent.syncs, 2);
+    const [, tgt] = gm.scene.tokens.contents;
+    const ruling = await gm.s.adjudicate(fus, tgt, { log: false });
+    assert.equal(typeof ruling.allowed, "boolean", "the scene gives rulings again");
+  });
+
+  test("an updateScene of a refused scene offers it again; a token moved during that sync makes one more sync, no more", { skip: bridgeSkipReason() }, async () => {
+    const bridge = await startRealBridge("s3cret", ["--max-walls", "1"]);
+    closers.push(() => bridge.close());
+    const gm = gmClient(bridge.url);
+    gm.s.refreshHolder();
+    await until(() => gm.log.some(([, m]) => /SIGHTLINE\.Error\.sync/.test(m)), "the refusal told");
+    await until(() => gm.log.some(([, m]) => /Connected/.test(m)), "connected");
+    // A change while the retry's sync is on its way (sent, not answered): the sync may have missed it.
+    const moved = { ...gm.scene.tokens.contents[0], x: 700, parent: gm.scene };
+    const sent = countSyncs(gm, (n) => {
+      if (n !== 1) return;
+      gm.scene.tokens = F.collection([moved, gm.scene.tokens.contents[1]]);
+      gm.s.onDocumentChange("Token", moved, "update");
+    });
+    // The walls removed by a scene-wide edit: the updateScene hook alone says so.
+    const walls = gm.scene.walls.contents;
+    gm.scene.walls = F.collection(walls.slice(0, 1));
+    gm.s.onSceneChange(gm.scene);
+    await until(() => sent.syncs >= 2, "a second sync");
+    await until(() => gm.s.synced.has(gm.scene.id) && !gm.s._retries.size, "synced");
+    await sleep(150);
+    assert.equal(sent.syncs, 2, "the change during the first sync made one more, no more");
+    assert.equal(gm.s.synced.has(gm.scene.id), true);
+    // A scene nobody refused and the bridge does not hold is left alone.
+    assert.equal(gm.s.retryRefused("s-elsewhere"), undefined);
+    assert.equal(gm.s._retries.size, 0);
+  });
+});
+
 describe("a bridge that never answers", () => {
   test("a server that takes the connection and never answers the upgrade: the attempt ends at the handshake timeout and is retried", async () => {
     const sockets = [];

@@ -95,6 +95,8 @@ export class Sightline {
     this._drawnScene = null;
     /** Scene id → the refusal of its last sync the GM was told of (cleared when it syncs). */
     this._syncFailures = new Map();
+    /** Scene id → the retry of a refused scene after a change: its timer, whether it runs, whether a change came meanwhile. */
+    this._retries = new Map();
     this.onRulingsChanged = () => {};
     /** The overlay's live subscription (`watch`); null until a connection exists. */
     this.watcher = null;
@@ -392,6 +394,57 @@ export class Sightline {
     await this.syncScene(scene);
   }
 
+  /**
+   * `updateScene` (and a V14 level created, changed or deleted): a scene the bridge holds is synced
+   * again at once; a scene it refused is offered again (`retryRefused`), since the change may be the
+   * GM's fix.
+   * @param {any} scene
+   */
+  onSceneChange(scene) {
+    if (!scene?.id) return;
+    if (this.synced.has(scene.id)) this.syncScene(scene).catch(() => {});
+    else this.retryRefused(scene.id);
+  }
+
+  /**
+   * A scene the bridge refused (too large, invalid) changed — the scene itself, or its tokens, regions,
+   * walls or lights: sync it again, for the GM who fixed what the refusal named expects the fix to be
+   * picked up now, not at the next ruling asked there. Once per change: changes that come together (the
+   * hooks of one deletion of many walls, a token dragged) wait for a quiet spell of the patch delay and
+   * make one sync; changes during that sync make one more after it (the first may have missed them).
+   * Refused again for the same reason,
+   * the GM is not told twice (`tellSyncFailed`).
+   * @param {string} sceneId
+   */
+  retryRefused(sceneId) {
+    if (!this._syncFailures.has(sceneId) || this.synced.has(sceneId) || !this.isHolder() || !this.connection?.ready) return;
+    const pending = this._retries.get(sceneId);
+    if (pending?.running) {
+      pending.again = true;
+      return;
+    }
+    const setTimer = this.env.setTimeout ?? ((fn, ms) => globalThis.setTimeout(fn, ms));
+    const clearTimer = this.env.clearTimeout ?? ((timer) => globalThis.clearTimeout(timer));
+    if (pending) clearTimer(pending.timer);
+    const retry = { running: false, again: false, timer: null };
+    this._retries.set(sceneId, retry);
+    retry.timer = setTimer(async () => {
+      retry.running = true;
+      try {
+        const scene = this.game.scenes?.get?.(sceneId);
+        if (scene && this._syncFailures.has(sceneId) && !this.synced.has(sceneId)) await this.syncScene(scene);
+      } catch {
+        /* refused again: told once per reason by tellSyncFailed; the next change tries again */
+      } finally {
+        if (this._retries.get(sceneId) === retry) this._retries.delete(sceneId);
+        // A change during that sync may have missed it: once more — a held scene's ordinary resync if it was
+        // accepted, another retry if it was refused.
+        const scene = this.game.scenes?.get?.(sceneId);
+        if (retry.again && scene) this.onSceneChange(scene);
+      }
+    }, this.env.batchDelayMs ?? 150);
+  }
+
   async ensureSynced(sceneId) {
     if (this.synced.has(sceneId)) return;
     const scene = this.game.scenes?.get(sceneId);
@@ -405,7 +458,11 @@ export class Sightline {
     const target = patchTargetOf(documentName, doc);
     if (!target) return;
     const sceneId = target.doc.parent?.id;
-    if (!sceneId || !this.synced.has(sceneId)) return;
+    if (!sceneId) return;
+    if (!this.synced.has(sceneId)) {
+      this.retryRefused(sceneId); // a refused scene: the change may be the GM's fix
+      return;
+    }
     if (action === "delete" && documentName !== "RegionBehavior") {
       this.batcher.remove(sceneId, target.kind, target.doc.id);
       return;
