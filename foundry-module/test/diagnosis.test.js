@@ -104,6 +104,19 @@ describe("Test connection", { skip: bridgeSkipReason() }, () => {
     assert.equal((await testConnection({ url, secret: "x", identity, WebSocket, page: PUBLIC_HTTP, permissions: undefined })).code, "local-network-insecure");
   });
 
+  test("a bridge that turns this page's origin away (--allow-origin, HTTP 403): the text names that cause too", async () => {
+    const strict = await startRealBridge("right-secret", ["--allow-origin", "https://game.example"]);
+    try {
+      const r = await testConnection({ url: strict.url, secret: "right-secret", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined });
+      assert.equal(r.code, "unreachable", "a browser cannot tell a 403 from a refused port: both close 1006 unopened");
+      const en = JSON.parse(readFileSync(new URL("../lang/en.json", import.meta.url), "utf8")).SIGHTLINE;
+      const text = testResultText(r, { localize: (k, data = {}) => k.split(".").slice(1).reduce((o, p) => o?.[p], en).replace(/\{(\w+)\}/g, (_, n) => data[n]), url: strict.url });
+      assert.match(text, /--allow-origin/);
+    } finally {
+      await strict.close();
+    }
+  });
+
   test("a blocked permission, mixed content, a bad URL and no secret are told before dialling", async () => {
     const denied = { query: async () => ({ state: "denied" }) };
     assert.equal((await testConnection({ url: bridge.url, secret: "right-secret", identity, WebSocket, page: PUBLIC_HTTPS, permissions: denied })).code, "local-network-denied");
@@ -223,8 +236,8 @@ describe("Test connection says what happened, in the reader's words (one dial, n
     const refused = await testConnection({ url: `ws://127.0.0.1:${await closedPort()}/ws`, secret: "s", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined });
     assert.equal(refused.code, "unreachable");
     const text = testResultText(refused, { localize: en, url: "ws://127.0.0.1:1/ws" });
-    assert.match(text, /connection to ws:\/\/127\.0\.0\.1:1\/ws was refused/);
+    assert.match(text, /no WebSocket connection could be opened at ws:\/\/127\.0\.0\.1:1\/ws\. Either nothing listens/);
     assert.doesNotMatch(text, /keeps retrying/);
-    assert.match(testResultText(refused, { localize: es, url: "u" }), /se rechazó la conexión con u/);
+    assert.match(testResultText(refused, { localize: es, url: "u" }), /no se pudo abrir una conexión WebSocket en u/);
   });
 });
