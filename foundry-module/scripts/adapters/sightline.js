@@ -410,8 +410,9 @@ export class Sightline {
    * A scene the bridge refused (too large, invalid) changed — the scene itself, or its tokens, regions,
    * walls or lights: sync it again, for the GM who fixed what the refusal named expects the fix to be
    * picked up now, not at the next ruling asked there. Once per change: changes that come together (the
-   * hooks of one deletion of many walls, a token dragged) wait for a quiet spell of the patch delay and
-   * make one sync; changes during that sync make one more after it (the first may have missed them).
+   * hooks of one deletion of many walls, a token dragged) make one sync, the patch delay after the first
+   * of them, which reads the scene as it is then (a stream of changes cannot put it off for ever);
+   * changes during that sync make one more after it (the first may have missed them).
    * Refused again for the same reason,
    * the GM is not told twice (`tellSyncFailed`).
    * @param {string} sceneId
@@ -419,13 +420,12 @@ export class Sightline {
   retryRefused(sceneId) {
     if (!this._syncFailures.has(sceneId) || this.synced.has(sceneId) || !this.isHolder() || !this.connection?.ready) return;
     const pending = this._retries.get(sceneId);
-    if (pending?.running) {
-      pending.again = true;
+    if (pending) {
+      // Waiting: this change is read with the others when the sync leaves. Under way: one more after it.
+      if (pending.running) pending.again = true;
       return;
     }
     const setTimer = this.env.setTimeout ?? ((fn, ms) => globalThis.setTimeout(fn, ms));
-    const clearTimer = this.env.clearTimeout ?? ((timer) => globalThis.clearTimeout(timer));
-    if (pending) clearTimer(pending.timer);
     const retry = { running: false, again: false, timer: null };
     this._retries.set(sceneId, retry);
     retry.timer = setTimer(async () => {
