@@ -243,6 +243,29 @@ describe("an overlay under a flood of pushes", () => {
     assert.equal(built.draws(), 2);
   });
 
+  test("a draw that throws inside the frame is caught (the canvas's ticker goes on) and the next push draws again", async () => {
+    const frames = [];
+    let fail = false;
+    const built = floodedLayer({ pairs: () => (fail ? null.boom : []), nextFrame: (draw) => frames.push(draw) });
+    await built.layer._draw();
+    fail = true;
+    built.layer.refresh();
+    const warn = console.warn;
+    const warned = [];
+    console.warn = (...args) => warned.push(args);
+    try {
+      assert.doesNotThrow(() => frames.shift()());
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal(warned.length, 1);
+    fail = false;
+    built.layer.refresh();
+    assert.equal(frames.length, 1, "a frame is asked for again");
+    frames.shift()();
+    assert.equal(built.draws(), 2, "the first drawing and this one (the failed one stopped before drawing)");
+  });
+
   test("Foundry's ticker (canvas.app.ticker.addOnce) runs the draw when there is one; requestAnimationFrame otherwise", () => {
     const once = [];
     const raf = [];

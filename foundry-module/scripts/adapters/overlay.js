@@ -95,7 +95,12 @@ export function defineOverlayLayer(deps) {
       deps.nextFrame(() => {
         if (this._frame !== frame) return; // torn down (and perhaps drawn anew) since it was asked for
         this._frame = null;
-        this.redraw();
+        // Inside the canvas's ticker: a failure here must not stop the frames that follow.
+        try {
+          this.redraw();
+        } catch (err) {
+          console.warn(`${MODULE_ID} | the overlay could not be drawn`, err);
+        }
       });
     }
 

@@ -412,9 +412,8 @@ export class Sightline {
    * picked up now, not at the next ruling asked there. Once per change: changes that come together (the
    * hooks of one deletion of many walls, a token dragged) make one sync, the patch delay after the first
    * of them, which reads the scene as it is then (a stream of changes cannot put it off for ever);
-   * changes during that sync make one more after it (the first may have missed them).
-   * Refused again for the same reason,
-   * the GM is not told twice (`tellSyncFailed`).
+   * changes during that sync make one more after it (the first may have missed them). Refused again for
+   * the same reason, the GM is not told twice (`tellSyncFailed`).
    * @param {string} sceneId
    */
   retryRefused(sceneId) {
