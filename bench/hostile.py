@@ -256,6 +256,10 @@ def attacks() -> list[Attack]:
     n_flat = fill_frame(walls_and_tokens, DEFAULTS.max_walls)
 
     watched_scene, watch_tokens, watched = watch_scene()
+    # As many full watches as one world may hold open (its connections' watches share --max-world-watch-pairs).
+    full_watches = min(
+        DEFAULTS.max_watches_per_connection, DEFAULTS.max_world_watch_pairs // (watch_tokens * (watch_tokens - 1))
+    )
 
     # "best" lines: one pair, 81 sampled lines, as many zones and walls as the line tests allow.
     against = DEFAULTS.max_best_line_tests // 81
@@ -364,12 +368,11 @@ def attacks() -> list[Attack]:
             ],
         ),
         Attack(
-            "token moves under 8 full watches",
-            f"the scene above, {DEFAULTS.max_watches_per_connection} watches open; one token moved per patch",
+            "token moves under the most full watches",
+            f"the scene above, {full_watches} watches open (the world's limit of pairs); one token moved per patch",
             [{"type": "scene.sync", "id": "setup", "scene": watched_scene}]
             + [
-                {"type": "watch", "id": f"w{k}", "scene": "watched", "action": "bs-attack"}
-                for k in range(DEFAULTS.max_watches_per_connection)
+                {"type": "watch", "id": f"w{k}", "scene": "watched", "action": "bs-attack"} for k in range(full_watches)
             ],
             lambda n: [move("watched", n, token=f"t{n % watch_tokens}")],
         ),

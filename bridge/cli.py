@@ -259,6 +259,13 @@ def _parser() -> argparse.ArgumentParser:
         help=f"pairs of tokens (who sees whom) one watch follows {_default(defaults.max_watch_pairs)}",
     )
     limits.add_argument(
+        "--max-world-watch-pairs",
+        type=at_least(1, integer=True),
+        default=defaults.max_world_watch_pairs,
+        help="pairs of tokens all the open watches of one world follow together (a 100-token overlay is 9,900) "
+        f"{_default(defaults.max_world_watch_pairs)}",
+    )
+    limits.add_argument(
         "--max-watch-tests",
         type=at_least(1, integer=True),
         default=defaults.max_watch_tests,
@@ -473,6 +480,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_scenes_per_world=args.max_scenes_per_world,
         max_watches_per_connection=args.max_watches_per_connection,
         max_watch_pairs=args.max_watch_pairs,
+        max_world_watch_pairs=args.max_world_watch_pairs,
         max_watch_tests=args.max_watch_tests,
         max_best_line_tests=args.max_best_line_tests,
         max_log_record_bytes=args.max_log_record_bytes,

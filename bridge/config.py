@@ -83,6 +83,7 @@ class BridgeConfig:
     max_scenes_per_world: int = 8
     max_watches_per_connection: int = 8
     max_watch_pairs: int = 10_000
+    max_world_watch_pairs: int = 30_000
     max_watch_tests: int = 300_000_000
     max_best_line_tests: int = 50_000
     max_log_record_bytes: int = 64 * 1024

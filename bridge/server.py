@@ -218,6 +218,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             burst=config.message_burst,
             watches=config.max_watches_per_connection,
             watch_pairs=config.max_watch_pairs,
+            world_watch_pairs=config.max_world_watch_pairs,
             watch_tests=config.max_watch_tests,
             best_line_tests=config.max_best_line_tests,
             log_record_bytes=config.max_log_record_bytes,

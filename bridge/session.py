@@ -182,6 +182,8 @@ class ActiveWatch:
     brief: bool = False
     #: The scene version its engine's rulings are for (``adjudicate`` reads them when it is the current one).
     state: SceneState | None = None
+    #: The (actor, target) pairs it covers on that version (counted against ``Limits.world_watch_pairs``).
+    pairs: int = 0
 
 
 # --- Shared state ----------------------------------------------------------------------------------
@@ -260,6 +262,10 @@ class Limits:
     watches: int = 8
     #: (actor, target) pairs one watch covers.
     watch_pairs: int = 10_000
+    #: (actor, target) pairs all of one world's open watches cover together, whichever connections hold them:
+    #: each pair holds the engine's state for it (about 750 bytes), so 32 connections × 8 watches of
+    #: ``watch_pairs`` each would otherwise let one world hold gigabytes. Three overlays of a 100-token scene.
+    world_watch_pairs: int = 30_000
     #: What one watch computes: its pairs × the segments each pair's sight line may be tested against (the
     #: vertices the scene is drawn with — zones, curves by their polygons, token bases — plus its walls).
     watch_tests: int = 300_000_000
@@ -815,6 +821,25 @@ class Session:
             )
         self._check_best_lines(state, pairs, "watch")
 
+    def _world_watch_pairs(self, world_id: str, *, besides: tuple[str, str] | None = None) -> int:
+        """The pairs all of a world's open watches cover (those of the scene ``besides`` left out)."""
+        return sum(
+            w.pairs for k, ws in list(self._worlds.watches.items()) if k[0] == world_id and k != besides for w in ws
+        )
+
+    def _check_world_watch_pairs(self, held: int, pairs: int, what: str) -> None:
+        """Refuse a watch whose pairs would take the world's open watches past ``Limits.world_watch_pairs``."""
+        most = self._limits.world_watch_pairs
+        if held + pairs > most:
+            raise TooLarge(
+                f"{what}: this world's open watches already cover {held:,} (actor, target) pairs and this one "
+                f"{pairs:,}, over the limit of {most:,} for one world; close an overlay on another connection "
+                "(unwatch), or watch the pairs of some tokens only (tokens)",
+                limit="world-watch-pairs",
+                value=held + pairs,
+                max=most,
+            )
+
     def _watch(self, message: Watch) -> list[Effect]:
         world = self._ready_world()
         state = world.use(message.scene)
@@ -837,7 +862,10 @@ class Session:
         mine = [w for k, ws in list(self._worlds.watches.items()) if k[0] == world.id for w in ws if w.owner is self]
         if any(w.watch_id == message.id for w in mine):
             raise InvalidMessage(f"id: a watch {message.id!r} is already open on this connection", field="id")
-        self._check_watch_size(state, None if message.tokens is None else frozenset(message.tokens))
+        watched = None if message.tokens is None else frozenset(message.tokens)
+        self._check_watch_size(state, watched)
+        pairs = watch_pairs(state, watched)
+        self._check_world_watch_pairs(self._world_watch_pairs(world.id), pairs, "watch")
         from .core.visibility import SceneVisibility
 
         try:
@@ -846,7 +874,9 @@ class Session:
         except RulingError as exc:
             raise InvalidMessage(f"{exc.field}: {exc}", field=exc.field) from exc
         self._worlds.watches.setdefault(key, []).append(
-            ActiveWatch(self, message.id, message.scene, visibility, brief=message.detail == "brief", state=state)
+            ActiveWatch(
+                self, message.id, message.scene, visibility, brief=message.detail == "brief", state=state, pairs=pairs
+            )
         )
         everything = _annotations(
             message.id, state, rulings, full=True, brief=message.detail == "brief", engine=visibility
@@ -891,11 +921,16 @@ class Session:
         if engines is not None:
             engines.tidy(world.scenes, self._monotonic())
         key = (world.id, state.scene.id)
+        held = self._world_watch_pairs(world.id, besides=key)  # the world's watches of its other scenes
         for watch in list(self._worlds.watchers(world.id, state.scene.id)):
             try:
                 watch.owner._check_watch_size(state, watch.visibility.watched)
+                pairs = watch_pairs(state, watch.visibility.watched)
+                self._check_world_watch_pairs(held, pairs, "watch")
                 changes = watch.visibility.update(state)
                 watch.state = state
+                watch.pairs = pairs
+                held += pairs
                 if stages.ENABLED:
                     stages.mark("updated")
             except (RulingError, KeyError, ValueError, TooLarge) as exc:

@@ -98,7 +98,7 @@ async def test_another_worlds_pings_are_answered_while_one_world_computes(tmp_pa
     quiet world wait for the busy one would end at least one watch for each ruling; here a watch takes several of
     the quiet world's turns, so the count is held against the machine's own pace, not against a clock.
     """
-    with serve(tmp_path, "--max-watch-pairs", "20000") as (_process, url):
+    with serve(tmp_path, "--max-watch-pairs", "20000", "--max-world-watch-pairs", "100000") as (_process, url):
         async with connect(url, max_size=None) as busy, connect(url) as quiet:
             await hello(busy, "w-busy")
             await hello(quiet, "w-quiet")
@@ -161,7 +161,8 @@ async def test_sigterm_stops_the_bridge_in_the_middle_of_a_long_computation(tmp_
     watches (four actions: four whole-scene passes, 2.2-3.2 s of CPU each here) are queued behind one another, so the
     signal, a second after them, finds one under way on any machine less than ten times this one's speed.
     """
-    options = ("--drain-timeout", "60", "--max-watch-pairs", "70000", "--max-watch-tests", "10000000000")
+    options = ("--drain-timeout", "60", "--max-watch-pairs", "70000", "--max-world-watch-pairs", "300000")
+    options += ("--max-watch-tests", "10000000000")
     actions = ("bs-attack", "discover", "dodge", "speculative-attack")
     with serve(tmp_path, *options) as (process, url):
         async with connect(url, max_size=None) as ws:
@@ -207,7 +208,9 @@ async def test_send_queue_is_bounded_in_bytes(tmp_path: Path) -> None:
     """
     bound = 8 * 1024 * 1024
     async with (
-        bridge_and_state(tmp_path, send_queue=10**6, send_queue_bytes=bound, send_timeout=1.0) as (url, state),
+        bridge_and_state(
+            tmp_path, send_queue=10**6, send_queue_bytes=bound, send_timeout=1.0, max_world_watch_pairs=10**6
+        ) as (url, state),
         connect(url, max_queue=1, max_size=None) as ws,
         connect(url) as other,
     ):

@@ -21,7 +21,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from bench.visibility_bench import make_scene
 from bridge.config import BridgeConfig
 from bridge.server import BridgeState, run_bridge
-from tests.scenes import on_line_scene
+from tests.scenes import on_line_scene, token
 
 BridgeFactory = Callable[..., AbstractAsyncContextManager[str]]
 
@@ -250,6 +250,52 @@ async def test_the_level_limit_comes_from_the_configuration(start: BridgeFactory
         assert answer["details"] == {"field": "scene.levels", "limit": "levels", "value": 3, "max": 2}
         await ws.send(sync(2))
         assert json.loads(await ws.recv())["type"] == "scene.synced"
+
+
+async def test_world_watch_pairs_bound_every_connection_of_a_world_together(start: BridgeFactory) -> None:
+    """All of a world's watches, on any connection, share one bound of pairs; a scene change ends those past it."""
+    async with (
+        start(max_world_watch_pairs=8) as addr,
+        connect(f"ws://{addr}/ws") as gm,
+        connect(f"ws://{addr}/ws") as other,
+        connect(f"ws://{addr}/ws") as elsewhere,
+    ):
+        for ws, world in ((gm, "w"), (other, "w"), (elsewhere, "w-other")):
+            await hello(ws, world, "bridge-secret")
+            await ws.send(json.dumps({"type": "scene.sync", "id": "q1", "scene": on_line_scene()}))
+            assert json.loads(await ws.recv())["type"] == "scene.synced"
+
+        async def watch(ws: ClientConnection, watch_id: str) -> dict[str, Any]:
+            await ws.send(json.dumps({"type": "watch", "id": watch_id, "scene": "s1", "action": "bs-attack"}))
+            answer = json.loads(await ws.recv())
+            if answer["type"] == "watching":
+                assert json.loads(await ws.recv())["type"] == "annotations"
+            return answer
+
+        assert (await watch(gm, "w1"))["type"] == "watching"  # 2 pairs each: 8 in all
+        for watch_id in ("w2", "w3", "w4"):
+            assert (await watch(other, watch_id))["type"] == "watching"
+        refused = await watch(other, "w5")
+        assert (refused["id"], refused["code"]) == ("w5", "too-large")
+        assert refused["details"] == {"limit": "world-watch-pairs", "value": 10, "max": 8}
+        assert "already cover 8 (actor, target) pairs" in refused["message"]
+        assert (await watch(elsewhere, "x1"))["type"] == "watching"  # another world's watches are its own
+        await gm.send(json.dumps({"type": "unwatch", "id": "u1", "watch": "w1"}))
+        assert json.loads(await gm.recv())["type"] == "unwatched"
+        assert (await watch(other, "w5"))["type"] == "watching"
+
+        grown = on_line_scene()
+        grown["tokens"].append(token("u", 500, 100))  # 3 tokens: 6 pairs a watch; only one of the four fits
+        await gm.send(json.dumps({"type": "scene.sync", "id": "q2", "scene": grown}))
+        assert json.loads(await gm.recv())["type"] == "scene.synced"
+        pushed = [json.loads(await asyncio.wait_for(other.recv(), timeout=10)) for _ in range(4)]
+        ended = sorted(m["watch"] for m in pushed if m["type"] == "unwatched")
+        assert ended == ["w3", "w4", "w5"]
+        assert all("over the limit of 8 for one world" in m["reason"] for m in pushed if m["type"] == "unwatched")
+        assert [m["watch"] for m in pushed if m["type"] == "annotations"] == ["w2"]
+        assert (await watch(other, "w6"))["details"] == {"limit": "world-watch-pairs", "value": 12, "max": 8}
+        await other.send(json.dumps({"type": "ping", "id": "p"}))
+        assert json.loads(await other.recv()) == {"type": "pong", "id": "p"}
 
 
 async def test_cost_limits_come_from_the_configuration(start: BridgeFactory) -> None:
