@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import compress, count
+from itertools import compress, count, islice
 from operator import is_not
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
@@ -282,6 +282,8 @@ class Limits:
     engine_pairs: int = 40_000
 
 
+#: Keys of a logged request's options serialised at once to count their bytes (``Session._check_options_size``).
+_OPTIONS_SLICE = 512
 #: The options of a request that sets none: the only ones a whole-scene engine rules with.
 _DEFAULT_OPTIONS = {"aware": True}
 #: ``_frozen`` of a request's options when it sets none but ``aware`` (the common question: no walk).
@@ -599,6 +601,8 @@ class Session:
             raise UnknownScene(f"no scene {message.scene!r} in this world; send scene.sync first")
         if message.target is not None and state.scene.rules.lines == "best":  # (the check's own test, without the call)
             self._check_best_lines(state, 1, "adjudicate")
+        if message.log and self._logging and message.options:
+            self._check_options_size(message.options)
         ruling = self.rule(state, message)
         if not (message.log and self._logging):
             return [Send(_adjudication_answer(message, state, ruling))]
@@ -711,10 +715,37 @@ class Session:
         )
         return _PendingRecord(record, at)
 
+    def _check_options_size(self, options: dict[str, Any]) -> None:
+        """Refuse a logged question whose options alone are over the record's limit, before it is ruled.
+
+        Its record keeps the options as they are, so it would certainly be refused once ruled and built. Their
+        JSON (as the log writes it) is counted a slice of keys at a time, and only until it is past the limit: it
+        costs none of the ruling (whose memo walks every option) nor the record's building and dump, and no one
+        call over megabytes. Before, 217,000 option keys cost 0.6 s of CPU after parsing, 4 MiB of options 40 ms.
+        """
+        most = self._limits.log_record_bytes
+        size = 1  # "{" … "}": each slice's JSON less one brace; the comma between two slices stands for the other
+        items = iter(options.items())
+        while size <= most and (part := dict(islice(items, _OPTIONS_SLICE))):
+            # A string's JSON takes at least its length and two quotes: one longer than the limit is not serialised.
+            longest = next((v for v in part.values() if isinstance(v, str) and len(v) > most), None)
+            size += len(longest) + 2 if longest is not None else len(to_json(part)) - 1
+        if size > most:
+            raise TooLarge(
+                f"options: this ruling's log record would take more than {most:,} bytes (its options take {size:,} "
+                f"bytes or more), over the limit of {most:,}; ask with log: false to have it answered without "
+                "logging it",
+                field="options",
+                limit="log-record-bytes",
+                value=size,
+                max=most,
+            )
+
     def _check_record_size(self, record: RulingRecord) -> None:
         """Refuse to log a ruling whose record would take more than the limit, naming what makes it large."""
         most = self._limits.log_record_bytes
-        size = len(record.model_dump_json(exclude={"snapshot"}).encode())
+        # The bytes ``model_dump_json`` would give, without making a str of them and encoding it again.
+        size = len(record.__pydantic_serializer__.to_json(record, exclude={"snapshot"}))
         if size <= most:
             return
         situation = record.situation or {}

@@ -17,7 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from bridge.config import BridgeConfig
 from bridge.core.visibility import SceneVisibility
 from bridge.protocol import Pong, encode
-from bridge.server import run_bridge
+from bridge.server import BridgeState, run_bridge
 from bridge.session import Send, Session, Worlds
 from tests.scenes import on_line_scene
 
@@ -234,6 +234,35 @@ async def test_a_ruling_whose_options_would_fill_the_log_is_refused_and_nothing_
         ruling = await ask(ws, adjudicate("small"))
         assert ruling["logged"] is True and ruling["modifier"] == -6
     assert await logged_requests(bridge) == ["small"]
+
+
+async def test_options_too_large_to_log_are_refused_before_the_ruling_is_made(tmp_path: Path) -> None:
+    """A logged ruling whose options alone are over log-record-bytes is refused before it is ruled; under, it is logged.
+
+    Refused only once ruled and its record built, 217,000 option keys cost 0.6 s of CPU after parsing, on the world's
+    thread: the scene then remembered a ruling for them (its memo keeps the question's options). Now nothing is.
+    """
+    held: list[BridgeState] = []
+    config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET)
+    async with run_bridge(config, extend=lambda _app, state: held.append(state)) as (host, port):
+        ws = await ready(f"{host}:{port}")
+        async with ws:
+            scene = held[0].worlds.worlds["w1"].use("s1")
+            assert scene is not None and not scene.rulings
+            many = {f"k{i}": i for i in range(10_000)}  # 127,781 bytes of JSON
+            answer = await ask(ws, {**adjudicate("many"), "log": True, "options": many})
+            assert (answer["id"], answer["code"]) == ("many", "too-large")
+            details = answer["details"]
+            assert (details["field"], details["limit"], details["max"]) == ("options", "log-record-bytes", 64 * 1024)
+            assert 64 * 1024 < details["value"] <= len(json.dumps(many, separators=(",", ":")))
+            assert "log: false" in answer["message"] and "options take" in answer["message"]
+            assert not scene.rulings, "the ruling was made before its options were found too large to log"
+            few = {f"k{i}": i for i in range(100)}
+            logged = await ask(ws, {**adjudicate("few"), "log": True, "options": few})
+            assert logged["logged"] is True and logged["modifier"] == -6
+            assert len(scene.rulings) == 1
+            assert (await ask(ws, {"type": "ping", "id": "p"}))["type"] == "pong"
+        assert await logged_requests(f"{host}:{port}") == ["few"]
 
 
 async def test_a_ruling_reading_thousands_of_lit_tokens_is_not_logged_whole_each_time(bridge: str) -> None:
