@@ -102,6 +102,7 @@ from .protocol import (
 
 if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch or engine (bridge.engines)
     from .core.visibility import SceneVisibility, VerdictRun
+    from .log.capture import SnapshotParts
     from .log.records import RulingRecord, SceneSnapshot  # the log's models: imported by the first logged ruling
 
 __all__ = [
@@ -195,16 +196,18 @@ class Worlds:
 
     worlds: dict[str, World] = field(default_factory=dict)
     scene_limits: SceneLimits = field(default_factory=SceneLimits)
-    _snapshots: dict[tuple[str, str], tuple[SceneState, SceneSnapshot]] = field(default_factory=dict)
+    _snapshots: dict[tuple[str, str], tuple[SceneState, SceneSnapshot, SnapshotParts]] = field(default_factory=dict)
 
     def snapshot(self, world: str, state: SceneState) -> SceneSnapshot:
-        """The log's snapshot of a scene state, computed once per state (not once per ruling)."""
-        from .log.capture import snapshot_of
+        """The log's snapshot of a scene state, computed once per state (not once per ruling), from what the
+        scene's last snapshot made of the regions and walls it still holds."""
+        from .log.capture import SnapshotParts, snapshot_of
 
         key = (world, state.scene.id)
         cached = self._snapshots.get(key)
         if cached is None or cached[0] is not state:
-            cached = self._snapshots[key] = (state, snapshot_of(state.scene))
+            parts = SnapshotParts() if cached is None else cached[2]
+            cached = self._snapshots[key] = (state, snapshot_of(state.scene, parts), parts)
         return cached[1]
 
     watches: dict[tuple[str, str], list[ActiveWatch]] = field(default_factory=dict)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+from pydantic_core import to_json
 
-__all__ = ["Party", "RulingRecord", "SceneSnapshot"]
+__all__ = ["Party", "RulingRecord", "SceneSnapshot", "snapshot_json"]
 
 
 class Party(BaseModel):
@@ -38,6 +39,23 @@ class SceneSnapshot(BaseModel):
     regions: list[dict[str, Any]]
     walls: list[dict[str, Any]]
     setting: dict[str, Any] = {}
+
+
+def snapshot_json(snapshot: SceneSnapshot) -> str:
+    """``snapshot.model_dump_json()``, byte for byte, written one item of its lists at a time: made in one call,
+    the JSON of a scene of 50,000 walls held the interpreter — every other world's answers — 85 ms (more on a
+    loaded machine), in a thread or not; between two items other threads run."""
+    parts: list[bytes] = []
+    for index, name in enumerate(SceneSnapshot.model_fields):
+        value = getattr(snapshot, name)
+        parts.append(b"{" if index == 0 else b",")
+        parts.append(to_json(name) + b":")
+        if isinstance(value, list):
+            parts.append(b"[" + b",".join([to_json(item) for item in value]) + b"]")
+        else:
+            parts.append(to_json(value))
+    parts.append(b"}")
+    return b"".join(parts).decode()
 
 
 class RulingRecord(BaseModel):

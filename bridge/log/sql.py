@@ -27,7 +27,7 @@ from ..core.rules.labels import label
 from .group_commit import GroupCommit
 from .i18n import LANGUAGES
 from .ids import new_id
-from .records import Party, RulingRecord, SceneSnapshot
+from .records import Party, RulingRecord, SceneSnapshot, snapshot_json
 from .snapshot_delta import Replayer, delta
 from .store import (
     END_ID,
@@ -585,7 +585,7 @@ def _snapshot_row(
 ) -> tuple[str, str | None, int, int]:
     """``(body, base, depth, chain)`` of a snapshot to store: a delta from ``previous`` (stored at ``before``'s
     depth and chain) when there is one and the chain stays within :data:`MAX_CHAIN_WHOLES`, else whole."""
-    body = snapshot.model_dump_json()
+    body = snapshot_json(snapshot)  # one wall at a time: other worlds' threads run meanwhile
     if previous is not None:
         change = delta(previous, snapshot)
         if change is not None:
