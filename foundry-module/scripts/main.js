@@ -175,6 +175,10 @@ Hooks.on("targetToken", (user, token, targeted) => {
   refreshOverlay();
 });
 Hooks.on("controlToken", () => overlayChanged());
+// A turn passed, a fight started or ended: the GURPS bucket's preview follows (attack on one's own turn,
+// defence on the others').
+Hooks.on("updateCombat", () => sightline.onCombatChange());
+Hooks.on("deleteCombat", () => sightline.onCombatChange());
 Hooks.on("createChatMessage", (message) => sightline.onChatMessage(message));
 
 Hooks.on("renderChatMessageHTML", (message, html) => {

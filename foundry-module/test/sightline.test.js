@@ -18,7 +18,7 @@ const settle = async (n = 5) => {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
 };
 
-/** A fake bridge: answers hello, sync, patch and adjudicate like the contract says. */
+/** A fake bridge: answers hello, sync, patch and adjudicate like the contract says (`ruling`: fields, or a function of the question). */
 function autoBridge(FakeWebSocket, sockets, { ruling = { allowed: true, modifier: -6 }, watch = false } = {}) {
   const { Socket: AutoSocket, received } = answeringSocketClass(FakeWebSocket, (m, reply) => {
     if (m.type === "scene.sync") reply({ type: "scene.synced", id: m.id, scene: m.scene.id, regions: m.scene.regions.length, tokens: m.scene.tokens.length, walls: m.scene.walls.length });
@@ -27,7 +27,7 @@ function autoBridge(FakeWebSocket, sockets, { ruling = { allowed: true, modifier
       reply({ type: "watching", id: m.id, watch: m.id, scene: m.scene, action: m.action });
       reply({ type: "annotations", watch: m.id, scene: m.scene, version: 1, full: true, removed: [], changed: [{ actor: "t-fus", target: "t-tgt", allowed: false, modifier: null, crossings: [], modifiers: [], notes: [], citations: [] }] });
     } else if (m.type === "watch" || m.type === "unwatch") reply({ type: "error", id: m.id, code: "invalid-message", message: `type: unknown message type ${m.type}` });
-    else if (m.type === "adjudicate") reply({ type: "adjudication", id: m.id, scene: m.scene, actor: m.actor, target: m.target, action: m.action, ruleset: "infinity-n4", edition: "current", crossings: [{ region: "r-poor", zone: "poor", kind: "into" }], modifiers: [], notes: [], citations: ["x.txt: y"], ...ruling });
+    else if (m.type === "adjudicate") reply({ type: "adjudication", id: m.id, scene: m.scene, actor: m.actor, target: m.target, action: m.action, ruleset: "infinity-n4", edition: "current", crossings: [{ region: "r-poor", zone: "poor", kind: "into" }], modifiers: [], notes: [], citations: ["x.txt: y"], ...(typeof ruling === "function" ? ruling(m) : ruling) });
   });
   return { AutoSocket, received, sockets };
 }
@@ -205,6 +205,95 @@ describe("Sightline service", () => {
     target(gm, tgt, false);
     await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, false);
     assert.deepEqual(g.list(), [[1, "Aim"]], "no target: only the user's own modifier is left");
+  });
+
+  /**
+   * A GURPS world judged under gurps-4e in darkness: an attack at −10, a defence (dodge, parry, block)
+   * at −4, or what `answers` says for the question. The GM holds the bridge and plays the Fusilier.
+   */
+  async function gurpsTable({ answers } = {}) {
+    const byAction = (m) => ({ ruleset: "gurps-4e", allowed: true, crossings: [{ region: "r-dark", zone: "darkness", kind: "within" }], modifier: m.action === "attack" ? -10 : -4 });
+    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: answers ?? byAction });
+    const w = world({ settings: { ruleset: "gurps-4e" } });
+    const g = gurpsStub();
+    const created = [];
+    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
+    const gm = client(w, w.gm, { bus, WebSocket: gurpsBridge.AutoSocket, globals: { GURPS: g.GURPS }, ChatMessage });
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    /** A started combat of the two whose current turn is `turn`'s (a TokenDocument), as `game.combat` is. */
+    const combat = (turn) => {
+      const combatants = [fus, tgt].map((t) => ({ tokenId: t.id, sceneId: w.scene.id }));
+      return { started: true, combatants, combatant: combatants.find((c) => c.tokenId === turn.id) };
+    };
+    return { w, g, gm, fus, tgt, bridge: gurpsBridge, created, combat };
+  }
+
+  test("GURPS in combat: on the foe's turn the bucket holds the defence (−4), on one's own turn the attack (−10)", async () => {
+    const { g, gm, fus, tgt, bridge: b, combat } = await gurpsTable();
+    gm.game.combat = combat(tgt);
+    target(gm, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    const asked = b.received.filter((m) => m.type === "adjudicate").at(-1);
+    assert.deepEqual([asked.action, asked.reaction, asked.log], ["dodge", true, false]);
+    assert.deepEqual(g.list(), [[-4, 'Sightline: SIGHTLINE.Gurps.DefenceAgainst {"defender":"Fusilier","attacker":"Target"}: darkness (\u22124)']]);
+    gm.game.combat = combat(fus); // the turn passes to the Fusilier (updateCombat)
+    gm.s.onCombatChange();
+    await settle();
+    assert.deepEqual(g.list(), [[-10, "Sightline: Fusilier \u2192 Target: darkness (\u221210)"]], "one entry of ours, the attack's");
+    gm.game.combat = null; // the fight is over (deleteCombat): attacks again
+    gm.s.onCombatChange();
+    await settle();
+    assert.deepEqual(g.list(), [[-10, "Sightline: Fusilier \u2192 Target: darkness (\u221210)"]]);
+  });
+
+  test("GURPS: a token that is no combatant, or a combat not started, previews the attack", async () => {
+    const { g, gm, tgt, combat } = await gurpsTable();
+    gm.game.combat = { ...combat(tgt), combatants: [{ tokenId: tgt.id, sceneId: "s-docks" }] };
+    target(gm, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    assert.equal(g.sum(), -10, "the Fusilier does not fight in this combat");
+    gm.game.combat = { ...combat(tgt), started: false };
+    target(gm, tgt, false);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, false);
+    target(gm, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    assert.equal(g.sum(), -10, "a combat not yet started has no turns");
+  });
+
+  test("GURPS: a dodge rolled against the foe never stands in for the pair's attack (bucket and overlay)", async () => {
+    const { g, gm, fus, tgt, combat } = await gurpsTable();
+    gm.game.combat = combat(tgt);
+    target(gm, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    // The Fusilier's player rolls the dodge: the Game Aid empties the bucket into it, the card is judged.
+    g.GURPS.ModifierBucket.applyMods();
+    const dodge = { id: "m-dodge", author: { id: "gm1" }, rolls: [{}], speaker: { token: fus.id }, flags: {}, content: gurpsRollContent("[@a@Dodge]") };
+    const [ruling] = await gm.s.onChatMessage(dodge);
+    assert.equal(ruling.modifier, -4);
+    assert.equal(gm.s.rulings.get(`${fus.id}->${tgt.id}`)?.modifier, -10, "the pair's cached ruling is still its attack");
+    gm.game.combat = combat(fus);
+    gm.s.onCombatChange();
+    await settle();
+    assert.deepEqual(g.list(), [[-10, "Sightline: Fusilier \u2192 Target: darkness (\u221210)"]]);
+  });
+
+  test("GURPS: a token moved re-previews the pair after its patch, and the bucket takes the new value", async () => {
+    let modifier = -10;
+    const { g, gm, fus, tgt, bridge: b } = await gurpsTable({ answers: () => ({ ruleset: "gurps-4e", allowed: true, crossings: [], modifier }) });
+    target(gm, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    assert.equal(g.sum(), -10);
+    // The target steps out of the darkness into a torch's light: Foundry's updateToken, as main.js wires it.
+    modifier = -3;
+    gm.s.onDocumentChange("Token", { ...tgt, x: tgt.x + 400 }, "update");
+    gm.s.invalidateRulings();
+    await settle();
+    assert.deepEqual(g.list(), [[-3, "Sightline: Fusilier \u2192 Target: visibility (\u22123)"]]);
+    const sent = b.received.filter((m) => m.type === "scene.patch" || m.type === "adjudicate").map((m) => m.type);
+    assert.deepEqual(sent.slice(-2), ["scene.patch", "adjudicate"], "the move reaches the bridge before the question");
   });
 
   test("GURPS: only the Game Aid's attack and defence rolls get a card, with their action", async () => {

@@ -19,7 +19,7 @@ import { choosePairs } from "../overlay-draw.js";
 import { SocketRelay } from "./socket.js";
 import { postRulingCard } from "./chat.js";
 import { announce, feedModifier } from "../systems/generic.js";
-import { SYSTEM_ID as GURPS_ID, GurpsBucketFeed, gurpsRollAction } from "../systems/gurps.js";
+import { SYSTEM_ID as GURPS_ID, DEFENCES, GurpsBucketFeed, gurpsRollAction } from "../systems/gurps.js";
 import { SYSTEM_ID as TWODSIX_ID, difficultiesAsTargets, difficultiesInUse, isObservationThrow, isThrowDialog, observationSkillNames, prefillThrowDialog } from "../systems/twodsix.js";
 
 /** Error codes meaning the bridge is out of reach (not a problem of one request). */
@@ -592,6 +592,9 @@ export class Sightline {
     if (this.isHolder()) {
       if (!this.connection?.ready) throw new BridgeError("not-connected", "the bridge is not connected");
       if (message.scene) await this.ensureSynced(message.scene);
+      // Changes still waiting in the batch leave first (the bridge answers a world's messages in
+      // order): a ruling asked right after a move is judged where the tokens now stand.
+      if (message.type === "adjudicate" && this.batcher.pending) this.batcher.flushNow();
       const send = () => this.connection.request(message.id ? message : { ...message, id: this.connection.nextId() });
       try {
         return await send();
@@ -625,17 +628,42 @@ export class Sightline {
     const actorId = typeof actorDoc === "string" ? actorDoc : actorDoc?.id;
     const targetId = typeof targetDoc === "string" ? targetDoc : targetDoc?.id;
     const sceneId = scene ?? actorDoc?.parent?.id ?? this.env.getCanvas()?.scene?.id;
-    const sceneDoc = this.game.scenes?.get(sceneId);
-    const ruleset = sceneDoc?.flags?.[MODULE_ID]?.rules?.ruleset || this.setting(SETTINGS.RULESET);
-    const ruling = await this.request(
-      adjudicateMessage("", { scene: sceneId, actor: actorId, target: targetId, action: action ?? attackActionFor(ruleset), reaction, log, aware }),
-      { roll },
-    );
-    if (targetId) {
+    const attack = attackActionFor(this.rulesetOf(sceneId));
+    const asked = action ?? attack;
+    const ruling = await this.request(adjudicateMessage("", { scene: sceneId, actor: actorId, target: targetId, action: asked, reaction, log, aware }), { roll });
+    // The pair's cached ruling is its attack (the overlay, the bucket's preview): a defence or another
+    // action asked for a roll never stands in for it.
+    if (targetId && asked === attack && !reaction) {
       this.rulings.set(`${actorId}->${targetId}`, ruling);
       this.onRulingsChanged();
     }
     return ruling;
+  }
+
+  /** The ruleset a scene is judged under: its own rules flag, else the world's setting. */
+  rulesetOf(sceneId) {
+    const sceneDoc = this.game.scenes?.get(sceneId);
+    return sceneDoc?.flags?.[MODULE_ID]?.rules?.ruleset || this.setting(SETTINGS.RULESET);
+  }
+
+  /**
+   * Whether the roll a token's user makes next is, by the turn order, a defence: a started combat in
+   * which the token fights but whose current turn is another combatant's. GURPS attacks are made on
+   * one's own turn (a Wait maneuver aside); on the others' turns a fighter defends.
+   * @param {any} actorDoc a TokenDocument
+   */
+  defendingNow(actorDoc) {
+    const combat = this.game.combat;
+    if (!combat?.started || !actorDoc?.id) return false;
+    const current = combat.combatant;
+    if (!current || current.tokenId === actorDoc.id) return false;
+    return [...(combat.combatants ?? [])].some((c) => c.tokenId === actorDoc.id && c.sceneId === actorDoc.parent?.id);
+  }
+
+  /** `updateCombat` / `deleteCombat`: a turn passed or the fight ended; the bucket follows (auto mode). */
+  onCombatChange() {
+    if (this.game.system?.id !== GURPS_ID || this.setting(SETTINGS.APPLY_MODE) !== APPLY_MODES.AUTO) return;
+    if (this.gurps.entry || this.currentPair()) this._refollow();
   }
 
   // The GM's log controls (session.start / session.end / ruling.override, docs/protocol.md).
@@ -746,12 +774,13 @@ export class Sightline {
   /** Cached rulings of a token go stale when it or anything in the scene moves. */
   invalidateRulings() {
     const auto = this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.AUTO;
+    const had = this.rulings.size > 0;
+    // Emptied first: the re-preview below reads the cache before its first await.
+    this.rulings.clear();
+    if (auto) this._confirmed.clear();
     // In auto mode the bucket's entry follows the scene: a moved token re-previews the pair.
     if (auto && this.gurps.pending) this._refollow();
-    if (auto) this._confirmed.clear();
-    if (!this.rulings.size) return;
-    this.rulings.clear();
-    this.onRulingsChanged();
+    if (had) this.onRulingsChanged();
   }
 
   /** One `followPair` at a time; changes while it runs ask for one more. */
@@ -777,7 +806,10 @@ export class Sightline {
   pairNames(ruling) {
     const scene = this.game.scenes?.get?.(ruling?.scene) ?? this.env.getCanvas()?.scene;
     const name = (id) => scene?.tokens?.get?.(id)?.name ?? id;
-    return { actor: name(ruling?.actor), target: name(ruling?.target) };
+    /** @type {{actor: string, target: string, who?: string}} */
+    const names = { actor: name(ruling?.actor), target: name(ruling?.target) };
+    if (DEFENCES.includes(ruling?.action)) names.who = this.game.i18n.format("SIGHTLINE.Gurps.DefenceAgainst", { defender: names.actor, attacker: names.target });
+    return names;
   }
 
   /**
@@ -850,10 +882,13 @@ export class Sightline {
     }
     if (this.gurps.entry && this.gurps.entry.key !== key) this.gurps.clear();
     if (!this.setting(SETTINGS.PREVIEW_ON_TARGET)) return;
-    let ruling = this.rulings.get(key);
+    // Another combatant's turn in a GURPS fight: the next roll is a defence against the target (a
+    // dodge, parry or block: the same −4 or 0 under the rules), so the bucket holds the defence's.
+    const defence = system === GURPS_ID && this.rulesetOf(pair.actor.parent?.id ?? this.env.getCanvas()?.scene?.id) === "gurps-4e" && this.defendingNow(pair.actor);
+    let ruling = defence ? undefined : this.rulings.get(key);
     if (!ruling) {
       try {
-        ruling = await this.adjudicate(pair.actor, pair.target, { log: false });
+        ruling = await this.adjudicate(pair.actor, pair.target, defence ? { log: false, action: "dodge", reaction: true } : { log: false });
       } catch {
         return;
       }

@@ -35,14 +35,15 @@ export function bucketOf(GURPS) {
 }
 
 /**
- * The bucket line, unique per pair: "Sightline: Fusilier → Raider: darkness, smoke (−4)".
+ * The bucket line, unique per pair: "Sightline: Fusilier → Raider: darkness, smoke (−4)"; a defence's
+ * names its pair as `names.who` gives it ("Fusilier, defence against Raider").
  * @param {any} ruling
- * @param {{actor?: string, target?: string}} [names] token names (ids when absent)
+ * @param {{actor?: string, target?: string, who?: string}} [names] token names (ids when absent)
  */
 export function gurpsReason(ruling, names = {}) {
   const zones = [...new Set((ruling.crossings ?? []).map((c) => c.zone))];
   const what = zones.length ? zones.join(", ") : "visibility";
-  const who = `${names.actor ?? ruling.actor ?? "?"} \u2192 ${names.target ?? ruling.target ?? "?"}`;
+  const who = names.who ?? `${names.actor ?? ruling.actor ?? "?"} \u2192 ${names.target ?? ruling.target ?? "?"}`;
   return `Sightline: ${who}: ${what} (${formatModifier(ruling.modifier)})`;
 }
 
@@ -117,6 +118,9 @@ export class GurpsBucketFeed {
     return true;
   }
 }
+
+/** The Game Aid's defences: a ruling of one is the defender's (its `actor`) against the attacker (its `target`). */
+export const DEFENCES = Object.freeze(["dodge", "parry", "block"]);
 
 const ACTION_OF = Object.freeze({ M: "attack", R: "attack", A: "attack", P: "parry", B: "block" });
 
