@@ -174,7 +174,10 @@ Hooks.on("targetToken", (user, token, targeted) => {
   sightline.onTargetToken(user, token, targeted);
   refreshOverlay();
 });
-Hooks.on("controlToken", () => overlayChanged());
+Hooks.on("controlToken", () => {
+  sightline.onControlToken();
+  overlayChanged();
+});
 // A turn passed, a fight started or ended: the GURPS bucket's preview follows (attack on one's own turn,
 // defence on the others').
 Hooks.on("updateCombat", () => sightline.onCombatChange());

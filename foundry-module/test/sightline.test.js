@@ -296,6 +296,46 @@ describe("Sightline service", () => {
     assert.deepEqual(sent.slice(-2), ["scene.patch", "adjudicate"], "the move reaches the bridge before the question");
   });
 
+  test("GURPS: taking another token with the target held puts the new pair's ruling in the bucket, not the last one's", async () => {
+    const { w, g, gm, tgt, bridge: b } = await gurpsTable({ answers: (m) => ({ ruleset: "gurps-4e", allowed: true, crossings: [], modifier: m.actor === "t-3" ? -6 : -10 }) });
+    const sniper = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
+    sniper.parent = w.scene;
+    w.scene.tokens = F.collection([...w.scene.tokens.contents, sniper]);
+    target(gm, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    assert.deepEqual(g.list(), [[-10, "Sightline: Fusilier \u2192 Target: visibility (\u221210)"]]);
+    // The GM plays the next NPC: controlToken (the Fusilier released, the Sniper taken).
+    gm.canvas.tokens.controlled = [];
+    gm.s.onControlToken();
+    gm.canvas.tokens.controlled = [{ id: sniper.id, document: sniper }];
+    gm.s.onControlToken();
+    await settle();
+    assert.deepEqual(g.list(), [[-6, "Sightline: Sniper \u2192 Target: visibility (\u22126)"]]);
+    assert.equal(b.received.filter((m) => m.type === "adjudicate" && m.actor === "t-3").length, 1);
+  });
+
+  test("twodsix: after the observer moves, its throw dialog is filled from a fresh preview of the held pair", async () => {
+    const w = world({ system: "twodsix" });
+    let difficulty = "average";
+    const b = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: () => ({ ruleset: "traveller", difficulty, asset: 0, modifier: 0 }) });
+    const gm = client(w, w.gm, { bus, WebSocket: b.AutoSocket });
+    gm.s.env.CONFIG = { TWODSIX: { DIFFICULTIES: { CE: { Routine: { mod: 2, target: 6 }, Simple: { mod: 6, target: 2 }, Average: { mod: 0, target: 8 } } } } };
+    gm.game.settings.get = ((get) => (module, key) => (module === "twodsix" ? undefined : get(module, key)))(gm.game.settings.get);
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(gm, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    assert.equal(gm.s.prefillTwodsix(throwDialog("Recon (1)").element)?.difficulty, "Average");
+    // The observer steps out of the smoke (updateToken, as main.js wires it): the throw becomes Easy (DM +4).
+    difficulty = "easy";
+    gm.s.onDocumentChange("Token", { ...fus, x: fus.x + 300 }, "update");
+    gm.s.invalidateRulings();
+    await settle();
+    assert.equal(gm.s.prefillTwodsix(throwDialog("Recon (1)").element)?.difficulty, "Routine", "CE's Routine (+2) is as near as Simple (+6), and harder");
+  });
+
   test("GURPS: only the Game Aid's attack and defence rolls get a card, with their action", async () => {
     const w = world();
     const created = [];

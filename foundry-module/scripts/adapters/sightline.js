@@ -778,9 +778,24 @@ export class Sightline {
     // Emptied first: the re-preview below reads the cache before its first await.
     this.rulings.clear();
     if (auto) this._confirmed.clear();
-    // In auto mode the bucket's entry follows the scene: a moved token re-previews the pair.
-    if (auto && this.gurps.pending) this._refollow();
+    // In auto mode the roller's feed follows the scene: a moved token re-previews the pair — for the
+    // GURPS bucket while its entry waits for a roll (a roll emptied it: the next targeting fills it), for
+    // twodsix whenever a pair is held (its throw dialog reads the preview when it opens).
+    const system = this.game.system?.id;
+    if (auto && (this.gurps.pending || (system === TWODSIX_ID && this.currentPair()))) this._refollow();
     if (had) this.onRulingsChanged();
+  }
+
+  /**
+   * `controlToken`: the user took another token while a target is held — a new pair, whose ruling the
+   * bucket (GURPS) or the throw dialog (twodsix) needs, as a new target's: the GM playing one NPC after
+   * another would otherwise roll the next one's attack with the previous one's modifier. A release
+   * leaving no pair keeps the feed as it is (a roll from the sheet needs no selected token).
+   */
+  onControlToken() {
+    const system = this.game.system?.id;
+    if (system !== GURPS_ID && system !== TWODSIX_ID) return;
+    if (this.currentPair()) this._refollow();
   }
 
   /** One `followPair` at a time; changes while it runs ask for one more. */
