@@ -336,6 +336,21 @@ describe("Sightline service", () => {
     assert.equal(gm.s.prefillTwodsix(throwDialog("Recon (1)").element)?.difficulty, "Routine", "CE's Routine (+2) is as near as Simple (+6), and harder");
   });
 
+  test("GURPS: a defence rolled with no target on the foe's turn is judged against the combatant attacking now", async () => {
+    const { gm, fus, tgt, bridge: b, created, combat } = await gurpsTable();
+    const dodge = (id) => ({ id, author: { id: "gm1" }, rolls: [{}], speaker: { token: fus.id }, flags: {}, content: gurpsRollContent("[@a@Dodge]") });
+    assert.deepEqual(await gm.s.onChatMessage(dodge("m0")), [], "no fight, no target: nothing to judge");
+    gm.game.combat = combat(tgt);
+    const [ruling] = await gm.s.onChatMessage(dodge("m1"));
+    assert.equal(ruling.modifier, -4);
+    const asked = b.received.filter((m) => m.type === "adjudicate").at(-1);
+    assert.deepEqual([asked.actor, asked.target, asked.action, asked.reaction, asked.log], [fus.id, tgt.id, "dodge", true, true]);
+    assert.equal(created.length, 1);
+    gm.game.combat = combat(fus); // its own turn: an attack needs a target, and a defence has no attacker
+    assert.deepEqual(await gm.s.onChatMessage(dodge("m2")), []);
+    assert.deepEqual(await gm.s.onChatMessage({ ...dodge("m3"), content: gurpsRollContent('[@a@R:"Rifle"]') }), []);
+  });
+
   test("GURPS: only the Game Aid's attack and defence rolls get a card, with their action", async () => {
     const w = world();
     const created = [];

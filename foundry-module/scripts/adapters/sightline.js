@@ -660,6 +660,18 @@ export class Sightline {
     return [...(combat.combatants ?? [])].some((c) => c.tokenId === actorDoc.id && c.sceneId === actorDoc.parent?.id);
   }
 
+  /**
+   * The token whose turn it is in a started combat on the defender's scene, when that is not the
+   * defender itself: in GURPS the attacker of a defence rolled on another's turn. Null otherwise.
+   * @param {any} defenderDoc a TokenDocument
+   */
+  attackerNow(defenderDoc) {
+    const combat = this.game.combat;
+    const current = combat?.started ? combat.combatant : null;
+    if (!current?.tokenId || current.tokenId === defenderDoc?.id || current.sceneId !== defenderDoc?.parent?.id) return null;
+    return defenderDoc.parent?.tokens?.get?.(current.tokenId) ?? null;
+  }
+
   /** `updateCombat` / `deleteCombat`: a turn passed or the fight ended; the bucket follows (auto mode). */
   onCombatChange() {
     if (this.game.system?.id !== GURPS_ID || this.setting(SETTINGS.APPLY_MODE) !== APPLY_MODES.AUTO) return;
@@ -959,12 +971,13 @@ export class Sightline {
     if (!(message.isRoll || message.rolls?.length)) return [];
     const kind = this.rollActionOf(message);
     if (!kind) return [];
-    const targets = [...(this.game.user.targets ?? [])];
-    if (!targets.length) return [];
     const canvas = this.env.getCanvas();
     const speakerToken = message.speaker?.token && canvas?.scene?.tokens?.get(message.speaker.token);
     const actor = speakerToken ?? canvas?.tokens?.controlled?.[0]?.document;
-    if (!actor) return [];
+    let targets = [...(this.game.user.targets ?? [])];
+    // A defence rolled with no target, in a fight on another's turn: against the combatant attacking now.
+    if (!targets.length && kind.reaction && actor) targets = [this.attackerNow(actor)].filter(Boolean);
+    if (!targets.length || !actor) return [];
     const rulings = [];
     /** The failures told for this roll: the same one (a scene the bridge refuses) once, not once per target. */
     const told = new Set();
