@@ -148,8 +148,9 @@ Hooks.on("canvasReady", (c) => {
     .catch((err) => console.warn(`${MODULE_ID} | sync failed`, err))
     .finally(overlayChanged);
 });
-// A scene changed: synced again if the bridge holds it, offered again if the bridge refused it.
-Hooks.on("updateScene", (scene) => sightline.onSceneChange(scene));
+// A scene changed: what the bridge reads of the change goes (its own fields as a patch, the grid as a
+// whole sync, a background or notes change nothing); a refused scene is offered again.
+Hooks.on("updateScene", (scene, changed) => sightline.onSceneChange(scene, changed));
 
 // V14 Scene Levels: a level created, changed or deleted changes the heights of everything on it (and
 // Foundry updates the objects' level sets beside it): the whole scene is synced again.

@@ -91,19 +91,25 @@ export function sceneSync(id, scene) {
   return { type: "scene.sync", id, scene };
 }
 
+/** The scene's own fields a `scene.patch` may replace (extension, docs/protocol.md). */
+export const SCENE_PATCH_FIELDS = Object.freeze(["name", "grid", "rules", "environment"]);
+
 /**
  * @param {string} id
  * @param {string} scene scene id
- * @param {{upsert?: Record<string, object[]>, remove?: Record<string, string[]>}} changes
- *   empty kinds are dropped so the message carries only what changed
+ * @param {{upsert?: Record<string, object[]>, remove?: Record<string, string[]>, name?: string,
+ *          grid?: object, rules?: object, environment?: object}} changes
+ *   empty kinds are dropped so the message carries only what changed; the scene's own fields
+ *   (`SCENE_PATCH_FIELDS`) go when given
  */
-export function scenePatch(id, scene, { upsert = {}, remove = {} }) {
-  /** @type {{type: "scene.patch", id: string, scene: string, upsert?: object, remove?: object}} */
+export function scenePatch(id, scene, { upsert = {}, remove = {}, ...fields }) {
+  /** @type {{type: "scene.patch", id: string, scene: string, upsert?: object, remove?: object} & Record<string, unknown>} */
   const msg = { type: "scene.patch", id, scene };
   const up = nonEmpty(upsert);
   const rm = nonEmpty(remove);
   if (up) msg.upsert = up;
   if (rm) msg.remove = rm;
+  for (const key of SCENE_PATCH_FIELDS) if (fields[key] !== undefined) msg[key] = fields[key];
   return msg;
 }
 

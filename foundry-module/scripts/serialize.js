@@ -404,21 +404,87 @@ export function environmentOf(scene, ruleset) {
 }
 
 /**
+ * The scene's own fields of its contract `scene` (not its tokens, regions, walls, lights or levels):
+ * what a `scene.patch` may replace (docs/protocol.md: `name`, `grid`, `rules`, `environment`).
+ * @param {any} scene
+ * @param {{ruleset: string, edition?: string, locale?: string}} defaults world settings
+ */
+export function sceneFields(scene, defaults) {
+  const grid = scene.grid ?? {};
+  const rules = rulesOf(scene, defaults);
+  return {
+    name: scene.name ?? "",
+    grid: { size: num(grid.size, 100), distance: num(grid.distance, 1), units: String(grid.units ?? "") },
+    rules,
+    environment: environmentOf(scene, rules.ruleset),
+  };
+}
+
+/** Grid fields the serialisation reads (sizes, hexagonal or not); its colour, style and alpha are not. */
+const GRID_READ = new Set(["type", "size", "distance", "units"]);
+
+/** Embedded collections: changed through the scene itself, every object may have changed. */
+const EMBEDDED = new Set([...Object.keys(KINDS), "levels"]);
+
+/**
+ * The paths an `updateScene`'s `changed` names — Foundry's differential data: nested objects
+ * (`{_id, environment: {darknessLevel: 0.5}}`), or dotted keys as an update may be written
+ * (`"flags.sightline-bridge.rules"`); a deletion key (`-=rules`) or a forced replacement
+ * (`==rules`) names its field. Plain objects are walked; anything else ends a path.
+ * @param {any} changed
+ * @returns {string[][]}
+ */
+function changedPaths(changed, prefix = []) {
+  const out = [];
+  for (const [key, value] of Object.entries(changed ?? {})) {
+    if (key === "_id" || key === "_stats") continue;
+    const path = [...prefix, ...key.split(".").map((k) => k.replace(/^(-=|==)/, ""))];
+    const plain = value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype;
+    if (plain && Object.keys(value).length) out.push(...changedPaths(value, path));
+    else out.push(path);
+  }
+  return out;
+}
+
+/**
+ * What an update of a scene changes for the bridge, from `updateScene`'s `changed`:
+ * - `"sync"`: what every token's serialisation reads (the grid's type, size, distance, units) or an
+ *   embedded collection changed through the scene: the scene goes whole;
+ * - `"fields"`: only the scene's own fields may have changed (its `name`, the module's flags — rules,
+ *   environment, `useSceneDarkness` — or Foundry's darkness level): `sceneFields` tells which;
+ * - `null`: nothing the bridge reads (background, notes, fog, sounds, weather, the grid's colour,
+ *   dimensions and padding, which move no token, region or wall) — nothing is sent.
+ * @param {any} changed
+ * @returns {"sync" | "fields" | null}
+ */
+export function sceneChangeKind(changed) {
+  /** @type {"fields" | null} */
+  let kind = null;
+  for (const [top, sub] of changedPaths(changed)) {
+    if (EMBEDDED.has(top) || (top === "grid" && (sub === undefined || GRID_READ.has(sub)))) return "sync";
+    const own =
+      top === "name" ||
+      top === "darkness" || // before V12, the darkness level's field
+      (top === "environment" && (sub === undefined || sub === "darknessLevel")) ||
+      (top === "flags" && (sub === undefined || sub === MODULE_ID));
+    if (own) kind = "fields";
+  }
+  return kind;
+}
+
+/**
  * A whole Scene document → the contract `scene` of a `scene.sync`.
  * @param {any} scene
  * @param {{ruleset: string, edition?: string, locale?: string}} defaults world settings
  */
 export function serializeScene(scene, defaults) {
   const grid = scene.grid ?? {};
-  const rules = rulesOf(scene, defaults);
-  const opts = { ruleset: rules.ruleset, grid };
+  const fields = sceneFields(scene, defaults);
+  const opts = { ruleset: fields.rules.ruleset, grid };
   /** @type {Record<string, unknown>} */
   const out = {
     id: idOf(scene),
-    name: scene.name ?? "",
-    grid: { size: num(grid.size, 100), distance: num(grid.distance, 1), units: String(grid.units ?? "") },
-    rules,
-    environment: environmentOf(scene, rules.ruleset),
+    ...fields,
     regions: listOf(scene.regions).map((r) => serializeRegion(r, opts)),
     tokens: listOf(scene.tokens).map((t) => serializeToken(t, opts)),
     walls: listOf(scene.walls).map(serializeWall),

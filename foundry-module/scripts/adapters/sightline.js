@@ -11,7 +11,7 @@ import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
 import { BridgeConnection, testConnection } from "../connection.js";
 import { PatchBatcher } from "../batcher.js";
 import { BridgeError, adjudicate as adjudicateMessage, rulingOverride, sceneSync, scenePatch, sessionEnd, sessionStart } from "../protocol.js";
-import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, serializeRegion, serializeScene, tokenIdsOnViewedLevel } from "../serialize.js";
+import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, sceneChangeKind, sceneFields, serializeRegion, serializeScene, tokenIdsOnViewedLevel } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
 import { IgnoredRegistry, ignoredNotice } from "../ignored.js";
@@ -41,6 +41,12 @@ function vetLogOperation(message, gm) {
   return rulingOverride("", { record: message.record, allowed, modifier: allowed ? message.modifier : null, reason: message.reason });
 }
 
+/** Whether two JSON values are equal, whatever the order of their objects' keys. */
+function sameJson(a, b) {
+  const canonical = (v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])])) : Array.isArray(v) ? v.map(canonical) : v);
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
 /** Documents whose create/update/delete hooks feed scene patches. Never `refreshToken`. */
 export const WATCHED_DOCUMENTS = Object.freeze(["Token", "Region", "RegionBehavior", "Wall", "AmbientLight"]);
 
@@ -62,6 +68,8 @@ export class Sightline {
     this.status = { state: "idle", error: null };
     /** Scene ids the bridge holds since the last welcome. */
     this.synced = new Set();
+    /** Scene id → the scene's own fields last sent (`sceneFields`): a scene update sends only what differs. */
+    this._sentFields = new Map();
     /** Last ruling per `${actor}->${target}`, for the overlay. */
     this.rulings = new Map();
     this._previewing = new Set();
@@ -365,14 +373,17 @@ export class Sightline {
     if (!this.isHolder() || !this.connection?.ready || !scene) return;
     this.batcher.discard(scene.id);
     let answer;
+    const defaults = this.ruleDefaults();
+    const fields = sceneFields(scene, defaults);
     try {
-      answer = await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, this.ruleDefaults())));
+      answer = await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, defaults)));
     } catch (err) {
       this.tellSyncFailed(scene, err);
       throw err;
     }
     this._syncFailures.delete(scene.id);
     this.synced.add(scene.id);
+    this._sentFields.set(scene.id, fields);
     this.ignored.synced(scene.id, answer);
     this.tellIgnored(scene.id);
     if (rewatch && this.watcher?.wanted?.scene === scene.id) await this.watcher.rewatch();
@@ -395,15 +406,46 @@ export class Sightline {
   }
 
   /**
-   * `updateScene` (and a V14 level created, changed or deleted): a scene the bridge holds is synced
-   * again at once; a scene it refused is offered again (`retryRefused`), since the change may be the
-   * GM's fix.
+   * `updateScene` (with Foundry's `changed`), and a V14 level created, changed or deleted (without):
+   * what the change touches decides what goes (`sceneChangeKind`). Nothing the bridge reads (the
+   * background, notes, fog, the darkness of a scene whose ruleset does not read it): nothing. The
+   * scene's own fields (name, rules, environment): a `scene.patch` of those that differ from what was
+   * sent (`patchSceneFields`). The grid, a level, an embedded collection, or no `changed` at all: a
+   * scene the bridge holds is synced whole again. A scene it refused is offered again
+   * (`retryRefused`) on any change it reads, since the change may be the GM's fix.
+   * @param {any} scene
+   * @param {any} [changed] `updateScene`'s differential data
+   */
+  onSceneChange(scene, changed) {
+    if (!scene?.id) return;
+    const kind = changed === undefined ? "sync" : sceneChangeKind(changed);
+    if (!kind) return;
+    if (!this.synced.has(scene.id)) this.retryRefused(scene.id);
+    else if (kind === "fields") this.patchSceneFields(scene);
+    else this.syncScene(scene).catch(() => {});
+  }
+
+  /**
+   * A held scene's own fields changed: one `scene.patch` carrying those that differ from what the
+   * bridge was sent — the darkness slider of a GURPS scene that takes its darkness from Foundry's
+   * sends `environment`, a rename sends `name` (the log shows the scene's name with each ruling). A
+   * change of ruleset changes what every region and light is sent as: the scene goes whole.
    * @param {any} scene
    */
-  onSceneChange(scene) {
-    if (!scene?.id) return;
-    if (this.synced.has(scene.id)) this.syncScene(scene).catch(() => {});
-    else this.retryRefused(scene.id);
+  patchSceneFields(scene) {
+    if (!this.isHolder() || !this.connection?.ready) return;
+    const sent = this._sentFields.get(scene.id);
+    const now = sceneFields(scene, this.ruleDefaults());
+    if (!sent || now.rules.ruleset !== sent.rules.ruleset || !sameJson(now.grid, sent.grid)) {
+      this.syncScene(scene).catch(() => {});
+      return;
+    }
+    /** @type {Record<string, unknown>} */
+    const changes = {};
+    for (const key of ["name", "rules", "environment"]) if (!sameJson(now[key], sent[key])) changes[key] = now[key];
+    if (!Object.keys(changes).length) return;
+    this._sentFields.set(scene.id, now);
+    this._sendPatch(scene.id, changes);
   }
 
   /**
