@@ -227,12 +227,41 @@ const SHAPE_FIELDS = Object.freeze({
 });
 
 /**
- * One stored shape → its contract form; shape types the contract does not name (V14's newer
- * ones) give null — the region's resolved `polygons` carry them.
+ * A V14 rectangle (foundryvtt issue #13298; fvtt-types 14 `RectangleShapeData`): it turns `rotation`
+ * degrees about its origin `(x, y)`, where its anchor `(anchorX, anchorY)` stands — a fraction of its
+ * width and height, `(0, 0)` its top-left corner (the default), `(0.5, 0.5)` its centre. The contract
+ * keeps V13's rectangle: `x, y` the top-left corner before rotation, turned about the centre. The same
+ * rectangle in that form: its centre is the anchor's offset to the centre, turned about the origin;
+ * the rotation is unchanged (a rectangle turned by the same angle about another point is the same
+ * rectangle, moved). Screen `y` points down, so the usual rotation matrix turns clockwise, as Foundry's
+ * rotation and the bridge's do.
+ * @param {any} shape
+ */
+function anchoredRectangle(shape) {
+  const width = num(shape.width);
+  const height = num(shape.height);
+  const rotation = num(shape.rotation);
+  const turn = (rotation * Math.PI) / 180;
+  const [cos, sin] = rotation % 360 ? [Math.cos(turn), Math.sin(turn)] : [1, 0];
+  const dx = (0.5 - num(shape.anchorX)) * width;
+  const dy = (0.5 - num(shape.anchorY)) * height;
+  const cx = num(shape.x) + dx * cos - dy * sin;
+  const cy = num(shape.y) + dx * sin + dy * cos;
+  return { type: "rectangle", x: px(cx - width / 2), y: px(cy - height / 2), width, height, rotation, hole: Boolean(shape.hole) };
+}
+
+/**
+ * One stored shape → its contract form, or null when the contract cannot carry it: a shape type it
+ * does not name (V14's cone, ring, emanation, line, token and grid shapes), or a V14 `gridBased`
+ * shape — Foundry builds that one in grid units by the grid's metric (a circle becomes the cells a
+ * grid distance reaches), which the stored numbers do not say. The region's resolved `polygons`
+ * carry both. A V14 rectangle (with `anchorX`/`anchorY`) is turned into the contract's form
+ * (`anchoredRectangle`); V13's is sent as stored.
  */
 export function serializeShape(shape) {
   const fields = SHAPE_FIELDS[shape?.type];
-  if (!fields) return null;
+  if (!fields || shape.gridBased === true) return null;
+  if (shape.type === "rectangle" && (typeof shape.anchorX === "number" || typeof shape.anchorY === "number")) return anchoredRectangle(shape);
   /** @type {Record<string, unknown>} */
   const out = { type: shape.type };
   for (const f of fields) out[f] = f === "points" ? flatPoints(shape.points) : num(shape[f]);
@@ -338,14 +367,19 @@ export function zoneProblem(system, ruleset) {
  * @param {{ruleset?: string}} [opts] the scene's ruleset (which zone parameters it takes)
  */
 export function serializeRegion(doc, { ruleset } = {}) {
+  const stored = listOf(doc.shapes);
+  const shapes = stored.map(serializeShape).filter(Boolean);
+  const polygons = resolvedPolygons(doc);
   /** @type {Record<string, unknown>} */
   const out = {
     id: idOf(doc),
     name: doc.name ?? "",
     elevation: { bottom: finiteOrNull(doc.elevation?.bottom), top: finiteOrNull(doc.elevation?.top) },
-    shapes: listOf(doc.shapes).map(serializeShape).filter(Boolean),
+    // Without resolved polygons, a region with a shape the contract cannot carry (`serializeShape`) goes
+    // with none: the rest alone would be a smaller area (or a hole missing) judged in silence, while a
+    // zone with no area is one the bridge lists as ignored, saying why ("no-area").
+    shapes: polygons.length || shapes.length === stored.length ? shapes : [],
   };
-  const polygons = resolvedPolygons(doc);
   if (polygons.length) out.polygons = polygons;
   const zone = zoneOf(doc, ruleset);
   if (zone) out.zone = zone;

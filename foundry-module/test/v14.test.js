@@ -1,11 +1,16 @@
 /**
  * Foundry V14's region and flag changes: a hidden region is no zone, a region attached to a token
- * is re-sent (as Foundry has moved it) when the token changes, and the scene flags are replaced
- * with V14's `_replace` operator instead of the deprecated `-=` keys.
+ * is re-sent (as Foundry has moved it) when the token changes, the scene flags are replaced
+ * with V14's `_replace` operator instead of the deprecated `-=` keys, and region shapes as V14 stores
+ * them (a rectangle turned about its anchored origin, grid-based shapes) reach the bridge as the area
+ * Foundry draws, or not at all.
  */
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { serializeRegion, serializeScene, zoneOf, regionsAttachedTo } from "../scripts/serialize.js";
+import { spawnSync } from "node:child_process";
+import { serializeRegion, serializeScene, serializeShape, zoneOf, regionsAttachedTo } from "../scripts/serialize.js";
+import { shapeToPolygon } from "../scripts/overlay-draw.js";
+import { SIGHTLINE_BIN, bridgeSkipReason } from "./helpers/bridge.js";
 import { PatchBatcher } from "../scripts/batcher.js";
 import { sceneFlagUpdates } from "../scripts/adapters/scene-settings.js";
 import { Sightline } from "../scripts/adapters/sightline.js";
@@ -96,5 +101,82 @@ describe("V14 flags", () => {
     const updates = sceneFlagUpdates(result);
     assert.deepEqual(Object.keys(updates[0]), ["flags.sightline-bridge.-=rules", "flags.sightline-bridge.-=environment"]);
     assert.deepEqual(updates[1], { "flags.sightline-bridge": { rules: { ruleset: "gurps-4e" }, environment: { darkness: -3 }, useSceneDarkness: false } });
+  });
+});
+
+describe("V14 region shapes, when Foundry has not resolved the region's polygons", () => {
+  /** A shape's corners as the contract's rectangle gives them (rotated about its centre), rounded and sorted. */
+  const corners = (shape) => {
+    const flat = shapeToPolygon(shape).map((v) => Math.round(v) + 0);
+    const out = [];
+    for (let i = 0; i < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
+    return out.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  };
+  /** A zone region with only stored shapes (no `polygons`, no `polygonTree`). */
+  const rawRegion = (shapes) => ({ ...F.smokeRegion({ id: "r-raw", name: "Fog bank", shapes, polygonTree: undefined }) });
+  // fvtt-types 14 RectangleShapeData: x, y the origin, anchorX/anchorY (initial 0), rotation about the origin, gridBased.
+  const v14Rect = (over = {}) => ({ type: "rectangle", x: 100, y: 100, width: 200, height: 100, anchorX: 0, anchorY: 0, rotation: 90, hole: false, gridBased: false, ...over });
+
+  test("a V14 rectangle turned about its origin is sent as the same area in the contract's form (top-left, turned about the centre)", () => {
+    // Anchor (0, 0): the top-left corner at (100, 100), the rectangle turned 90° clockwise about it.
+    const sent = serializeShape(v14Rect());
+    assert.deepEqual(sent, { type: "rectangle", x: -50, y: 150, width: 200, height: 100, rotation: 90, hole: false });
+    assert.deepEqual(corners(sent), [[0, 100], [0, 300], [100, 100], [100, 300]]);
+    // Anchor (0.5, 0.5): the origin is the centre.
+    const centred = serializeShape(v14Rect({ x: 500, y: 500, anchorX: 0.5, anchorY: 0.5, rotation: 30 }));
+    assert.deepEqual([centred.x, centred.y, centred.rotation], [400, 450, 30]);
+    // Not turned, anchor (1, 1): the origin is the bottom-right corner.
+    assert.deepEqual(serializeShape(v14Rect({ anchorX: 1, anchorY: 1, rotation: 0 })), { type: "rectangle", x: -100, y: 0, width: 200, height: 100, rotation: 0, hole: false });
+    // V13's rectangle (no anchor) is the contract's already.
+    assert.deepEqual(serializeShape({ type: "rectangle", x: 100, y: 100, width: 200, height: 100, rotation: 90, hole: false }), { type: "rectangle", x: 100, y: 100, width: 200, height: 100, rotation: 90, hole: false });
+  });
+
+  test("a grid-based shape is left to the resolved polygons; without them its region goes with no shape, not a part of its area", () => {
+    const gridCircle = { type: "circle", x: 500, y: 500, radius: 200, hole: false, gridBased: true };
+    assert.equal(serializeShape(gridCircle), null);
+    assert.deepEqual(serializeShape({ ...gridCircle, gridBased: false }), { type: "circle", x: 500, y: 500, radius: 200, hole: false });
+    const resolved = serializeRegion({ ...rawRegion([gridCircle, v14Rect()]), polygonTree: F.polygonTree([{ points: [300, 300, 700, 300, 700, 700, 300, 700] }]) });
+    assert.deepEqual(resolved.shapes.map((x) => x.type), ["rectangle"]);
+    assert.equal(resolved.polygons.length, 1);
+    assert.deepEqual(serializeRegion(rawRegion([gridCircle, v14Rect()])).shapes, []);
+    // A V14 shape type the contract does not name, likewise.
+    assert.deepEqual(serializeRegion(rawRegion([{ type: "cone", x: 0, y: 0, radius: 300, angle: 60, rotation: 0, hole: false }, v14Rect()])).shapes, []);
+    assert.equal(serializeRegion(rawRegion([v14Rect()])).shapes.length, 1);
+  });
+});
+
+describe("V14 region shapes judged by the real bridge", { skip: bridgeSkipReason() }, () => {
+  const replay = (messages) => {
+    const run = spawnSync(SIGHTLINE_BIN, ["replay", "-"], { input: messages.map((m) => JSON.stringify(m)).join("\n") + "\n", encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+    return run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  };
+  /** A scene with the actor at (0, 200), the target at (900, 200) and one Poor Visibility region of these stored shapes. */
+  const sceneWith = (id, shapes) => {
+    const region = { ...F.poorRegion(), shapes, polygons: [], polygonTree: undefined };
+    return serializeScene(
+      F.scene({ id, regions: F.collection([region]), tokens: F.collection([F.token({ id: "t-a", x: 0, y: 200, flags: {} }), F.token({ id: "t-b", x: 900, y: 200, flags: {} })]), walls: F.collection([]), lights: F.collection([]) }),
+      { ruleset: "infinity-n4" },
+    );
+  };
+
+  test("a V14 rectangle turned 90° about its top-left corner covers the target where Foundry draws it", () => {
+    // Stored as V14 does: origin (1000, 0), 400 × 100, turned 90° clockwise about the origin → x 900…1000, y 0…400.
+    const scene = sceneWith("s-v14-rect", [{ type: "rectangle", x: 1000, y: 0, width: 400, height: 100, anchorX: 0, anchorY: 0, rotation: 90, hole: false, gridBased: false }]);
+    const bare = sceneWith("s-bare", []);
+    const [, ruling, , without] = replay([
+      { type: "scene.sync", id: "q1", scene },
+      { type: "adjudicate", id: "a1", scene: scene.id, actor: "t-a", target: "t-b", action: "bs-attack", log: false },
+      { type: "scene.sync", id: "q2", scene: bare },
+      { type: "adjudicate", id: "a2", scene: bare.id, actor: "t-a", target: "t-b", action: "bs-attack", log: false },
+    ]);
+    assert.deepEqual(ruling.crossings?.map((c) => [c.region, c.kind]), [["r-poor", "into"]], JSON.stringify(ruling));
+    assert.notEqual(ruling.modifier, without.modifier, `${JSON.stringify(ruling)} vs ${JSON.stringify(without)}`);
+  });
+
+  test("a region whose grid-based shape Foundry has not resolved is listed as ignored (no area), never judged as part of its area", () => {
+    const scene = sceneWith("s-v14-grid", [{ type: "circle", x: 950, y: 250, radius: 300, hole: false, gridBased: true }, { type: "rectangle", x: 0, y: 0, width: 50, height: 50, rotation: 0, hole: false }]);
+    const [synced] = replay([{ type: "scene.sync", id: "q1", scene }]);
+    assert.deepEqual(synced.ignored?.map((e) => [e.region, e.cause]), [["r-poor", "no-area"]], JSON.stringify(synced));
   });
 });
