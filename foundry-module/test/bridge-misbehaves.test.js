@@ -10,23 +10,12 @@ import { createServer } from "node:net";
 import WebSocket, { WebSocketServer } from "ws";
 import { BridgeConnection } from "../scripts/connection.js";
 import { createBackoff } from "../scripts/backoff.js";
-import { Sightline } from "../scripts/adapters/sightline.js";
-import { gameStub, hooksStub, notificationsStub, socketBus } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
 import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
+import { gmClient as gmClientOf, refusedSceneClient, sleep, until } from "./helpers/gm-client.js";
 
 const WELCOME = { type: "welcome", protocol: 1, bridge: { version: "scripted" }, rulesets: [{ id: "infinity-n4", editions: ["current"] }] };
 const identity = () => ({ world: "w-ashes", user: { id: "gm1", name: "GM", gm: true } });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Wait until `check()` is true (polling), or fail naming what was awaited. */
-async function until(check, what, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 const closers = [];
 afterEach(async () => {
@@ -68,17 +57,7 @@ function ordinary(m, sock) {
 }
 
 /** A GM client of a one-scene world (Foundry's globals stubbed), dialling `url` with the real `ws` client. */
-function gmClient(url) {
-  const scene = F.scene();
-  for (const coll of [scene.tokens, scene.regions, scene.walls, scene.lights]) for (const d of coll) d.parent = scene;
-  const gm = { id: "gm1", name: "GM", isGM: true, active: true };
-  const { log, notifications } = notificationsStub();
-  const game = gameStub({ user: gm, users: [gm], settings: { bridgeUrl: url }, scenes: [scene], socket: socketBus().client("gm1"), system: "dnd5e" });
-  const canvas = { scene, tokens: { controlled: [] } };
-  const s = new Sightline({ game, Hooks: hooksStub(), ui: { notifications }, getCanvas: () => canvas, WebSocket, batchDelayMs: 20 });
-  closers.push(async () => s.connection?.close());
-  return { s, game, log, scene, canvas };
-}
+const gmClient = (url) => gmClientOf(url, { closers });
 
 /** Everything that escapes to the process (an exception or a rejection nobody handles) while `body` runs. */
 async function escapes(body) {
@@ -179,12 +158,7 @@ describe("a scene the real bridge refused, fixed by the GM", () => {
   };
 
   test("a wall deleted resyncs it at once, one sync for a burst of changes; refused again, not told twice", { skip: bridgeSkipReason() }, async () => {
-    const bridge = await startRealBridge("s3cret", ["--max-walls", "1"]);
-    closers.push(() => bridge.close());
-    const gm = gmClient(bridge.url);
-    gm.s.refreshHolder();
-    await until(() => gm.log.some(([, m]) => /SIGHTLINE\.Error\.sync/.test(m)), "the refusal told");
-    await until(() => gm.log.some(([, m]) => /Connected/.test(m)), "connected");
+    const gm = await refusedSceneClient(closers);
     assert.equal(gm.s.synced.has(gm.scene.id), false);
     const sent = countSyncs(gm);
     // A burst of changes that fix nothing (a token dragged): one sync after they quiet down, refused again, told once.
@@ -206,12 +180,7 @@ describe("a scene the real bridge refused, fixed by the GM", () => {
   });
 
   test("an updateScene of a refused scene offers it again; a token moved during that sync makes one more sync, no more", { skip: bridgeSkipReason() }, async () => {
-    const bridge = await startRealBridge("s3cret", ["--max-walls", "1"]);
-    closers.push(() => bridge.close());
-    const gm = gmClient(bridge.url);
-    gm.s.refreshHolder();
-    await until(() => gm.log.some(([, m]) => /SIGHTLINE\.Error\.sync/.test(m)), "the refusal told");
-    await until(() => gm.log.some(([, m]) => /Connected/.test(m)), "connected");
+    const gm = await refusedSceneClient(closers);
     // A change while the retry's sync is on its way (sent, not answered): the sync may have missed it.
     const moved = { ...gm.scene.tokens.contents[0], x: 700, parent: gm.scene };
     const sent = countSyncs(gm, (n) => {

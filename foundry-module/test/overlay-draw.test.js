@@ -3,32 +3,12 @@ import assert from "node:assert/strict";
 import { OVERLAY_STYLE, buildOverlayModel, choosePairs, drawOverlay, labelPoint, regionPolygons, shapeToPolygon } from "../scripts/overlay-draw.js";
 import { readFileSync } from "node:fs";
 import { VERDICT_COLORS, ZONE_COLORS, usePalette } from "../scripts/geometry.js";
-import { canvasFrame, defineOverlayLayer } from "../scripts/adapters/overlay.js";
+import { canvasFrame } from "../scripts/adapters/overlay.js";
 import { SceneWatcher } from "../scripts/annotations.js";
 import * as F from "./helpers/fixtures.js";
+import { overlayLayer, recordingPixi } from "./helpers/overlay-layer.js";
 
 usePalette(JSON.parse(readFileSync(new URL("../palette.json", import.meta.url), "utf8")));
-
-/** A recording stand-in for the PIXI namespace: every Graphics call and Text made. */
-function recordingPixi() {
-  const calls = [];
-  class Graphics {
-    constructor() {
-      return new Proxy(this, { get: (t, name) => (name === "calls" ? calls : (...args) => (calls.push([name, ...args]), t)) });
-    }
-  }
-  class Text {
-    constructor(text, style) {
-      this.text = text;
-      this.style = style;
-      this.anchor = { set: () => {} };
-      this.position = { set: (x, y) => Object.assign(this, { x, y }) };
-    }
-    destroy() {}
-  }
-  const container = { children: [], addChild(c) { this.children.push(c); return c; }, removeChildren() { const c = this.children; this.children = []; return c; } };
-  return { PIXI: { Graphics, Text, TextStyle: class { constructor(o) { Object.assign(this, o); } } }, graphics: new Graphics(), labels: container, calls };
-}
 
 const region = (id, type, extra = {}) => ({ id, name: id, zone: type ? { type } : undefined, shapes: [{ type: "rectangle", x: 0, y: 0, width: 100, height: 50, rotation: 0, hole: false }], ...extra });
 const tokens = [{ id: "a", x: 0, y: 0, width: 1, height: 1 }, { id: "b", x: 400, y: 0, width: 1, height: 1 }];
@@ -141,21 +121,6 @@ describe("the overlay layer in Foundry", () => {
     const text = (key) => key.split(".").reduce((o, k) => o?.[k], es);
     /** @type {any} */
     const i18n = { localize: (key) => (typeof text(key) === "string" ? text(key) : key), format: (key, data = {}) => (typeof text(key) === "string" ? text(key) : key).replace(/\{(\w+)\}/g, (_, k) => data[k]) };
-    const { PIXI, labels } = recordingPixi();
-    PIXI.Container = class {
-      constructor() {
-        return labels;
-      }
-    };
-    class CanvasLayer {
-      static get layerOptions() {
-        return {};
-      }
-      addChild(child) {
-        return child;
-      }
-    }
-    const foundry = { canvas: { layers: { CanvasLayer } }, utils: { mergeObject: (a, b) => ({ ...a, ...b }) } };
     const scene = F.scene();
     // The smoke region's behaviour names a zone type this module has no label for (a newer bridge's).
     scene.regions.contents[0].behaviors.contents[0].system.zoneType = "ash-cloud";
@@ -164,8 +129,7 @@ describe("the overlay layer in Foundry", () => {
       { actor: "t-fus", target: "t-tgt", ruling: { allowed: false, modifier: null } },
       { actor: "t-tgt", target: "t-fus", ruling: { allowed: true, modifier: -3 } },
     ];
-    const Layer = defineOverlayLayer({ foundry, PIXI, game: { user: { isGM: true }, i18n }, getCanvas: () => canvas, pairs, enabled: () => true });
-    const layer = new Layer();
+    const { layer, labels } = overlayLayer({ i18n, canvas, pairs });
     await layer._draw();
     const shown = labels.children.map((t) => t.text);
     assert.ok(shown.includes("sin LdT") && shown.includes("MOD \u22123"), shown.join(" | "));
@@ -178,26 +142,9 @@ describe("the overlay layer in Foundry", () => {
 describe("an overlay under a flood of pushes", () => {
   /** The layer as Foundry builds it, drawing with the recording PIXI; `frames` holds the draws asked for a frame. */
   function floodedLayer({ pairs, nextFrame }) {
-    const { PIXI, graphics, labels, calls } = recordingPixi();
-    PIXI.Container = class {
-      constructor() {
-        return labels;
-      }
-    };
-    class CanvasLayer {
-      static get layerOptions() {
-        return {};
-      }
-      addChild(child) {
-        return child;
-      }
-      async _tearDown() {}
-    }
-    const foundry = { canvas: { layers: { CanvasLayer } }, utils: { mergeObject: (a, b) => ({ ...a, ...b }) } };
     const i18n = { localize: (k) => k, format: (k, data = {}) => (k === "SIGHTLINE.Overlay.Modifier" ? `MOD ${data.modifier}` : k) };
-    const canvas = { scene: F.scene() };
-    const Layer = defineOverlayLayer({ foundry, PIXI, game: { user: { isGM: true }, i18n }, getCanvas: () => canvas, pairs, enabled: () => true, nextFrame });
-    return { layer: new Layer(), graphics, labels, draws: () => calls.filter((c) => c[0] === "clear").length };
+    const { layer, graphics, labels, calls } = overlayLayer({ i18n, canvas: { scene: F.scene() }, pairs, nextFrame });
+    return { layer, graphics, labels, draws: () => calls.filter((c) => c[0] === "clear").length };
   }
 
   test("N annotations pushes within one frame: the store takes each at once, the canvas draws once, with the last state", async () => {

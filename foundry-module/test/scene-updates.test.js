@@ -6,11 +6,11 @@
  */
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import WebSocket from "ws";
 import { sceneChangeKind } from "../scripts/serialize.js";
 import { Sightline } from "../scripts/adapters/sightline.js";
-import { gameStub, hooksStub, notificationsStub, socketBus } from "./helpers/foundry-stubs.js";
+import { gameStub, hooksStub, socketBus } from "./helpers/foundry-stubs.js";
 import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
+import { gmClient, parentedScene, until } from "./helpers/gm-client.js";
 import { assertConforms } from "./helpers/schema.js";
 import * as F from "./helpers/fixtures.js";
 
@@ -18,8 +18,7 @@ const GURPS_DARK = { "sightline-bridge": { rules: { ruleset: "gurps-4e" }, useSc
 
 /** The GM's service on a scene, with a connection that records what is sent and answers it. */
 async function heldScene(overrides = {}) {
-  const scene = F.scene(overrides);
-  for (const coll of [scene.tokens, scene.regions, scene.walls, scene.lights]) for (const d of coll) d.parent = scene;
+  const scene = parentedScene(F.scene(overrides));
   const gm = { id: "gm1", name: "GM", isGM: true, active: true };
   const game = gameStub({ user: gm, users: [gm], scenes: [scene], socket: socketBus().client("gm1") });
   const s = new Sightline({ game, Hooks: hooksStub(), ui: {}, getCanvas: () => ({ scene }), setTimeout: () => 0, clearTimeout: () => {} });
@@ -127,35 +126,26 @@ describe("a held scene updated", () => {
 
 describe("the darkness slider against the real bridge", { skip: bridgeSkipReason(), timeout: 90_000 }, () => {
   test("the patch of the environment is taken, and the next ruling reads the new darkness", async () => {
-    const bridge = await startRealBridge("s3cret");
+    const closers = [];
     try {
-      const scene = F.scene({ flags: GURPS_DARK, environment: { darknessLevel: 0 } });
-      for (const coll of [scene.tokens, scene.regions, scene.walls, scene.lights]) for (const d of coll) d.parent = scene;
-      scene.lights = F.collection([]);
-      const gm = { id: "gm1", name: "GM", isGM: true, active: true };
-      const game = gameStub({ user: gm, users: [gm], settings: { bridgeUrl: bridge.url, secret: "s3cret" }, scenes: [scene], socket: socketBus().client("gm1"), system: "generic" });
-      const canvas = { scene, tokens: { controlled: [] } };
-      const s = new Sightline({ game, Hooks: hooksStub(), ui: { notifications: notificationsStub().notifications }, getCanvas: () => canvas, WebSocket, batchDelayMs: 20 });
-      try {
-        s.refreshHolder();
-        const end = Date.now() + 20_000;
-        while (!s.synced.has(scene.id) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-        assert.ok(s.synced.has(scene.id), "the scene synced");
-        const [fus, tgt] = scene.tokens.contents;
-        const before = await s.adjudicate(fus, tgt, { log: false });
-        const types = [];
-        const request = s.connection.request.bind(s.connection);
-        s.connection.request = (m) => (types.push(m.type), request(m));
-        scene.environment = { darknessLevel: 0.5 };
-        s.onSceneChange(scene, { _id: scene.id, environment: { darknessLevel: 0.5 } });
-        const after = await s.adjudicate(fus, tgt, { log: false });
-        assert.deepEqual(types, ["scene.patch", "adjudicate"]);
-        assert.equal(after.modifier, (before.modifier ?? 0) - 5, `${JSON.stringify(before)} → ${JSON.stringify(after)}`);
-      } finally {
-        s.connection?.close();
-      }
+      const bridge = await startRealBridge("s3cret");
+      closers.push(() => bridge.close());
+      const scene = parentedScene(F.scene({ flags: GURPS_DARK, environment: { darknessLevel: 0 }, lights: F.collection([]) }));
+      const { s } = gmClient(bridge.url, { closers, scene, system: "generic" });
+      s.refreshHolder();
+      await until(() => s.synced.has(scene.id), "the scene synced", 20_000);
+      const [fus, tgt] = scene.tokens.contents;
+      const before = await s.adjudicate(fus, tgt, { log: false });
+      const types = [];
+      const request = s.connection.request.bind(s.connection);
+      s.connection.request = (m) => (types.push(m.type), request(m));
+      scene.environment = { darknessLevel: 0.5 };
+      s.onSceneChange(scene, { _id: scene.id, environment: { darknessLevel: 0.5 } });
+      const after = await s.adjudicate(fus, tgt, { log: false });
+      assert.deepEqual(types, ["scene.patch", "adjudicate"]);
+      assert.equal(after.modifier, (before.modifier ?? 0) - 5, `${JSON.stringify(before)} → ${JSON.stringify(after)}`);
     } finally {
-      await bridge.close();
+      while (closers.length) await closers.pop()();
     }
   });
 });
