@@ -79,6 +79,23 @@ describe("a held scene updated", () => {
     assert.equal(sent.length, 1);
   });
 
+  test("a change the bridge judges by makes the cached previews stale; a rename or a background does not", async () => {
+    const { s, scene } = await heldScene({ flags: GURPS_DARK, environment: { darknessLevel: 0 } });
+    const cached = () => s.rulings.set("t-fus->t-tgt", { modifier: -3 });
+    cached();
+    scene.background = { src: "night.webp" };
+    s.onSceneChange(scene, { _id: scene.id, background: { src: "night.webp" } });
+    scene.name = "Docks at night";
+    s.onSceneChange(scene, { _id: scene.id, name: "Docks at night" });
+    assert.equal(s.rulings.size, 1);
+    scene.environment = { darknessLevel: 1 };
+    s.onSceneChange(scene, { _id: scene.id, environment: { darknessLevel: 1 } });
+    assert.equal(s.rulings.size, 0, "total darkness now: the −3 is no longer true");
+    cached();
+    s.onSceneChange(scene, { _id: scene.id, grid: { size: 50 } });
+    assert.equal(s.rulings.size, 0);
+  });
+
   test("the darkness of a scene whose ruleset does not read it, its background and its notes send nothing", async () => {
     const { s, scene, sent } = await heldScene({ environment: { darknessLevel: 0 } });
     scene.environment = { darknessLevel: 0.8 };

@@ -420,9 +420,16 @@ export class Sightline {
     if (!scene?.id) return;
     const kind = changed === undefined ? "sync" : sceneChangeKind(changed);
     if (!kind) return;
-    if (!this.synced.has(scene.id)) this.retryRefused(scene.id);
-    else if (kind === "fields") this.patchSceneFields(scene);
+    if (!this.synced.has(scene.id)) {
+      this.retryRefused(scene.id);
+      return;
+    }
+    let judged = true;
+    if (kind === "fields") judged = this.patchSceneFields(scene);
     else this.syncScene(scene).catch(() => {});
+    // What the bridge judges by changed (the darkness, the rules, the grid): the previews go stale, and
+    // the bucket's entry is asked again after what was just sent.
+    if (judged) this.invalidateRulings();
   }
 
   /**
@@ -431,21 +438,23 @@ export class Sightline {
    * sends `environment`, a rename sends `name` (the log shows the scene's name with each ruling). A
    * change of ruleset changes what every region and light is sent as: the scene goes whole.
    * @param {any} scene
+   * @returns {boolean} whether anything the bridge judges by was sent (a rename alone is not)
    */
   patchSceneFields(scene) {
-    if (!this.isHolder() || !this.connection?.ready) return;
+    if (!this.isHolder() || !this.connection?.ready) return false;
     const sent = this._sentFields.get(scene.id);
     const now = sceneFields(scene, this.ruleDefaults());
     if (!sent || now.rules.ruleset !== sent.rules.ruleset || !sameJson(now.grid, sent.grid)) {
       this.syncScene(scene).catch(() => {});
-      return;
+      return true;
     }
     /** @type {Record<string, unknown>} */
     const changes = {};
     for (const key of ["name", "rules", "environment"]) if (!sameJson(now[key], sent[key])) changes[key] = now[key];
-    if (!Object.keys(changes).length) return;
+    if (!Object.keys(changes).length) return false;
     this._sentFields.set(scene.id, now);
     this._sendPatch(scene.id, changes);
+    return Object.keys(changes).some((key) => key !== "name");
   }
 
   /**
