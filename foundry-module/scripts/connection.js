@@ -145,6 +145,16 @@ export const CLOSE_TOO_BIG = 1009;
 /** Close code of an unexpected condition on the server (RFC 6455): the bridge failed. */
 export const CLOSE_INTERNAL_ERROR = 1011;
 
+/** An `error` message's details, always an object: its presence marks an error the bridge answered with. */
+function detailsOf(msg) {
+  return msg.details && typeof msg.details === "object" ? msg.details : {};
+}
+
+/** A status's `details`, when the status is the bridge's refusal itself (same code), so it is read in the reader's words. */
+function fromBridge(code, lastError) {
+  return lastError?.details !== undefined && lastError.code === code ? { details: lastError.details } : {};
+}
+
 /**
  * What a close means and whether to try again.
  * @param {{code?: number, reason?: string}} closeEvent
@@ -365,7 +375,7 @@ export class BridgeConnection extends Emitter {
             });
           return;
         }
-        if (msg.type === "error") context.lastError = { code: msg.code, message: msg.message };
+        if (msg.type === "error") context.lastError = { code: msg.code, message: msg.message, details: detailsOf(msg) };
         if (msg.type === "error" && msg.code === "rate-limited") {
           // The bridge keeps this socket open, unadmitted (it may be said hello again): this attempt ends
           // here, not at the handshake timeout, and the reconnection's backoff spaces the next hellos.
@@ -379,7 +389,7 @@ export class BridgeConnection extends Emitter {
           return;
         }
       } else if (msg.type === "error" && (msg.code === "unauthorized" || msg.code === "unsupported-protocol")) {
-        context.lastError = { code: msg.code, message: msg.message };
+        context.lastError = { code: msg.code, message: msg.message, details: detailsOf(msg) };
       }
       if (!this._pending.settle(msg)) this.emit("message", msg);
     };
@@ -401,11 +411,11 @@ export class BridgeConnection extends Emitter {
     // Never reached the bridge: not running, or the browser's local-network permission.
     if (verdict.code === "unreachable" && !context.opened) verdict.code = /** @type {any} */ (diagnoseUnreachable({ page: this._page, url: this.url }));
     if (!verdict.retry) {
-      this._setState("error", { code: verdict.code, message: context.lastError?.message ?? verdict.code });
+      this._setState("error", { code: verdict.code, message: context.lastError?.message ?? verdict.code, ...fromBridge(verdict.code, context.lastError) });
       return;
     }
     const delay = this._backoff.next();
-    this._setState("reconnecting", { code: verdict.code, message: context.lastError?.message ?? verdict.code }, { delay });
+    this._setState("reconnecting", { code: verdict.code, message: context.lastError?.message ?? verdict.code, ...fromBridge(verdict.code, context.lastError) }, { delay });
     this._reconnectTimer = this._setTimeout(() => {
       this._reconnectTimer = null;
       const check = checkUrl(this.url, this._pageProtocol);
@@ -437,7 +447,7 @@ export class BridgeConnection extends Emitter {
  * @param {{url: string, secret: string, identity: () => any, WebSocket?: any,
  *          page?: {hostname?: string, protocol?: string} | null, permissions?: any,
  *          timeoutMs?: number, setTimeout?: typeof globalThis.setTimeout, clearTimeout?: typeof globalThis.clearTimeout}} opts
- * @returns {Promise<{ok: boolean, code: string, message?: string, bridge?: any, close?: number, seconds?: number}>}
+ * @returns {Promise<{ok: boolean, code: string, message?: string, details?: object, refusal?: {code?: string, message?: string, details?: object}, bridge?: any, close?: number, seconds?: number}>}
  *   `code`: `ok`, `invalid-url`, `mixed-content`, `no-secret`, `unauthorized`, `unsupported-protocol`,
  *   `rate-limited` (the world has its most connections on the bridge), `unreachable` (the connection was
  *   refused), `no-answer` (nothing answered the dial within `seconds`), `timeout` (the WebSocket opened but
@@ -465,7 +475,7 @@ export async function testConnection({
     let socket;
     let opened = false;
     let done = false;
-    /** The bridge's `error` answer to the hello, if one came before the close. @type {{code?: string, message?: string} | null} */
+    /** The bridge's `error` answer to the hello, if one came before the close. @type {{code?: string, message?: string, details?: object} | null} */
     let refusal = null;
     /** @type {any} */
     let timer = null;
@@ -504,8 +514,8 @@ export async function testConnection({
         return;
       }
       if (msg.type === "welcome") finish({ ok: true, code: "ok", bridge: msg.bridge });
-      else if (msg.type === "error" && (msg.code === "unauthorized" || msg.code === "unsupported-protocol" || msg.code === "rate-limited")) finish({ ok: false, code: msg.code, message: msg.message });
-      else if (msg.type === "error") refusal = { code: msg.code, message: msg.message };
+      else if (msg.type === "error" && (msg.code === "unauthorized" || msg.code === "unsupported-protocol" || msg.code === "rate-limited")) finish({ ok: false, code: msg.code, message: msg.message, details: detailsOf(msg) });
+      else if (msg.type === "error") refusal = { code: msg.code, message: msg.message, details: detailsOf(msg) };
     };
     socket.onerror = () => {};
     socket.onclose = (event) => {
@@ -515,7 +525,7 @@ export async function testConnection({
         // Closed before a welcome: what closed it, by its close code, and the bridge's own words when it gave any.
         const close = typeof event?.code === "number" ? event.code : 1006;
         const said = refusal?.message ?? (typeof event?.reason === "string" && event.reason ? event.reason : "");
-        finish({ ok: false, code: "closed", close, message: said });
+        finish({ ok: false, code: "closed", close, message: said, ...(refusal ? { refusal } : {}) });
       }
     };
   });

@@ -136,6 +136,7 @@ Hooks.on("renderSettingsConfig", (_app, element) => {
   addTestConnectionButton(element, {
     localize: (k, data) => game.i18n.format(k, data),
     run: (url, secret) => sightline.testConnection({ url, secret }),
+    lang: game.i18n.lang,
   });
 });
 
@@ -244,7 +245,7 @@ Hooks.on("sightline.status", (status) => {
   }
   badge.dataset.state = status.state;
   badge.textContent = `Sightline: ${game.i18n.localize(`SIGHTLINE.Status.${status.state}`)}`;
-  badge.title = status.error?.message ?? "";
+  badge.title = sightline.statusTitle(status);
 });
 
 // twodsix (Traveller): it opens its throw dialog with DialogV2.wait, so the hook is renderDialogV2;

@@ -297,7 +297,7 @@ describe("odd messages from the bridge", () => {
     assert.equal(bridge.received.filter((m) => m.type === "scene.sync").length, 2, "no sync after the patch");
   });
 
-  test("a scene the bridge refuses (too large) is told to the GM once, with the bridge's reason", async () => {
+  test("a scene the bridge refuses (too large) is told to the GM once, with the limit in the GM's words", async () => {
     const bridge = await scriptedBridge((m, sock) => {
       if (m.type === "scene.sync") sock.send(JSON.stringify({ type: "error", id: m.id, code: "too-large", message: "scene.walls: 60000 walls, the most is 50000", details: { limit: "walls", value: 60000, max: 50000 } }));
       else ordinary(m, sock);
@@ -310,7 +310,8 @@ describe("odd messages from the bridge", () => {
     await gm.s.syncScene(gm.scene).catch(() => {}); // as a canvasReady or an updateScene does
     const told = gm.log.filter(([, m]) => /SIGHTLINE\.Error\.sync/.test(m));
     assert.equal(told.length, 1, JSON.stringify(gm.log));
-    assert.match(told[0][1], /"scene":"Docks".*60000 walls, the most is 50000/);
+    // In the GM's words, from the code and details, the numbers formatted for the language (stub: English).
+    assert.match(told[0][1], /"scene":"Docks".*SIGHTLINE\.Limit\.walls .*\\"value\\":\\"60,000\\",\\"max\\":\\"50,000\\"/);
   });
 });
 

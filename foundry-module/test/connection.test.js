@@ -197,8 +197,9 @@ describe("BridgeConnection", () => {
     first.receive(refusal); // the bridge leaves its socket open: the module does not wait for a close
     assert.deepEqual(first.closedWith, { code: 1000, reason: "rate-limited" });
     assert.equal(conn.state, "reconnecting");
-    assert.deepEqual(conn.error, { code: "rate-limited", message: refusal.message });
-    assert.deepEqual(events.at(-1), { state: "reconnecting", error: { code: "rate-limited", message: refusal.message }, delay: 1000 });
+    // The details stay beside the message: the GM reads the limit in their own words (errors.js).
+    assert.deepEqual(conn.error, { code: "rate-limited", message: refusal.message, details: refusal.details });
+    assert.deepEqual(events.at(-1), { state: "reconnecting", error: { code: "rate-limited", message: refusal.message, details: refusal.details }, delay: 1000 });
     first.drop(1000, "rate-limited"); // its close event, later, changes nothing
     assert.deepEqual(statuses, ["connecting", "handshaking", "reconnecting:rate-limited"]);
     mock.timers.tick(999);
@@ -231,7 +232,7 @@ describe("BridgeConnection", () => {
     assert.equal(ws.sockets[0].closedWith, null); // the bridge closes (4401), not the module
     ws.sockets[0].drop(4401, "unauthorized");
     assert.equal(conn.state, "error");
-    assert.deepEqual(conn.error, { code: "unauthorized", message: "wrong or missing secret for world 'w-ashes'" });
+    assert.deepEqual(conn.error, { code: "unauthorized", message: "wrong or missing secret for world 'w-ashes'", details: {} });
     mock.timers.tick(60_000);
     assert.equal(ws.sockets.length, 1);
   });
@@ -255,7 +256,7 @@ describe("testConnection", () => {
     sock.open();
     assert.equal(sock.sent[0].type, "hello");
     sock.receive({ type: "error", code: "rate-limited", message: "world 'w-ashes' already has 2 connections, the most this bridge allows" });
-    assert.deepEqual(await result, { ok: false, code: "rate-limited", message: "world 'w-ashes' already has 2 connections, the most this bridge allows" });
+    assert.deepEqual(await result, { ok: false, code: "rate-limited", message: "world 'w-ashes' already has 2 connections, the most this bridge allows", details: {} });
     assert.deepEqual(sock.closedWith, { code: 1000, reason: "test done" });
   });
 });

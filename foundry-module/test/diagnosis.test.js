@@ -203,7 +203,7 @@ describe("Test connection says what happened, in the reader's words (one dial, n
       const r = await testConnection({ url: bridge.url, secret: "s", identity, WebSocket, page: LOCAL_PAGE, permissions: undefined });
       assert.deepEqual([r.code, r.close, r.message], ["closed", 4400, "hello.protocol: expected 1"]);
       const text = testResultText(r, { localize: en, url: bridge.url });
-      assert.match(text, /did not accept the module's greeting .* It said: “hello\.protocol: expected 1”/);
+      assert.match(text, /did not accept the module's greeting .* It said: “The bridge refused the message as invalid: hello\.protocol: expected 1”/);
     } finally {
       await bridge.close();
     }

@@ -625,7 +625,7 @@ describe("Sightline service", () => {
     gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
     for (const t of [tgt, third, fourth]) target(gm, t, true);
     assert.deepEqual(await gm.s.onChatMessage({ id: "m1", author: { id: "gm1" }, rolls: [{}], speaker: {}, flags: {} }), []);
-    assert.deepEqual(gm.log, [["warn", `SIGHTLINE.Error.adjudicate ${refusal}`]]);
+    assert.deepEqual(gm.log, [["warn", `SIGHTLINE.Error.adjudicate SIGHTLINE.Refusal.invalid-message ${JSON.stringify({ message: refusal, field: "" })}`]]);
   });
 
   test("a question about a scene the bridge forgot syncs the scene again and is answered", async () => {
@@ -695,7 +695,7 @@ describe("Sightline service", () => {
     assert.deepEqual(pl.log, [["warn", "SIGHTLINE.Error.no-gm"]]);
   });
 
-  test("a hello refused rate-limited warns once with the bridge's message; the retries stay silent until welcomed", async () => {
+  test("a hello refused rate-limited warns once with the limit in the GM's words; the retries stay silent until welcomed", async () => {
     const w = world();
     const reason = "world 'w-ashes' already has 32 connections, the most this bridge allows";
     let room = false;
@@ -709,10 +709,11 @@ describe("Sightline service", () => {
       gm.s.refreshHolder();
       await settle();
       assert.equal(gm.s.status.state, "reconnecting");
-      assert.deepEqual(gm.s.status.error, { code: "rate-limited", message: reason });
+      assert.deepEqual(gm.s.status.error, { code: "rate-limited", message: reason, details: refusal.details });
       assert.equal(gm.log.length, 1);
       assert.equal(gm.log[0][0], "warn");
-      assert.match(gm.log[0][1], /^SIGHTLINE\.Error\.rate-limited .*"message":"world 'w-ashes' already has 32 connections/);
+      // The limit in the GM's words (stub: the key and its data), not the bridge's English.
+      assert.match(gm.log[0][1], /^SIGHTLINE\.Error\.rate-limited .*"message":"SIGHTLINE\.Limit\.connections-per-world .*33.*32/);
       for (let i = 0; i < 3; i++) {
         mock.timers.tick(31_000); // past the longest backoff: another dial, hello, refusal
         await settle();

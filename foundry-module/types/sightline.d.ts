@@ -8,7 +8,7 @@ interface SightlineApi {
   adjudicate(actor: unknown, target: unknown, options?: { action?: string; log?: boolean; reaction?: boolean; aware?: boolean; scene?: string }): Promise<any>;
   preview(actor: unknown, target: unknown, options?: { action?: string }): Promise<any>;
   sync(): Promise<void>;
-  status(): { state: string; error: { code: string; message: string } | null };
+  status(): { state: string; error: { code: string; message: string; details?: object } | null };
   editTraits(tokenDoc: unknown): Promise<unknown>;
   editScene(scene?: unknown): Promise<unknown>;
   toggleOverlay(on?: boolean): unknown;
@@ -44,7 +44,7 @@ declare global {
 declare module "fvtt-types/configuration" {
   namespace Hooks {
     interface HookConfig {
-      "sightline.status": (status: { state: string; error: { code: string; message: string } | null }) => void;
+      "sightline.status": (status: { state: string; error: { code: string; message: string; details?: object } | null }) => void;
       "sightline.adjudicated": (ruling: any, context: any) => void;
     }
   }

@@ -10,6 +10,7 @@
 import { MODULE_ID } from "../const.js";
 import { formatModifier } from "../geometry.js";
 import { escapeHtml, overrideUpdate } from "./chat.js";
+import { readerOf, refusalText } from "../errors.js";
 
 // Game sessions.
 
@@ -20,6 +21,13 @@ export function sessionFormHtml(localize) {
 <p class="hint">${L("Hint")}</p>
 <div class="form-group"><label for="sightline-session-name">${L("Name")}</label><input type="text" id="sightline-session-name" name="name" maxlength="200" placeholder="${L("NamePlaceholder")}" autofocus></div>
 </div>`;
+}
+
+/** A refusal in the GM's words; the bridge's own (English) words go to the console, for a bug report. */
+function refused(err, game) {
+  const { text, said } = refusalText(err, readerOf(game));
+  if (said) console.warn(`${MODULE_ID} | the bridge said: ${said}`);
+  return text;
 }
 
 /**
@@ -49,7 +57,7 @@ export async function openSessionDialog({ DialogV2, game, ui, sightline }) {
     ui.notifications?.info(session ? game.i18n.format("SIGHTLINE.Session.Ended", { name: session.name || localize("SIGHTLINE.Session.Unnamed") }) : localize("SIGHTLINE.Session.NoneOpen"));
     return { action: "end", session };
   } catch (err) {
-    ui.notifications?.error(`${localize("SIGHTLINE.Session.Failed")} ${err?.message ?? err}`);
+    ui.notifications?.error(`${localize("SIGHTLINE.Session.Failed")} ${refused(err, game)}`);
     return null;
   }
 }
@@ -133,7 +141,7 @@ export async function overrideFromCard({ DialogV2, game, ui, message, sightline 
     await message.update(overrideUpdate(message, override, { game }));
     return override;
   } catch (err) {
-    ui.notifications?.error(`${localize("SIGHTLINE.Override.Failed")} ${err?.message ?? err}`);
+    ui.notifications?.error(`${localize("SIGHTLINE.Override.Failed")} ${refused(err, game)}`);
     return null;
   }
 }

@@ -6,6 +6,7 @@
 
 import { APPLY_MODES, DEFAULT_OBSERVATION_SKILLS, DEFAULT_URL, MODULE_ID, SETTINGS } from "../const.js";
 import { DEFAULT_RULESET, RULESETS } from "../vocabulary.js";
+import { refusalText } from "../errors.js";
 
 /**
  * @param {any} game
@@ -83,10 +84,10 @@ export function hideSecretFromPlayers(element) {
  * @param {any} element the SettingsConfig root element
  * @param {{localize: (key: string, data?: Record<string, string>) => string,
  *          run: (url: string, secret: string) => Promise<{ok: boolean, code: string, bridge?: {version?: string}}>,
- *          page?: string}} opts
+ *          page?: string, lang?: string}} opts
  * @returns {HTMLButtonElement | null} the button, or null when the form has no bridge settings
  */
-export function addTestConnectionButton(element, { localize, run, page = globalThis.location?.host ?? "" }) {
+export function addTestConnectionButton(element, { localize, run, page = globalThis.location?.host ?? "", lang = "en" }) {
   const secretInput = element?.querySelector?.(`[name="${MODULE_ID}.${SETTINGS.SECRET}"]`);
   const urlInput = element?.querySelector?.(`[name="${MODULE_ID}.${SETTINGS.URL}"]`);
   const group = secretInput?.closest?.(".form-group");
@@ -109,7 +110,9 @@ export function addTestConnectionButton(element, { localize, run, page = globalT
     try {
       const result = await run(String(urlInput.value ?? "").trim(), String(secretInput.value ?? ""));
       out.dataset.code = result.code;
-      out.textContent = testResultText(result, { localize, url: String(urlInput.value ?? ""), page });
+      out.textContent = testResultText(result, { localize, url: String(urlInput.value ?? ""), page, lang });
+      // The bridge's own words, when it refused the test, for a bug report: the line itself is the reader's.
+      out.title = testBridgeWords(result);
     } finally {
       button.disabled = false;
     }
@@ -142,16 +145,29 @@ const CLOSE_MEANINGS = Object.freeze({
   4408: "SIGHTLINE.Test.Close.4408",
 });
 
-/** The line a test result reads as: the success with the bridge's version, or what happened and what to do. */
-export function testResultText(result, { localize, url, page = "" }) {
+/**
+ * The line a test result reads as: the success with the bridge's version, or what happened and what to do.
+ * A refusal of the bridge (`details` beside its `message`, or a `refusal` before a close) is read from its
+ * code and details in the reader's words (errors.js); a close reason the bridge gave is shown as it came.
+ */
+export function testResultText(result, { localize, url, page = "", lang = "en" }) {
   if (result.ok) return localize("SIGHTLINE.Test.ok", { version: String(result.bridge?.version ?? "?") });
-  const data = { url, page, message: result.message ?? "", seconds: String(result.seconds ?? 5) };
+  const reader = { format: localize, lang };
+  const message = result.details !== undefined ? refusalText(result, reader).text : (result.message ?? "");
+  const data = { url, page, message, seconds: String(result.seconds ?? 5) };
   if (result.code === "closed") {
     const close = Number(result.close);
     const meaning = localize(CLOSE_MEANINGS[close] ?? "SIGHTLINE.Test.Close.other");
-    const said = result.message ? localize("SIGHTLINE.Test.Said", { message: result.message }) : "";
+    const words = result.refusal ? refusalText(result.refusal, reader).text : result.message;
+    const said = words ? localize("SIGHTLINE.Test.Said", { message: words }) : "";
     return localize(TEST_TEXTS.closed, { ...data, code: String(Number.isFinite(close) ? close : "?"), meaning, said });
   }
   const key = TEST_TEXTS[result.code] ?? `SIGHTLINE.Error.${result.code}`;
   return localize(key, data);
+}
+
+/** The bridge's own (English) words of a refused test, for a tooltip; "" when the bridge said nothing. */
+export function testBridgeWords(result) {
+  if (result?.refusal) return String(result.refusal.message ?? "");
+  return result?.details !== undefined ? String(result.message ?? "") : "";
 }

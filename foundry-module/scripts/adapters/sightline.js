@@ -15,6 +15,7 @@ import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, sceneChangeKind
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
 import { IgnoredRegistry, ignoredNotice } from "../ignored.js";
+import { readerOf, refusalText } from "../errors.js";
 import { choosePairs } from "../overlay-draw.js";
 import { SocketRelay } from "./socket.js";
 import { postRulingCard } from "./chat.js";
@@ -291,10 +292,44 @@ export class Sightline {
     if (status.state === "error" || (status.state === "reconnecting" && before.state !== "reconnecting" && !this._retryNotified)) {
       this._downNotified = true;
       if (status.state === "reconnecting") this._retryNotified = true;
-      const code = status.error?.code ?? "error";
       const notify = status.state === "error" ? "error" : "warn";
-      this.env.ui?.notifications?.[notify](this.game.i18n.format(`SIGHTLINE.Error.${code}`, { url: this.setting(SETTINGS.URL), page: this.env.location?.host ?? "", message: status.error?.message ?? "" }), { permanent: status.state === "error" });
+      this.env.ui?.notifications?.[notify](this.statusText(status), { permanent: status.state === "error" });
+      if (status.error?.details !== undefined) console.warn(`${MODULE_ID} | the bridge said (${status.error.code}): ${status.error.message}`);
     }
+  }
+
+  /**
+   * What went wrong with the connection, in the GM's words (its notice, and the status badge's tooltip):
+   * `Error.<code>`, with a refusal of the bridge (a world with its most connections) read from its code and
+   * details (`details` is there only on an error the bridge answered with). Empty while nothing is wrong.
+   * @param {{error?: {code?: string, message?: string, details?: any} | null}} status
+   */
+  statusText(status) {
+    const error = status?.error;
+    if (!error) return "";
+    const fromBridge = error.details !== undefined ? refusalText(error, readerOf(this.game)).text : "";
+    return this.game.i18n.format(`SIGHTLINE.Error.${error.code ?? "error"}`, { url: String(this.setting(SETTINGS.URL) ?? ""), page: this.env.location?.host ?? "", message: fromBridge || "" });
+  }
+
+  /**
+   * The status badge's tooltip: `statusText`, and under it the bridge's own words when it refused us (for
+   * a bug report); a close or a silence has no words of the bridge, and its raw code is never shown.
+   * @param {{error?: {code?: string, message?: string, details?: any} | null}} status
+   */
+  statusTitle(status) {
+    const said = status?.error?.details !== undefined ? status.error.message : "";
+    return [this.statusText(status), said ? this.game.i18n.format("SIGHTLINE.Refusal.Said", { message: String(said) }) : ""].filter(Boolean).join("\n");
+  }
+
+  /**
+   * An error of the bridge (or of the relay) in the reader's words; its own English words, when the text
+   * does not show them, go to the console for a bug report.
+   * @param {any} err
+   */
+  refusal(err) {
+    const { text, said } = refusalText(err, readerOf(this.game));
+    if (said) console.warn(`${MODULE_ID} | the bridge said (${err?.code ?? "error"}): ${said}`, err?.details ?? "");
+    return text;
   }
 
   /** The connection carried its resync and is still up: the outage is over, and said so once. */
@@ -557,7 +592,7 @@ export class Sightline {
     if (told === reason) return;
     this._syncFailures.set(scene.id, reason);
     const name = scene.name || this.game.i18n.localize("SIGHTLINE.Ignored.ThisScene");
-    this.env.ui?.notifications?.warn(this.game.i18n.format("SIGHTLINE.Error.sync", { scene: name, message: String(err?.message ?? err) }));
+    this.env.ui?.notifications?.warn(this.game.i18n.format("SIGHTLINE.Error.sync", { scene: name, message: this.refusal(err) }));
   }
 
   /**
@@ -1046,7 +1081,7 @@ export class Sightline {
           this.notifyDown(err);
           break;
         }
-        const text = `${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${err.message ?? err}`;
+        const text = `${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${this.refusal(err)}`;
         if (!told.has(text)) this.env.ui?.notifications?.warn(text);
         told.add(text);
       }

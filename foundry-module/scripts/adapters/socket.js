@@ -156,9 +156,9 @@ export class SocketRelay {
   async _answer(data, senderId) {
     if (typeof data.rid !== "string" || !RID.test(data.rid)) return;
     const reply = (payload) => this.socket.emit(this.channel, { kind: "response", rid: data.rid, to: senderId, ...payload });
-    const refuse = (code, message) => reply({ ok: false, error: { code, message } });
+    const refuse = (code, message, details = undefined) => reply({ ok: false, error: { code, message, details } });
     if (!this.isHolder()) return refuse("not-connected", "this GM client holds no bridge connection");
-    if (!this._take(senderId)) return refuse("rate-limited", `more than ${this.ratePerSecond} relayed requests a second; this one was dropped`);
+    if (!this._take(senderId)) return refuse("rate-limited", `more than ${this.ratePerSecond} relayed requests a second; this one was dropped`, { limit: "relayed-requests-per-second", max: this.ratePerSecond });
     if (!RELAYED_TYPES.has(data.message?.type)) return refuse("invalid-message", `players cannot send ${data.message?.type}`);
     let message;
     try {
