@@ -1081,9 +1081,10 @@ export class Sightline {
           this.notifyDown(err);
           break;
         }
-        const text = `${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${this.refusal(err)}`;
-        if (!told.has(text)) this.env.ui?.notifications?.warn(text);
-        told.add(text);
+        // The same refusal is the same code and limit (its numbers move from one target to the next), else the same words.
+        const same = `${err?.code}|${err?.details?.limit ?? err?.message ?? err}`;
+        if (!told.has(same)) this.env.ui?.notifications?.warn(`${this.game.i18n.localize("SIGHTLINE.Error.adjudicate")} ${this.refusal(err)}`);
+        told.add(same);
       }
     }
     return rulings;
