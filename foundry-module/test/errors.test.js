@@ -15,7 +15,7 @@ import { LIMITS, REFUSALS, refusalText } from "../scripts/errors.js";
 import { Sightline } from "../scripts/adapters/sightline.js";
 import { openSessionDialog } from "../scripts/adapters/gm-controls.js";
 import { testResultText, testBridgeWords } from "../scripts/adapters/settings.js";
-import { gameStub, hooksStub, notificationsStub, socketBus } from "./helpers/foundry-stubs.js";
+import { OWNERSHIP, gameStub, hooksStub, notificationsStub, socketBus, withOwnership } from "./helpers/foundry-stubs.js";
 import * as F from "./helpers/fixtures.js";
 import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
 
@@ -191,6 +191,41 @@ describe("what a GM with Foundry in Spanish sees", () => {
       assert.equal(told.length, 1, JSON.stringify(gm.log));
       assert.match(told[0][1], /^Sightline: falló el arbitraje: Demasiados mensajes a la vez \(\d+ en un segundo\); el puente acepta 0,016 por segundo de media \(opciones --messages-per-second y --message-burst\)\. Este se descartó\.$/);
     });
+  });
+
+  test("a player's roll relayed through the GM to a bridge that refuses the scene: the player reads it in Spanish", { skip: bridgeSkipReason() }, async () => {
+    const bridge = await startRealBridge("s3cret", ["--max-walls", "1"]);
+    closers.push(() => bridge.close());
+    const scene = F.scene();
+    for (const coll of [scene.tokens, scene.regions, scene.walls, scene.lights]) for (const d of coll) d.parent = scene;
+    withOwnership(scene).active = true;
+    for (const [i, t] of scene.tokens.contents.entries()) withOwnership(t, i === 0 ? { default: OWNERSHIP.NONE, p1: OWNERSHIP.OWNER } : { default: OWNERSHIP.NONE });
+    const users = [
+      { id: "gm1", name: "DJ", isGM: true, active: true },
+      { id: "p1", name: "Jugadora", isGM: false, active: true, targets: new Set() },
+    ];
+    const bus = socketBus();
+    const clients = users.map((user) => {
+      const { log, notifications } = notificationsStub();
+      const game = gameStub({ user, users, settings: { bridgeUrl: bridge.url }, scenes: [scene], socket: bus.client(user.id), system: "dnd5e" });
+      game.i18n = es;
+      const canvas = { scene, tokens: { controlled: [] } };
+      const s = new Sightline({ game, Hooks: hooksStub(), ui: { notifications }, getCanvas: () => canvas, WebSocket, batchDelayMs: 20 });
+      closers.push(async () => s.connection?.close());
+      return { s, game, log, canvas };
+    });
+    const [gm, player] = clients;
+    const warned = await consoleOf(async () => {
+      for (const c of clients) c.s.startRelay();
+      for (const c of clients) c.s.refreshHolder();
+      await until(() => gm.log.some(([, m]) => m.includes("rechazó la escena")), "the GM told of the refusal");
+      const [fus, tgt] = scene.tokens.contents;
+      player.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+      player.game.user.targets = new Set([{ id: tgt.id, document: tgt }]);
+      assert.deepEqual(await player.s.onChatMessage({ id: "m1", author: { id: "p1" }, rolls: [{}], speaker: {}, flags: {} }), []);
+    });
+    assert.ok(warned.some((w) => /the bridge said \(too-large\): scene\.walls: 2 is over the limit of 1/.test(w)), warned.join("\n"));
+    assert.deepEqual(player.log, [["warn", "Sightline: falló el arbitraje: Esta escena tiene 2 muros; el puente acepta como máximo 1 (opción --max-walls)."]]);
   });
 
   test("a game session the bridge cannot start: the failure reads in Spanish (gm-controls)", async () => {
