@@ -24,6 +24,7 @@ Pages: ``/log/`` (sessions), ``/log/{world}/{session}`` (rulings, filters, map),
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import secrets
@@ -193,6 +194,7 @@ def setup_log(
     app[LOG_SECRET_WORLDS] = secret_worlds
     app[LOG_SIGN_INS] = SignIns()
     app[LOG_THROTTLE] = throttle or FailureThrottle()
+    app[LOG_SNAPSHOT_BODIES] = _SnapshotBodies()
     app[LOG_SITE] = (public_url.rstrip("/") if public_url else None, trusted_proxies)
     if store is not None:
         app[LOG_STORE] = store
@@ -534,22 +536,80 @@ async def api_rulings(request: web.Request) -> web.StreamResponse:
     return response
 
 
+#: Encoded snapshot bodies kept by key (a key names its content, so a body never goes stale), at most this
+#: many bytes in all: a GM clicking between rows of one big scene pays its encoding once, not per click.
+SNAPSHOT_BODY_CACHE_BYTES: Final = 64 * 1024 * 1024
+#: Part of every snapshot's ETag: bump it when the snapshot's JSON form changes, so browsers fetch it again.
+_SNAPSHOT_FORMAT: Final = "1"
+
+
+class _SnapshotBodies:
+    """Encoded snapshot bodies by key, least recently used first out, bounded by their total bytes."""
+
+    def __init__(self, most_bytes: int = SNAPSHOT_BODY_CACHE_BYTES) -> None:
+        self.most_bytes = most_bytes
+        self._bodies: OrderedDict[str, bytes] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: str) -> bytes | None:
+        body = self._bodies.get(key)
+        if body is not None:
+            self._bodies.move_to_end(key)
+        return body
+
+    def put(self, key: str, body: bytes) -> None:
+        if len(body) > self.most_bytes or key in self._bodies:
+            return
+        self._bodies[key] = body
+        self._bytes += len(body)
+        while self._bytes > self.most_bytes:
+            _key, dropped = self._bodies.popitem(last=False)
+            self._bytes -= len(dropped)
+
+
+LOG_SNAPSHOT_BODIES: Final = web.AppKey[_SnapshotBodies]("sightline_log_snapshot_bodies")
+
+
+def snapshot_etag(key: str) -> str:
+    """A snapshot's strong ETag: its key (which names its content) hashed with the JSON form's version."""
+    return hashlib.sha256(f"{_SNAPSHOT_FORMAT}:{key}".encode()).hexdigest()[:32]
+
+
 @routes.get("/api/worlds/{world}/snapshots/{key}")
 async def api_snapshot(request: web.Request) -> web.Response:
-    """One scene snapshot (zones, walls, grid, setting), by the key a ruling of this world carries."""
+    """One scene snapshot (zones, walls, grid, setting), by the key a ruling of this world carries.
+
+    Snapshots never change under their key: the answer carries an ``ETag``, and a browser asking again with
+    ``If-None-Match`` gets ``304 Not Modified`` without a body (after the same checks: a key of another
+    world is 404 whatever ETag is sent). A body once encoded is kept (:data:`SNAPSHOT_BODY_CACHE_BYTES`)."""
     world, key = request.match_info["world"], request.match_info["key"]
     if not await _may_read(request, world):
         raise _unauthorized(request)
-    snapshot = await request.app[LOG_STORE].get_snapshot(world, key)
-    if snapshot is None:
-        raise web.HTTPNotFound(
-            text='{"error": "not-found", "message": "no such snapshot in this world"}', content_type="application/json"
-        )
-    return web.Response(
-        text=await asyncio.to_thread(snapshot.model_dump_json),  # megabytes for a scene of 50,000 walls
-        content_type="application/json",
-        headers={"Cache-Control": "private, max-age=86400, immutable"},  # a key names its content
+    store = request.app[LOG_STORE]
+    not_found = web.HTTPNotFound(
+        text='{"error": "not-found", "message": "no such snapshot in this world"}', content_type="application/json"
     )
+    etag = snapshot_etag(key)
+    headers = {"Cache-Control": "private, max-age=86400, immutable"}  # a key names its content
+    asked = request.if_none_match
+    if asked and any(tag.value in (etag, "*") for tag in asked):
+        if not await store.refers_to_snapshot(world, key):
+            raise not_found
+        response = web.Response(status=304, headers=headers)
+        response.etag = etag
+        return response
+    bodies = request.app[LOG_SNAPSHOT_BODIES]
+    body = bodies.get(key)
+    if body is None or not await store.refers_to_snapshot(world, key):
+        snapshot = await store.get_snapshot(world, key)
+        if snapshot is None:
+            raise not_found
+        # Megabytes for a scene of 50,000 walls: encoded once, in a thread, then served from memory.
+        body = await asyncio.to_thread(lambda: snapshot.model_dump_json().encode())
+        bodies.put(key, body)
+    response = web.Response(body=body, content_type="application/json", headers=headers)
+    response.etag = etag
+    return response
 
 
 async def _encoded(text: str) -> bytes:

@@ -573,6 +573,11 @@ class SqlLogStore(LogStore):
                 return None
             return (await self._load_snapshots(db, {key})).get(key)
 
+    async def refers_to_snapshot(self, world: str, key: str) -> bool:
+        async with self._read() as db:
+            rows = await db.fetch("SELECT 1 FROM rulings WHERE world = ? AND snapshot = ? LIMIT 1", world, key)
+        return bool(rows)
+
     def _remember(self, snapshot: SceneSnapshot) -> None:
         self._snapshots[snapshot.key] = snapshot
         self._snapshots.move_to_end(snapshot.key)

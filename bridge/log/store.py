@@ -273,6 +273,10 @@ class LogStore(abc.ABC):
         """The snapshot ``key``, when a record of ``world`` refers to it; ``None`` otherwise."""
 
     @abc.abstractmethod
+    async def refers_to_snapshot(self, world: str, key: str) -> bool:
+        """Whether a record of ``world`` refers to the snapshot ``key`` (without reading the snapshot)."""
+
+    @abc.abstractmethod
     def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
         """Every record of a session (or world), oldest first, read ``batch_size`` at a time; each carries the
         world's newest name (:meth:`world_names`) in ``world_name`` when the world ever sent one."""

@@ -158,6 +158,29 @@ async def test_a_snapshot_by_key_for_the_worlds_that_refer_to_it(
     assert (await client.get(url, headers=OTHER)).status == 401
 
 
+async def test_a_snapshot_asked_again_with_its_etag_is_304_without_a_body(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """A snapshot carries an ETag; If-None-Match with it answers 304 and no body, but never for another world.
+
+    Snapshots are immutable by key, so a browser redrawing a 4.6 MiB scene need not fetch it again.
+    """
+    url = f"/api/worlds/{logged[0].world}/snapshots/snap-docks-1"
+    first = await client.get(url, headers=ASHES)
+    etag = first.headers.get("ETag")
+    assert first.status == 200 and etag and etag.startswith('"')
+    again = await client.get(url, headers={**ASHES, "If-None-Match": etag})
+    assert again.status == 304 and await again.read() == b"" and again.headers["ETag"] == etag
+    listed = await client.get(url, headers={**ASHES, "If-None-Match": f'"other", W/{etag}'})
+    assert listed.status == 304
+    stale = await client.get(url, headers={**ASHES, "If-None-Match": '"something-else"'})
+    assert stale.status == 200 and await stale.json() == DOCKS.model_dump(mode="json")
+    assert stale.headers["ETag"] == etag  # the same body, from the bridge's cache of encoded snapshots
+    foreign = "/api/worlds/w-none/snapshots/snap-docks-1"
+    assert (await client.get(foreign, headers={**BRIDGE, "If-None-Match": etag})).status == 404
+    assert (await client.get(url, headers={**OTHER, "If-None-Match": etag})).status == 401
+
+
 async def test_bad_queries_and_unknown_sessions(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
