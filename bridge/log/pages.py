@@ -516,7 +516,9 @@ def session_page(
         f"{_time(session.ended) or escape(t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
         f"{escape(t['export'])}: {exports}</p>{error_html}{form}"
         + _rejudge_form(t, lang, base, filters, rejudge, summary)
-        + '<div class="layout"><div class="rows"><table id="rulings">'
+        # A grid (WAI-ARIA): the keyboard moves between its rows, and a row's aria-selected — which a plain
+        # table's row does not have, so screen readers never said it — is announced as "selected".
+        + '<div class="layout"><div class="rows"><table id="rulings" role="grid" aria-readonly="true">'
         + f'<caption class="visually-hidden">{escape(t["table_help"])}</caption><thead><tr>'
         + "".join(f'<th scope="col">{escape(t[k])}{ZONE_LABEL if k == "time" else ""}</th>' for k in columns)
         + f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -175,5 +176,51 @@ async def test_from_the_keyboard_the_table_is_one_tab_stop_and_enter_opens_a_rul
         assert await page.evaluate("document.activeElement.id") == "next-page"
         await page.keyboard.press("Shift+Tab")
         assert await page.evaluate("document.activeElement.dataset.record") == logged[2].id  # back to the row left
+    finally:
+        await server.close()
+
+
+async def _accessible_rows(page: Any) -> tuple[str, list[tuple[str, bool | None]]]:
+    """The rulings table's role and each row's accessible name and "selected" state, as Chromium gives them to
+    screen readers (its accessibility tree through the DevTools protocol)."""
+    session = await page.context.new_cdp_session(page)
+    table = await session.send("DOM.getDocument")
+    found = await session.send("DOM.querySelector", {"nodeId": table["root"]["nodeId"], "selector": "#rulings"})
+    tree = await session.send("Accessibility.getPartialAXTree", {"nodeId": found["nodeId"], "fetchRelatives": False})
+    role = tree["nodes"][0]["role"]["value"]
+    nodes = (await session.send("Accessibility.getFullAXTree"))["nodes"]
+    rows = []
+    for node in nodes:
+        if node.get("role", {}).get("value") != "row" or node.get("ignored"):
+            continue
+        states = {p["name"]: p["value"].get("value") for p in node.get("properties", [])}
+        if states.get("focusable"):  # the rulings, not the header row
+            rows.append((str(node.get("name", {}).get("value", "")), states.get("selected")))
+    return role, rows
+
+
+async def test_a_screen_reader_is_told_which_ruling_is_selected(
+    store: SqlLogStore, logged: list[RulingRecord], madrid: BrowserContext
+) -> None:
+    """The table is a grid whose rows say selected or not: Chromium's accessibility tree carries the state.
+
+    Before, aria-selected on a plain table's rows reached no screen reader (the tree had no "selected").
+    """
+    server = TestServer(create_log_app(check_secret=check_secret, store=store))
+    await server.start_server()
+    try:
+        page = await madrid.new_page()
+        await page.goto(str(server.make_url(f"/log/{logged[0].world}/{logged[0].session}?lang=en&limit=5")))
+        await page.fill("input[name=secret]", "ashes-secret")
+        await page.click("button[type=submit]")
+        await page.wait_for_selector("#rulings tbody tr.ruling")
+        await page.focus("#rulings tbody tr.ruling >> nth=0")
+        await page.keyboard.press("ArrowDown")
+        await page.keyboard.press("Enter")
+        await page.locator("#map line.sight").wait_for()
+        role, rows = await _accessible_rows(page)
+        assert role == "grid"
+        assert [selected for _name, selected in rows] == [False, True, False, False, False]
+        assert "Fusilier" in rows[1][0]  # the row is read by its cells: who, at whom, what
     finally:
         await server.close()
