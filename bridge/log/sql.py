@@ -36,8 +36,11 @@ from .store import (
     RulingFilter,
     RulingPage,
     SessionChoices,
+    check_order,
     decode_cursor,
+    decode_sorted_cursor,
     encode_cursor,
+    encode_sorted_cursor,
     format_time,
     parse_time,
 )
@@ -58,6 +61,15 @@ _INSERT_SNAPSHOT = (
     "INSERT INTO snapshots (key, scene, body, base, depth, chain) VALUES (?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (key) DO NOTHING"
 )
+#: How each order of :data:`~bridge.log.store.ORDERS` sorts (``None``: by id alone, which is time order):
+#: names as the pages show them (the name, else the id), whatever their case (``lower``: Python's in
+#: SQLite, as for the filters); a ruling without a MOD (not allowed) below every MOD (−99 to 99).
+_SORT_EXPRESSIONS: dict[str, str | None] = {
+    "time": None,
+    "actor": "lower(COALESCE(NULLIF(actor_name, ''), actor_id))",
+    "target": "lower(COALESCE(NULLIF(target_name, ''), target_id, ''))",
+    "mod": "COALESCE(modifier, -1000)",
+}
 #: A snapshot and, recursively, the ones its delta is based on (down to a whole one).
 _SNAPSHOT_CHAIN = (
     "WITH RECURSIVE chain (key, base, body) AS ("
@@ -465,32 +477,63 @@ class SqlLogStore(LogStore):
         cursor: str | None = None,
         snapshots: bool = True,
         before: str | None = None,
+        order: str = "time",
     ) -> RulingPage:
         if limit < 1:
             raise ValueError("limit must be at least 1")
         if cursor and before:
             raise ValueError("give cursor or before, not both")
-        after = decode_cursor(cursor) if cursor else None
-        until = decode_cursor(before) if before else None
+        check_order(order)
+        expression = _SORT_EXPRESSIONS[order.lstrip("-")]
+        descending = order.startswith("-")
+        after: tuple[str | int, str] | None = None
+        until: tuple[str | int, str] | None = None
+        if expression is None:
+            after = ("", decode_cursor(cursor)) if cursor else None
+            until = ("", decode_cursor(before)) if before else None
+        else:
+            after = decode_sorted_cursor(cursor, order) if cursor else None
+            until = decode_sorted_cursor(before, order) if before else None
         filters = filters or RulingFilter()
+        # Read backwards (towards the page before) when going before a cursor: the rows nearest it first.
+        backwards = until is not None
+        reverse = descending != backwards
+        last_page = until is not None and until[1] == END_ID
         async with self._read() as db:
             exact = await _resolve(db, world, session, filters) if session is not None else {}
-            sql, params = _query_sql(world, session, filters, after, until, exact)
-            sql += f" ORDER BY id{' DESC' if until is not None else ''} LIMIT ?"
+            sql, params = _query_sql(world, session, filters, None, None, exact)
+            if expression is not None:
+                sql = sql.replace("SELECT id, body, snapshot FROM", f"SELECT id, body, snapshot, {expression} FROM", 1)
+            mark = after or until
+            if mark is not None and not last_page:
+                sign = "<" if reverse else ">"
+                if expression is None:
+                    sql += f" AND id {sign} ?"
+                    params.append(mark[1])
+                else:
+                    sql += f" AND ({expression}, id) {sign} (?, ?)"
+                    params += [mark[0], mark[1]]
+            way = " DESC" if reverse else ""
+            sql += (f" ORDER BY {expression}{way}, id{way}" if expression else f" ORDER BY id{way}") + " LIMIT ?"
             params.append(limit + 1)
             rows = await db.fetch(sql, *params)
             more = len(rows) > limit
-            rows = rows[:limit] if until is None else rows[:limit][::-1]
-            records = await self._records(db, rows, snapshots=snapshots)
-        if until is None:
+            rows = rows[:limit] if not backwards else rows[:limit][::-1]
+            records = await self._records(db, [row[:3] for row in rows], snapshots=snapshots)
+
+        def cursor_of(index: int) -> str:
+            row = rows[index]
+            return encode_cursor(str(row[0])) if expression is None else encode_sorted_cursor(row[3], str(row[0]))
+
+        if not backwards:
             # A page after a cursor has rulings before it (the cursor came from one of them).
-            next_cursor = encode_cursor(str(records[-1].id)) if more and records else None
-            previous = encode_cursor(str(records[0].id)) if after is not None and records else None
+            next_cursor = cursor_of(-1) if more and records else None
+            previous = cursor_of(0) if after is not None and records else None
         else:
             # A page before a cursor has rulings after it (the one the cursor names, at least) — unless the
             # cursor is past every record (``LAST_PAGE``): that page is the last.
-            next_cursor = encode_cursor(str(records[-1].id)) if records and until != END_ID else None
-            previous = encode_cursor(str(records[0].id)) if more and records else None
+            next_cursor = cursor_of(-1) if records and not last_page else None
+            previous = cursor_of(0) if more and records else None
         keys = {str(row[0]): str(row[2]) for row in rows if row[2] is not None}
         return RulingPage(records, next_cursor, keys, previous)
 
@@ -524,11 +567,13 @@ class SqlLogStore(LogStore):
                 regions[scene] = {str(r.get("id")): str(r["name"]) for r in snapshot.regions if r.get("name")}
         return SessionChoices(actors, targets, actions, scenes, regions)
 
-    async def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
+    async def export(
+        self, world: str, session: str | None, *, batch_size: int = 500, order: str = "time"
+    ) -> AsyncIterator[RulingRecord]:
         cursor: str | None = None
         name = (await self.world_names([world])).get(world)
         while True:
-            page = await self.query(world, session, limit=batch_size, cursor=cursor)
+            page = await self.query(world, session, limit=batch_size, cursor=cursor, order=order)
             for record in page.records:
                 # The world as the pages name it: its newest name, whatever this ruling's client called it.
                 yield (

@@ -16,6 +16,7 @@ import abc
 import base64
 import binascii
 import contextlib
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -32,6 +33,7 @@ __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "END_ID",
     "LAST_PAGE",
+    "ORDERS",
     "LogOpenError",
     "LogStore",
     "LoggedSession",
@@ -94,7 +96,8 @@ class RulingFilter:
 
 @dataclass(frozen=True)
 class RulingPage:
-    """One page of a query, oldest first; pass ``next_cursor`` back to get the next (``None``: last).
+    """One page of a query, in its order (oldest first by default); pass ``next_cursor`` back to get the
+    next (``None``: last).
 
     ``snapshot_keys``: each record's snapshot key by record id (also when the snapshots were not read).
     """
@@ -147,6 +150,43 @@ def encode_cursor(record_id: str) -> str:
 END_ID: Final = "Z" * 26
 #: ``before=LAST_PAGE`` gives a session's (or a filter's) last page: the ``limit`` newest records.
 LAST_PAGE: Final = base64.urlsafe_b64encode(END_ID.encode()).decode().rstrip("=")
+
+
+#: The orders a session's rulings can be read in: by time (the record's id, which sorts by creation), by
+#: actor or target (name, else id, whatever its case) or by MOD (a ruling with none sorts below every MOD);
+#: a leading "-" reverses one ("-time": the newest first). Ties keep time order (the id).
+ORDERS: Final = ("time", "-time", "actor", "-actor", "target", "-target", "mod", "-mod")
+
+
+def check_order(order: str) -> str:
+    """``order`` when it is one of :data:`ORDERS`; :class:`ValueError` naming the choices otherwise."""
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}")
+    return order
+
+
+def encode_sorted_cursor(value: str | int, record_id: str) -> str:
+    """A cursor of an order other than time: the sort value and the id of the row it follows or precedes."""
+    text = json.dumps([value, record_id], separators=(",", ":"), ensure_ascii=False)
+    return "s" + base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def decode_sorted_cursor(cursor: str, order: str) -> tuple[str | int, str]:
+    """``(value, id)`` of a cursor :func:`encode_sorted_cursor` made for ``order``; ``LAST_PAGE`` gives
+    ``("", END_ID)``; :class:`ValueError` otherwise (a cursor of another order included)."""
+    if cursor == LAST_PAGE:
+        return "", END_ID
+    try:
+        if not cursor.startswith("s"):
+            raise ValueError("not a sorted cursor")
+        body = cursor[1:]
+        value, record_id = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode())
+    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError) as exc:
+        raise ValueError("invalid cursor") from exc
+    wanted = int if order.lstrip("-") == "mod" else str
+    if not isinstance(record_id, str) or not ID_PATTERN.match(record_id) or type(value) is not wanted:
+        raise ValueError("invalid cursor")
+    return value, record_id
 
 
 def decode_cursor(cursor: str) -> str:
@@ -250,11 +290,14 @@ class LogStore(abc.ABC):
         cursor: str | None = None,
         snapshots: bool = True,
         before: str | None = None,
+        order: str = "time",
     ) -> RulingPage:
-        """One page of ``world``'s records (of ``session``, or all its sessions), oldest first.
+        """One page of ``world``'s records (of ``session``, or all its sessions), oldest first — or in
+        ``order`` (one of :data:`ORDERS`: ``-time`` is the newest first).
 
         ``cursor`` (a page's ``next_cursor``) gives the page after it; ``before`` (a page's
-        ``previous_cursor``) the page before it — the ``limit`` records just before, oldest first.
+        ``previous_cursor``) the page before it — the ``limit`` records just before, in the same order.
+        A cursor holds the order's sort value and the id: pages of any order never repeat or skip a record.
 
         ``snapshots=False`` leaves each record's ``snapshot`` out (``None``; the keys are in
         ``snapshot_keys``): what a page of the log shows, fetching a snapshot when it is drawn.
@@ -277,7 +320,9 @@ class LogStore(abc.ABC):
         """Whether a record of ``world`` refers to the snapshot ``key`` (without reading the snapshot)."""
 
     @abc.abstractmethod
-    def export(self, world: str, session: str | None, *, batch_size: int = 500) -> AsyncIterator[RulingRecord]:
+    def export(
+        self, world: str, session: str | None, *, batch_size: int = 500, order: str = "time"
+    ) -> AsyncIterator[RulingRecord]:
         """Every record of a session (or world), oldest first, read ``batch_size`` at a time; each carries the
         world's newest name (:meth:`world_names`) in ``world_name`` when the world ever sent one."""
 

@@ -13,11 +13,11 @@ import pytest
 
 from bridge.log import sql
 from bridge.log.ids import new_id
-from bridge.log.records import Party, SceneSnapshot
+from bridge.log.records import Party, RulingRecord, SceneSnapshot
 from bridge.log.snapshot_delta import delta
 from bridge.log.sql import SqlLogStore, load_migrations
 from bridge.log.sqlite import SqliteLogStore
-from bridge.log.store import LogOpenError, RulingFilter, decode_cursor, encode_cursor, open_store
+from bridge.log.store import LAST_PAGE, ORDERS, LogOpenError, RulingFilter, decode_cursor, encode_cursor, open_store
 
 from .conftest import append_as_before_world_names, make_store
 from .sample import DOCKS, T0, ruling
@@ -504,3 +504,65 @@ async def test_a_sqlite_log_file_deleted_before_the_store_closes_is_written_agai
         assert await again.get_record("w-ashes", str(stored.id)) == stored
     finally:
         await again.close()
+
+
+@pytest.mark.parametrize("order", ORDERS)
+async def test_every_order_pages_forwards_and_backwards_without_repeating_or_skipping(
+    store: SqlLogStore, order: str
+) -> None:
+    """Each order (time, actor, target, MOD, each either way) pages both ways over every record once, sorted.
+
+    Names sort whatever their case, a token without a name by its id, a ruling without a MOD below every MOD,
+    and ties in time order; the last page (LAST_PAGE) is that order's last.
+    """
+    names = ["bob", "Alba", "carla", "", "Bob", "alba", "Dan"]
+    stored = await store.append_many(
+        [
+            ruling(
+                n,
+                actor=f"t-{n % 5}",
+                actor_name=names[n % len(names)],
+                target=None if n % 6 == 5 else f"t{n % 4}",
+                allowed=n % 4 != 1,
+            ).model_copy(update={"modifier": None if n % 4 == 1 else (n * 7) % 11 - 5})
+            for n in range(17)
+        ]
+    )
+
+    def value(record: RulingRecord) -> str | int:
+        key = order.lstrip("-")
+        if key == "actor":
+            return (record.actor.name or record.actor.id).lower()
+        if key == "target":
+            return ((record.target.name or record.target.id) if record.target else "").lower()
+        if key == "mod":
+            return -1000 if record.modifier is None else record.modifier
+        return ""
+
+    expected = [str(r.id) for r in sorted(stored, key=lambda r: (value(r), str(r.id)), reverse=order.startswith("-"))]
+    session = stored[0].session
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = await store.query("w-ashes", session, limit=4, cursor=cursor, order=order)
+        seen += [str(r.id) for r in page.records]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == expected
+    back: list[str] = []
+    before: str | None = LAST_PAGE
+    while before is not None:
+        page = await store.query("w-ashes", session, limit=4, before=before, order=order)
+        back = [str(r.id) for r in page.records] + back
+        before = page.previous_cursor
+    assert back == expected
+    last = await store.query("w-ashes", session, limit=4, before=LAST_PAGE, order=order)
+    assert [str(r.id) for r in last.records] == expected[-4:] and last.next_cursor is None
+    if order != "time":  # a cursor of one order is refused by another (it holds another sort value)
+        first = await store.query("w-ashes", session, limit=4, order=order)
+        other = "time" if order.lstrip("-") != "time" else "mod"
+        with pytest.raises(ValueError, match="invalid cursor"):
+            await store.query("w-ashes", session, limit=4, cursor=first.next_cursor, order=other)
+    with pytest.raises(ValueError, match="order must be one of"):
+        await store.query("w-ashes", session, order="name")
