@@ -48,7 +48,7 @@ from .pages import login_page, session_page, sessions_page
 from .records import Party, RulingRecord
 from .rejudge import Rejudge, RejudgeError
 from .rejudge_output import outcome_wire, why_text
-from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, open_store
+from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, check_order, open_store
 
 __all__ = [
     "COOKIE_NAME",
@@ -437,6 +437,11 @@ def parse_filters(query: Mapping[str, str]) -> RulingFilter:
     )
 
 
+def _order(query: Mapping[str, str]) -> str:
+    """The ``order`` asked for (:data:`~bridge.log.store.ORDERS`; ``time`` when absent)."""
+    return check_order(query.get("order", "").strip() or "time")
+
+
 def _limit(query: Mapping[str, str], default: int = 100) -> int:
     text = query.get("limit", "").strip()
     if not text:
@@ -503,6 +508,7 @@ async def api_rulings(request: web.Request) -> web.StreamResponse:
             cursor=request.query.get("cursor") or None,
             before=request.query.get("before") or None,
             snapshots=False,
+            order=_order(request.query),
         )
     except ValueError as exc:
         raise _bad_request(str(exc)) from exc
@@ -643,6 +649,10 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
         if not await _may_read(request, world):
             raise _unauthorized(request)
         session = await _session_or_404(request, world, session_id)
+        try:
+            order = _order(request.query)  # as the page it was linked from shows the rulings
+        except ValueError as exc:
+            raise _bad_request(str(exc)) from exc
         response = web.StreamResponse(
             headers={
                 "Content-Type": f"{media_type}; charset=utf-8",
@@ -654,7 +664,8 @@ def _export_handler(fmt: str) -> Callable[[web.Request], Awaitable[web.StreamRes
         await response.prepare(request)
         # Rows are made in a worker thread, a bounded chunk at a time (``bridge.log.export``): the event
         # loop hands records over and writes, so other worlds' messages never wait for a big session.
-        async for chunk in writer(request.app[LOG_STORE].export(world, session_id), _language(request)):
+        records = request.app[LOG_STORE].export(world, session_id, order=order)
+        async for chunk in writer(records, _language(request)):
             await response.write(chunk.encode() if len(chunk) < _ENCODE_IN_LOOP else await _encoded(chunk))
         await response.write_eof()
         return response
@@ -712,7 +723,7 @@ async def api_rejudge(request: web.Request) -> web.Response:
     try:
         filters, limit = parse_filters(query), _limit(query)
         page = await request.app[LOG_STORE].query(
-            world, session_id, filters=filters, limit=limit, cursor=query.get("cursor") or None
+            world, session_id, filters=filters, limit=limit, cursor=query.get("cursor") or None, order=_order(query)
         )
     except ValueError as exc:
         raise _bad_request(str(exc)) from exc
@@ -845,7 +856,7 @@ async def session_view(request: web.Request) -> web.Response:
     session = await store.get_session(session_id, world=world)
     if session is None:
         return _not_found(request)
-    keys = ("actor", "target", "action", "allowed", "from", "to", "tz", "cursor", "before", "limit", "rejudge")
+    keys = ("actor", "target", "action", "allowed", "from", "to", "tz", "order", "cursor", "before", "limit", "rejudge")
     shown = {k: request.query.get(k, "") for k in keys}
     error = None
     records: list[RulingRecord] = []
@@ -863,6 +874,7 @@ async def session_view(request: web.Request) -> web.Response:
             cursor=shown["cursor"] or None,
             before=shown["before"] or None,
             snapshots=judge is not None,  # the map fetches the one it draws
+            order=_order(request.query),
         )
         records, next_cursor, snapshot_keys = page.records, page.next_cursor, page.snapshot_keys
         previous_cursor = page.previous_cursor

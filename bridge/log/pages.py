@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote, urlencode
 
 from ..core.rules import RULESETS
@@ -20,7 +20,7 @@ from ..palette import PALETTE
 from .export import candidate_text
 from .i18n import TEXTS
 from .records import RulingRecord
-from .store import LAST_PAGE, LoggedSession, SessionChoices
+from .store import LAST_PAGE, ORDERS, LoggedSession, SessionChoices
 
 __all__ = ["login_page", "session_page", "sessions_page", "world_html"]
 
@@ -34,6 +34,8 @@ main{padding:1rem;max-width:1800px;margin:auto}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{border-bottom:1px solid #dde1e6;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#eef1f4;font-weight:600}
+th a.sort{color:inherit}th[aria-sort=ascending] a.sort::after{content:"\\a0\\25B2"}
+th[aria-sort=descending] a.sort::after{content:"\\a0\\25BC"}
 tbody tr.ruling{cursor:pointer}tbody tr.ruling:hover{background:#f0f6ff}
 tbody tr.ruling.changed{background:#fff1c2;box-shadow:inset 4px 0 #d68910}
 tbody tr.ruling.untranslatable{box-shadow:inset 4px 0 #922b21}
@@ -317,6 +319,25 @@ def _map_tokens(record: RulingRecord) -> list[dict[str, Any]]:
     return out
 
 
+#: The columns a GM can sort the table by, each with its order's name (``ORDERS``; "-" before it reverses it).
+_SORTABLE: Final = {"time": "time", "actor": "actor", "target": "target", "mod": "mod"}
+
+
+def _header(t: Mapping[str, str], column: str, order: str, base: str, query: Mapping[str, str], lang: str) -> str:
+    """A column's header; a sortable one is a link (keyboard-reachable) that sorts by it — the other way
+    round when the table is already sorted by it — and says how the table is sorted (``aria-sort``)."""
+    text = escape(t[column]) + (ZONE_LABEL if column == "time" else "")
+    key = _SORTABLE.get(column)
+    if key is None:
+        return f'<th scope="col">{text}</th>'
+    current = order.lstrip("-") == key
+    sort = (' aria-sort="descending"' if order.startswith("-") else ' aria-sort="ascending"') if current else ""
+    wanted = (key if order.startswith("-") else "-" + key) if current else key
+    kept = {k: v for k, v in query.items() if k != "order"}
+    href = base + "?" + urlencode({**kept, **({"order": wanted} if wanted != "time" else {}), "lang": lang})
+    return f'<th scope="col"{sort}><a class="sort" data-order="{wanted}" href="{escape(href)}">{text}</a></th>'
+
+
 def _datalist(name: str, values: Sequence[str]) -> str:
     options = "".join(f'<option value="{escape(v)}"></option>' for v in dict.fromkeys(values) if v)
     return f'<datalist id="{name}-choices">{options}</datalist>'
@@ -370,6 +391,10 @@ def session_page(
         for v, k in (("", "any"), ("true", "yes"), ("false", "no"))
     )
     action_labels = sorted({label(None, "action", a, lang) for a in choices.actions})
+    order = filters.get("order") or "time"
+    order_options = "".join(
+        f'<option value="{v}"{" selected" if v == order else ""}>{escape(t["order_" + v])}</option>' for v in ORDERS
+    )
     form = (
         f'<form class="filters" method="get" action="{escape(base)}" aria-label="{escape(t["filters"])}">'
         f'<input type="hidden" name="lang" value="{lang}">'
@@ -380,6 +405,7 @@ def session_page(
         + field("target", "target", listed=True)
         + field("action", "action", listed=True)
         + f'<label>{escape(t["allowed"])}<select name="allowed">{options}</select></label>'
+        + f'<label>{escape(t["order"])}<select name="order">{order_options}</select></label>'
         + field("from", "from", "datetime-local")
         + field("to", "to", "datetime-local")
         + f'<button type="submit" id="apply">{escape(t["filter"])}</button>'
@@ -487,8 +513,9 @@ def session_page(
         )
         last = {**query, "before": LAST_PAGE, "lang": lang}  # the newest rulings, however long the session
         paging.append(f'<a id="last-page" href="{escape(base + "?" + urlencode(last))}">{escape(t["last_page"])}</a>')
+    in_order = f"&order={quote(order)}" if order != "time" else ""  # an export lists them as the page does
     exports = " · ".join(
-        f'<a class="export-{ext}" href="{escape(api)}/export.{ext}?lang={lang}" download>{name}</a>'
+        f'<a class="export-{ext}" href="{escape(api)}/export.{ext}?lang={lang}{in_order}" download>{name}</a>'
         for ext, name in (("md", "Markdown"), ("csv", "CSV"), ("jsonl", "JSONL"))
     )
     title = session.name or _short_time(session.started) + " UTC"
@@ -520,7 +547,7 @@ def session_page(
         # table's row does not have, so screen readers never said it — is announced as "selected".
         + '<div class="layout"><div class="rows"><table id="rulings" role="grid" aria-readonly="true">'
         + f'<caption class="visually-hidden">{escape(t["table_help"])}</caption><thead><tr>'
-        + "".join(f'<th scope="col">{escape(t[k])}{ZONE_LABEL if k == "time" else ""}</th>' for k in columns)
+        + "".join(_header(t, k, order, base, query, lang) for k in columns)
         + f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
         f'<section class="map-pane" aria-label="{escape(t["map"])}"><svg id="map" '
         'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1000 1000" preserveAspectRatio="xMidYMid meet" '

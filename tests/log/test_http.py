@@ -181,6 +181,26 @@ async def test_a_snapshot_asked_again_with_its_etag_is_304_without_a_body(
     assert (await client.get(url, headers={**OTHER, "If-None-Match": etag})).status == 401
 
 
+async def test_rulings_in_another_order_page_through_and_a_bad_order_is_named(
+    client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
+) -> None:
+    """order=-time gives the newest first, page after page through next; an unknown order is 400 naming order."""
+    url = _rulings_url(logged[0]) + "/rulings"
+    seen: list[str] = []
+    params = {"order": "-time", "limit": "5"}
+    while True:
+        body = await (await client.get(url, headers=ASHES, params=params)).json()
+        seen += [r["id"] for r in body["rulings"]]
+        if body["next"] is None:
+            break
+        params = {"order": "-time", "limit": "5", "cursor": body["next"]}
+    assert seen == [r.id for r in reversed(logged)]
+    bad = await client.get(url, headers=ASHES, params={"order": "name"})
+    assert bad.status == 400 and "order must be one of" in (await bad.json())["message"]
+    export = await client.get(_rulings_url(logged[0]) + "/export.jsonl", headers=ASHES, params={"order": "-time"})
+    assert [json.loads(line)["id"] for line in (await export.text()).splitlines()] == seen
+
+
 async def test_bad_queries_and_unknown_sessions(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
@@ -226,11 +246,11 @@ async def test_login_sets_httponly_cookie_and_pages_render(
     listing = await client.get("/log/")
     assert listing.status == 200 and str(logged[0].session) in await listing.text()
     page = await (await client.get(session_path)).text()
-    assert page.count('class="ruling') == 12 and '<th scope="col">Time<span' in page and "BS Attack" in page
+    assert page.count('class="ruling') == 12 and '">Time<span class="tz"' in page and "BS Attack" in page
     assert '<time datetime="' in page and " UTC</time>" in page  # UTC until log.js shows local time
     spanish = await (await client.get(session_path, headers={"Accept-Language": "es-ES,es;q=0.9,en;q=0.5"})).text()
-    assert 'lang="es"' in spanish and '<th scope="col">Hora<span' in spanish and "Ataque CD" in spanish
-    assert '<th scope="col">Hora<span' in await (await client.get(session_path + "?lang=es")).text()
+    assert 'lang="es"' in spanish and '">Hora<span class="tz"' in spanish and "Ataque CD" in spanish
+    assert '">Hora<span class="tz"' in await (await client.get(session_path + "?lang=es")).text()
     filtered = await (await client.get(session_path, params={"actor": "Sniper"})).text()
     assert filtered.count('class="ruling') == 4
     assert (await client.get("/log/w-other/" + str(logged[0].session), allow_redirects=False)).status == 404

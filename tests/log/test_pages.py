@@ -125,7 +125,11 @@ def test_the_table_is_one_tab_stop_headed_by_its_columns_and_times_say_their_zon
         "en", SESSION, rows, filters={"tz": "Europe/Madrid", "from": "2025-03-01T20:00"}, next_cursor="NEXT"
     )
     assert re.findall(r'<tr class="ruling" data-record="[^"]+" tabindex="(-?\d)"', page) == ["0", "-1", "-1"]
-    assert '<th scope="col">Time<span class="tz" data-tz> (UTC)</span></th>' in page
+    assert re.search(  # the Time header (a link sorting the newest first) says its zone
+        r'<th scope="col" aria-sort="ascending"><a class="sort" data-order="-time" href="[^"]+">'
+        r'Time<span class="tz" data-tz> \(UTC\)</span></a></th>',
+        page,
+    )
     assert '<span>From<span class="tz" data-tz> (UTC)</span></span><input type="datetime-local" name="from"' in page
     assert '<input type="hidden" name="tz" value="Europe/Madrid">' in page
     assert "tz=Europe%2FMadrid" in re.search(r'id="next-page"[^>]*href="([^"]+)"', page).group(1)  # type: ignore[union-attr]

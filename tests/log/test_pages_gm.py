@@ -8,6 +8,8 @@ proxy_pass http://127.0.0.1:8765/; }`` does (docs/operations.md).
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -222,5 +224,68 @@ async def test_a_screen_reader_is_told_which_ruling_is_selected(
         assert role == "grid"
         assert [selected for _name, selected in rows] == [False, True, False, False, False]
         assert "Fusilier" in rows[1][0]  # the row is read by its cells: who, at whom, what
+    finally:
+        await server.close()
+
+
+async def test_newest_first_from_the_keyboard_kept_by_paging_filters_and_exports(
+    store: SqlLogStore, logged: list[RulingRecord], madrid: BrowserContext
+) -> None:
+    """Enter on the Time header sorts the newest first; paging, a filter and the CSV export keep that order.
+
+    The actor header sorts by name, its second Enter the other way; the headers say how the table is sorted.
+    """
+    extra = await store.append_many(
+        [ruling(8, actor="t-ana", actor_name="ana"), ruling(9, actor="t-zoe", actor_name="Zoe")]
+    )
+    every = [*logged, *extra]
+    server = TestServer(create_log_app(check_secret=check_secret, store=store))
+    await server.start_server()
+    try:
+        page = await madrid.new_page()
+        await page.goto(str(server.make_url(f"/log/{logged[0].world}/{logged[0].session}?lang=en&limit=4")))
+        await page.fill("input[name=secret]", "ashes-secret")
+        await page.click("button[type=submit]")
+        await page.wait_for_selector("#rulings tbody tr.ruling")
+        shown = "[...document.querySelectorAll('#rulings tbody tr.ruling')].map(r => r.dataset.record)"
+        assert await page.evaluate(shown) == [r.id for r in every[:4]]
+        await page.focus("#rulings th a.sort[data-order='-time']")
+        await page.keyboard.press("Enter")
+        await page.wait_for_url("**order=-time**")
+        newest = [r.id for r in reversed(every)]
+        assert await page.evaluate(shown) == newest[:4]
+        assert await page.get_attribute("#rulings th:first-child", "aria-sort") == "descending"
+        assert await page.input_value("select[name=order]") == "-time"
+        await page.click("#next-page")
+        await page.wait_for_url("**cursor=**")
+        assert await page.evaluate(shown) == newest[4:8]
+        await page.click("#last-page")
+        await page.wait_for_url("**before=**")
+        assert await page.evaluate(shown) == newest[-4:]  # the four oldest: newest-first's last page
+        csv_link = await page.get_attribute("a.export-csv", "href") or ""
+        assert "order=-time" in csv_link
+        async with aiohttp.ClientSession() as client:
+            exported = await (
+                await client.get(str(server.make_url(csv_link)), headers={"Authorization": "Bearer ashes-secret"})
+            ).text()
+        times = [row["time"] for row in csv.DictReader(io.StringIO(exported.lstrip("\ufeff")))]
+        assert times == sorted(times, reverse=True) and len(times) == 10
+
+        await page.fill("input[name=actor]", "fus")
+        await page.click("#apply")
+        await page.wait_for_url("**actor=fus**")
+        assert "order=-time" in page.url and await page.evaluate(shown) == [r.id for r in reversed(logged)][:4]
+
+        await page.goto(str(server.make_url(f"/log/{logged[0].world}/{logged[0].session}?lang=en&limit=4")))
+        await page.focus("#rulings th a.sort[data-order='actor']")
+        await page.keyboard.press("Enter")
+        await page.wait_for_url("**order=actor**")
+        names = "[...document.querySelectorAll('#rulings tbody td.actor')].map(c => c.textContent)"
+        assert await page.evaluate(names) == ["ana", "Fusilier", "Fusilier", "Fusilier"]
+        await page.focus("#rulings th a.sort[data-order='-actor']")
+        await page.keyboard.press("Enter")
+        await page.wait_for_url("**order=-actor**")
+        assert (await page.evaluate(names))[0] == "Zoe"
+        assert await page.get_attribute("#rulings th:nth-child(3)", "aria-sort") == "descending"
     finally:
         await server.close()
