@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..arguments import at_least
 from ..config import data_dir_from
 from .i18n import LANGUAGES
 
@@ -46,6 +47,8 @@ __all__ = [
 #: (a test checks they agree): the parser is built by every ``sightline`` command, ``serve`` too, which
 #: must not import the log's modules (and the rules behind them) before it listens.
 EXPORT_FORMATS = ("csv", "jsonl", "md")
+#: ``serve``'s ``--session-idle`` default (``BridgeConfig.session_idle_minutes``; a test checks they agree).
+DEFAULT_SESSION_IDLE_MINUTES = 240.0
 REJUDGE_FORMATS = ("csv", "jsonl", "md", "table")
 
 
@@ -81,6 +84,14 @@ def add_log_parser(subparsers: Any) -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="list game sessions, newest first")
     sessions.add_argument("--world", help="only this world's sessions")
     sessions.add_argument("--json", action="store_true", help="one JSON array instead of a table")
+    sessions.add_argument(
+        "--session-idle",
+        type=at_least(0, exclusive=True, unit="minutes"),
+        default=DEFAULT_SESSION_IDLE_MINUTES,
+        metavar="MINUTES",
+        help="a session with no ruling for this long is shown as idle, ended at its last ruling: what the "
+        "world's next ruling will make it (give serve's --session-idle; default %(default)g minutes)",
+    )
     _storage_options(sessions)
     export = commands.add_parser("export", help="write one session's rulings")
     export.add_argument("--session", required=True, help="session id (see `sightline log sessions`)")
@@ -164,14 +175,32 @@ def _world(session: LoggedSession) -> str:
     return f"{session.world_name} ({session.world})" if session.world_name else session.world
 
 
+def _ended(session: LoggedSession, state: str) -> str:
+    """The ENDED cell: the end; for an idle session its last ruling's time, "(idle)"; else "open"."""
+    if state == "idle":
+        return f"{session.last_activity} (idle)"
+    return session.ended or "open"
+
+
 async def _sessions(store: LogStore, args: argparse.Namespace, out: TextIO) -> int:
+    """The sessions, each ``open``, ``idle`` (no ruling for ``--session-idle``: the game is over, and the
+    world's next ruling will close it at its last ruling's time) or ended."""
+    from datetime import UTC, datetime, timedelta
+
     sessions = await store.list_sessions(args.world)
+    now = datetime.now(UTC)
+    idle = timedelta(minutes=args.session_idle)
+    states = [s.state(now, idle) for s in sessions]
     if args.json:
-        json.dump([_session_dict(s) for s in sessions], out, indent=2)
+        listed = [_session_dict(s) | {"state": state} for s, state in zip(sessions, states, strict=True)]
+        json.dump(listed, out, indent=2)
         out.write("\n")
         return 0
     header = ("ID", "WORLD", "NAME", "STARTED", "ENDED", "RULINGS")
-    rows = [(s.id, _world(s), s.name, s.started, s.ended or "open", str(s.rulings)) for s in sessions]
+    rows = [
+        (s.id, _world(s), s.name, s.started, _ended(s, state), str(s.rulings))
+        for s, state in zip(sessions, states, strict=True)
+    ]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")

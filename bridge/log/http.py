@@ -815,11 +815,8 @@ async def sessions_list(request: web.Request) -> web.Response:
     open_sessions = {s.world: s for s in sessions if s.ended is None}
     names = await store.world_names(worlds)
     root = _root(request)
-    return _html(
-        with_controls(
-            sessions_page(lang, sessions, root=root), session_controls(lang, worlds, open_sessions, names, root=root)
-        )
-    )
+    listed = sessions_page(lang, sessions, root=root, idle_timeout=store.idle_timeout)
+    return _html(with_controls(listed, session_controls(lang, worlds, open_sessions, names, root=root)))
 
 
 #: The pages' scripts: the session page's map (log.js), its GM controls (controls.js), and local times on
@@ -896,6 +893,7 @@ async def session_view(request: web.Request) -> web.Response:
         rejudged=rejudged,
         snapshot_keys=snapshot_keys,
         root=_root(request),
+        idle_timeout=store.idle_timeout,
     )
     html = with_controls(
         html, override_controls(lang, session, records, root=_root(request)), before='<form class="filters"'

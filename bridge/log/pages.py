@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from html import escape
 from typing import Any, Final
 from urllib.parse import quote, urlencode
@@ -141,8 +142,21 @@ def world_html(world: str, name: str) -> str:
     return f'<span class="world muted">{escape(world)}</span>'
 
 
-def sessions_page(lang: str, sessions: Sequence[LoggedSession], *, root: str = "") -> str:
-    """Every session the secret can see, newest first, each linking to its page."""
+def _ended(t: Mapping[str, str], session: LoggedSession, idle_timeout: timedelta | None) -> str:
+    """When a session ended; "open" — or, with ``idle_timeout``, its last ruling's time marked idle when no
+    ruling came for that long (the world's next ruling will close it there: ``LoggedSession.state``)."""
+    if session.ended:
+        return _time(session.ended)
+    if idle_timeout is not None and session.state(datetime.now(UTC), idle_timeout) == "idle":
+        return f'{_time(session.last_activity)} <span class="muted idle">({escape(t["idle"])})</span>'
+    return f'<span class="muted">{escape(t["open"])}</span>'
+
+
+def sessions_page(
+    lang: str, sessions: Sequence[LoggedSession], *, root: str = "", idle_timeout: timedelta | None = None
+) -> str:
+    """Every session the secret can see, newest first, each linking to its page (``idle_timeout``: the
+    store's, by which a session no ruling came to for that long shows as idle, ended at its last ruling)."""
     t = TEXTS[lang]
     if not sessions:
         body = f"<h2>{escape(t['sessions'])}</h2><p>{escape(t['no_sessions'])}</p>"
@@ -151,7 +165,7 @@ def sessions_page(lang: str, sessions: Sequence[LoggedSession], *, root: str = "
     for s in sessions:
         href = f"{root}/log/{_path(s.world)}/{_path(s.id)}?lang={lang}"
         name = escape(s.name) if s.name else _time(s.started)
-        ended = _time(s.ended) if s.ended else f'<span class="muted">{escape(t["open"])}</span>'
+        ended = _ended(t, s, idle_timeout)
         rows.append(
             f'<tr><td>{world_html(s.world, s.world_name)}</td><td><a href="{escape(href)}">{name}</a></td>'
             f"<td>{_time(s.started)}</td><td>{ended}</td><td>{s.rulings}</td></tr>"
@@ -266,20 +280,20 @@ def _signed(value: int | None) -> str:
     return f"+{value}" if value > 0 else f"\u2212{-value}" if value < 0 else "0"
 
 
-def _why(record: RulingRecord, lang: str) -> str:
-    """What the ruling weighed and the rules it stands on, folded under "Why" in its notes cell: every
-    candidate MOD (applied or not, with its reason) and every citation by its source's title."""
+def _why_body(record: RulingRecord, lang: str) -> str:
+    """What the ruling weighed and the rules it stands on, for its "Why": every candidate MOD (applied or
+    not, with its reason) and every citation by its source's title; "" when it has neither."""
     if not record.modifiers and not record.citations:
         return ""
     t = TEXTS[lang]
-    parts = [f'<details class="why"><summary>{escape(t["why"])}</summary>']
+    parts = []
     if record.modifiers:
         items = "".join(f"<li>{escape(candidate_text(m, lang))}</li>" for m in record.modifiers)
         parts.append(f'<ul class="candidates">{items}</ul>')
     if record.citations:
         items = "".join(f"<li>{escape(readable_citation(c))}</li>" for c in record.citations)
         parts.append(f'<p class="sources-heading">{escape(t["sources"])}</p><ul class="citations">{items}</ul>')
-    return "".join(parts) + "</details>"
+    return "".join(parts)
 
 
 def _scene_name(record: RulingRecord, scenes: Mapping[str, str]) -> str:
@@ -296,8 +310,9 @@ def _difficulty(record: RulingRecord, lang: str) -> str:
 
 
 def _map_tokens(record: RulingRecord) -> list[dict[str, Any]]:
-    """The tokens the ruling read (its ``situation``), as the map draws them: name, top-left corner and
-    size in grid squares, and who they were (``actor``, ``target`` or ``other``)."""
+    """The tokens the ruling read (its ``situation``), as the map draws them: name, top-left corner, size
+    in grid squares (``w``, ``h``: left out when 1) and who they were (``role``: ``actor`` or ``target``;
+    left out for any other)."""
     tokens = (record.situation or {}).get("tokens") or []
     target = record.target.id if record.target else None
     out = []
@@ -306,18 +321,19 @@ def _map_tokens(record: RulingRecord) -> list[dict[str, Any]]:
             continue
         tid = token.get("id")
         role = "actor" if tid == record.actor.id else "target" if tid == target else "other"
-        out.append(
-            {
-                "name": str(token.get("name") or tid or ""),
-                "x": token.get("x", 0),
-                "y": token.get("y", 0),
-                "w": token.get("width", 1),
-                "h": token.get("height", 1),
-                "role": role,
-            }
-        )
+        drawn = {"name": str(token.get("name") or tid or ""), "x": token.get("x", 0), "y": token.get("y", 0)}
+        for short, size in (("w", token.get("width", 1)), ("h", token.get("height", 1))):
+            if size != 1:  # one square, the usual size, is left out (log.js reads a missing size as 1)
+                drawn[short] = size
+        if role != "other":
+            drawn["role"] = role
+        out.append(drawn)
     return out
 
+
+#: The page sizes the filter form offers (the API takes any from 1 to 1,000); 100 unless asked.
+PAGE_SIZES: Final = (25, 100, 250, 1000)
+DEFAULT_PAGE_SIZE: Final = 100
 
 #: The columns a GM can sort the table by, each with its order's name (``ORDERS``; "-" before it reverses it).
 _SORTABLE: Final = {"time": "time", "actor": "actor", "target": "target", "mod": "mod"}
@@ -357,6 +373,7 @@ def session_page(
     rejudged: Mapping[str, Mapping[str, Any]] | None = None,
     snapshot_keys: Mapping[str, str] | None = None,
     root: str = "",
+    idle_timeout: timedelta | None = None,
 ) -> str:
     """A session's rulings (one page), the filter form, paging, export links and the map.
 
@@ -391,6 +408,9 @@ def session_page(
         for v, k in (("", "any"), ("true", "yes"), ("false", "no"))
     )
     action_labels = sorted({label(None, "action", a, lang) for a in choices.actions})
+    size = filters.get("limit") or str(DEFAULT_PAGE_SIZE)
+    sizes = [str(n) for n in PAGE_SIZES] + ([size] if size not in {str(n) for n in PAGE_SIZES} else [])
+    size_options = "".join(f"<option{' selected' if v == size else ''}>{escape(v)}</option>" for v in sizes)
     order = filters.get("order") or "time"
     order_options = "".join(
         f'<option value="{v}"{" selected" if v == order else ""}>{escape(t["order_" + v])}</option>' for v in ORDERS
@@ -399,13 +419,13 @@ def session_page(
         f'<form class="filters" method="get" action="{escape(base)}" aria-label="{escape(t["filters"])}">'
         f'<input type="hidden" name="lang" value="{lang}">'
         + (f'<input type="hidden" name="rejudge" value="{escape(rejudge)}">' if rejudge else "")
-        + (f'<input type="hidden" name="limit" value="{escape(filters["limit"])}">' if filters.get("limit") else "")
         + f'<input type="hidden" name="tz" value="{escape(filters.get("tz", ""))}">'
         + field("actor", "actor", listed=True)
         + field("target", "target", listed=True)
         + field("action", "action", listed=True)
         + f'<label>{escape(t["allowed"])}<select name="allowed">{options}</select></label>'
         + f'<label>{escape(t["order"])}<select name="order">{order_options}</select></label>'
+        + f'<label>{escape(t["page_size"])}<select name="limit">{size_options}</select></label>'
         + field("from", "from", "datetime-local")
         + field("to", "to", "datetime-local")
         + f'<button type="submit" id="apply">{escape(t["filter"])}</button>'
@@ -421,6 +441,8 @@ def session_page(
     lines: dict[str, Any] = {}
     zone_labels: dict[str, str] = {}
     labelled: set[str] = set()
+    whys: dict[str, int] = {}
+    snapshot_numbers: dict[str, int] = {}
     for r in records:
         rid = r.id or ""
         key = (snapshot_keys or {}).get(rid) or (r.snapshot.key if r.snapshot else None)
@@ -428,16 +450,19 @@ def session_page(
         difficulty = _difficulty(r, lang)
         lines[rid] = {
             "line": r.line,
-            "snapshot": key,
+            # The snapshot by its number in ``snapshots`` (a key is sent once, however many rows share it).
+            "snapshot": None if key is None else snapshot_numbers.setdefault(key, len(snapshot_numbers)),
             "allowed": r.allowed,
             "modifier": r.modifier,
             "actor": r.actor.name or r.actor.id,
-            "target": (r.target.name or r.target.id) if r.target else "",
             "action": label(r.ruleset, "action", r.action, lang),
             "scene": scene_name,
-            "difficulty": difficulty,
             "tokens": _map_tokens(r),
         }
+        if r.target is not None:  # what the caption names; left out when empty
+            lines[rid]["target"] = r.target.name or r.target.id
+        if difficulty:
+            lines[rid]["difficulty"] = difficulty
         if r.ruleset not in labelled:  # the snapshot is fetched later: label every zone type of its ruleset
             labelled.add(r.ruleset)
             row = vocabulary().rulesets.get(r.ruleset)
@@ -462,7 +487,13 @@ def session_page(
             )
             notes = f"<strong>{what}</strong>: " + escape(r.reason or "")
         else:
-            notes += _why(r, lang)
+            # Folded under "Why" (closed): the text is sent once per distinct one on the page (a <template>),
+            # and log.js puts it in the row's <details> when it opens — a page of 1,000 rulings that all
+            # weighed the same few candidates carries them a few times, not 1,000.
+            why = _why_body(r, lang)
+            if why:
+                number = whys.setdefault(why, len(whys))
+                notes += f'<details class="why" data-why="{number}"><summary>{escape(t["why"])}</summary></details>'
         kind = " override" if r.kind == "override" else ""
         reaction = f' <span class="muted">({escape(t["reaction"])})</span>' if r.reaction else ""
         extra = f"<td>{rejudged_cell}</td>" if rejudged is not None else ""
@@ -530,6 +561,7 @@ def session_page(
     }
     data = {
         "rulings": lines,
+        "snapshots": list(snapshot_numbers),
         "snapshotUrl": f"{root}/api/worlds/{_path(session.world)}/snapshots/",
         "texts": texts,
         "zones": zone_labels,
@@ -540,7 +572,7 @@ def session_page(
         f"<h2>{escape(session.name) if session.name else _time(session.started)} "
         f'<span class="muted">{world_html(session.world, session.world_name)}</span></h2>'
         f'<p class="session-facts">{escape(t["started"])}: {_time(session.started)} · {escape(t["ended"])}: '
-        f"{_time(session.ended) or escape(t['open'])} · {escape(t['rulings'])}: {session.rulings} · "
+        f"{_ended(t, session, idle_timeout)} · {escape(t['rulings'])}: {session.rulings} · "
         f"{escape(t['export'])}: {exports}</p>{error_html}{form}"
         + _rejudge_form(t, lang, base, filters, rejudge, summary)
         # A grid (WAI-ARIA): the keyboard moves between its rows, and a row's aria-selected — which a plain
@@ -548,7 +580,9 @@ def session_page(
         + '<div class="layout"><div class="rows"><table id="rulings" role="grid" aria-readonly="true">'
         + f'<caption class="visually-hidden">{escape(t["table_help"])}</caption><thead><tr>'
         + "".join(_header(t, k, order, base, query, lang) for k in columns)
-        + f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        + f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + "".join(f'<template class="why" id="why-{n}">{text}</template>' for text, n in whys.items())
+        + "</div>"
         f'<section class="map-pane" aria-label="{escape(t["map"])}"><svg id="map" '
         'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1000 1000" preserveAspectRatio="xMidYMid meet" '
         'role="img" aria-labelledby="map-caption"></svg>'

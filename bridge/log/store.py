@@ -72,6 +72,17 @@ class LoggedSession(BaseModel):
     last_activity: str
     rulings: int = 0
 
+    def state(self, now: datetime, idle_timeout: timedelta) -> str:
+        """``ended`` (closed), ``idle`` or ``open``.
+
+        ``idle``: not closed, but no ruling for longer than ``idle_timeout`` — the game is over in all but
+        name. The store closes a session lazily (the world's next ruling closes it at its last ruling's time,
+        :attr:`last_activity`, and opens a new one), so until then it reads as not ended; ``idle`` says what
+        it will be. Reading never closes it: the log's readers do not write."""
+        if self.ended is not None:
+            return "ended"
+        return "idle" if now - parse_time(self.last_activity) > idle_timeout else "open"
+
     def wire(self) -> GameSession:
         """The session as ``session.started`` / ``session.ended`` carry it."""
         return GameSession(id=self.id, world=self.world, name=self.name, started=self.started, ended=self.ended)

@@ -6,11 +6,19 @@ import argparse
 import csv
 import io
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from bridge.log.cli import EXPORT_FORMATS, REJUDGE_FORMATS, add_log_parser, run_log_command_async
+from bridge.config import BridgeConfig
+from bridge.log.cli import (
+    DEFAULT_SESSION_IDLE_MINUTES,
+    EXPORT_FORMATS,
+    REJUDGE_FORMATS,
+    add_log_parser,
+    run_log_command_async,
+)
 from bridge.log.export import FORMATS
 from bridge.log.i18n import LANGUAGES
 from bridge.log.records import RulingRecord
@@ -144,3 +152,41 @@ async def test_default_database_is_sightline_db_in_the_data_dir(tmp_path: Path) 
     assert len(out.getvalue().splitlines()) == 2
     err = io.StringIO()
     assert await run_log_command_async(parse("log", "sessions", "--database", "mysql://x"), stderr=err) == 2
+
+
+async def test_sessions_say_idle_when_no_ruling_came_for_the_idle_timeout(
+    store: SqlLogStore, store_url: str, tmp_path: Path
+) -> None:
+    """A session without a ruling for --session-idle shows as idle, ended at its last ruling; not as open.
+
+    The store closes such a session only at the world's next ruling; until then `log sessions` called a game
+    finished hours ago "open". A recent session stays open, a closed one shows its end; the JSON says each state.
+    """
+    now = datetime.now(UTC)
+    finished = await store.append(ruling(0, world="w-done", at=now - timedelta(hours=5)))
+    playing = await store.append(ruling(0, world="w-live", at=now - timedelta(minutes=10)))
+    await store.append(ruling(0, world="w-ended", at=now - timedelta(hours=1)))
+    await store.end_session("w-ended", now - timedelta(minutes=50))
+    out = io.StringIO()
+    args = parse("log", "sessions", "--session-idle", "240", "--database", store_url, "--data-dir", str(tmp_path))
+    assert await run_log_command_async(args, stdout=out) == 0
+    ended = {line.split()[1]: line.split()[-3:-1] for line in out.getvalue().splitlines()[1:]}
+    done = await store.get_session(str(finished.session))
+    assert done is not None and ended["w-done"] == [done.last_activity, "(idle)"]
+    assert ended["w-live"][-1] == "open" and "(idle)" not in ended["w-ended"]
+    out = io.StringIO()
+    args = parse("log", "sessions", "--json", "--session-idle", "240", "--database", store_url)
+    assert await run_log_command_async(args, stdout=out) == 0
+    states = {s["world"]: s["state"] for s in json.loads(out.getvalue())}
+    assert states == {"w-done": "idle", "w-live": "open", "w-ended": "ended"}
+    out = io.StringIO()  # with a shorter idle timeout, the ten-minute-old session is idle too
+    args = parse("log", "sessions", "--json", "--session-idle", "5", "--database", store_url)
+    assert await run_log_command_async(args, stdout=out) == 0
+    assert {s["world"]: s["state"] for s in json.loads(out.getvalue())}[playing.world] == "idle"
+    with pytest.raises(SystemExit):
+        parse("log", "sessions", "--session-idle", "0")
+
+
+def test_the_sessions_idle_default_is_serves() -> None:
+    """`log sessions --session-idle` defaults to serve's --session-idle, so both call the same sessions idle."""
+    assert parse("log", "sessions").session_idle == BridgeConfig().session_idle_minutes == DEFAULT_SESSION_IDLE_MINUTES

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC, datetime, timedelta
 
 from bridge.log.pages import session_page, sessions_page
-from bridge.log.store import LoggedSession, SessionChoices
+from bridge.log.store import LoggedSession, SessionChoices, format_time
 
 from .sample import ruling
 
@@ -103,13 +105,13 @@ def test_a_rulings_why_lists_every_candidate_with_its_reason_and_each_source_by_
     )
     page = session_page("en", SESSION, [row, override], filters={}, next_cursor=None)
     cells = re.findall(r'<td class="notes">(.*?)</td>', page)
-    assert '<details class="why"><summary>Why</summary>' in cells[0] and "details" not in cells[1]
-    assert "<li>Low &lt;Visibility&gt; Zone \u22123 — not applied: Visibility Zone MODs never stack" in cells[0]
-    assert "<li>Poor Visibility Zone \u22126 — applied</li>" in cells[0]
-    assert (
-        "<li>Infinity N4 Core Rules — Visibility Conditions: Poor Visibility Zones apply a MOD of -6.</li>" in cells[0]
-    )
-    assert ".txt" not in cells[0] and "<li>Infinity N4 Core Rules — Visibility Conditions: Any Skill" in cells[0]
+    assert '<details class="why" data-why="0"><summary>Why</summary></details>' in cells[0]
+    assert "details" not in cells[1]
+    why = re.findall(r'<template class="why" id="why-0">(.*?)</template>', page)[0]  # log.js puts it in on opening
+    assert "<li>Low &lt;Visibility&gt; Zone \u22123 — not applied: Visibility Zone MODs never stack" in why
+    assert "<li>Poor Visibility Zone \u22126 — applied</li>" in why
+    assert "<li>Infinity N4 Core Rules — Visibility Conditions: Poor Visibility Zones apply a MOD of -6.</li>" in why
+    assert ".txt" not in why and "<li>Infinity N4 Core Rules — Visibility Conditions: Any Skill" in why
     spanish = session_page("es", SESSION, [row], filters={}, next_cursor=None)
     assert "<summary>Por qué</summary>" in spanish and "— no aplicado: " in spanish and "Fuentes" in spanish
 
@@ -149,3 +151,49 @@ def test_every_link_form_and_script_starts_with_the_proxy_path() -> None:
         targets = re.findall(r'(?:href|action|src)="([^"]+)"', markup)
         assert targets and all(t.startswith("/a/") for t in targets), targets
     assert '"snapshotUrl":"/a/api/worlds/w-ashes/snapshots/"' in page
+
+
+def test_a_long_page_carries_each_distinct_why_once_and_each_snapshot_key_once() -> None:
+    """1,000 rulings weighing the same candidates carry their Why text once, and their shared snapshot key once.
+
+    Each row keeps its own folded Why (a <details> naming the text by number); before, every row repeated the
+    whole text (about 440 bytes a row) and the map data repeated the key.
+    """
+    rows = [ruling(n).model_copy(update={"id": f"01ROW{n:021d}"}) for n in range(1000)]
+    page = session_page("en", SESSION, rows, filters={}, next_cursor=None)
+    assert page.count("Poor Visibility Zone \u22126 — applied") == 1
+    assert page.count('<details class="why" data-why="0"><summary>Why</summary></details>') == 1000
+    assert page.count("snap-docks-1") == 1
+    data = json.loads(re.findall(r'<script type="application/json" id="log-data">(.*?)</script>', page)[0])
+    assert data["snapshots"] == ["snap-docks-1"] and {r["snapshot"] for r in data["rulings"].values()} == {0}
+    assert len(page.encode()) < 850_000  # 1,042,816 bytes before
+
+
+def test_the_filter_form_offers_page_sizes_and_an_order_and_keeps_the_chosen_ones() -> None:
+    """Rows per page (25, 100, 250, 1,000; 100 unless asked) and the order are choices of the form, kept as chosen."""
+    rows = [ruling(0).model_copy(update={"id": "01ROW0000000000000000000000"})]
+    plain = session_page("en", SESSION, rows, filters={}, next_cursor=None)
+    assert re.findall(r"<option( selected)?>(\d+)</option>", plain) == [
+        ("", "25"),
+        (" selected", "100"),
+        ("", "250"),
+        ("", "1000"),
+    ]
+    chosen = session_page("es", SESSION, rows, filters={"limit": "250", "order": "-mod"}, next_cursor="NEXT")
+    assert "<option selected>250</option>" in chosen and "Filas por página" in chosen
+    assert '<option value="-mod" selected>MOD, de mayor a menor</option>' in chosen
+    nxt = re.search(r'id="next-page"[^>]*href="([^"]+)"', chosen)
+    assert nxt is not None and "limit=250" in nxt.group(1) and "order=-mod" in nxt.group(1)
+
+
+def test_a_session_no_ruling_came_to_for_the_idle_timeout_reads_as_idle_not_open() -> None:
+    """With the store's idle timeout, a session quiet for longer shows its last ruling's time marked idle."""
+    now = datetime.now(UTC)
+    quiet = SESSION.model_copy(update={"ended": None, "last_activity": format_time(now - timedelta(hours=5))})
+    busy = quiet.model_copy(update={"id": "s-busy", "last_activity": format_time(now - timedelta(minutes=5))})
+    listed = sessions_page("en", [quiet, busy], idle_timeout=timedelta(hours=4))
+    cells = re.findall(r"<tr><td>.*?</tr>", listed)
+    assert f'<time datetime="{quiet.last_activity}">' in cells[0] and "(idle: ended at its last ruling)" in cells[0]
+    assert ">open<" in cells[1] and "idle" not in cells[1]
+    page = session_page("es", quiet, [], filters={}, next_cursor=None, idle_timeout=timedelta(hours=4))
+    assert "(inactiva: terminó en su última resolución)" in page

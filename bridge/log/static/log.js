@@ -88,8 +88,10 @@
   let drawing = 0;  // a later selection wins over a fetch still under way
   async function draw(recordId) {
     const ruling = recordId ? data.rulings[recordId] : null;
-    const first = Object.values(data.rulings).find((r) => r.snapshot);
-    const snapshotKey = ruling ? ruling.snapshot : first && first.snapshot;
+    // A ruling names its snapshot by its number in data.snapshots (each key is sent once).
+    const first = Object.values(data.rulings).find((r) => r.snapshot !== null && r.snapshot !== undefined);
+    const number = ruling ? ruling.snapshot : first && first.snapshot;
+    const snapshotKey = number === null || number === undefined ? null : data.snapshots[number];
     const turn = ++drawing;
     const snapshot = await snapshotFor(snapshotKey);
     if (turn !== drawing) return;
@@ -135,13 +137,14 @@
     const tokens = el("g", { class: "tokens" }, svg);
     for (const token of (ruling && ruling.tokens) || []) {
       // Foundry keeps a token's top-left corner and its size in grid squares.
-      const w = token.w * grid, h = token.h * grid, cx = token.x + w / 2, cy = token.y + h / 2;
+      const w = (token.w || 1) * grid, h = (token.h || 1) * grid, cx = token.x + w / 2, cy = token.y + h / 2;
+      const role = token.role || "other";  // the page leaves out the size 1 and the role "other"
       const r = Math.max(Math.min(w, h) / 2 - 4, 6);
-      const ring = token.role === "other" ? "#68737d" : verdictColour(ruling);
-      const group = el("g", { class: `token ${token.role}` }, tokens);
+      const ring = role === "other" ? "#68737d" : verdictColour(ruling);
+      const group = el("g", { class: `token ${role}` }, tokens);
       el("title", {}, group).textContent = token.name;
       el("circle", { cx, cy, r, fill: "#ffffff", "fill-opacity": 0.85, stroke: ring,
-        "stroke-width": token.role === "other" ? 3 : 6 }, group);
+        "stroke-width": role === "other" ? 3 : 6 }, group);
       el("text", { x: cx, y: cy - r - 14, "text-anchor": "middle", "dominant-baseline": "central", "font-size": 28,
         "data-size": 12, "data-above": cy - r,
         "font-weight": 700, fill: "#111111", stroke: "#ffffff", "stroke-width": "0.2em", "paint-order": "stroke",
@@ -199,8 +202,18 @@
     row.focus();
   }
   const moves = { ArrowDown: 1, ArrowUp: -1, Home: -Infinity, End: Infinity };
-  // Each row's "Why" opens with a click, or with Enter on its row: not one more tab stop per row.
-  for (const summary of document.querySelectorAll("#rulings details.why summary")) summary.tabIndex = -1;
+  // Each row's "Why" opens with a click, or with Enter on its row: not one more tab stop per row. Its text
+  // is in the page once per distinct one (<template id="why-N">), put into the row's <details> when it opens.
+  function fillWhy(details) {
+    if (details.dataset.filled) return;
+    const template = document.getElementById(`why-${details.dataset.why}`);
+    if (template) details.appendChild(template.content.cloneNode(true));
+    details.dataset.filled = "true";
+  }
+  for (const details of document.querySelectorAll("#rulings details.why[data-why]")) {
+    details.querySelector("summary").tabIndex = -1;
+    details.addEventListener("toggle", () => { if (details.open) fillWhy(details); });
+  }
   rows.forEach((row, index) => {
     row.addEventListener("click", () => { focusRow(row); select(row); });
     row.addEventListener("keydown", (event) => {
@@ -208,7 +221,7 @@
         event.preventDefault();
         select(row);
         const why = row.querySelector("details.why");  // from the keyboard, its reasons and sources open too
-        if (why) why.open = true;
+        if (why) { fillWhy(why); why.open = true; }
       } else if (event.key in moves) {
         event.preventDefault();
         const to = Math.min(rows.length - 1, Math.max(0, index + moves[event.key]));
