@@ -10,12 +10,15 @@ JSON API
   ``GET /api/worlds`` → ``{"worlds": [...]}``
   ``GET /api/worlds/{world}/sessions`` → ``{"sessions": [...]}``
   ``GET /api/worlds/{world}/sessions/{session}/rulings``
-  (query: ``actor target action allowed from to limit cursor before``; ``actor``, ``target`` and
-  ``action`` match any part of a name or label, whatever its case)
+  (query: ``actor target action allowed from to limit cursor before order``; ``actor``, ``target`` and
+  ``action`` match any part of a name or label, whatever its case; ``order``: ``time`` (default),
+  ``-time`` (newest first), ``actor``, ``target``, ``mod``, each reversed by a leading ``-``)
   → ``{"rulings": [...], "next": cursor-or-null, "previous": cursor-or-null}``, streamed (each
   ruling's ``snapshot`` is a key; ``before=previous`` gives the page before)
-  ``GET /api/worlds/{world}/snapshots/{key}`` → one scene snapshot (of a ruling of that world)
-  ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed.
+  ``GET /api/worlds/{world}/snapshots/{key}`` → one scene snapshot (of a ruling of that world), with an
+  ``ETag``: ``If-None-Match`` with it → 304
+  ``GET /api/worlds/{world}/sessions/{session}/export.{jsonl,csv,md}`` → the whole session, streamed
+  (in ``order``).
   ``GET /api/worlds/{world}/sessions/{session}/rejudge`` (query: ``ruleset edition all`` and the
   rulings' filters, ``limit``, ``cursor``) → one page judged again (``sightline log rejudge``).
 Pages: ``/log/`` (sessions), ``/log/{world}/{session}`` (rulings, filters, map), ``/log/login``.
