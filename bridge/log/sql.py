@@ -384,7 +384,10 @@ class SqlLogStore(LogStore):
             if not rows:
                 return None
             session = _session(rows[0])
-            stamp = max(format_time(at), session.started)
+            # An idle session (no ruling for the idle timeout) ended at its last ruling, as the world's next
+            # ruling would have closed it: the GM tidying up the next day does not stretch the game to now.
+            idle = session.state(at, self.idle_timeout) == "idle"
+            stamp = max(session.last_activity if idle else format_time(at), session.started)
             await db.execute("UPDATE sessions SET ended = ? WHERE id = ?", stamp, session.id)
         return session.model_copy(update={"ended": stamp})
 

@@ -77,6 +77,23 @@ async def test_start_and_end_session_by_name(store: SqlLogStore) -> None:
     assert all(s.ended is not None for s in sessions)
 
 
+async def test_ending_an_idle_session_ends_it_at_its_last_ruling(store_url: str) -> None:
+    """Ending a session idle past the timeout stamps its last ruling's time, as the next ruling would; else now."""
+    store = make_store(store_url, idle_timeout=timedelta(minutes=30))
+    await store.connect()
+    try:
+        await store.append(ruling(0))
+        await store.append(ruling(20))
+        # The GM ends it the next morning: the game was over at 19:20, not at 09:00.
+        ended = await store.end_session("w-ashes", T0 + timedelta(hours=14))
+        assert ended is not None and ended.ended == "2025-03-01T19:20:00.000000Z"
+        await store.append(ruling(60 * 15))
+        ended = await store.end_session("w-ashes", T0 + timedelta(hours=15, minutes=10))
+        assert ended is not None and ended.ended == "2025-03-02T10:10:00.000000Z"  # within the timeout: now
+    finally:
+        await store.close()
+
+
 async def test_override_is_a_new_record_beside_the_original(store: SqlLogStore) -> None:
     """An override adds a record pointing at the original, in its session, and leaves the original intact."""
     original = await store.append(ruling(0))
