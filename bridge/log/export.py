@@ -29,7 +29,7 @@ import io
 import json
 import re
 from collections import OrderedDict
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from typing import Any, Final, Literal
 
 from ..core.rules.labels import label, readable_citation
@@ -330,15 +330,23 @@ def candidate_text(candidate: dict[str, Any], locale: str) -> str:
     return text + (f": {reason}" if reason else "")
 
 
-def _crossing_words(record: RulingRecord, locale: str) -> str:
+def crossing_text(
+    record: RulingRecord, crossing: Mapping[str, Any], locale: str, regions: Mapping[str, str] | None = None
+) -> str:
+    """How the line met a zone, in words: "through Low Visibility Zone (Harbour haze)" — the kind and the
+    zone type by their labels, the region by the name the GM gave it (from the ruling's snapshot, else
+    ``regions``: the names the session's latest snapshot of the scene gives, as a page has them). A name
+    the label already says ("Smoke" for "Zero Visibility Zone (Smoke)") is not said twice."""
+    kind = label(record.ruleset, "kind", str(crossing.get("kind", "")), locale)
+    zone = label(record.ruleset, "zone", str(crossing.get("zone", "")), locale)
+    region_id = crossing.get("region")
     names = {r.get("id"): r.get("name") for r in (record.snapshot.regions if record.snapshot else [])}
-    parts = []
-    for c in record.crossings:
-        kind = label(record.ruleset, "kind", str(c.get("kind", "")), locale)
-        zone = label(record.ruleset, "zone", str(c.get("zone", "")), locale)
-        name = names.get(c.get("region")) or ""
-        parts.append(f"{kind} {zone}" + (f" ({name})" if name and name != zone else ""))
-    return "; ".join(parts)
+    name = str(names.get(region_id) or (regions or {}).get(str(region_id)) or "").strip()
+    return f"{kind} {zone}" + (f" ({name})" if name and name.casefold() not in zone.casefold() else "")
+
+
+def _crossing_words(record: RulingRecord, locale: str) -> str:
+    return "; ".join(crossing_text(record, c, locale) for c in record.crossings)
 
 
 def _markdown_row(r: RulingRecord, locale: str) -> str:

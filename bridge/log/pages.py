@@ -18,7 +18,7 @@ from ..core.rules import RULESETS
 from ..core.rules.data_files import vocabulary
 from ..core.rules.labels import label, readable_citation
 from ..palette import PALETTE
-from .export import candidate_text
+from .export import candidate_text, crossing_text
 from .i18n import TEXTS
 from .records import RulingRecord
 from .store import LAST_PAGE, ORDERS, LoggedSession, SessionChoices
@@ -196,20 +196,6 @@ def _party(record: RulingRecord, which: str) -> str:
     if party is None:
         return ""
     return escape(party.name or party.id)  # tokens by name; a token without one keeps its id
-
-
-def crossing_text(
-    record: RulingRecord, crossing: Mapping[str, Any], lang: str, regions: Mapping[str, str] | None = None
-) -> str:
-    """How the line met a zone, in words: "through Low Visibility Zone (Harbour haze)" — the kind and the
-    zone type by their labels, the region by the name the GM gave it (from the ruling's snapshot, else
-    ``regions``: the names the session's latest snapshot of the scene gives, as a page has them)."""
-    kind = label(record.ruleset, "kind", str(crossing.get("kind", "")), lang)
-    zone = label(record.ruleset, "zone", str(crossing.get("zone", "")), lang)
-    region_id = crossing.get("region")
-    names = {r.get("id"): r.get("name") for r in (record.snapshot.regions if record.snapshot else [])}
-    name = names.get(region_id) or (regions or {}).get(str(region_id)) or ""
-    return f"{kind} {zone}" + (f" ({name})" if name and name != zone else "")
 
 
 def _crossings(record: RulingRecord, lang: str, regions: Mapping[str, str] | None = None) -> str:

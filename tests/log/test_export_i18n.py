@@ -6,7 +6,7 @@ import csv
 import io
 from collections.abc import AsyncIterator
 
-from bridge.log.export import csv_chunks, jsonl_chunks, markdown_chunks, parse_jsonl_line
+from bridge.log.export import crossing_text, csv_chunks, jsonl_chunks, markdown_chunks, parse_jsonl_line
 from bridge.log.records import Party, RulingRecord
 
 from .sample import ruling
@@ -165,3 +165,13 @@ async def test_csv_opens_with_a_byte_order_mark_so_spreadsheets_read_accents() -
     text = "".join([c async for c in csv_chunks(_records(record, record))])
     assert text.startswith("\ufeffid,kind,") and text.count("\ufeff") == 1
     assert "Álvaro" in text.encode("utf-8").decode("utf-8-sig")
+
+
+def test_a_region_named_as_its_zone_type_says_is_not_named_twice() -> None:
+    """A region "Smoke" reads "through Zero Visibility Zone (Smoke)", once; "Dock smoke" keeps its own name."""
+    record = ruling(0, snapshot=None)
+    smoke = {"region": "r-smoke", "zone": "smoke", "kind": "through"}
+    assert crossing_text(record, smoke, "en", {"r-smoke": "Smoke"}) == "through Zero Visibility Zone (Smoke)"
+    assert crossing_text(record, smoke, "es", {"r-smoke": "humo"}).endswith("Zona de Visibilidad Nula (Humo)")
+    named = crossing_text(record, smoke, "en", {"r-smoke": "Dock smoke"})
+    assert named == "through Zero Visibility Zone (Smoke) (Dock smoke)"
