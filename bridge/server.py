@@ -195,8 +195,16 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     origin = request.headers.get("Origin")
     if config.allowed_origins and origin not in config.allowed_origins:
         raise web.HTTPForbidden(text=f"origin {origin!r} is not allowed to connect to this bridge")
+    # Text frames arrive as their UTF-8 bytes, not decoded on the loop: a frame of up to 4 × the limit is read so
+    # that it can be refused with too-large and its id (docs/protocol.md), and decoding one of 16 MiB held the
+    # loop (and the interpreter) ~50 ms, then its size was measured by encoding it again on the world's worker
+    # (~30 ms): every other world's answers waited. Now its size is its length; orjson reads the bytes on the
+    # world's worker, refusing a frame that is not UTF-8 (invalid-message, the connection stays open).
     ws = web.WebSocketResponse(
-        heartbeat=config.heartbeat or None, max_msg_size=config.max_frame_bytes * 4, compress=config.compress
+        heartbeat=config.heartbeat or None,
+        max_msg_size=config.max_frame_bytes * 4,
+        compress=config.compress,
+        decode_text=False,
     )
     await ws.prepare(request)
     state.sockets.add(ws)
@@ -334,7 +342,7 @@ async def _from_worker(running: asyncio.Future[list[Prepared]], state: BridgeSta
         state.waiting.discard(task)
 
 
-def _is_ping(data: str) -> bool:
+def _is_ping(data: bytes) -> bool:
     """Whether a frame is a ping, which the loop answers itself.
 
     A ping changes nothing and reads no scene, and the connection's earlier messages are done (its frames
@@ -351,7 +359,7 @@ def _is_ping(data: str) -> bool:
     return isinstance(value, dict) and value.get("type") == "ping"
 
 
-def _receive(session: Session, data: str, frame_limit: int, trace: stages.Trace | None = None) -> list[Prepared]:
+def _receive(session: Session, data: bytes, frame_limit: int, trace: stages.Trace | None = None) -> list[Prepared]:
     """On the world's worker: the session's answer to one frame, encoded (stamped when ``trace`` is given)."""
     if trace is None:
         return _prepare(session.receive(data), frame_limit)

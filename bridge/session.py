@@ -1457,7 +1457,8 @@ def _parse(text: str | bytes) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         if len(text) <= STRICT_PARSE_BYTES:
-            return json.loads(text)
+            # Bytes (a WebSocket frame) decoded strictly first: json.loads would let encoded surrogates through.
+            return json.loads(text.decode() if isinstance(text, bytes) else text)
         if str(exc).startswith("depth limit exceeded"):
             raise RecursionError from None
         raise ValueError(str(exc)) from None

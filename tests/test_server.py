@@ -19,6 +19,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from bridge.config import BridgeConfig
 from bridge.server import run_bridge
+from bridge.session import Session
 from tests.scenes import on_line_scene
 
 SECRET = "table-secret"
@@ -124,6 +125,48 @@ async def test_bad_frames_keep_the_connection_and_the_scene(bridge: str) -> None
         assert "binary" in json.loads(await ws.recv())["message"]
         big = await ask(ws, json.dumps({"type": "ping", "id": "p", "pad": "x" * 100_000}))
         assert big["code"] == "too-large"
+        ruling = await ask(
+            ws, {"type": "adjudicate", "id": "a", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
+        )
+        assert ruling["modifier"] == -6
+
+
+async def test_an_oversized_frame_is_refused_from_its_bytes_never_decoded(
+    bridge: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frame over the limit (3-byte characters) is refused too-large with its id from its bytes, never decoded.
+
+    Decoding a 16 MiB frame held the event loop ~50 ms and measuring it (encoding it again) the world's worker ~30 ms:
+    every other world waited ~94 ms per frame. The session now receives the frame's UTF-8 bytes as they came.
+    """
+    received: list[type] = []
+    receive = Session.receive
+
+    def recording(session: Session, text: str | bytes) -> Any:
+        received.append(type(text))
+        return receive(session, text)
+
+    monkeypatch.setattr(Session, "receive", recording)
+    async with connect(f"ws://{bridge}/ws", max_size=None) as ws:
+        await say_hello(ws)
+        frame = json.dumps({"type": "ping", "id": "big", "pad": "\u20ac" * 60_000}, ensure_ascii=False)
+        size = len(frame.encode())  # 180,034 bytes, 60,034 characters: over the limit only counted in bytes
+        answer = await ask(ws, frame)
+        assert (answer["code"], answer["id"]) == ("too-large", "big")
+        assert answer["details"] == {"limit": "frame-bytes", "value": size, "max": 64 * 1024}
+        assert (await ask(ws, {"type": "ping", "id": "after"}))["type"] == "pong"
+    assert received and set(received) == {bytes}, received
+
+
+async def test_a_text_frame_that_is_not_utf8_is_refused_and_the_connection_stays(bridge: str) -> None:
+    """A text frame that is not UTF-8 (a stray byte, an encoded surrogate) gets invalid-message; the scene survives."""
+    async with connect(f"ws://{bridge}/ws") as ws:
+        await say_hello(ws)
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+        for bad in (b'{"type": "ping", "id": "\xff"}', b'{"type": "ping", "id": "p", "pad": "\xed\xa0\x80"}'):
+            await ws.send(bad, text=True)
+            answer = json.loads(await ws.recv())
+            assert answer["code"] == "invalid-message" and "not valid JSON" in answer["message"], answer
         ruling = await ask(
             ws, {"type": "adjudicate", "id": "a", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack"}
         )
