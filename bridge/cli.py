@@ -287,6 +287,13 @@ def _parser() -> argparse.ArgumentParser:
         "(those whose light may reach the target) are kept with every ruling "
         f"{_default(defaults.max_log_record_bytes, 'bytes')}",
     )
+    limits.add_argument(
+        "--max-option-values",
+        type=at_least(16, integer=True),
+        default=defaults.max_option_values,
+        help="values one ruling's options may hold, counting nested ones (no ruleset reads more than a few; each "
+        f"is read into the ruling's memo) {_default(defaults.max_option_values)}",
+    )
     serve.add_argument(
         "--ws-compress",
         action="store_true",
@@ -484,6 +491,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_watch_tests=args.max_watch_tests,
         max_best_line_tests=args.max_best_line_tests,
         max_log_record_bytes=args.max_log_record_bytes,
+        max_option_values=args.max_option_values,
     )
 
     def announce(line: str) -> None:

@@ -87,6 +87,7 @@ class BridgeConfig:
     max_watch_tests: int = 300_000_000
     max_best_line_tests: int = 50_000
     max_log_record_bytes: int = 64 * 1024
+    max_option_values: int = 1_000
     compress: bool = False
     #: The address browsers and the module reach the bridge at, e.g. ``https://sightline.example.org`` behind
     #: a TLS proxy: an https URL makes the log's cookie ``Secure``; the sign-in form checks ``Origin`` against it.

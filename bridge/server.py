@@ -230,6 +230,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
             watch_tests=config.max_watch_tests,
             best_line_tests=config.max_best_line_tests,
             log_record_bytes=config.max_log_record_bytes,
+            option_values=config.max_option_values,
             max_depth=config.max_nesting,
         ),
     )

@@ -280,6 +280,10 @@ class Limits:
     #: whose light may reach the target) are kept with every record, so a small message could otherwise
     #: make the log hold megabytes, and every other world's logged rulings wait while they are written.
     log_record_bytes: int = 64 * 1024
+    #: Values one ``adjudicate``'s ``options`` may hold, nested ones counted (a key's value, a list's items): the
+    #: message's validation and the ruling's memo key walk every one, logged or not. No ruleset reads more than a
+    #: few; 217,000 keys cost ~1 s of CPU on the world's thread, one validation call ~130 ms of it.
+    option_values: int = 1_000
     #: Ordered pairs of a scene up to which ``adjudicate`` is answered from a whole-scene engine kept for
     #: the scene (:mod:`bridge.engines`; its first question pays one whole-scene pass); 0: never.
     engine_pairs: int = 40_000
@@ -440,8 +444,9 @@ class Session:
                 raise self._pre_hello(problem)
             if stages.ENABLED:
                 stages.mark("parsed")
-            # Options too large to log are refused before validation (one call over every key: 217,000 of them
-            # held the interpreter about 130 ms), the error made, not raised, so that the frame is freed in slices.
+            # Options too large to log, or holding more values than the limit, are refused before validation (one
+            # call over every key: 217,000 of them held the interpreter about 130 ms), the error made, not raised, so
+            # that the frame is freed in slices.
             early = self._options_too_large(raw) if self.state == "ready" else None
             message = self._validate(raw) if early is None else None
             if len(text) >= SLICED_PARSE_BYTES:  # freed in slices, not in one cascade when this returns
@@ -723,8 +728,8 @@ class Session:
         return _PendingRecord(record, at)
 
     def _options_too_large(self, raw: dict[str, Any]) -> TooLarge | None:
-        """The error for a logged ``adjudicate`` (parsed, not yet validated) whose options alone are over the
-        record's limit, or ``None``.
+        """The error for an ``adjudicate`` (parsed, not yet validated) whose options hold more values than the limit
+        (:meth:`_too_many_option_values`) or, logged, are alone over the record's limit; else ``None``.
 
         Its record keeps the options as they are, so it would certainly be refused once ruled and built. Their
         JSON (as the log writes it) is counted a slice of keys at a time, and only until it is past the limit: it
@@ -733,10 +738,10 @@ class Session:
         validation call of about 130 ms among it), 4 MiB of options 40 ms.
         """
         options = raw.get("options")
-        if not (raw.get("type") == "adjudicate" and raw.get("log") is True and self._logging):
+        if raw.get("type") != "adjudicate" or not isinstance(options, dict) or not options:
             return None
-        if not isinstance(options, dict) or not options:
-            return None
+        if not (raw.get("log") is True and self._logging):
+            return self._too_many_option_values(options)
         most = self._limits.log_record_bytes
         size = 1  # "{" … "}": each slice's JSON less one brace; the comma between two slices stands for the other
         items = iter(options.items())
@@ -745,7 +750,7 @@ class Session:
             longest = next((v for v in part.values() if isinstance(v, str) and len(v) > most), None)
             size += len(longest) + 2 if longest is not None else len(to_json(part)) - 1
         if size <= most:
-            return None
+            return self._too_many_option_values(options)
         return TooLarge(
             f"options: this ruling's log record would take more than {most:,} bytes (its options take {size:,} "
             f"bytes or more), over the limit of {most:,}; ask with log: false to have it answered without "
@@ -753,6 +758,39 @@ class Session:
             field="options",
             limit="log-record-bytes",
             value=size,
+            max=most,
+        )
+
+    def _too_many_option_values(self, options: dict[str, Any]) -> TooLarge | None:
+        """The error for ``options`` (parsed, not yet validated) holding more values than the limit, nested ones
+        counted, or ``None``; counted only until past the limit.
+
+        Logged or not, the message's validation (one call over every key) and the ruling's memo key (which keeps
+        the options, walked in Python) cost what the options hold: 217,000 keys with ``log: false`` held the
+        world's thread about 1 s, the interpreter 130 ms in one call, and the memo kept them.
+        """
+        most = self._limits.option_values
+        if len(options) > most:
+            count = len(options)
+        else:
+            count = 0
+            stack: list[dict[str, Any] | list[Any]] = [options]
+            while stack and count <= most:
+                item = stack.pop()
+                for child in item.values() if isinstance(item, dict) else item:
+                    count += 1
+                    if count > most:
+                        break
+                    if isinstance(child, (dict, list)) and child:
+                        stack.append(child)
+            if count <= most:
+                return None
+        return TooLarge(
+            f"options: {count:,} values{'' if len(options) > most else ' or more'} (keys' values and list items, "
+            f"nested ones counted), over the limit of {most:,}; no ruleset reads more than a few options",
+            field="options",
+            limit="option-values",
+            value=count,
             max=most,
         )
 

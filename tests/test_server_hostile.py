@@ -268,6 +268,42 @@ async def test_options_too_large_to_log_are_refused_before_the_ruling_is_made(tm
         assert await logged_requests(f"{host}:{port}") == ["few"]
 
 
+async def test_options_of_more_values_than_the_limit_are_refused_logged_or_not_before_validation(
+    tmp_path: Path,
+) -> None:
+    """log: false with 217,000 option keys (or one key holding 5,000 items): too-large (option-values), nothing ruled.
+
+    Answered, such a ruling cost ~1 s of CPU on the world's thread (one validation call of ~130 ms holding the
+    interpreter, the rest the ruling's memo key walking every option) and its memo kept all the options. Refused
+    before validation: a bad field among them is not what is named, and the scene remembers no ruling.
+    """
+    held: list[BridgeState] = []
+    config = BridgeConfig(host="127.0.0.1", port=0, data_dir=tmp_path, secret=SECRET)
+    async with run_bridge(config, extend=lambda _app, state: held.append(state)) as (host, port):
+        ws = await ready(f"{host}:{port}")
+        async with ws:
+            scene = held[0].worlds.worlds["w1"].use("s1")
+            assert scene is not None and not scene.rulings
+            many = {f"k{i}": i for i in range(217_000)}
+            answer = await ask(ws, {**adjudicate("many"), "log": False, "options": many})
+            assert (answer["id"], answer["code"]) == ("many", "too-large")
+            assert answer["details"] == {"field": "options", "limit": "option-values", "value": 217_000, "max": 1_000}
+            unread = await ask(ws, {**adjudicate("unread"), "log": False, "options": many, "reaction": "?"})
+            assert (unread["code"], unread["details"]["limit"]) == ("too-large", "option-values")  # not validated
+            nested = {"note": [{"x": [i]} for i in range(5_000)]}
+            deep = await ask(ws, {**adjudicate("deep"), "log": False, "options": nested})
+            assert (deep["code"], deep["details"]["limit"], deep["details"]["value"]) == (
+                "too-large",
+                "option-values",
+                1_001,
+            )
+            assert "or more" in deep["message"]
+            assert not scene.rulings, "a ruling was made (and its options memoised) before they were refused"
+            within = await ask(ws, {**adjudicate("within"), "log": False, "options": {f"k{i}": i for i in range(999)}})
+            assert within["type"] == "adjudication" and within["modifier"] == -6 and len(scene.rulings) == 1
+            assert (await ask(ws, {"type": "ping", "id": "p"}))["type"] == "pong"
+
+
 async def test_a_ruling_reading_thousands_of_lit_tokens_is_not_logged_whole_each_time(bridge: str) -> None:
     """A ruling that reads 800 lit tokens is refused logging (log-record-bytes, the tokens named); a few lit ones log.
 
