@@ -232,6 +232,7 @@ class SceneVisibility:
 
     _levels: tuple[Any, ...]
     _level_spans: dict[str, tuple[float, float]]
+    _walls: WallIndex
 
     def __init__(
         self,
@@ -652,7 +653,10 @@ class SceneVisibility:
             and not self._levels_changed
         )
         if not self._walls_reused:
-            self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px, levels=self._level_spans)
+            if old_walls is not None and not self._units_changed and not self._levels_changed:
+                self._walls = self._walls.updated(scene.walls)  # a patch's walls: what changed is read again
+            else:
+                self._walls = WallIndex(scene.walls, units_per_px=self._units_per_px, levels=self._level_spans)
         self._wall_objects = walls
         self._compile_inside(old_tokens if self._zones_reused else None, fresh)
         applies = self._composes
@@ -1420,10 +1424,9 @@ class SceneVisibility:
             packed = self._wall_columns = (walls, wall_columns(walls))
         candidates: tuple[IntArray, IntArray] | None = None
         if len(walls) > WallIndex.TREE_ABOVE:
-            assert walls.tree is not None
             i, j = idx[lines, 0], idx[lines, 1]
             segs = shapely.linestrings(np.stack([t.cx[i], t.cy[i], t.cx[j], t.cy[j]], axis=1).reshape(-1, 2, 2))
-            li, wi = walls.tree.query(segs)
+            li, wi = walls.query(segs)
             candidates = (li, wi)
         u, w, o_start, o_end, d0, d1, corners = wall_crossings(
             idx, lines, (t.cx, t.cy, t.cz, t.radius), packed[1], walled, candidates

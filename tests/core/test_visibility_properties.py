@@ -419,7 +419,7 @@ def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
     lights_ = [light.model_dump() for light in scene.lights]
     levels = tuple(level.model_dump() for level in scene.levels)
     ruleset = scene.rules.ruleset
-    kinds = ["move", "move", "token+", "token-", "region+", "region~", "region-", "wall+", "wall-"]
+    kinds = ["move", "move", "token+", "token-", "region+", "region~", "region-", "wall+", "wall~", "wall-"]
     if ruleset in POSITIONAL_ZONES:
         kinds += ["light+", "light-"]
     kind = draw(st.sampled_from(kinds))
@@ -442,6 +442,9 @@ def patches(draw: st.DrawFn, scene: Scene, serial: int) -> Scene:
         regions_.pop(draw(st.integers(0, len(regions_) - 1)))
     elif kind == "wall+":
         walls_.append(draw(walls(f"w-new{serial}", levels)))
+    elif kind == "wall~" and walls_:  # moved, opened, made another kind: in place, as a patch's upsert leaves it
+        k = draw(st.integers(0, len(walls_) - 1))
+        walls_[k] = draw(walls(walls_[k].id, levels))
     elif kind == "wall-" and walls_:
         walls_.pop(draw(st.integers(0, len(walls_) - 1)))
     elif kind == "light+":
@@ -484,6 +487,30 @@ def test_updates_return_exactly_the_changed_pairs(data: st.DataObject, scene: Sc
         assert changes == expected
         assert dict(engine.rulings()) == after
         assert dict(SceneVisibility(state, action=action, tokens=watched).rulings()) == after
+        before = after
+
+
+@given(st.data(), scenes(), st.lists(st.integers(0, 12), min_size=70, max_size=80))
+@settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_wall_patches_with_a_wall_tree_return_exactly_the_changed_pairs(
+    data: st.DataObject, scene: Scene, ends: list[int]
+) -> None:
+    """Over more walls than ``WallIndex.TREE_ABOVE``, patches (the wall index updated, its tree kept) rule exactly."""
+    more = [
+        wall(f"m{k}", ends[k] * 50.0, ends[k - 1] * 50.0, ends[k - 2] * 50.0, ends[k - 3] * 50.0, sight=20)
+        for k in range(len(ends))
+    ]
+    state = _state(scene.model_copy(update={"walls": [*scene.walls, *more]}))
+    action = data.draw(st.sampled_from(ACTIONS))
+    engine = SceneVisibility(state, action=action)
+    before = plain_rulings(state, action, False)
+    for serial in range(data.draw(st.integers(1, 4))):
+        state = _state(data.draw(patches(state.scene, serial)), version=serial + 1)
+        after = plain_rulings(state, action, False)
+        expected = {pair: ruling for pair, ruling in after.items() if before.get(pair) != ruling}
+        expected |= {pair: None for pair in before if pair not in after}
+        assert engine.update(state) == expected
+        assert dict(engine.rulings()) == after
         before = after
 
 
