@@ -428,10 +428,14 @@ def wall_columns(walls: WallIndex) -> WallColumns:
     test = np.zeros(n, dtype=np.int64)
     test[has & (walls.kind == _SIGHT_PROXIMITY)] = 1
     test[has & (walls.kind == _SIGHT_DISTANCE)] = 2
-    spans = [() if s is None else s for s in walls.spans]
-    ends = np.cumsum([0, *(len(s) for s in spans)], dtype=np.int64)
-    span_lo = np.array([lo for s in spans for lo, _ in s], dtype=np.float64)
-    span_hi = np.array([hi for s in spans for _, hi in s], dtype=np.float64)
+    if walls.leveled.any():
+        spans = [() if s is None else s for s in walls.spans]
+        ends = np.cumsum([0, *(len(s) for s in spans)], dtype=np.int64)
+        span_lo = np.array([lo for s in spans for lo, _ in s], dtype=np.float64)
+        span_hi = np.array([hi for s in spans for _, hi in s], dtype=np.float64)
+    else:  # no wall on levels (the common scene): no walk over every wall's spans, the same columns
+        ends = np.zeros(n + 1, dtype=np.int64)
+        span_lo = span_hi = np.empty(0, dtype=np.float64)
     floats = np.ascontiguousarray(np.stack([walls.ax, walls.ay, walls.bx, walls.by, walls.threshold], axis=1))
     ints = np.stack([side, test, walls.limited, walls.leveled, ends[:-1], ends[1:]], axis=1).astype(np.int64)
     return WallColumns(floats.reshape(n, 5), np.ascontiguousarray(ints.reshape(n, 6)), span_lo, span_hi)
