@@ -1033,9 +1033,12 @@ def _segment_distance(
 Sense = Literal["sight", "light"]
 
 
-def _carried_walls(old: Sequence[Wall], new: Sequence[Wall], most: int) -> npt.NDArray[np.intp] | None:
+def _carried_walls(
+    old: Sequence[Wall], new: Sequence[Wall], most: int
+) -> tuple[npt.NDArray[np.intp], list[tuple[Wall | None, Wall | None]]] | None:
     """Per wall of ``new``: the position in ``old`` of the same wall (the very object, or one equal to it), or -1 (a
-    wall changed or added); ``None`` when more than ``most`` walls were changed, added or removed.
+    wall changed or added); and the walls changed (before, after), removed (before, ``None``) and added (``None``,
+    after). ``None`` when more than ``most`` walls were changed, added or removed.
 
     ``new`` is read as ``old`` with walls replaced in place (the same id), removed, and added at the end, as a
     patch makes it. Runs of the same walls are found by comparing slices (C, the very same objects at a pointer
@@ -1044,6 +1047,7 @@ def _carried_walls(old: Sequence[Wall], new: Sequence[Wall], most: int) -> npt.N
     and the index is built anew.
     """
     carried = np.full(len(new), -1, dtype=np.intp)
+    replaced: list[tuple[Wall | None, Wall | None]] = []
     i = j = changes = 0
     while i < len(old) and j < len(new):
         length = min(len(old) - i, len(new) - j)
@@ -1057,10 +1061,16 @@ def _carried_walls(old: Sequence[Wall], new: Sequence[Wall], most: int) -> npt.N
         if changes > most:
             return None
         if old[i].id == new[j].id:  # the same wall, changed: read again
+            replaced.append((old[i], new[j]))
             j += 1
-        i += 1  # (else ``old[i]`` was removed)
+        else:
+            replaced.append((old[i], None))  # removed
+        i += 1
     changes += (len(old) - i) + (len(new) - j)  # removed at the end; added
-    return None if changes > most else carried
+    if changes > most:
+        return None
+    replaced += [(wall, None) for wall in old[i:]] + [(None, wall) for wall in new[j:]]
+    return carried, replaced
 
 
 def _spliced(old: tuple[Any, ...], rows: npt.NDArray[np.intp], fresh: Sequence[Any]) -> tuple[Any, ...]:
@@ -1151,6 +1161,9 @@ class WallIndex:
         self._tree_rows: npt.NDArray[np.intp] | None = None
         self._extra: npt.NDArray[np.intp] = np.empty(0, dtype=np.intp)
         self._extra_tree: STRtree | None = None
+        #: Made by :meth:`updated`: the walls it was updated from, and the walls changed (before, after), removed
+        #: (before, ``None``) and added (``None``, after) since — walls equal to theirs before not among them.
+        self.changes: tuple[Sequence[Wall], tuple[tuple[Wall | None, Wall | None], ...]] | None = None
 
     def _kept(self, wall: Wall) -> tuple[Wall, int, float | None] | None:
         """A wall's row (the wall, its restriction and threshold) if it can ever stop this sense, else ``None``."""
@@ -1206,11 +1219,13 @@ class WallIndex:
         """
         if walls is self.source:
             return self
-        carried = _carried_walls(self.source, walls, self.UPDATE_MOST)
-        if carried is None:
+        found = _carried_walls(self.source, walls, self.UPDATE_MOST)
+        if found is None:
             return WallIndex(walls, units_per_px=self._units_per_px, sense=self.sense, levels=self._levels)
+        carried, replaced = found
         new = WallIndex.__new__(WallIndex)
         new.sense, new._units_per_px, new._levels, new.source = self.sense, self._units_per_px, self._levels, walls
+        new.changes = (self.source, tuple(replaced))
         has = carried >= 0
         keep = np.zeros(len(walls), dtype=bool)
         keep[has] = self._keep[carried[has]]
@@ -1247,7 +1262,12 @@ class WallIndex:
         # The tree: its walls' rows now (-1 for those changed or gone), and the rows it misses.
         new_row = np.full(len(self.ids), -1, dtype=np.intp)
         new_row[old_rows] = np.flatnonzero(from_old)
-        tree_rows = new_row if self._tree_rows is None else np.where(self._tree_rows >= 0, new_row[self._tree_rows], -1)
+        if self._tree_rows is None:
+            tree_rows = new_row
+        else:
+            tree_rows = np.full(len(self._tree_rows), -1, dtype=np.intp)
+            live = self._tree_rows >= 0
+            tree_rows[live] = new_row[self._tree_rows[live]]
         covered = np.zeros(size, dtype=bool)
         covered[tree_rows[tree_rows >= 0]] = True
         extra = np.flatnonzero(~covered)

@@ -505,7 +505,11 @@ class SceneVisibility:
                 if old_sets.get(token_id) != zone_set:
                     changed.add(index[token_id])
         segments: list[tuple[float, float, float, float]] = []
-        if not self._walls_reused:
+        changes = self._walls.changes
+        if not self._walls_reused and changes is not None and changes[0] is old_scene.walls:
+            # The walls the index was updated for (``WallIndex.updated``): no dictionary of every wall.
+            segments += [_wall_coords(w) for pair in changes[1] for w in pair if w is not None]
+        elif not self._walls_reused:
             old_walls = {wall.id: wall for wall in old_scene.walls}
             new_walls = {wall.id: wall for wall in new_scene.walls}
             for wall_id in old_walls.keys() | new_walls.keys():

@@ -105,6 +105,19 @@ def test_an_updated_wall_index_equals_one_built_anew_patch_after_patch(sense: An
     assert kept_tree > 0, "no update kept the wall tree"
 
 
+def test_an_index_emptied_then_given_walls_again_equals_one_built_anew() -> None:
+    """Every wall removed (or opened), then walls again: each updated index equals one built anew."""
+    rng = random.Random(7)
+    walls = [random_wall(rng, f"w{i}") for i in range(100)]
+    index = WallIndex(walls, units_per_px=0.02, levels=_LEVELS)
+    opened = [wall.model_copy(update={"door": 1, "ds": 1}) for wall in walls]
+    for step in ([], [walls[0]], walls[:3], opened[:3], [*opened[:3], walls[50]], walls[:3] + walls[90:]):
+        index = index.updated(step)
+        assert_same_index(index, WallIndex(step, units_per_px=0.02, levels=_LEVELS))
+        a, b = Point3(0, 0, 0), Point3(1000, 1000, 1)
+        assert index.blocked(a, b) == WallIndex(step, units_per_px=0.02, levels=_LEVELS).blocked(a, b)
+
+
 def test_a_wall_moved_is_the_only_wall_read_and_the_tree_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """One wall moved among 5,000: one wall read (not 5,000), the tree kept; a reordered list is built anew."""
     walls = [Wall.model_validate({"id": f"w{i}", "c": [i, 0, i, 100]}) for i in range(5_000)]
