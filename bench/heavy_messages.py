@@ -23,6 +23,7 @@ from typing import Any
 from bench.hostile import FRAME, base_scene
 from bridge.core.geometry import WallIndex
 from bridge.core.scene import Wall
+from bridge.protocol import encode
 from bridge.session import Limits, Session, Worlds
 
 
@@ -102,7 +103,7 @@ def options(rounds: int) -> None:
     for n in range(rounds):
         text = json.dumps({**message, "id": f"a{n}"})
         spent, effects = cpu(lambda: session.receive(text))  # noqa: B023
-        answer = json.loads(json.dumps(effects[0].message.model_dump(mode="json")))
+        answer = json.loads(encode(effects[0].message))
         print(f"   {spent:.0f} ms of CPU, answered {answer.get('code', answer['type'])}")
 
 

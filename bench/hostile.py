@@ -415,6 +415,12 @@ def attacks() -> list[Attack]:
             lambda n: [{**many_keys(n_keys), "id": f"a{n}", "log": True}],
         ),
         Attack(
+            "unlogged rulings with the most option keys",
+            f"adjudicate log: false, options of {n_keys:,} keys (a frame of {FRAME >> 20} MiB)",
+            [{"type": "scene.sync", "id": "setup", "scene": base_scene("small")}],
+            lambda n: [{**many_keys(n_keys), "id": f"a{n}", "log": False}],
+        ),
+        Attack(
             "logged rulings reading 5,000 lit tokens",
             f"{len(lit_scene['tokens']):,} tokens whose light reaches the target; a logged adjudicate",
             [{"type": "scene.sync", "id": "setup", "scene": lit_scene}],
