@@ -322,3 +322,18 @@ async def test_cost_limits_come_from_the_configuration(start: BridgeFactory) -> 
         assert (answer["id"], answer["details"]["limit"], answer["details"]["max"]) == ("q2", "scenes-per-world", 1)
         await ws.send(json.dumps({"type": "ping", "id": "p"}))
         assert json.loads(await ws.recv()) == {"type": "pong", "id": "p"}
+
+
+async def test_the_option_values_limit_comes_from_the_configuration(start: BridgeFactory) -> None:
+    """--max-option-values reaches every connection: 17 option keys over 16 are refused naming the limit, 16 ruled."""
+    async with start(max_option_values=16) as addr, connect(f"ws://{addr}/ws") as ws:
+        await hello(ws, "w", "bridge-secret")
+        await ws.send(json.dumps({"type": "scene.sync", "id": "q1", "scene": on_line_scene()}))
+        assert json.loads(await ws.recv())["type"] == "scene.synced"
+        ask = {"type": "adjudicate", "scene": "s1", "actor": "a", "target": "t", "action": "bs-attack", "log": False}
+        await ws.send(json.dumps({**ask, "id": "over", "options": {f"k{i}": i for i in range(17)}}))
+        answer = json.loads(await ws.recv())
+        assert (answer["id"], answer["code"]) == ("over", "too-large")
+        assert answer["details"] == {"field": "options", "limit": "option-values", "value": 17, "max": 16}
+        await ws.send(json.dumps({**ask, "id": "within", "options": {f"k{i}": i for i in range(16)}}))
+        assert json.loads(await ws.recv())["type"] == "adjudication"
