@@ -461,11 +461,14 @@ class Session:
             return self._dispatch(message)
         except ConnectionFatal as exc:
             self.state = "closed"
+            _drop_tracebacks(exc)
             return [Send(error_message(exc, request_id)), Close(exc.close_code, exc.code)]
         except BridgeError as exc:
+            _drop_tracebacks(exc)
             return [Send(error_message(exc, request_id or exc.request_id))]
         except Exception as exc:  # a bug, never the client's: answered and logged (one line), not raised
             _log.error("internal error (%s) handling a message: %s", type(exc).__name__, str(exc)[:200])
+            _drop_tracebacks(exc)
             error = InternalError("the bridge failed on this message; it was not applied")
             if self.state == "awaiting-hello":
                 self.state = "closed"
@@ -1439,6 +1442,18 @@ def _frozen(value: Any) -> Any:
     if isinstance(value, list):
         return ("list", *(_frozen(v) for v in value))
     return (type(value).__name__, value)
+
+
+def _drop_tracebacks(exc: BaseException | None) -> None:
+    """Forget the tracebacks of a refusal and of the exceptions it came from. A traceback keeps the frames it
+    passed through, whose locals (the frame's text, the error itself) make a reference cycle that only the cyclic
+    collector frees — and the bridge's collector freezes large frames unscanned: every refused 16 MiB frame stayed
+    in memory (RSS +11-16 MiB a frame)."""
+    for _ in range(8):
+        if exc is None:
+            return
+        exc.__traceback__ = None
+        exc = exc.__cause__ or exc.__context__
 
 
 def _request_id(raw: dict[str, Any]) -> str | None:

@@ -708,3 +708,51 @@ def test_a_pushs_line_pieces_after_a_move_equal_those_made_afresh_and_earlier_on
         assert starts == [pieces[0] for pieces in expected] and ends == [pieces[1] for pieces in expected]
         handed.append((starts, list(starts), ends, list(ends)))
     assert all(starts == kept and ends == kept_ends for starts, kept, ends, kept_ends in handed)
+
+
+@pytest.mark.parametrize("kind", ["frame-bytes", "depth", "option-values"])
+def test_a_refused_frame_is_freed_at_once_not_left_to_the_cyclic_collector(kind: str) -> None:
+    """A refused frame (over the frame limit, too deep, too many option values) is freed with its answer, no gc run.
+
+    Its error's traceback kept the frames holding the text in a reference cycle: with the bridge's collector
+    freezing large frames unscanned, every refused 16 MiB frame stayed (RSS +11-16 MiB a frame).
+    """
+    import gc
+    import tracemalloc
+
+    session = online(limits=Limits(max_frame_bytes=1 << 20))
+    session.receive(json.dumps({"type": "scene.sync", "id": "q", "scene": on_line_scene()}))
+    frames = {
+        "frame-bytes": b'{"type": "ping", "id": "p", "pad": "' + b"x" * (3 << 20) + b'"}',
+        "depth": b'{"type": "ping", "id": "p", "pad": "'
+        + b"x" * (600 << 10)
+        + b'", "d": '
+        + b"[" * 40
+        + b"]" * 40
+        + b"}",
+        "option-values": json.dumps(
+            {
+                "type": "adjudicate",
+                "id": "a",
+                "scene": "s1",
+                "actor": "a",
+                "target": "t",
+                "action": "bs-attack",
+                "log": False,
+                "options": {f"k{i}": "x" * 200 for i in range(3_000)},
+            }
+        ).encode(),
+    }
+    enabled = gc.isenabled()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        for _ in range(3):
+            (answer,) = answers(session.receive(bytes(bytearray(frames[kind]))))  # a copy made while traced
+            assert answer["details"]["limit"] == kind
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        if enabled:
+            gc.enable()
+    assert held < 256 * 1024, f"{held:,} bytes still held after three refused frames"
