@@ -47,6 +47,7 @@ export const LIMITS = Object.freeze({
   "messages-per-second": "SIGHTLINE.Limit.messages-per-second",
   "connections-per-world": "SIGHTLINE.Limit.connections-per-world",
   "log-record-bytes": "SIGHTLINE.Limit.log-record-bytes",
+  "option-values": "SIGHTLINE.Limit.option-values",
   "best-line-tests": "SIGHTLINE.Limit.best-line-tests",
   "watch-pairs": "SIGHTLINE.Limit.watch-pairs",
   "watch-tests": "SIGHTLINE.Limit.watch-tests",
