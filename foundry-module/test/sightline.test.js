@@ -314,18 +314,29 @@ describe("Sightline service", () => {
     assert.equal(b.received.filter((m) => m.type === "adjudicate" && m.actor === "t-3").length, 1);
   });
 
-  test("twodsix: after the observer moves, its throw dialog is filled from a fresh preview of the held pair", async () => {
+  /**
+   * A twodsix world judged under traveller: the GM holds the bridge, plays the Fusilier and targets the Target.
+   * `difficulties` is `CONFIG.TWODSIX.DIFFICULTIES`; `twodsix` the system's settings (mutable: read at each call).
+   */
+  async function twodsixTable({ ruling, difficulties, twodsix = {}, ChatMessage = undefined }) {
     const w = world({ system: "twodsix" });
-    let difficulty = "average";
-    const b = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: () => ({ ruleset: "traveller", difficulty, asset: 0, modifier: 0 }) });
-    const gm = client(w, w.gm, { bus, WebSocket: b.AutoSocket });
-    gm.s.env.CONFIG = { TWODSIX: { DIFFICULTIES: { CE: { Routine: { mod: 2, target: 6 }, Simple: { mod: 6, target: 2 }, Average: { mod: 0, target: 8 } } } } };
-    gm.game.settings.get = ((get) => (module, key) => (module === "twodsix" ? undefined : get(module, key)))(gm.game.settings.get);
+    const b = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling });
+    const gm = client(w, w.gm, { bus, WebSocket: b.AutoSocket, ChatMessage });
+    gm.s.env.CONFIG = { TWODSIX: { DIFFICULTIES: difficulties } };
+    gm.game.settings.get = ((get) => (module, key) => (module === "twodsix" ? twodsix[key] : get(module, key)))(gm.game.settings.get);
     gm.s.refreshHolder();
     await settle();
     const [fus, tgt] = w.scene.tokens.contents;
     gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
     target(gm, tgt, true);
+    return { w, b, gm, fus, tgt, twodsix };
+  }
+
+  test("twodsix: after the observer moves, its throw dialog is filled from a fresh preview of the held pair", async () => {
+    let difficulty = "average";
+    const ruling = () => ({ ruleset: "traveller", difficulty, asset: 0, modifier: 0 });
+    const difficulties = { CE: { Routine: { mod: 2, target: 6 }, Simple: { mod: 6, target: 2 }, Average: { mod: 0, target: 8 } } };
+    const { gm, fus, tgt } = await twodsixTable({ ruling, difficulties });
     await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
     assert.equal(gm.s.prefillTwodsix(throwDialog("Recon (1)").element)?.difficulty, "Average");
     // The observer steps out of the smoke (updateToken, as main.js wires it): the throw becomes Easy (DM +4).
@@ -491,23 +502,15 @@ describe("Sightline service", () => {
   });
 
   test("twodsix: the throw dialog (renderDialogV2) gets the preview's difficulty from the list in use", async () => {
-    const w = world({ system: "twodsix" });
     const travellerRuling = { ruleset: "traveller", difficulty: "average", asset: 1, device: "binoculars", modifier: 0 };
-    const b = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: travellerRuling });
-    const gm = client(w, w.gm, { bus, WebSocket: b.AutoSocket });
-    gm.game.settings.get = ((get) => (module, key) => (module === "twodsix" && key === "difficultyListUsed" ? "AC" : get(module, key)))(gm.game.settings.get);
-    gm.s.env.CONFIG = { TWODSIX: { DIFFICULTIES: { AC: { Routine: { mod: 2, target: 4 }, Simple: { mod: 0, target: 6 }, Average: { mod: -2, target: 8 } } } } };
-    gm.s.refreshHolder();
-    await settle();
-    const [fus, tgt] = w.scene.tokens.contents;
-    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
-    target(gm, tgt, true);
+    const difficulties = { AC: { Routine: { mod: 2, target: 4 }, Simple: { mod: 0, target: 6 }, Average: { mod: -2, target: 8 } } };
+    const { w, gm, tgt, twodsix } = await twodsixTable({ ruling: travellerRuling, difficulties, twodsix: { difficultyListUsed: "AC" } });
     await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
     const { element, select } = throwDialog("Recon (1)");
     assert.deepEqual(gm.s.prefillTwodsix(element), { difficulty: "Simple", dm: 1 });
     assert.equal(select.value, "Simple", "AC's DM 0 is Simple; its Average is DM −2");
     // twodsix's rule presets that use AC make its difficulties target numbers: AC's Average is then 8+.
-    gm.game.settings.get = ((get) => (module, key) => (module === "twodsix" && key === "difficultiesAsTargetNumber" ? true : get(module, key)))(gm.game.settings.get);
+    twodsix.difficultiesAsTargetNumber = true;
     const again = throwDialog("Recon (1)");
     assert.deepEqual(gm.s.prefillTwodsix(again.element), { difficulty: "Average", dm: 1 });
     // The world's observation skills only: a Medic throw at the same target keeps twodsix's own difficulty.
@@ -520,18 +523,10 @@ describe("Sightline service", () => {
   });
 
   test("twodsix: only a throw made through an observation skill's dialog gets a card and a logged ruling", async () => {
-    const w = world({ system: "twodsix" });
     const created = [];
     const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
-    const b = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: { ruleset: "traveller", allowed: true, modifier: 0, difficulty: "average" } });
-    const gm = client(w, w.gm, { bus, WebSocket: b.AutoSocket, ChatMessage });
-    gm.s.env.CONFIG = { TWODSIX: { DIFFICULTIES: { CE: { Average: { mod: 0, target: 8 } } } } };
-    gm.game.settings.get = ((get) => (module, key) => (module === "twodsix" ? undefined : get(module, key)))(gm.game.settings.get);
-    gm.s.refreshHolder();
-    await settle();
-    const [fus, tgt] = w.scene.tokens.contents;
-    gm.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
-    target(gm, tgt, true);
+    const ruling = { ruleset: "traveller", allowed: true, modifier: 0, difficulty: "average" };
+    const { b, gm, fus } = await twodsixTable({ ruling, difficulties: { CE: { Average: { mod: 0, target: 8 } } }, ChatMessage });
     // twodsix's roll message: its flags (TwodsixDiceRoll.sendToChat) say which kind of throw it was.
     const roll = (rollClass) => ({ id: `m-${rollClass}`, author: { id: "gm1" }, rolls: [{}], speaker: { token: fus.id }, flags: { twodsix: { rollClass } } });
     const asked = () => b.received.filter((m) => m.type === "adjudicate" && m.log).length;
