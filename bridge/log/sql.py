@@ -70,6 +70,8 @@ _SORT_EXPRESSIONS: dict[str, str | None] = {
     "target": "lower(COALESCE(NULLIF(target_name, ''), target_id, ''))",
     "mod": "COALESCE(modifier, -1000)",
 }
+#: Whether a ruling of a world refers to a snapshot (snapshots are shared by content across worlds).
+_REFERS_TO_SNAPSHOT = "SELECT 1 FROM rulings WHERE world = ? AND snapshot = ? LIMIT 1"
 #: A snapshot and, recursively, the ones its delta is based on (down to a whole one).
 _SNAPSHOT_CHAIN = (
     "WITH RECURSIVE chain (key, base, body) AS ("
@@ -616,14 +618,14 @@ class SqlLogStore(LogStore):
     async def get_snapshot(self, world: str, key: str) -> SceneSnapshot | None:
         """The snapshot ``key`` if a record of ``world`` refers to it (snapshots are shared by content)."""
         async with self._read() as db:
-            rows = await db.fetch("SELECT 1 FROM rulings WHERE world = ? AND snapshot = ? LIMIT 1", world, key)
+            rows = await db.fetch(_REFERS_TO_SNAPSHOT, world, key)
             if not rows:
                 return None
             return (await self._load_snapshots(db, {key})).get(key)
 
     async def refers_to_snapshot(self, world: str, key: str) -> bool:
         async with self._read() as db:
-            rows = await db.fetch("SELECT 1 FROM rulings WHERE world = ? AND snapshot = ? LIMIT 1", world, key)
+            rows = await db.fetch(_REFERS_TO_SNAPSHOT, world, key)
         return bool(rows)
 
     def _remember(self, snapshot: SceneSnapshot) -> None:

@@ -8,6 +8,7 @@ proxy_pass http://127.0.0.1:8765/; }`` does (docs/operations.md).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 from collections.abc import AsyncIterator
@@ -75,6 +76,25 @@ async def logged(store: SqlLogStore) -> list[RulingRecord]:
     return await store.append_many([ruling(n, world_name="Ashes of Kaldor") for n in range(8)])
 
 
+@contextlib.asynccontextmanager
+async def _session_page(
+    store: SqlLogStore, first: RulingRecord, madrid: BrowserContext, query: str = ""
+) -> AsyncIterator[tuple[TestServer, Any]]:
+    """A log server on port 0 and a Madrid browser page signed in on ``first``'s session page (``?lang=en`` and
+    ``query``), its rulings shown; the server closed after."""
+    server = TestServer(create_log_app(check_secret=check_secret, store=store))
+    await server.start_server()
+    try:
+        page = await madrid.new_page()
+        await page.goto(str(server.make_url(f"/log/{first.world}/{first.session}?lang=en{query}")))
+        await page.fill("input[name=secret]", "ashes-secret")
+        await page.click("button[type=submit]")
+        await page.wait_for_selector("#rulings tbody tr.ruling")
+        yield server, page
+    finally:
+        await server.close()
+
+
 async def test_behind_a_proxy_path_a_gm_signs_in_reads_draws_exports_and_signs_out(
     store: SqlLogStore, logged: list[RulingRecord], madrid: BrowserContext
 ) -> None:
@@ -123,14 +143,7 @@ async def test_times_and_the_from_to_filter_are_in_the_gms_own_time_zone(
     From 20:02 to 20:04, typed as the table shows them, finds the three rulings shown at 20:02, 20:03 and 20:04; the
     session's start outside the table names its zone.
     """
-    server = TestServer(create_log_app(check_secret=check_secret, store=store))
-    await server.start_server()
-    try:
-        page = await madrid.new_page()
-        await page.goto(str(server.make_url(f"/log/{logged[0].world}/{logged[0].session}?lang=en")))
-        await page.fill("input[name=secret]", "ashes-secret")
-        await page.click("button[type=submit]")
-        await page.wait_for_selector("#rulings tbody tr.ruling")
+    async with _session_page(store, logged[0], madrid, "") as (_server, page):
         assert await page.inner_text("#rulings thead th >> nth=0") == "Time (Europe/Madrid)"
         assert "8:02:00 PM" in await page.inner_text("#rulings tbody tr.ruling >> nth=2 >> td.time")
         assert "GMT+1" in await page.inner_text(".session-facts time >> nth=0")
@@ -142,8 +155,6 @@ async def test_times_and_the_from_to_filter_are_in_the_gms_own_time_zone(
         shown = await page.locator("#rulings tbody tr.ruling").evaluate_all("(rs) => rs.map((r) => r.dataset.record)")
         assert shown == [r.id for r in logged[2:5]]
         assert await page.input_value("input[name=from]") == "2025-03-01T20:02"  # as typed, in the GM's zone
-    finally:
-        await server.close()
 
 
 async def test_from_the_keyboard_the_table_is_one_tab_stop_and_enter_opens_a_rulings_why(
@@ -153,14 +164,7 @@ async def test_from_the_keyboard_the_table_is_one_tab_stop_and_enter_opens_a_rul
 
     With five rows a page, the next page is one Tab after the table, not one per row.
     """
-    server = TestServer(create_log_app(check_secret=check_secret, store=store))
-    await server.start_server()
-    try:
-        page = await madrid.new_page()
-        await page.goto(str(server.make_url(f"/log/{logged[0].world}/{logged[0].session}?lang=en&limit=5")))
-        await page.fill("input[name=secret]", "ashes-secret")
-        await page.click("button[type=submit]")
-        await page.wait_for_selector("#rulings tbody tr.ruling")
+    async with _session_page(store, logged[0], madrid, "&limit=5") as (_server, page):
         await page.focus("#rulings tbody tr.ruling >> nth=0")
         await page.keyboard.press("ArrowDown")
         await page.keyboard.press("ArrowDown")
@@ -178,8 +182,6 @@ async def test_from_the_keyboard_the_table_is_one_tab_stop_and_enter_opens_a_rul
         assert await page.evaluate("document.activeElement.id") == "next-page"
         await page.keyboard.press("Shift+Tab")
         assert await page.evaluate("document.activeElement.dataset.record") == logged[2].id  # back to the row left
-    finally:
-        await server.close()
 
 
 async def _accessible_rows(page: Any) -> tuple[str, list[tuple[str, bool | None]]]:
@@ -208,14 +210,7 @@ async def test_a_screen_reader_is_told_which_ruling_is_selected(
 
     Before, aria-selected on a plain table's rows reached no screen reader (the tree had no "selected").
     """
-    server = TestServer(create_log_app(check_secret=check_secret, store=store))
-    await server.start_server()
-    try:
-        page = await madrid.new_page()
-        await page.goto(str(server.make_url(f"/log/{logged[0].world}/{logged[0].session}?lang=en&limit=5")))
-        await page.fill("input[name=secret]", "ashes-secret")
-        await page.click("button[type=submit]")
-        await page.wait_for_selector("#rulings tbody tr.ruling")
+    async with _session_page(store, logged[0], madrid, "&limit=5") as (_server, page):
         await page.focus("#rulings tbody tr.ruling >> nth=0")
         await page.keyboard.press("ArrowDown")
         await page.keyboard.press("Enter")
@@ -224,8 +219,6 @@ async def test_a_screen_reader_is_told_which_ruling_is_selected(
         assert role == "grid"
         assert [selected for _name, selected in rows] == [False, True, False, False, False]
         assert "Fusilier" in rows[1][0]  # the row is read by its cells: who, at whom, what
-    finally:
-        await server.close()
 
 
 async def test_newest_first_from_the_keyboard_kept_by_paging_filters_and_exports(
@@ -239,14 +232,7 @@ async def test_newest_first_from_the_keyboard_kept_by_paging_filters_and_exports
         [ruling(8, actor="t-ana", actor_name="ana"), ruling(9, actor="t-zoe", actor_name="Zoe")]
     )
     every = [*logged, *extra]
-    server = TestServer(create_log_app(check_secret=check_secret, store=store))
-    await server.start_server()
-    try:
-        page = await madrid.new_page()
-        await page.goto(str(server.make_url(f"/log/{logged[0].world}/{logged[0].session}?lang=en&limit=4")))
-        await page.fill("input[name=secret]", "ashes-secret")
-        await page.click("button[type=submit]")
-        await page.wait_for_selector("#rulings tbody tr.ruling")
+    async with _session_page(store, logged[0], madrid, "&limit=4") as (server, page):
         shown = "[...document.querySelectorAll('#rulings tbody tr.ruling')].map(r => r.dataset.record)"
         assert await page.evaluate(shown) == [r.id for r in every[:4]]
         await page.focus("#rulings th a.sort[data-order='-time']")
@@ -287,5 +273,3 @@ async def test_newest_first_from_the_keyboard_kept_by_paging_filters_and_exports
         await page.wait_for_url("**order=-actor**")
         assert (await page.evaluate(names))[0] == "Zoe"
         assert await page.get_attribute("#rulings th:nth-child(3)", "aria-sort") == "descending"
-    finally:
-        await server.close()

@@ -408,10 +408,11 @@ export class Sightline {
     if (!this.isHolder() || !this.connection?.ready || !scene) return;
     this.batcher.discard(scene.id);
     let answer;
-    const defaults = this.ruleDefaults();
-    const fields = sceneFields(scene, defaults);
+    const whole = serializeScene(scene, this.ruleDefaults());
+    // The scene's own fields as sent (`sceneFields`' keys), for the next update to compare with.
+    const fields = { name: whole.name, grid: whole.grid, rules: whole.rules, environment: whole.environment };
     try {
-      answer = await this.connection.request(sceneSync(this.connection.nextId(), serializeScene(scene, defaults)));
+      answer = await this.connection.request(sceneSync(this.connection.nextId(), whole));
     } catch (err) {
       this.tellSyncFailed(scene, err);
       throw err;
@@ -714,7 +715,7 @@ export class Sightline {
     const actorId = typeof actorDoc === "string" ? actorDoc : actorDoc?.id;
     const targetId = typeof targetDoc === "string" ? targetDoc : targetDoc?.id;
     const sceneId = scene ?? actorDoc?.parent?.id ?? this.env.getCanvas()?.scene?.id;
-    const attack = attackActionFor(this.rulesetOf(sceneId));
+    const attack = this.attackAction(sceneId);
     const asked = action ?? attack;
     const ruling = await this.request(adjudicateMessage("", { scene: sceneId, actor: actorId, target: targetId, action: asked, reaction, log, aware }), { roll });
     // The pair's cached ruling is its attack (the overlay, the bucket's preview): a defence or another
@@ -729,7 +730,7 @@ export class Sightline {
   /** The ruleset a scene is judged under: its own rules flag, else the world's setting. */
   rulesetOf(sceneId) {
     const sceneDoc = this.game.scenes?.get(sceneId);
-    return sceneDoc?.flags?.[MODULE_ID]?.rules?.ruleset || this.setting(SETTINGS.RULESET);
+    return sceneDoc ? rulesOf(sceneDoc, this.ruleDefaults()).ruleset : this.setting(SETTINGS.RULESET);
   }
 
   /**
@@ -815,8 +816,7 @@ export class Sightline {
 
   /** The attack action of a scene's ruleset. */
   attackAction(sceneId) {
-    const sceneDoc = this.game.scenes?.get(sceneId);
-    return attackActionFor(sceneDoc?.flags?.[MODULE_ID]?.rules?.ruleset || this.setting(SETTINGS.RULESET));
+    return attackActionFor(this.rulesetOf(sceneId));
   }
 
   /**
