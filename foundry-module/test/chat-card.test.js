@@ -70,6 +70,25 @@ describe("the card's structure", () => {
     assert.equal(reasonLine({ ...BLOCKED, modifiers: [] }, localize), BLOCKED.notes[0]);
   });
 
+  test("a defence's header says who defends against whose attack (en, es); an attack's keeps its arrow", () => {
+    const header = (html) => html.match(/<header>([\s\S]*?)<\/header>/)[1].replace(/<[^>]+>/g, "");
+    const gurps = { ...PENALISED, ruleset: "gurps-4e", actor: "t-fus", target: "t-rai" };
+    const named = { tokens: { ...names.tokens, "t-rai": "Raider's <b>boss</b>" } };
+    const dodge = { ...gurps, action: "dodge", reaction: true };
+    assert.equal(header(rulingCardHtml(dodge, { localize, names: named })), "Fusilier dodges Raider&#39;s &lt;b&gt;boss&lt;/b&gt;&#39;s attack");
+    assert.equal(header(rulingCardHtml({ ...gurps, action: "parry", reaction: true }, { localize, names })), "Fusilier parries t-rai&#39;s attack");
+    // A defence is the actor's answer to the target's attack whatever `reaction` says (docs/protocol.md).
+    assert.equal(header(rulingCardHtml({ ...gurps, action: "block", reaction: false }, { localize, names })), "Fusilier blocks t-rai&#39;s attack");
+    // Another action asked as a reaction (an Infinity ARO) answers the target's attack too.
+    assert.equal(header(rulingCardHtml({ ...BLOCKED, reaction: true }, { localize, names })), "Fusilier answers Ana&#39;s attack: BS Attack");
+    assert.equal(header(rulingCardHtml(BLOCKED, { localize, names })), "Fusilier \u2192 Ana BS Attack");
+    assert.equal(header(rulingCardHtml({ ...gurps, action: "attack", reaction: false }, { localize, names })), "Fusilier \u2192 t-rai Attack");
+    const es = JSON.parse(readFileSync(resolve(here, "../lang/es.json"), "utf8"));
+    const localizeEs = (key) => key.split(".").reduce((o, k) => o?.[k], es) ?? key;
+    assert.equal(header(rulingCardHtml(dodge, { localize: localizeEs, names })), "Fusilier esquiva el ataque de t-rai");
+    assert.equal(header(rulingCardHtml({ ...BLOCKED, reaction: true }, { localize: localizeEs, names })), "Fusilier responde al ataque de Ana: Ataque CD");
+  });
+
   test("a logged ruling carries the Override button; a proposal and an unlogged preview do not", () => {
     assert.match(rulingCardHtml(BLOCKED, { localize, names }), /data-record="rec-1"[\s\S]*data-sightline-override>Override…</);
     assert.doesNotMatch(rulingCardHtml({ ...BLOCKED, record: null, logged: false }, { localize, names }), /data-sightline-override/);

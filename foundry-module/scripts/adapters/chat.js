@@ -46,6 +46,48 @@ export function reasonLine(ruling, localize) {
   return localize("SIGHTLINE.Card.NoneApplies");
 }
 
+/** The defences (GURPS dodge, parry, block; Infinity's Dodge): the actor defends against the target's attack (docs/protocol.md). */
+const DEFENCE_KEYS = Object.freeze({ dodge: "Dodges", parry: "Parries", block: "Blocks" });
+
+/**
+ * A localised sentence with its `{name}` placeholders filled with HTML (the names, already escaped) and
+ * the rest of it escaped.
+ * @param {string} template @param {Record<string, string>} html
+ */
+function fillHtml(template, html) {
+  return String(template)
+    .split(/(\{\w+\})/)
+    .map((part) => {
+      const name = part.match(/^\{(\w+)\}$/)?.[1];
+      return name && name in html ? html[name] : escapeHtml(part);
+    })
+    .join("");
+}
+
+/**
+ * The card's header. An attack reads "Fusilier → Raider · BS Attack" (the actor acts on the target). A
+ * defence reads who defends against whose attack ("Fusilier dodges Raider's attack"): a dodge, parry or
+ * block is always the actor's answer to the target's attack, and so is any action asked with
+ * `reaction: true` ("Fusilier answers Raider's attack: BS Attack", an Infinity ARO) — an arrow from the
+ * defender would read as the defender attacking.
+ * @param {any} ruling
+ * @param {{localize: (key: string) => string, tokenName: (id: string) => string, action: string}} ctx
+ */
+export function headerHtml(ruling, { localize, tokenName, action }) {
+  const actor = `<strong>${tokenName(ruling.actor)}</strong>`;
+  const target = `<strong>${tokenName(ruling.target)}</strong>`;
+  const defence = DEFENCE_KEYS[ruling.action];
+  if (defence || ruling.reaction === true) {
+    const key = defence ? `SIGHTLINE.Card.${defence}` : "SIGHTLINE.Card.Answers";
+    const text = localize(key);
+    if (text && text !== key) {
+      const sentence = fillHtml(text, { defender: actor, attacker: target, action: escapeHtml(action) });
+      return `<span class="sightline-defence">${sentence}</span>`;
+    }
+  }
+  return `${actor} → ${target} <span class="sightline-action">${escapeHtml(action)}</span>`;
+}
+
 /**
  * The card, short: the modifier and a one-line reason first; zones, candidates, notes and citations
  * in a closed `<details>` (Foundry's chat log shows it as a disclosure the reader opens).
@@ -67,7 +109,7 @@ export function rulingCardHtml(ruling, { localize, names = {}, confirm = false, 
   const lines = [];
   const record = ruling.record ? ` data-record="${escapeHtml(ruling.record)}"` : "";
   lines.push(`<div class="sightline-card sightline-${verdict}" data-actor="${escapeHtml(ruling.actor)}" data-target="${escapeHtml(ruling.target ?? "")}"${record}>`);
-  lines.push(`<header><strong>${tokenName(ruling.actor)}</strong> → <strong>${tokenName(ruling.target)}</strong> <span class="sightline-action">${escapeHtml(labelOf("Action", ruling.action))}</span></header>`);
+  lines.push(`<header>${headerHtml(ruling, { localize, tokenName, action: labelOf("Action", ruling.action) })}</header>`);
   const overridden = override ? " sightline-overridden" : "";
   if (ruling.allowed === false) {
     lines.push(`<p class="sightline-modifier${overridden}">${L("NotAllowed")}</p>`);
