@@ -133,15 +133,15 @@ describe("what a GM with Foundry in Spanish sees", () => {
   }
 
   /** A GM client of a one-scene world (two walls), Foundry in Spanish, dialling `url` with the real `ws` client. */
-  function spanishGm(url) {
+  function spanishGm(url, { i18n: words = es, WebSocket: Socket = WebSocket, location = undefined } = {}) {
     const scene = F.scene();
     for (const coll of [scene.tokens, scene.regions, scene.walls, scene.lights]) for (const d of coll) d.parent = scene;
     const gm = { id: "gm1", name: "DJ", isGM: true, active: true, targets: new Set() };
     const { log, notifications } = notificationsStub();
     const game = gameStub({ user: gm, users: [gm], settings: { bridgeUrl: url }, scenes: [scene], socket: socketBus().client("gm1"), system: "dnd5e" });
-    game.i18n = es;
+    game.i18n = words;
     const canvas = { scene, tokens: { controlled: [] } };
-    const s = new Sightline({ game, Hooks: hooksStub(), ui: { notifications }, getCanvas: () => canvas, WebSocket, batchDelayMs: 20 });
+    const s = new Sightline({ game, Hooks: hooksStub(), ui: { notifications }, getCanvas: () => canvas, WebSocket: Socket, location, batchDelayMs: 20 });
     closers.push(async () => s.connection?.close());
     return { s, game, log, scene, canvas };
   }
@@ -239,6 +239,31 @@ describe("what a GM with Foundry in Spanish sees", () => {
     };
     await consoleOf(() => openSessionDialog({ DialogV2, game, ui: { notifications }, sightline }));
     assert.deepEqual(log, [["error", `El puente no lo hizo: ${LANG.es.SIGHTLINE.Refusal["unknown-scene"]}`]]);
+  });
+
+  test("a bridge that turns this page's origin away (--allow-origin): the live notice names that cause beside a bridge not running", { skip: bridgeSkipReason() }, async () => {
+    const bridge = await startRealBridge("s3cret", ["--allow-origin", "https://game.example"]);
+    closers.push(() => bridge.close());
+    // A browser page at http://localhost:30000: its WebSocket sends that Origin; the bridge answers the upgrade 403.
+    const page = { protocol: "http:", hostname: "localhost", host: "localhost:30000", origin: "http://localhost:30000" };
+    class PageSocket extends WebSocket {
+      constructor(url, protocols) {
+        super(url, protocols, { origin: page.origin });
+      }
+    }
+    for (const [words, running, origin] of [[en, /start `sightline serve`/, /--allow-origin, it must name this Foundry's address, http:\/\/localhost:30000\)/], [es, /arranca `sightline serve`/, /--allow-origin, debe nombrar la dirección de este Foundry, http:\/\/localhost:30000\)/]]) {
+      const gm = spanishGm(bridge.url, { i18n: words, WebSocket: PageSocket, location: page });
+      gm.s.refreshHolder();
+      await until(() => gm.log.length > 0, "the outage told");
+      const code = gm.s.status.error?.code;
+      gm.s.connection.close();
+      assert.equal(code, "unreachable", "a browser cannot tell a 403 from a closed port");
+      const [[kind, text]] = gm.log;
+      assert.equal(kind, "warn");
+      assert.match(text, running);
+      assert.match(text, origin);
+      assert.ok(text.includes(bridge.url), text);
+    }
   });
 
   test("the status badge's tooltip: the refusal in Spanish, then the bridge's words; a lost connection shows no raw code", () => {

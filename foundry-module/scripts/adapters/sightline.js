@@ -59,7 +59,7 @@ export function documentHookNames() {
 export class Sightline {
   /**
    * @param {{game: any, Hooks: any, ui: any, ChatMessage?: any, getCanvas: () => any,
-   *          WebSocket?: any, location?: {protocol: string, hostname?: string, host?: string}, globals?: any, CONFIG?: any,
+   *          WebSocket?: any, location?: {protocol: string, hostname?: string, host?: string, origin?: string}, globals?: any, CONFIG?: any,
    *          permissions?: any, prerollPrompt?: {show: (rulings: any[], names: (ruling: any) => {actor: string, target: string}) => unknown, close: (target?: string) => void},
    *          batchDelayMs?: number, setTimeout?: any, clearTimeout?: any}} env
    */
@@ -308,7 +308,10 @@ export class Sightline {
     const error = status?.error;
     if (!error) return "";
     const fromBridge = error.details !== undefined ? refusalText(error, readerOf(this.game)).text : "";
-    return this.game.i18n.format(`SIGHTLINE.Error.${error.code ?? "error"}`, { url: String(this.setting(SETTINGS.URL) ?? ""), page: this.env.location?.host ?? "", message: fromBridge || "" });
+    const page = this.env.location;
+    // The page's origin, as `--allow-origin` must name it (`unreachable`: the bridge may have turned it away).
+    const origin = page?.origin ?? (page?.host ? `${page.protocol ?? "http:"}//${page.host}` : "");
+    return this.game.i18n.format(`SIGHTLINE.Error.${error.code ?? "error"}`, { url: String(this.setting(SETTINGS.URL) ?? ""), page: page?.host ?? "", origin, message: fromBridge || "" });
   }
 
   /**
