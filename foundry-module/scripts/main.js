@@ -165,9 +165,9 @@ for (const action of ["create", "update", "delete"]) {
 
 for (const documentName of WATCHED_DOCUMENTS) {
   for (const action of ["create", "update", "delete"]) {
-    Hooks.on(/** @type {any} */ (`${action}${documentName}`), (doc) => {
-      sightline.onDocumentChange(documentName, doc, action);
-      sightline.invalidateRulings();
+    // update<Document>(document, changed, options, userId); create/delete (document, options, userId).
+    Hooks.on(/** @type {any} */ (`${action}${documentName}`), (doc, changed) => {
+      sightline.documentChanged(documentName, doc, action, action === "update" ? changed : undefined);
     });
   }
 }

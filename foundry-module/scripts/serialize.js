@@ -507,6 +507,53 @@ export function sceneChangeKind(changed) {
 }
 
 /**
+ * Fields of a watched document that no ruling reads (Foundry V13/V14 schemas): their change moves no
+ * ruling. Anything not listed counts as read — a field a later Foundry adds re-asks rather than goes stale.
+ * `flags` other than the module's are not read either (see `documentChangeReads`).
+ */
+const NOT_READ = Object.freeze({
+  // The token's look, bars, vision, ring, sort and lock; `hidden` (the bridge judges hidden tokens as any).
+  Token: new Set(["displayName", "actorLink", "actorId", "delta", "texture", "lockRotation", "rotation", "alpha", "disposition", "displayBars", "bar1", "bar2", "sight", "detectionModes", "occludable", "ring", "turnMarker", "movementAction", "sort", "locked", "hidden", "randomImg", "appendNumber", "prependAdjective", "_movementHistory", "_regions"]),
+  // Movement and sound restrictions, the door's animation.
+  Wall: new Set(["move", "sound", "animation"]),
+  // Where the light points, whether walls constrain it (the bridge does), vision; its colour and animation (`config.*` below).
+  AmbientLight: new Set(["rotation", "walls", "vision"]),
+  Region: new Set(["color", "visibility", "locked", "highlightMode", "displayMeasurements"]),
+  RegionBehavior: new Set(["name"]),
+});
+
+/** Of a light's `config` and a token's `light` (Foundry's LightData), the radii and whether it is a darkness source are read; its colour, animation, angle… not. */
+const LIGHT_CONFIG_READ = new Set(["bright", "dim", "negative"]);
+
+/**
+ * What an `update<Document>` of a token, region, behaviour, wall or light changes for the rulings, from
+ * the hook's `changed` (Foundry's differential data):
+ * - `"ruling"`: a field a ruling reads (where a token stands and how big, its elevation, level, shape,
+ *   light and traits; a region's shapes, elevation, name or visibility zone; a wall; a light's place and radius);
+ * - `"name"`: only a token's name (a ruling names its actor in a note, and nothing else of another token's);
+ * - `null`: nothing a ruling reads (a token's bars, image, vision or another module's flags; a light's colour).
+ * @param {string} documentName @param {any} changed
+ * @returns {"ruling" | "name" | null}
+ */
+export function documentChangeReads(documentName, changed) {
+  const notRead = NOT_READ[documentName] ?? new Set();
+  /** @type {"name" | null} */
+  let kind = null;
+  for (const [top, sub] of changedPaths(changed)) {
+    if (notRead.has(top)) continue;
+    if (top === "flags" && sub !== undefined && sub !== MODULE_ID) continue;
+    const light = (documentName === "AmbientLight" && top === "config") || (documentName === "Token" && top === "light");
+    if (light && sub !== undefined && !LIGHT_CONFIG_READ.has(sub)) continue;
+    if (documentName === "Token" && top === "name") {
+      kind = "name";
+      continue;
+    }
+    return "ruling";
+  }
+  return kind;
+}
+
+/**
  * A whole Scene document → the contract `scene` of a `scene.sync`.
  * @param {any} scene
  * @param {{ruleset: string, edition?: string, locale?: string}} defaults world settings

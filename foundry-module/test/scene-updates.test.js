@@ -6,7 +6,7 @@
  */
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { sceneChangeKind } from "../scripts/serialize.js";
+import { documentChangeReads, sceneChangeKind } from "../scripts/serialize.js";
 import { Sightline } from "../scripts/adapters/sightline.js";
 import { gameStub, hooksStub, socketBus } from "./helpers/foundry-stubs.js";
 import { bridgeSkipReason, startRealBridge } from "./helpers/bridge.js";
@@ -164,5 +164,34 @@ describe("the darkness slider against the real bridge", { skip: bridgeSkipReason
     } finally {
       while (closers.length) await closers.pop()();
     }
+  });
+});
+
+describe("what an update of a token, region, behaviour, wall or light touches of the rulings", () => {
+  test("a token's bars, image, vision or another module's flag, a light's colour, a wall's sound touch no ruling; a move, a trait, a radius do", () => {
+    const none = [
+      ["Token", { _id: "t", bar1: { attribute: "hp" }, texture: { src: "a.webp" }, sight: { range: 30 }, hidden: true, flags: { "other-module": { x: 1 } } }],
+      ["Token", { _id: "t", light: { color: "#ff0000", animation: { type: "torch" } } }],
+      ["AmbientLight", { _id: "l", config: { color: "#ff8800", alpha: 0.5 }, walls: false }],
+      ["Wall", { _id: "w", sound: 0, move: 0 }],
+      ["Region", { _id: "r", color: "#00ff00", visibility: 2 }],
+      ["RegionBehavior", { _id: "b", name: "Smoke" }],
+      ["Token", { _id: "t", _stats: { modifiedTime: 1 } }],
+    ];
+    for (const [doc, changed] of none) assert.equal(documentChangeReads(doc, changed), null, `${doc} ${JSON.stringify(changed)}`);
+    assert.equal(documentChangeReads("Token", { _id: "t", name: "Lookout" }), "name");
+    const read = [
+      ["Token", { _id: "t", x: 300 }],
+      ["Token", { _id: "t", elevation: 10, name: "Lookout" }],
+      ["Token", { "flags.sightline-bridge.traits": ["thermal"] }],
+      ["Token", { light: { bright: 2 } }],
+      ["AmbientLight", { _id: "l", config: { dim: 6 } }],
+      ["AmbientLight", { _id: "l", hidden: true }],
+      ["Wall", { _id: "w", ds: 1 }],
+      ["Region", { _id: "r", shapes: [] }],
+      ["RegionBehavior", { _id: "b", disabled: true }],
+      ["Token", { _id: "t", someFieldOfALaterFoundry: 1 }],
+    ];
+    for (const [doc, changed] of read) assert.equal(documentChangeReads(doc, changed), "ruling", `${doc} ${JSON.stringify(changed)}`);
   });
 });

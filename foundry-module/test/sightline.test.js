@@ -288,8 +288,7 @@ describe("Sightline service", () => {
     assert.equal(g.sum(), -10);
     // The target steps out of the darkness into a torch's light: Foundry's updateToken, as main.js wires it.
     modifier = -3;
-    gm.s.onDocumentChange("Token", { ...tgt, x: tgt.x + 400 }, "update");
-    gm.s.invalidateRulings();
+    gm.s.documentChanged("Token", { ...tgt, x: tgt.x + 400 }, "update", { _id: tgt.id, x: tgt.x + 400 });
     await settle();
     assert.deepEqual(g.list(), [[-3, "Sightline: Fusilier \u2192 Target: visibility (\u22123)"]]);
     const sent = b.received.filter((m) => m.type === "scene.patch" || m.type === "adjudicate").map((m) => m.type);
@@ -341,10 +340,85 @@ describe("Sightline service", () => {
     assert.equal(gm.s.prefillTwodsix(throwDialog("Recon (1)").element)?.difficulty, "Average");
     // The observer steps out of the smoke (updateToken, as main.js wires it): the throw becomes Easy (DM +4).
     difficulty = "easy";
-    gm.s.onDocumentChange("Token", { ...fus, x: fus.x + 300 }, "update");
-    gm.s.invalidateRulings();
+    gm.s.documentChanged("Token", { ...fus, x: fus.x + 300 }, "update", { _id: fus.id, x: fus.x + 300 });
     await settle();
     assert.equal(gm.s.prefillTwodsix(throwDialog("Recon (1)").element)?.difficulty, "Routine", "CE's Routine (+2) is as near as Simple (+6), and harder");
+  });
+
+  test("twodsix: only a change that can move a held pair's ruling re-previews it, once per client for a burst", async () => {
+    const ruling = { ruleset: "traveller", difficulty: "average", asset: 0, modifier: 0 };
+    const { w, b, gm, fus, tgt } = await twodsixTable({ ruling, difficulties: { CE: { Average: { mod: 0, target: 8 } } } });
+    const sniper = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
+    sniper.parent = w.scene;
+    w.scene.tokens = F.collection([...w.scene.tokens.contents, sniper]);
+    // A player holding the same pair: their previews are relayed through the GM.
+    const pl = client(w, w.player, { bus, WebSocket: b.AutoSocket });
+    pl.game.settings.get = gm.game.settings.get;
+    gm.s.startRelay();
+    pl.s.startRelay();
+    pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(pl, tgt, true);
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
+    await settle(10);
+    const asked = () => b.received.filter((m) => m.type === "adjudicate").length;
+    const before = asked();
+    assert.equal(before, 2, "one preview each");
+    // Foundry fires each document hook on every client.
+    const everywhere = (...change) => {
+      for (const c of [gm, pl]) c.s.documentChanged(...change);
+    };
+    const [lamp] = w.scene.lights.contents;
+    const [wall1, wall2] = w.scene.walls.contents;
+    const region = w.scene.regions.contents[0];
+    everywhere("Token", { ...sniper, name: "Lookout" }, "update", { _id: sniper.id, name: "Lookout" });
+    everywhere("Token", tgt, "update", { _id: tgt.id, bar1: { attribute: "hp" }, texture: { src: "raider.webp" }, flags: { "other-module": { mark: 1 } } });
+    everywhere("Token", sniper, "create");
+    everywhere("AmbientLight", lamp, "update", { _id: lamp.id, config: { color: "#ff8800", animation: { type: "torch" } } });
+    everywhere("Wall", wall1, "update", { _id: wall1.id, sound: 0, move: 0 });
+    everywhere("Region", region, "update", { _id: region.id, color: "#00ff00" });
+    everywhere("RegionBehavior", { id: "b-tp", type: "teleportToken", parent: region, system: {} }, "update", { _id: "b-tp", system: { destination: "x" } });
+    everywhere("JournalEntry", { id: "j1", name: "Handout" }, "create");
+    await settle(10);
+    assert.equal(asked(), before, "nothing a ruling reads changed: no request");
+    // The observer steps out and two walls go in one deletion: one re-preview per client holding the pair.
+    everywhere("Token", { ...fus, x: fus.x + 300 }, "update", { _id: fus.id, x: fus.x + 300 });
+    everywhere("Wall", wall1, "delete");
+    everywhere("Wall", wall2, "delete");
+    await settle(10);
+    assert.equal(asked(), before + 2);
+    // The pair's own token renamed: a Traveller note names the actor, so the pair is asked again.
+    everywhere("Token", { ...fus, name: "Scout" }, "update", { _id: fus.id, name: "Scout" });
+    await settle(10);
+    assert.equal(asked(), before + 4);
+  });
+
+  test("twodsix: a change made while the pair's re-preview is under way asks again; the older answer is not kept", async () => {
+    let difficulty = "average";
+    let during = null;
+    const ruling = () => {
+      const answer = { ruleset: "traveller", difficulty, asset: 0, modifier: 0 };
+      const change = during;
+      during = null;
+      change?.(); // a change reaching this client after the question left, before its answer
+      return answer;
+    };
+    const difficulties = { CE: { Routine: { mod: 2, target: 6 }, Simple: { mod: 6, target: 2 }, Average: { mod: 0, target: 8 } } };
+    const { w, b, gm, fus, tgt } = await twodsixTable({ ruling, difficulties });
+    await gm.s.onTargetToken(gm.game.user, { id: tgt.id, document: tgt }, true);
+    const asked = () => b.received.filter((m) => m.type === "adjudicate").length;
+    const before = asked();
+    const [wall] = w.scene.walls.contents;
+    // The observer steps out of the smoke (easy); while that is asked, a wall is moved into the line (average again).
+    difficulty = "easy";
+    during = () => {
+      difficulty = "average";
+      gm.s.documentChanged("Wall", wall, "update", { _id: wall.id, c: [1900, 0, 1900, 2000] });
+    };
+    gm.s.documentChanged("Token", { ...fus, x: fus.x + 300 }, "update", { _id: fus.id, x: fus.x + 300 });
+    await settle(10);
+    assert.equal(asked(), before + 2, "asked again after the change");
+    assert.equal(gm.s.prefillTwodsix(throwDialog("Recon (1)").element)?.difficulty, "Average", "the answer after the wall, not the one before it (Routine)");
   });
 
   test("GURPS: a defence rolled with no target on the foe's turn is judged against the combatant attacking now", async () => {

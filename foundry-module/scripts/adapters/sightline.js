@@ -7,11 +7,11 @@
  * the batcher; the batcher sends one `scene.patch` per scene when the changes quiet down.
  */
 
-import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME } from "../const.js";
+import { APPLY_MODES, MODULE_ID, SETTINGS, SOCKET_NAME, ZONE_BEHAVIOR_TYPE } from "../const.js";
 import { BridgeConnection, testConnection } from "../connection.js";
 import { PatchBatcher } from "../batcher.js";
 import { BridgeError, adjudicate as adjudicateMessage, rulingOverride, sceneSync, scenePatch, sessionEnd, sessionStart } from "../protocol.js";
-import { SERIALIZERS, patchTargetOf, regionsAttachedTo, rulesOf, sceneChangeKind, sceneFields, serializeRegion, serializeScene, tokenIdsOnViewedLevel } from "../serialize.js";
+import { SERIALIZERS, documentChangeReads, patchTargetOf, regionsAttachedTo, rulesOf, sceneChangeKind, sceneFields, serializeRegion, serializeScene, serializeToken, tokenIdsOnViewedLevel } from "../serialize.js";
 import { attackActionFor } from "../vocabulary.js";
 import { SceneWatcher } from "../annotations.js";
 import { IgnoredRegistry, ignoredNotice } from "../ignored.js";
@@ -85,6 +85,10 @@ export class Sightline {
     /** @type {Promise<void> | null} */
     this._following = null;
     this._followAgain = false;
+    /** Counts `invalidateRulings`: an answer asked before the last one is not cached. */
+    this._rulingsEpoch = 0;
+    /** Whether a document change's invalidation waits for the other hooks of its go (`documentChanged`). */
+    this._invalidateQueued = false;
     /** Roll messages (and pairs) a relayed ruling was logged for: each logs once. */
     this._loggedRolls = new Set();
     this.batcher = new PatchBatcher({
@@ -541,7 +545,53 @@ export class Sightline {
     await this.syncScene(scene);
   }
 
-  /** A create/update/delete hook fired for a watched document. */
+  /**
+   * `create<Document>` / `update<Document>` / `delete<Document>` of a watched document, as main.js wires
+   * them (`changed`: an update's differential data): the change goes to the bridge (`onDocumentChange`,
+   * on the holder), and the rulings go stale only when it can move one (`changeMovesRulings`) — a
+   * token renamed, a bar or an image changed, another module's flag, a light's colour re-ask nothing.
+   * The changes of one go (the hooks of one update of many walls, a token and the regions it carries)
+   * make one re-preview, after the last of them.
+   * @param {string} documentName @param {any} doc @param {string} action `create`, `update` or `delete` @param {any} [changed]
+   */
+  documentChanged(documentName, doc, action, changed) {
+    if (!WATCHED_DOCUMENTS.includes(documentName)) return;
+    this.onDocumentChange(documentName, doc, action);
+    if (!this.changeMovesRulings(documentName, doc, action, changed)) return;
+    if (this._invalidateQueued) return;
+    this._invalidateQueued = true;
+    queueMicrotask(() => {
+      this._invalidateQueued = false;
+      this.invalidateRulings();
+    });
+  }
+
+  /**
+   * Whether a change of a watched document can change a ruling this client holds or shows: the
+   * document is on the viewed scene (or the scene of a ruling held), and the change is one a ruling
+   * reads (`documentChangeReads`) — a token's name only for a token of a pair held (a Traveller note
+   * names the actor); a token created or deleted only when it sheds light or is of a pair held; a
+   * region behaviour only when it is (or becomes) a visibility zone.
+   * @param {string} documentName @param {any} doc @param {string} action @param {any} [changed]
+   */
+  changeMovesRulings(documentName, doc, action, changed) {
+    const target = patchTargetOf(documentName, doc);
+    const sceneId = target?.doc?.parent?.id;
+    if (!target || !sceneId) return true;
+    const held = [...this.rulings.values(), ...this._confirmed.values()];
+    if (this.env.getCanvas()?.scene?.id !== sceneId && !held.some((r) => r?.scene === sceneId)) return false;
+    const pair = this.currentPair();
+    const ofPair = (id) => pair?.actor?.id === id || pair?.target?.id === id || held.some((r) => r?.actor === id || r?.target === id);
+    if (documentName === "RegionBehavior" && doc?.type !== ZONE_BEHAVIOR_TYPE && changed?.type === undefined) return false;
+    if (action !== "update" || changed === undefined) {
+      if (documentName !== "Token") return true;
+      return ofPair(doc?.id) || Boolean(serializeToken(doc, { ruleset: rulesOf(doc.parent, this.ruleDefaults()).ruleset }).light);
+    }
+    const reads = documentChangeReads(documentName, changed);
+    return reads === "ruling" || (reads === "name" && ofPair(doc?.id));
+  }
+
+  /** A create/update/delete hook fired for a watched document: the change goes to the bridge. */
   onDocumentChange(documentName, doc, action) {
     if (!this.isHolder() || !this.connection?.ready) return;
     const target = patchTargetOf(documentName, doc);
@@ -720,10 +770,11 @@ export class Sightline {
     const sceneId = scene ?? actorDoc?.parent?.id ?? this.env.getCanvas()?.scene?.id;
     const attack = this.attackAction(sceneId);
     const asked = action ?? attack;
+    const epoch = this._rulingsEpoch;
     const ruling = await this.request(adjudicateMessage("", { scene: sceneId, actor: actorId, target: targetId, action: asked, reaction, log, aware }), { roll });
     // The pair's cached ruling is its attack (the overlay, the bucket's preview): a defence or another
-    // action asked for a roll never stands in for it.
-    if (targetId && asked === attack && !reaction) {
+    // action asked for a roll never stands in for it; nor does an answer the scene changed under.
+    if (targetId && asked === attack && !reaction && epoch === this._rulingsEpoch) {
       this.rulings.set(`${actorId}->${targetId}`, ruling);
       this.onRulingsChanged();
     }
@@ -876,8 +927,11 @@ export class Sightline {
   invalidateRulings() {
     const auto = this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.AUTO;
     const had = this.rulings.size > 0;
-    // Emptied first: the re-preview below reads the cache before its first await.
+    // Emptied first: the re-preview below reads the cache before its first await. An answer to a question
+    // asked before now is not cached (`adjudicate`): a re-preview asked again after a change made while
+    // the last one was under way asks the bridge, instead of finding that older answer.
     this.rulings.clear();
+    this._rulingsEpoch++;
     if (auto) this._confirmed.clear();
     // In auto mode the roller's feed follows the scene: a moved token re-previews the pair — for the
     // GURPS bucket while its entry waits for a roll (a roll emptied it: the next targeting fills it), for
