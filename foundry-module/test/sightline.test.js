@@ -575,6 +575,62 @@ describe("Sightline service", () => {
     assert.deepEqual(g.list(), []);
   });
 
+  test("confirm mode, GURPS: when the turn changes the kind of the next roll, the applied entry goes and the GMs are offered the new ruling", async () => {
+    const byAction = (m) => ({ ruleset: "gurps-4e", allowed: true, reaction: m.reaction, crossings: [{ region: "r-dark", zone: "darkness", kind: "within" }], modifier: m.action === "attack" ? -10 : -4 });
+    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: byAction });
+    const w = world({ settings: { applyMode: "confirm", ruleset: "gurps-4e" } });
+    const created = [];
+    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
+    const g = gurpsStub();
+    const gm = client(w, w.gm, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage });
+    const pl = client(w, w.player, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage, globals: { GURPS: g.GURPS } });
+    gm.s.startRelay();
+    pl.s.startRelay();
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt, sniper] = [...w.scene.tokens.contents, F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} })];
+    const fight = (turn) => {
+      const combatants = [fus, tgt, sniper].map((t) => ({ tokenId: t.id, sceneId: w.scene.id }));
+      return { started: true, combatants, combatant: combatants.find((c) => c.tokenId === turn.id) };
+    };
+    const turn = async (who) => {
+      pl.game.combat = who && fight(who); // updateCombat (deleteCombat: no combat)
+      pl.s.onCombatChange();
+      await settle(10);
+    };
+    const proposals = () => created.filter((m) => m.flags["sightline-bridge"].confirm);
+    const apply = async (message) => {
+      gm.s.confirmFromMessage({ flags: message.flags });
+      await settle();
+    };
+    pl.game.combat = fight(fus); // the Fusilier's own turn: its next roll is an attack
+    pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(pl, tgt, true);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
+    assert.equal(proposals().length, 1);
+    await apply(proposals()[0]);
+    assert.deepEqual(g.list(), [[-10, "Sightline: Fusilier \u2192 Target: darkness (\u221210)"]]);
+    // The turn passes to the Target: the Fusilier's next roll is a defence. The attack's −10 goes; the GMs are asked about the dodge.
+    await turn(tgt);
+    assert.deepEqual(g.list(), [], "the attack's entry does not wait in the bucket for the defence");
+    assert.equal(proposals().length, 2);
+    const offered = proposals()[1];
+    assert.deepEqual([offered.flags["sightline-bridge"].ruling.action, offered.flags["sightline-bridge"].ruling.modifier, offered.whisper], ["dodge", -4, ["gm1"]]);
+    assert.match(offered.content, /data-sightline-apply/);
+    // Another foe's turn: still a defence; nothing new to confirm.
+    await turn(sniper);
+    assert.equal(proposals().length, 2);
+    await apply(offered);
+    assert.deepEqual(g.list(), [[-4, 'Sightline: SIGHTLINE.Gurps.DefenceAgainst {"defender":"Fusilier","attacker":"Target"}: darkness (\u22124)']]);
+    await turn(sniper);
+    assert.deepEqual(g.list().length, 1, "the applied defence still fits");
+    // The fight ends: attacks again, the defence goes and the attack is offered.
+    await turn(null);
+    assert.deepEqual(g.list(), []);
+    assert.equal(proposals().length, 3);
+    assert.equal(proposals()[2].flags["sightline-bridge"].ruling.action, "attack");
+  });
+
   test("twodsix: the throw dialog (renderDialogV2) gets the preview's difficulty from the list in use", async () => {
     const travellerRuling = { ruleset: "traveller", difficulty: "average", asset: 1, device: "binoculars", modifier: 0 };
     const difficulties = { AC: { Routine: { mod: 2, target: 4 }, Simple: { mod: 0, target: 6 }, Average: { mod: -2, target: 8 } } };

@@ -48,6 +48,11 @@ function sameJson(a, b) {
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
 
+/** Whether a ruling is a defence's (a dodge, parry or block, or any action asked as a reaction) or an attack's. */
+function rulingKind(ruling) {
+  return DEFENCES.includes(ruling?.action) || ruling?.reaction === true ? "defence" : "attack";
+}
+
 /** Documents whose create/update/delete hooks feed scene patches. Never `refreshToken`. */
 export const WATCHED_DOCUMENTS = Object.freeze(["Token", "Region", "RegionBehavior", "Wall", "AmbientLight"]);
 
@@ -80,6 +85,8 @@ export class Sightline {
     this.gurps = new GurpsBucketFeed(() => (env.globals ?? globalThis).GURPS);
     /** Rulings a GM applied (confirm mode) or fed at once (auto mode), by pair: the twodsix dialog reads them. */
     this._confirmed = new Map();
+    /** Confirm mode: the kind (`rulingKind`) of the ruling last proposed to the GMs, by pair. */
+    this._proposed = new Map();
     /** Whether this user's last twodsix throw dialog was an observation skill's: its roll is judged. */
     this._observing = false;
     /** @type {Promise<void> | null} */
@@ -813,10 +820,39 @@ export class Sightline {
     return defenderDoc.parent?.tokens?.get?.(current.tokenId) ?? null;
   }
 
-  /** `updateCombat` / `deleteCombat`: a turn passed or the fight ended; the bucket follows (auto mode). */
+  /**
+   * `updateCombat` / `deleteCombat`: a turn passed or the fight ended. Auto mode: the bucket follows.
+   * Confirm mode: `followTurnForConfirm`.
+   */
   onCombatChange() {
-    if (this.game.system?.id !== GURPS_ID || this.setting(SETTINGS.APPLY_MODE) !== APPLY_MODES.AUTO) return;
+    if (this.game.system?.id !== GURPS_ID) return;
+    if (this.setting(SETTINGS.APPLY_MODE) !== APPLY_MODES.AUTO) {
+      this.followTurnForConfirm().catch((err) => console.warn(`${MODULE_ID} | the new turn's ruling could not be proposed`, err));
+      return;
+    }
     if (this.gurps.entry || this.currentPair()) this._refollow();
+  }
+
+  /**
+   * Confirm mode, a GURPS fight, a turn passed: the roll the held pair's user makes next changes kind
+   * (an attack on one's own turn, a defence on the others', `defendingNow`). A ruling a GM applied for the
+   * other kind no longer fits: it leaves the bucket and the applied rulings (`_confirmed`), and the GMs
+   * are offered the ruling the new turn needs, whispered with Apply as at targeting. A turn that keeps the
+   * kind (one foe's turn to another's) offers nothing again: the ruling applied or proposed still fits.
+   */
+  async followTurnForConfirm() {
+    const pair = this.currentPair();
+    if (!pair || !this.setting(SETTINGS.PREVIEW_ON_TARGET)) return;
+    if (this.rulesetOf(pair.actor.parent?.id ?? this.env.getCanvas()?.scene?.id) !== "gurps-4e") return;
+    const key = `${pair.actor.id}->${pair.target.id}`;
+    const kind = this.defendingNow(pair.actor) ? "defence" : "attack";
+    const applied = this._confirmed.get(key);
+    if (applied && rulingKind(applied) !== kind) {
+      this._confirmed.delete(key);
+      this.gurps.clear(key);
+    }
+    if (this._confirmed.has(key) || this._proposed.get(key) === kind) return;
+    await this.followPair({ propose: true });
   }
 
   // The GM's log controls (session.start / session.end / ruling.override, docs/protocol.md).
@@ -1067,6 +1103,7 @@ export class Sightline {
       this._confirmed.set(key, ruling);
       if (system === GURPS_ID) this.gurps.set(ruling, this.pairNames(ruling));
     } else if (propose && !this._confirmed.has(key)) {
+      this._proposed.set(key, rulingKind(ruling));
       await this.publish(ruling, { trigger: "preview", proposal: true });
     }
   }
