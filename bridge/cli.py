@@ -42,8 +42,23 @@ class _Parser(argparse.ArgumentParser):
         return parsed, extras
 
     def error(self, message: str) -> NoReturn:
+        commands = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if commands is not None and message == f"the following arguments are required: {commands.metavar}":
+            self.exit(2, _command_list(self.prog, commands))
         line = " ".join(message.split())
         self.exit(2, f"{self.prog}: error: {line} ({self.prog} --help lists the options)\n")
+
+
+def _command_list(prog: str, commands: argparse._SubParsersAction[Any]) -> str:
+    """What ``sightline`` (or ``sightline log``, ``sightline traveller``) alone prints: that a command is
+    missing, then each command with its one line of help, as ``--help`` lists them, then where each command's
+    options are listed."""
+    helps = [(action.dest, action.help or "") for action in commands._get_subactions()]
+    width = max(len(name) for name, _ in helps)
+    lines = [f"{prog}: error: a command is needed, one of:"]
+    lines += [f"  {name:<{width}}  {text}".rstrip() for name, text in helps]
+    lines.append(f"({prog} COMMAND --help lists a command's options)")
+    return "\n".join(lines) + "\n"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -335,8 +350,8 @@ def _parser() -> argparse.ArgumentParser:
         help="log the demo's rulings into DIR/sightline.db and keep them (browse, export or re-judge them later)",
     )
     for choices in (commands, traveller):
-        # A missing command's one-line error lists what may follow ("required: {serve,secret,…}"), as the usage
-        # line does; argparse would otherwise name only the destination ("required: command").
+        # The usage line lists what may follow ("{serve,secret,…}"); argparse would otherwise name only the
+        # destination ("command"). A missing command is told apart by this metavar (_Parser.error).
         choices.metavar = "{" + ",".join(choices.choices) + "}"
     return parser
 

@@ -160,20 +160,48 @@ def test_serve_refuses_values_out_of_range_while_parsing(args: list[str], phrase
 
 
 def test_every_commands_parser_errors_are_one_line() -> None:
-    """A wrong option or argument, or a missing subcommand (its choices listed), is one line naming it, exit 2."""
+    """A wrong option, argument or command is one line naming it, pointing at --help, exit 2."""
     for args, line in (
         (["serve", "--no-such-option"], "sightline serve: error: unrecognized arguments: --no-such-option"),
         (["secret", "--world"], "sightline secret: error: argument --world: expected one argument"),
         (["log", "export"], "sightline log export: error: the following arguments are required: --session"),
-        (["traveller"], "sightline traveller: error: the following arguments are required: {encounter-range}"),
         (["demo", "--locale", "fr"], "sightline demo: error: argument --locale: invalid choice: 'fr' (choose from"),
-        (["log"], "sightline log: error: the following arguments are required: {sessions,export,rejudge}"),
-        ([], "sightline: error: the following arguments are required: {serve,secret,log,replay,traveller,demo}"),
+        (["bogus"], "sightline: error: argument {serve,secret,log,replay,traveller,demo}: invalid choice: 'bogus'"),
     ):
         done = run(*args, timeout=30)
         assert one_line_error(done).startswith(line) and done.returncode == 2, args
         prog = line.partition(": error:")[0]
         assert done.stderr.endswith(f" ({prog} --help lists the options)\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "commands"),
+    [
+        ([], ["serve", "secret", "log", "replay", "traveller", "demo"]),
+        (["log"], ["sessions", "export", "rejudge"]),
+        (["traveller"], ["encounter-range"]),
+    ],
+)
+def test_a_missing_command_lists_every_command_with_its_line(args: list[str], commands: list[str]) -> None:
+    """`sightline` (`log`, `traveller`) alone lists each command with its --help line, one a line, exit 2."""
+    done = run(*args, timeout=30)
+    prog = " ".join(["sightline", *args])
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == f"{prog}: error: a command is needed, one of:"
+    assert lines[-1] == f"({prog} COMMAND --help lists a command's options)"
+    assert [line.split()[0] for line in lines[1:-1]] == commands
+    listed = dict(line.strip().split(maxsplit=1) for line in lines[1:-1])
+    assert (
+        listed[commands[0]]
+        == {
+            "serve": "run the bridge (WebSocket /ws and HTTP on one port)",
+            "sessions": "list game sessions, newest first",
+            "encounter-range": "encounter range after night and weather, as “Traveller tactical visibility rules "
+            "(2011-03-17) — Encounter Ranges” gives it",
+        }[commands[0]]
+    )
+    assert all(listed.values()), listed
 
 
 def test_serve_on_an_unknown_host_name_says_so(tmp_path: Path) -> None:
