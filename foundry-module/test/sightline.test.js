@@ -631,6 +631,64 @@ describe("Sightline service", () => {
     assert.equal(proposals()[2].flags["sightline-bridge"].ruling.action, "attack");
   });
 
+  test("confirm mode, GURPS: Apply on an older card of the other kind still lands, and the GM is told whose turn it is", async () => {
+    const byAction = (m) => ({ ruleset: "gurps-4e", allowed: true, reaction: m.reaction, crossings: [{ region: "r-dark", zone: "darkness", kind: "within" }], modifier: m.action === "attack" ? -10 : -4 });
+    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: byAction });
+    const w = world({ settings: { applyMode: "confirm", ruleset: "gurps-4e" } });
+    const created = [];
+    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
+    const g = gurpsStub();
+    const gm = client(w, w.gm, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage });
+    const pl = client(w, w.player, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage, globals: { GURPS: g.GURPS } });
+    gm.s.startRelay();
+    pl.s.startRelay();
+    gm.s.refreshHolder();
+    await settle();
+    const [fus, tgt] = w.scene.tokens.contents;
+    const fight = (turn) => {
+      const combatants = [fus, tgt].map((t) => ({ tokenId: t.id, sceneId: w.scene.id, name: `combatant ${t.id}` }));
+      return { started: true, combatants, combatant: combatants.find((c) => c.tokenId === turn.id) };
+    };
+    const turn = async (who) => {
+      pl.game.combat = gm.game.combat = who && fight(who); // one world: both clients see the same combat
+      pl.s.onCombatChange();
+      await settle(10);
+    };
+    const proposals = () => created.filter((m) => m.flags["sightline-bridge"].confirm);
+    const warnings = () => gm.log.filter(([level]) => level === "warn").map(([, text]) => text);
+    const apply = async (message) => {
+      gm.s.confirmFromMessage({ flags: message.flags });
+      await settle();
+    };
+    await turn(fus); // the Fusilier's own turn: its next roll is an attack
+    pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(pl, tgt, true);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
+    const attackCard = proposals()[0];
+    await apply(attackCard);
+    assert.deepEqual(warnings(), [], "the attack's card on the attacker's turn fits");
+    await turn(tgt); // the Target's turn: the defence is offered
+    const defenceCard = proposals()[1];
+    assert.equal(defenceCard.flags["sightline-bridge"].ruling.action, "dodge");
+    await apply(defenceCard);
+    assert.deepEqual(warnings(), []);
+    // The GM presses Apply on the older attack card: it lands (an attack out of turn is the GM's call), with a warning.
+    await apply(attackCard);
+    assert.deepEqual(g.list(), [[-10, "Sightline: Fusilier \u2192 Target: darkness (\u221210)"]]);
+    assert.deepEqual(warnings(), ['SIGHTLINE.Confirm.AttackOutOfTurn {"actor":"Fusilier","target":"Target","turn":"Target"}']);
+    // Back on the Fusilier's turn, the older defence card: it lands, and the GM is told it is the defender's own turn.
+    await turn(fus);
+    await apply(defenceCard);
+    assert.deepEqual(g.list(), [[-4, 'Sightline: SIGHTLINE.Gurps.DefenceAgainst {"defender":"Fusilier","attacker":"Target"}: darkness (\u22124)']]);
+    assert.equal(warnings().at(-1), 'SIGHTLINE.Confirm.DefenceOnOwnTurn {"actor":"Fusilier","target":"Target","turn":"Fusilier"}');
+    // No fight: no turn to go against, nothing said.
+    await turn(null);
+    await apply(attackCard);
+    await apply(defenceCard);
+    assert.equal(warnings().length, 2);
+    assert.deepEqual(pl.log, [], "the roller is not told: the GM's notice is the GM's");
+  });
+
   test("twodsix: the throw dialog (renderDialogV2) gets the preview's difficulty from the list in use", async () => {
     const travellerRuling = { ruleset: "traveller", difficulty: "average", asset: 1, device: "binoculars", modifier: 0 };
     const difficulties = { AC: { Routine: { mod: 2, target: 4 }, Simple: { mod: 0, target: 6 }, Average: { mod: -2, target: 8 } } };

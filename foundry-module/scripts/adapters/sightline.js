@@ -1227,5 +1227,31 @@ export class Sightline {
     // Players accept `apply` from the holder only (the relay's `activeGMId` is `holderId()`); another GM's click would be dropped on arrival.
     if (!data?.ruling || !this.game.user.isGM || this.holderId() !== this.game.user.id) return;
     this.relay?.sendApply(data.rollerId, data.ruling);
+    const outOfTurn = this.outOfTurnNotice(data.ruling);
+    if (outOfTurn) this.env.ui?.notifications?.warn(outOfTurn);
+  }
+
+  /**
+   * Confirm mode, a GURPS fight (`gurps-4e`): a ruling applied from a card whose kind the turn order no
+   * longer expects — an attack's while another combatant has the turn (the next roll is likely a defence),
+   * or a defence's on the defender's own turn — still goes to the bucket (the GM may allow an attack out of
+   * turn, a Wait maneuver), and the GM is told so, with the turn's name: this text. Null when the kind fits,
+   * or no started combat on the ruling's scene counts its actor in.
+   * @param {any} ruling
+   * @returns {string | null}
+   */
+  outOfTurnNotice(ruling) {
+    if (this.game.system?.id !== GURPS_ID || this.rulesetOf(ruling?.scene) !== "gurps-4e") return null;
+    const scene = this.game.scenes?.get?.(ruling?.scene);
+    const actorDoc = scene?.tokens?.get?.(ruling?.actor);
+    const combat = this.game.combat;
+    const current = combat?.started ? combat.combatant : null;
+    if (!actorDoc || !current || ![...(combat.combatants ?? [])].some((c) => c.tokenId === actorDoc.id && c.sceneId === scene.id)) return null;
+    const kind = rulingKind(ruling);
+    if ((kind === "defence") === this.defendingNow(actorDoc)) return null;
+    const names = this.pairNames(ruling);
+    const turn = (current.sceneId === scene.id && scene.tokens.get?.(current.tokenId)?.name) || current.name || current.tokenId;
+    const key = kind === "attack" ? "SIGHTLINE.Confirm.AttackOutOfTurn" : "SIGHTLINE.Confirm.DefenceOnOwnTurn";
+    return this.game.i18n.format(key, { actor: names.actor, target: names.target, turn });
   }
 }
