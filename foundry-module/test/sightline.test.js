@@ -869,6 +869,39 @@ describe("Sightline service", () => {
     assert.deepEqual(syncs().slice(4), ["s-docks"]);
   });
 
+  test("canvasReady: a floor switch asks nothing again — no sync, no preview of a held pair, on the GM's client or a player's", async () => {
+    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: { allowed: true, modifier: -6, ruleset: "gurps-4e" } });
+    const w = world();
+    const g = gurpsStub();
+    const gm = client(w, w.gm, { bus, WebSocket: gurpsBridge.AutoSocket });
+    const pl = client(w, w.player, { bus, WebSocket: gurpsBridge.AutoSocket, globals: { GURPS: g.GURPS } });
+    gm.s.startRelay();
+    pl.s.startRelay();
+    gm.s.refreshHolder();
+    await settle();
+    const asked = (type) => gurpsBridge.received.filter((m) => m.type === type).length;
+    // The scene drawn on both clients; the player's Fusilier targets: its preview is in the bucket, waiting for the roll.
+    await gm.s.onCanvasReady(w.scene);
+    await pl.s.onCanvasReady(w.scene);
+    const [fus, tgt] = w.scene.tokens.contents;
+    pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(pl, tgt, true);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
+    await settle();
+    const before = { sync: asked("scene.sync"), adjudicate: asked("adjudicate") };
+    assert.equal(before.adjudicate, 1);
+    // A V14 floor switch draws the same scene again on every client that views it: nothing the bridge judges changed.
+    for (const c of [gm, pl, gm, pl]) await c.s.onCanvasReady(w.scene);
+    await settle();
+    assert.deepEqual({ sync: asked("scene.sync"), adjudicate: asked("adjudicate") }, before);
+    assert.ok(pl.s.rulings.has(`${fus.id}->${tgt.id}`), "the player's preview stays cached for the overlay");
+    assert.deepEqual(g.list(), [[-6, "Sightline: Fusilier \u2192 Target: poor (\u22126)"]]);
+    // A change the bridge judges still re-asks the pair (documentChanged), as before the switch.
+    pl.s.documentChanged("Wall", { id: "w-new", parent: w.scene }, "create");
+    await settle();
+    assert.equal(asked("adjudicate"), before.adjudicate + 1);
+  });
+
   test("with no GM online a player is told so", async () => {
     const w = world({ gmActive: false });
     const pl = client(w, w.player, { bus, WebSocket: bridge.AutoSocket });

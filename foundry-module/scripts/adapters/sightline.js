@@ -441,17 +441,21 @@ export class Sightline {
 
   /**
    * `canvasReady`: the canvas drew `scene`. A scene drawn again — V14 tears the canvas down and draws
-   * it anew when the viewer switches floors (`Canvas.TearDownOptions.nextLevel`) — that the bridge
-   * holds on this connection is not sent again: a floor switch changes no document, and every change
-   * since the last sync went as a patch (`updateScene` re-syncs, a failed patch re-syncs, a reconnect
-   * re-syncs everything). Another scene, or one the bridge does not hold, is synced whole.
+   * it anew when the viewer switches floors (`Scene#view({level})`, `Canvas.TearDownOptions.nextLevel`)
+   * — asks nothing again: a floor switch changes no document, and every change since the last sync went
+   * as a patch and made the rulings it could move stale on every client (`documentChanged`; `updateScene`
+   * re-syncs, a failed patch re-syncs, a reconnect re-syncs everything). So the holder does not send a
+   * scene the bridge holds on this connection again, and no client drops its previews (which would ask
+   * the bridge again for each held pair: the GURPS bucket's, twodsix's, the overlay's — through the GM
+   * for a player). Another scene, or one the holder's bridge does not hold, is synced whole, its
+   * previews asked anew.
    * @param {any} scene
    */
   async onCanvasReady(scene) {
     const redrawn = Boolean(scene?.id) && scene.id === this._drawnScene;
     this._drawnScene = scene?.id ?? null;
+    if (redrawn && (!this.isHolder() || this.synced.has(scene.id))) return;
     this.invalidateRulings();
-    if (redrawn && this.synced.has(scene.id)) return;
     await this.syncScene(scene);
   }
 
