@@ -48,7 +48,7 @@ from .controls import WORDS, override_controls, parse_override_form, parse_sessi
 from .export import FORMATS
 from .i18n import TEXTS, pick_language
 from .pages import login_page, session_page, sessions_page
-from .records import Party, RulingRecord
+from .records import Party, RulingRecord, SceneSnapshot
 from .rejudge import Rejudge, RejudgeError
 from .rejudge_output import outcome_wire, why_text
 from .store import DEFAULT_IDLE_TIMEOUT, LoggedSession, LogStore, RulingFilter, check_order, open_store
@@ -579,6 +579,11 @@ class _SnapshotBodies:
 LOG_SNAPSHOT_BODIES: Final = web.AppKey[_SnapshotBodies]("sightline_log_snapshot_bodies")
 
 
+def encode_snapshot(snapshot: SceneSnapshot) -> bytes:
+    """A snapshot's body as the API sends it (what :class:`_SnapshotBodies` keeps)."""
+    return snapshot.model_dump_json().encode()
+
+
 def snapshot_etag(key: str) -> str:
     """A snapshot's strong ETag: its key (which names its content) hashed with the JSON form's version."""
     return hashlib.sha256(f"{_SNAPSHOT_FORMAT}:{key}".encode()).hexdigest()[:32]
@@ -614,7 +619,7 @@ async def api_snapshot(request: web.Request) -> web.Response:
         if snapshot is None:
             raise not_found
         # Megabytes for a scene of 50,000 walls: encoded once, in a thread, then served from memory.
-        body = await asyncio.to_thread(lambda: snapshot.model_dump_json().encode())
+        body = await asyncio.to_thread(encode_snapshot, snapshot)
         bodies.put(key, body)
     response = web.Response(body=body, content_type="application/json", headers=headers)
     response.etag = etag

@@ -181,6 +181,70 @@ async def test_a_snapshot_asked_again_with_its_etag_is_304_without_a_body(
     assert (await client.get(url, headers={**OTHER, "If-None-Match": etag})).status == 401
 
 
+async def test_a_snapshot_read_again_is_sent_from_the_cache_without_encoding_it_again(
+    store: SqlLogStore, logged: list[RulingRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second read of a snapshot sends the kept bytes, encoded once; a world none of whose rulings refer
+    to it gets 404 even once it is kept, and another world's secret 401: the cache skips no check."""
+    encoded: list[str] = []
+
+    def counting(snapshot: Any) -> bytes:
+        encoded.append(snapshot.key)
+        return real(snapshot)
+
+    real = log_http.encode_snapshot
+    monkeypatch.setattr(log_http, "encode_snapshot", counting)
+    await store.append(ruling(0, world="w-third", snapshot=None))  # a world that exists, without that snapshot
+    app = create_log_app(check_secret=check_secret, store=store)
+    async with TestClient(TestServer(app)) as client:
+        url = f"/api/worlds/{logged[0].world}/snapshots/snap-docks-1"
+        first = await client.get(url, headers=ASHES)
+        second = await client.get(url, headers=ASHES)  # no If-None-Match: a whole body again
+        assert (first.status, second.status) == (200, 200)
+        assert await first.read() == await second.read() == DOCKS.model_dump_json().encode()
+        assert encoded == ["snap-docks-1"]  # the second body came from the cache
+        kept = app[log_http.LOG_SNAPSHOT_BODIES].get("snap-docks-1")
+        assert kept is not None and kept == await second.read()
+        for foreign in ("/api/worlds/w-third/snapshots/snap-docks-1", "/api/worlds/w-none/snapshots/snap-docks-1"):
+            refused = await client.get(foreign, headers=BRIDGE)
+            assert refused.status == 404 and await refused.read() != kept, foreign
+        assert (await client.get(url, headers=OTHER)).status == 401
+        assert encoded == ["snap-docks-1"]
+
+
+async def test_the_snapshot_cache_keeps_at_most_its_bytes_and_drops_the_least_recently_read(
+    store: SqlLogStore, logged: list[RulingRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body over the cache's bound is encoded on every read and never kept; over the bound in all, the
+    least recently read body goes first (a read keeps a body recent)."""
+    encoded: list[str] = []
+
+    def counting(snapshot: Any) -> bytes:
+        encoded.append(snapshot.key)
+        return real(snapshot)
+
+    real = log_http.encode_snapshot
+    monkeypatch.setattr(log_http, "encode_snapshot", counting)
+    size = len(DOCKS.model_dump_json().encode())
+    app = create_log_app(check_secret=check_secret, store=store)
+    app[log_http.LOG_SNAPSHOT_BODIES] = log_http._SnapshotBodies(most_bytes=size - 1)
+    async with TestClient(TestServer(app)) as client:
+        url = f"/api/worlds/{logged[0].world}/snapshots/snap-docks-1"
+        for _ in range(2):
+            assert (await client.get(url, headers=ASHES)).status == 200
+        assert encoded == ["snap-docks-1", "snap-docks-1"]  # too big to keep: encoded each time
+        assert app[log_http.LOG_SNAPSHOT_BODIES].get("snap-docks-1") is None
+
+    bodies = log_http._SnapshotBodies(most_bytes=10)
+    bodies.put("a", b"aaaa")
+    bodies.put("b", b"bbbb")
+    assert bodies.get("a") == b"aaaa"  # read: now the most recent
+    bodies.put("c", b"cccc")  # 12 bytes > 10: the least recently read ("b") goes
+    assert (bodies.get("a"), bodies.get("b"), bodies.get("c")) == (b"aaaa", None, b"cccc")
+    bodies.put("huge", b"x" * 11)
+    assert bodies.get("huge") is None and bodies.get("a") == b"aaaa"  # over the bound: not kept, nothing evicted
+
+
 async def test_rulings_in_another_order_page_through_and_a_bad_order_is_named(
     client: TestClient[web.Request, web.Application], logged: list[RulingRecord]
 ) -> None:
