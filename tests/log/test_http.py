@@ -184,8 +184,10 @@ async def test_a_snapshot_asked_again_with_its_etag_is_304_without_a_body(
 async def test_a_snapshot_read_again_is_sent_from_the_cache_without_encoding_it_again(
     store: SqlLogStore, logged: list[RulingRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A second read of a snapshot sends the kept bytes, encoded once; a world none of whose rulings refer
-    to it gets 404 even once it is kept, and another world's secret 401: the cache skips no check."""
+    """A second read of a snapshot sends the kept bytes, encoded once; the cache skips no world check.
+
+    A world none of whose rulings refer to it gets 404 even once it is kept, and another world's secret 401.
+    """
     encoded: list[str] = []
 
     def counting(snapshot: Any) -> bytes:
@@ -215,8 +217,10 @@ async def test_a_snapshot_read_again_is_sent_from_the_cache_without_encoding_it_
 async def test_the_snapshot_cache_keeps_at_most_its_bytes_and_drops_the_least_recently_read(
     store: SqlLogStore, logged: list[RulingRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A body over the cache's bound is encoded on every read and never kept; over the bound in all, the
-    least recently read body goes first (a read keeps a body recent)."""
+    """A body over the cache's bound is encoded on every read, never kept; the least recently read goes first.
+
+    Over the bound in all, the body read longest ago is dropped (a read keeps a body recent).
+    """
     encoded: list[str] = []
 
     def counting(snapshot: Any) -> bytes:
