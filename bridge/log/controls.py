@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Final
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from ..core.rules.labels import label
 from .pages import world_html
@@ -53,6 +53,8 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         "reason": "Reason",
         "save": "Override",
         "no_rulings": "No ruling on this page to override.",
+        "choose_row": "Choose the ruling to override in the table: a click, or Enter on its row.",
+        "from_list": "Choose it from a list of this page's rulings",
         "no_lof": "no line of fire",
         "by": "GM (log page)",
         "bad_name": f"name: at most {MAX_NAME} characters",
@@ -78,6 +80,8 @@ WORDS: Final[Mapping[str, Mapping[str, str]]] = {
         "reason": "Motivo",
         "save": "Corregir",
         "no_rulings": "No hay dictámenes en esta página que corregir.",
+        "choose_row": "Elige en la tabla el dictamen que corregir: un clic, o Intro en su fila.",
+        "from_list": "Elegirlo de una lista de los dictámenes de esta página",
         "no_lof": "sin línea de tiro",
         "by": "DJ (página del registro)",
         "bad_name": f"nombre: como mucho {MAX_NAME} caracteres",
@@ -96,7 +100,9 @@ _STYLE: Final = (
     ".gm-controls label{display:flex;flex-direction:column;font-size:.85rem;min-width:0;max-width:100%}"
     ".gm-controls label.check{flex-direction:row;gap:.3rem;align-items:center}"
     ".gm-controls textarea{min-width:min(16rem,100%);max-width:100%;box-sizing:border-box}"
-    ".gm-controls select{max-width:100%}</style>"
+    ".gm-controls select{max-width:100%}"
+    ".gm-controls fieldset{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;border:0;padding:0;margin:0}"
+    "#override-ruling{flex-basis:100%;margin:0}</style>"
 )
 
 
@@ -168,32 +174,66 @@ def _ruling_choice(record: RulingRecord, lang: str) -> str:
     return f"{record.time.replace('T', ' ')[:19]} UTC · {actor} → {target} · {action} · {verdict}"
 
 
-def override_controls(lang: str, session: LoggedSession, records: Sequence[RulingRecord], *, root: str = "") -> str:
-    """The override form for the rulings on this page (overrides themselves are not offered again)."""
+def override_controls(
+    lang: str,
+    session: LoggedSession,
+    records: Sequence[RulingRecord],
+    *,
+    root: str = "",
+    listed: bool = False,
+    query: Mapping[str, str] | None = None,
+) -> str:
+    """The override form of a session page; overrides themselves are not offered again.
+
+    It carries no row of the page: choosing a row of the table (``static/controls.js``: a click, or Enter)
+    puts that ruling in the form — its id in the hidden ``record`` and its description above the fields,
+    which stay disabled until then. Without script, a link (``query``: the page's own, plus
+    ``override=list``) reloads the page with ``listed``: the form then lists the page's rulings to choose
+    from, as every page's form did before (a page of 1,000 rows carried 124 KB of them).
+    """
     w = WORDS[lang]
     choices = [r for r in records if r.kind == "ruling" and r.id]
     if not choices:
         body = f'<p class="muted">{escape(w["no_rulings"])}</p>'
-    else:
+        return (
+            f'<details class="gm-controls" id="override-controls"><summary>{escape(w["override"])}</summary>'
+            f"{body}</details>"
+        )
+    base = f"{root}/log/{_path(session.world)}/{_path(session.id)}"
+    action = f"{base}/override?lang={lang}"
+    if listed:
         options = "".join(
             f'<option value="{escape(r.id or "")}">{escape(_ruling_choice(r, lang))}</option>' for r in choices
         )
-        action = f"{root}/log/{_path(session.world)}/{_path(session.id)}/override?lang={lang}"
-        body = (
-            f'<p class="muted">{escape(w["override_help"])}</p>'
-            f'<form method="post" action="{escape(action)}" id="override-form">'
-            f'<label>{escape(w["ruling"])}<select name="record" required>{options}</select></label>'
-            f'<label class="check"><input type="checkbox" name="allowed" value="true" checked> '
-            f"{escape(w['allowed'])}</label>"
-            f'<label>{escape(w["modifier"])}<input type="number" name="modifier" step="1" min="-{_MAX_MODIFIER}" '
-            f'max="{_MAX_MODIFIER}" value="0"></label>'
-            f'<label>{escape(w["reason"])}<textarea name="reason" required maxlength="{MAX_REASON}" rows="2">'
-            "</textarea></label>"
-            f'<button type="submit" id="override-save">{escape(w["save"])}</button></form>'
-            f'<script src="{escape(root)}/log/static/controls.js" defer></script>'  # a chosen row fills the form
+        chooser = f'<label>{escape(w["ruling"])}<select name="record" required>{options}</select></label>'
+        fields, later = "<fieldset>", ""
+    else:
+        chooser = (
+            '<input type="hidden" name="record" value="">'
+            f'<p id="override-ruling" aria-live="polite">{escape(w["choose_row"])}</p>'
         )
+        fields = "<fieldset disabled>"  # controls.js enables it once a row is chosen
+        listing = {k: v for k, v in (query or {}).items() if k != "override"} | {"lang": lang, "override": "list"}
+        later = (
+            f'<noscript><p><a id="override-list" href="{escape(base + "?" + urlencode(listing))}#override-controls">'
+            f"{escape(w['from_list'])}</a></p></noscript>"
+        )
+    body = (
+        f'<p class="muted">{escape(w["override_help"])}</p>'
+        f'<form method="post" action="{escape(action)}" id="override-form" data-no-lof="{escape(w["no_lof"])}">'
+        f"{chooser}{fields}"
+        f'<label class="check"><input type="checkbox" name="allowed" value="true" checked> '
+        f"{escape(w['allowed'])}</label>"
+        f'<label>{escape(w["modifier"])}<input type="number" name="modifier" step="1" min="-{_MAX_MODIFIER}" '
+        f'max="{_MAX_MODIFIER}" value="0"></label>'
+        f'<label>{escape(w["reason"])}<textarea name="reason" required maxlength="{MAX_REASON}" rows="2">'
+        "</textarea></label>"
+        f'<button type="submit" id="override-save">{escape(w["save"])}</button></fieldset></form>{later}'
+        f'<script src="{escape(root)}/log/static/controls.js" defer></script>'  # a chosen row fills the form
+    )
+    opened = " open" if listed else ""  # reached from its link: the list is what the GM came for
     return (
-        f'<details class="gm-controls" id="override-controls"><summary>{escape(w["override"])}</summary>'
+        f'<details class="gm-controls" id="override-controls"{opened}><summary>{escape(w["override"])}</summary>'
         f"{body}</details>"
     )
 

@@ -903,9 +903,17 @@ async def session_view(request: web.Request) -> web.Response:
         root=_root(request),
         idle_timeout=store.idle_timeout,
     )
-    html = with_controls(
-        html, override_controls(lang, session, records, root=_root(request)), before='<form class="filters"'
+    # The form carries no row of the page (a script fills it from the chosen row); ``override=list``, its
+    # link without script, lists the page's rulings in it.
+    controls = override_controls(
+        lang,
+        session,
+        records,
+        root=_root(request),
+        listed=request.query.get("override") == "list",
+        query=request.query,
     )
+    html = with_controls(html, controls, before='<form class="filters"')
     return _html(html, status=400 if error else 200)
 
 

@@ -5,6 +5,8 @@ the same in headless Chromium: sign in, start a named session, override a ruling
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,14 +15,18 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from playwright.async_api import BrowserContext
 
-from bridge.log.controls import parse_override_form, with_controls
+from bridge.log.controls import override_controls, parse_override_form, with_controls
 from bridge.log.http import create_log_app
 from bridge.log.records import RulingRecord
 from bridge.log.sql import SqlLogStore
+from bridge.log.store import LoggedSession
 
 from .sample import ruling
 from .test_http import ASHES, check_secret
-from .test_pages_browser import browser  # noqa: F401 - the shared headless Chromium fixture
+from .test_pages_browser import (
+    browser,  # noqa: F401 - the shared headless Chromium fixture
+    chromium,
+)
 
 SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}
 
@@ -82,7 +88,8 @@ async def test_a_gm_overrides_a_ruling_with_a_reason_beside_the_original(
     """The override is a record of its own (reason, new verdict, who) pointing at the untouched original."""
     page_url = f"/log/w-ashes/{logged[0].session}"
     page = await (await client.get(page_url)).text()
-    assert _choices(page) == 4
+    assert _choices(page) == 0 and '<input type="hidden" name="record" value="">' in page  # a script fills it
+    assert _choices(await (await client.get(page_url, params={"override": "list"})).text()) == 4  # without script
     original = logged[2]
     posted = await client.post(
         f"{page_url}/override",
@@ -102,7 +109,9 @@ async def test_a_gm_overrides_a_ruling_with_a_reason_beside_the_original(
     assert override.user is not None and override.user.name == "GM (log page)"
     assert await store.get_record("w-ashes", str(original.id)) == original
     shown = await (await client.get(page_url)).text()
-    assert "the smoke had cleared" in shown and _choices(shown) == 4  # overrides are not offered
+    assert "the smoke had cleared" in shown
+    listed = await (await client.get(page_url, params={"override": "list"})).text()
+    assert _choices(listed) == 4  # overrides are not offered
     blocked = await client.post(
         f"{page_url}/override?lang=es",
         data={"record": str(logged[0].id), "reason": "muro"},  # no "allowed": the action is not allowed
@@ -178,6 +187,29 @@ async def test_bad_forms_are_named_and_change_nothing(
     assert scripted.status == 303 and (await store.list_sessions("w-ashes"))[0].name == "API"
 
 
+def test_the_override_form_carries_no_row_of_a_long_page_unless_asked_for_the_list() -> None:
+    """A 1,000-row page's override form is under 2 KB and names no row; override=list (no script) lists them.
+
+    The chosen row fills the form; the form's link without script keeps the page's query and adds override=list.
+
+    Before, every page's form listed every ruling: 124,816 bytes of the 1,000-row page.
+    """
+    session = LoggedSession(id="s-1", world="w-ashes", started="2025-03-01T19:00:00.000000Z", last_activity="x")
+    rows = [ruling(n).model_copy(update={"id": f"01ROW{n:021d}", "session": "s-1"}) for n in range(1000)]
+    query = {"actor": "Sniper", "cursor": "abc", "limit": "1000", "override": "list"}
+    form = override_controls("en", session, rows, query=query)
+    assert len(form.encode()) < 2000 and "01ROW" not in form
+    assert "<fieldset disabled>" in form and 'name="record" value=""' in form
+    link = re.search(r'<noscript><p><a id="override-list" href="([^"]+)"', form)
+    assert link is not None
+    assert html.unescape(link.group(1)) == (
+        "/log/w-ashes/s-1?actor=Sniper&cursor=abc&limit=1000&lang=en&override=list#override-controls"
+    )
+    listed = override_controls("es", session, rows, listed=True)
+    assert listed.count("<option value=") == 1000 and "<fieldset>" in listed and " open>" in listed
+    assert "noscript" not in listed
+
+
 def test_the_form_reader_and_the_page_insertion() -> None:
     """An unticked box means not allowed (modifier dropped); controls go first in <main>."""
     posted = parse_override_form({"record": "r1", "modifier": "4", "reason": " wall "}, "en")
@@ -219,9 +251,12 @@ async def test_in_chromium_a_gm_starts_a_session_and_overrides_from_the_pages(
         await store.append_many([ruling(1, session=session.id), ruling(2, session=session.id)])
         await page.reload()
         await page.click("#override-controls summary")
-        chosen = (await store.query("w-ashes", session.id)).records[1]  # not the one the list starts on
+        assert await page.is_disabled("#override-form textarea[name=reason]")  # no ruling chosen yet
+        chosen = (await store.query("w-ashes", session.id)).records[1]  # not the first row
         await page.click(f'tr[data-record="{chosen.id}"]')  # choosing the row chooses it in the form
-        assert await page.input_value("#override-form select[name=record]") == chosen.id
+        assert await page.input_value("#override-form input[name=record]") == chosen.id
+        described = await page.inner_text("#override-ruling")
+        assert "Fusilier → Target t-tgt · BS Attack" in described and chosen.id not in described
         await page.uncheck("#override-form input[name=allowed]")
         await page.fill("#override-form textarea[name=reason]", "a wall the scene did not have")
         await page.click("#override-save")
@@ -230,5 +265,44 @@ async def test_in_chromium_a_gm_starts_a_session_and_overrides_from_the_pages(
         override = (await store.query("w-ashes", session.id)).records[-1]
         assert (override.kind, override.overrides, override.allowed) == ("override", chosen.id, False)
         assert errors == []
+    finally:
+        await server.close()
+
+
+async def test_without_script_a_gm_overrides_a_ruling_chosen_from_the_forms_list(
+    store: SqlLogStore, backend: str, tmp_path: Path
+) -> None:
+    """In Chromium with JavaScript off, the form's link lists the page's rulings; one chosen there is overridden.
+
+    The page itself lists none (the form's fields stay disabled until a script fills them): without script the GM
+    follows the link, which reloads the same page (filters kept) with the list, and posts the form from there.
+    """
+    first = await store.append(ruling(0))
+    await store.append_many([ruling(1, session=first.session), ruling(2, session=first.session, actor_name="Sniper")])
+    server = TestServer(create_log_app(check_secret=check_secret, store=store))
+    await server.start_server()
+    try:
+        async with chromium(tmp_path / "profile", java_script_enabled=False) as context:
+            page = await context.new_page()
+            await page.goto(str(server.make_url(f"/log/w-ashes/{first.session}?actor=sni")))
+            await page.fill("input[name=secret]", "ashes-secret")
+            await page.click("button[type=submit]")
+            await page.wait_for_selector("#rulings tbody tr.ruling")
+            await page.click("#override-controls summary")
+            assert await page.is_disabled("#override-form textarea[name=reason]")
+            await page.click("#override-list")
+            await page.wait_for_url("**override=list**")
+            assert "actor=sni" in page.url
+            options = page.locator("#override-form select[name=record] option")
+            assert await options.count() == 1  # the page's rulings: the filter kept
+            chosen = await options.first.get_attribute("value")
+            await page.select_option("#override-form select[name=record]", chosen)
+            await page.fill("#override-form input[name=modifier]", "-3")
+            await page.fill("#override-form textarea[name=reason]", "smoke, seen from the window")
+            await page.click("#override-save")
+            await page.wait_for_selector("#rulings tr.override")
+            override = (await store.query("w-ashes", first.session)).records[-1]
+            assert (override.kind, override.overrides, override.modifier) == ("override", chosen, -3)
+            assert override.reason == "smoke, seen from the window"
     finally:
         await server.close()
