@@ -138,12 +138,18 @@ def run_postgres() -> Iterator[PostgresServer]:
 _database_counter = iter(range(1, 1_000_000))
 
 
-async def new_postgres_database(server: PostgresServer) -> str:
-    """A fresh, empty database on the test server; returns its DSN."""
+async def new_postgres_database(server: PostgresServer, *, icu_locale: str | None = None) -> str:
+    """A fresh, empty database on the test server; returns its DSN. With ``icu_locale`` (``"es"``) its text
+    sorts by that language's ICU collation, as a server set up in that language does (else ``C.UTF-8``)."""
     name = f"log_{os.getpid()}_{next(_database_counter)}"
     connection = await asyncpg.connect(server.dsn())
     try:
-        await connection.execute(f'CREATE DATABASE "{name}"')
+        if icu_locale is None:
+            await connection.execute(f'CREATE DATABASE "{name}"')
+        else:
+            await connection.execute(
+                f"CREATE DATABASE \"{name}\" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '{icu_locale}'"
+            )
     finally:
         await connection.close()
     return server.dsn(name)

@@ -15,7 +15,7 @@ import asyncio
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -42,6 +42,7 @@ from .store import (
     encode_cursor,
     encode_sorted_cursor,
     format_time,
+    name_sort_key,
     parse_time,
 )
 
@@ -61,15 +62,27 @@ _INSERT_SNAPSHOT = (
     "INSERT INTO snapshots (key, scene, body, base, depth, chain) VALUES (?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (key) DO NOTHING"
 )
+#: A token as the pages show it: its name, else its id (a ruling without a target: "").
+_SHOWN = {
+    "actor": "COALESCE(NULLIF(actor_name, ''), actor_id)",
+    "target": "COALESCE(NULLIF(target_name, ''), target_id, '')",
+}
 #: How each order of :data:`~bridge.log.store.ORDERS` sorts (``None``: by id alone, which is time order):
-#: names as the pages show them (the name, else the id), whatever their case (``lower``: Python's in
-#: SQLite, as for the filters); a ruling without a MOD (not allowed) below every MOD (−99 to 99).
+#: names as the pages show them by their stored sort key (:func:`~bridge.log.store.name_sort_key`, compared
+#: byte by byte: the same order in SQLite and PostgreSQL, whatever the server's collation; a name without
+#: one, written by a bridge older than schema 6 into a newer log, sorts first); a ruling without a MOD (not
+#: allowed) below every MOD (−99 to 99).
 _SORT_EXPRESSIONS: dict[str, str | None] = {
     "time": None,
-    "actor": "lower(COALESCE(NULLIF(actor_name, ''), actor_id))",
-    "target": "lower(COALESCE(NULLIF(target_name, ''), target_id, ''))",
+    **{
+        order: f"COALESCE((SELECT sort_key FROM name_sort_keys WHERE name = {shown}), '')"
+        for order, shown in _SHOWN.items()
+    },
     "mod": "COALESCE(modifier, -1000)",
 }
+_INSERT_NAME_SORT_KEY = "INSERT INTO name_sort_keys (name, sort_key) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
+#: Names whose sort key this process knows to be stored (it need not write them again).
+_KNOWN_NAMES = 8192
 #: Whether a ruling of a world refers to a snapshot (snapshots are shared by content across worlds).
 _REFERS_TO_SNAPSHOT = "SELECT 1 FROM rulings WHERE world = ? AND snapshot = ? LIMIT 1"
 #: A snapshot and, recursively, the ones its delta is based on (down to a whole one).
@@ -221,6 +234,8 @@ class SqlLogStore(LogStore):
         self._latest: dict[tuple[str, str], SceneSnapshot] = {}
         #: Snapshots known to be stored: key → (depth, bytes of the deltas down to a whole one).
         self._stored: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        #: Token names (else ids) whose sort key is known to be stored.
+        self._named: OrderedDict[str, None] = OrderedDict()
 
     async def drain(self) -> None:
         """Let appends under way commit (before the connections close)."""
@@ -257,6 +272,9 @@ class SqlLogStore(LogStore):
                     continue
                 for statement in _statements(text.replace("{key}", self.key_type)):
                     await db.execute(statement)
+                step = _MIGRATION_STEPS.get(version)
+                if step is not None:  # what SQL alone cannot do: values computed by the bridge
+                    await step(db)
                 await db.execute(
                     "INSERT INTO schema_version (version, name, applied) VALUES (?, ?, ?)",
                     version,
@@ -307,7 +325,9 @@ class SqlLogStore(LogStore):
             await sessions.flush()
             latest, found = await self._store_snapshots(db, list(snapshots.values()))
             await db.executemany(_INSERT_RULING, [_ruling_row(record) for record in stored])
+            named = await self._store_sort_keys(db, stored)
         # Only once committed: the base of a later delta is always a stored snapshot.
+        self._know_names(named)
         self._latest.update(latest)
         for key, depth, chain in found:
             self._know(key, depth, chain)
@@ -351,6 +371,26 @@ class SqlLogStore(LogStore):
             f"SELECT key, depth, chain FROM snapshots WHERE key IN ({', '.join('?' * len(keys))})", *keys
         )
         return latest, [(str(key), int(depth), int(chain)) for key, depth, chain in found]
+
+    async def _store_sort_keys(self, db: Executor, records: Sequence[RulingRecord]) -> list[str]:
+        """Store the sort key of each actor's and target's shown name not known to be stored yet (the
+        ``actor`` and ``target`` orders read them); returns the names, to remember once committed."""
+        shown = dict.fromkeys(
+            name
+            for record in records
+            for name in (_shown(record.actor), _shown(record.target) if record.target else "")
+            if name and name not in self._named
+        )
+        if shown:
+            await db.executemany(_INSERT_NAME_SORT_KEY, [(name, name_sort_key(name)) for name in shown])
+        return list(shown)
+
+    def _know_names(self, names: Sequence[str]) -> None:
+        for name in names:
+            self._named[name] = None
+            self._named.move_to_end(name)
+        while len(self._named) > _KNOWN_NAMES:
+            self._named.popitem(last=False)
 
     def _know(self, key: str, depth: int, chain: int) -> None:
         self._stored[key] = (depth, chain)
@@ -428,6 +468,8 @@ class SqlLogStore(LogStore):
         async with self._write([world]) as db:
             await db.execute(_INSERT_RULING, *_ruling_row(record))
             await db.execute("UPDATE sessions SET rulings = rulings + 1 WHERE id = ?", record.session)
+            named = await self._store_sort_keys(db, [record])  # the original's names: stored unless it is older
+        self._know_names(named)
         return record
 
     # Reading.
@@ -747,6 +789,28 @@ def matching_actions(text: str) -> list[str]:
 
 #: The most distinct values of a column a partial filter is resolved against; past it, the filter scans.
 _MOST_DISTINCT = 2000
+
+
+def _shown(party: Party) -> str:
+    """A token as the pages show it (and the ``actor``/``target`` orders sort it): its name, else its id."""
+    return party.name or party.id
+
+
+async def _fill_name_sort_keys(db: Executor) -> None:
+    """Schema 6 on a log that has rulings: the sort key of every actor's and target's name and id of every
+    session (a superset of the names the pages show), read with one index seek per distinct value."""
+    names: set[str] = set()
+    for session, world in await db.fetch("SELECT id, world FROM sessions"):
+        for column in ("actor_id", "actor_name", "target_id", "target_name"):
+            names.update(await _distinct(db, str(world), str(session), column, _ALL_DISTINCT))
+    names.discard("")
+    if names:
+        await db.executemany(_INSERT_NAME_SORT_KEY, [(name, name_sort_key(name)) for name in sorted(names)])
+
+
+_MIGRATION_STEPS: dict[int, Callable[[Executor], Awaitable[None]]] = {6: _fill_name_sort_keys}
+#: "Every distinct value" for :func:`_distinct`.
+_ALL_DISTINCT = 2**62
 
 
 async def _distinct(db: Executor, world: str, session: str, column: str, most: int) -> list[str]:

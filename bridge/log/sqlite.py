@@ -256,6 +256,7 @@ class SqliteLogStore(SqlLogStore):
         partial.replace(keep)
         self._latest.clear()  # the deltas' bases: what is stored in the file now at the path
         self._stored.clear()
+        self._named.clear()  # the names' sort keys: likewise
         if gone:
             _log.warning(
                 "the log file %s was deleted or moved while the bridge was running; it has been written again from"

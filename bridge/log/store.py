@@ -17,6 +17,7 @@ import base64
 import binascii
 import contextlib
 import json
+import unicodedata
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -44,6 +45,7 @@ __all__ = [
     "describe_database",
     "encode_cursor",
     "format_time",
+    "name_sort_key",
     "open_store",
     "parse_time",
 ]
@@ -164,9 +166,25 @@ LAST_PAGE: Final = base64.urlsafe_b64encode(END_ID.encode()).decode().rstrip("="
 
 
 #: The orders a session's rulings can be read in: by time (the record's id, which sorts by creation), by
-#: actor or target (name, else id, whatever its case) or by MOD (a ruling with none sorts below every MOD);
-#: a leading "-" reverses one ("-time": the newest first). Ties keep time order (the id).
+#: actor or target (name, else id, whatever its case and accents: :func:`name_sort_key`) or by MOD (a ruling
+#: with none sorts below every MOD); a leading "-" reverses one ("-time": the newest first). Ties keep time
+#: order (the id).
 ORDERS: Final = ("time", "-time", "actor", "-actor", "target", "-target", "mod", "-mod")
+
+
+def name_sort_key(name: str) -> str:
+    """Where a token's name (else its id) sorts in the ``actor`` and ``target`` orders, the same in every
+    store: casefolded and without its accents ("Élodie" beside "elodie", before "Emma"), then the name itself
+    so that names equal but for case and accents keep one order ("Elodie", "elodie", "Élodie": by code point).
+
+    Computed here, in Python, and compared by code point (byte order of UTF-8: SQLite's ``BINARY``,
+    PostgreSQL's ``"C"``), so neither database's collation — SQLite knows no accents, a PostgreSQL server
+    sorts by its locale — decides it. ``""`` for no name (a ruling without a target)."""
+    if not name:
+        return ""
+    folded = unicodedata.normalize("NFKD", name.casefold())
+    base = "".join(c for c in folded if not unicodedata.combining(c))
+    return f"{unicodedata.normalize('NFC', base)}\x01{name}"  # \x01 sorts below any character of a name
 
 
 def check_order(order: str) -> str:

@@ -17,7 +17,18 @@ from bridge.log.records import Party, RulingRecord, SceneSnapshot
 from bridge.log.snapshot_delta import delta
 from bridge.log.sql import SqlLogStore, load_migrations
 from bridge.log.sqlite import SqliteLogStore
-from bridge.log.store import LAST_PAGE, ORDERS, LogOpenError, RulingFilter, decode_cursor, encode_cursor, open_store
+from bridge.log.store import (
+    LAST_PAGE,
+    ORDERS,
+    LogOpenError,
+    RulingFilter,
+    decode_cursor,
+    encode_cursor,
+    format_time,
+    open_store,
+    parse_time,
+)
+from tests.postgres import new_postgres_database
 
 from .conftest import append_as_before_world_names, make_store
 from .sample import DOCKS, T0, ruling
@@ -482,19 +493,23 @@ async def test_a_replaced_sqlite_log_file_is_kept_beside_the_new_one(tmp_path: P
     """The SQLite file replaced under a running store: what it had logged is kept beside it; logging goes on in the new.
 
     Before, SQLite went on writing the replaced (unlinked) file: every later ruling was lost at the next start.
+    The names' sort keys are stored in the new file too (a name seen before the replacement still sorts by its letter).
     """
     path = tmp_path / "log.db"
     store = SqliteLogStore(path)
     await store.connect()
     try:
-        first = await store.append(ruling(0))
+        first = await store.append(ruling(0, actor_name="Élodie"))
         other = SqliteLogStore(tmp_path / "other.db")  # e.g. a backup put back while the bridge ran
         await other.connect()
         await other.close()
         (tmp_path / "other.db").replace(path)
-        second = await store.append(ruling(1))
+        second = await store.append(ruling(1, actor_name="Élodie"))
         assert await store.get_record("w-ashes", str(first.id)) is None
         assert await store.get_record("w-ashes", str(second.id)) == second  # its snapshot stored in the new file
+        await store.append(ruling(2, actor_name="Alba"))
+        by_actor = await store.query("w-ashes", str(second.session), order="actor")
+        assert [r.actor.name for r in by_actor.records] == ["Alba", "Élodie"]
     finally:
         await store.close()
     (kept,) = tmp_path.glob("log.db.replaced-*")
@@ -546,15 +561,16 @@ async def test_every_order_pages_forwards_and_backwards_without_repeating_or_ski
         ]
     )
 
-    def value(record: RulingRecord) -> str | int:
+    def value(record: RulingRecord) -> tuple[str, str] | int:
         key = order.lstrip("-")
         if key == "actor":
-            return (record.actor.name or record.actor.id).lower()
+            return (record.actor.name or record.actor.id).lower(), record.actor.name or record.actor.id
         if key == "target":
-            return ((record.target.name or record.target.id) if record.target else "").lower()
+            shown = (record.target.name or record.target.id) if record.target else ""
+            return shown.lower(), shown  # names equal but for case: by the name itself ("Bob" before "bob")
         if key == "mod":
             return -1000 if record.modifier is None else record.modifier
-        return ""
+        return 0
 
     expected = [str(r.id) for r in sorted(stored, key=lambda r: (value(r), str(r.id)), reverse=order.startswith("-"))]
     session = stored[0].session
@@ -583,3 +599,102 @@ async def test_every_order_pages_forwards_and_backwards_without_repeating_or_ski
             await store.query("w-ashes", session, limit=4, cursor=first.next_cursor, order=other)
     with pytest.raises(ValueError, match="order must be one of"):
         await store.query("w-ashes", session, order="name")
+
+
+#: Names a table of Spanish and French players gives its tokens, and the order a GM reads them in, A to Z:
+#: accents and case never move a name away from its letter; names equal but for them keep one order.
+ACCENTED = ["Élodie", "emma", "Zoë", "álvaro", "Alba", "elodie", "Óscar", "oscar", "Bob", "Elodie", "zoe", "Ñandú"]
+A_TO_Z = ["Alba", "álvaro", "Bob", "Elodie", "elodie", "Élodie", "emma", "Ñandú", "oscar", "Óscar", "Zoë", "zoe"]
+
+
+async def _url_where(where: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty log: SQLite, PostgreSQL (C.UTF-8), or PostgreSQL whose database sorts text in Spanish (ICU)."""
+    if where == "sqlite":
+        return f"sqlite://{tmp_path / 'log.db'}"
+    server = request.getfixturevalue("postgres_server")
+    return await new_postgres_database(server, icu_locale="es" if where == "postgres-es" else None)
+
+
+async def _actor_pages(store: SqlLogStore, session: str, order: str) -> list[str]:
+    """The session's actors in ``order``, read 5 rulings a page forwards, checked equal to the pages backwards."""
+    names: list[str] = []
+    cursor = None
+    while True:
+        page = await store.query("w-ashes", session, limit=5, cursor=cursor, order=order)
+        names += [r.actor.name for r in page.records]
+        if (cursor := page.next_cursor) is None:
+            break
+    back: list[str] = []
+    before: str | None = LAST_PAGE
+    while before is not None:
+        page = await store.query("w-ashes", session, limit=5, before=before, order=order)
+        back = [r.actor.name for r in page.records] + back
+        before = page.previous_cursor
+    assert back == names
+    return names
+
+
+@pytest.mark.parametrize("where", ["sqlite", "postgres", "postgres-es"])
+async def test_accented_names_sort_alike_in_every_store_whatever_its_collation(
+    where: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Names with accents and case differences sort A to Z the same in SQLite and PostgreSQL (a Spanish one too).
+
+    Before, SQLite put "álvaro", "Élodie" and "Óscar" after "zoe" (code points after lower()), while a PostgreSQL
+    server sorting in Spanish put them beside their letters: a log moved from one to the other read in another order.
+    The actor and target orders page both ways over the stored sort key, reversed by "-".
+    """
+    store = make_store(await _url_where(where, request, tmp_path))
+    await store.connect()
+    try:
+        stored = await store.append_many(
+            [
+                ruling(n, actor=f"t-{n}", actor_name=name, target=f"t-{n}").model_copy(
+                    update={"target": Party(id=f"t-{n}", name=name)}
+                )
+                for n, name in enumerate(ACCENTED)
+            ]
+        )
+        session = str(stored[0].session)
+        assert await _actor_pages(store, session, "actor") == A_TO_Z
+        assert await _actor_pages(store, session, "-actor") == A_TO_Z[::-1]
+        targets = await store.query("w-ashes", session, limit=100, order="target")
+        assert [r.target.name for r in targets.records if r.target] == A_TO_Z
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("where", ["sqlite", "postgres-es"])
+async def test_a_log_from_before_sort_keys_migrates_and_sorts_its_names_alike(
+    where: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema-5 log's rulings, written before names had sort keys, sort A to Z once migrated to schema 6.
+
+    The migration computes the key of every name and id of every session; a later ruling adds its own.
+    """
+    first_five = [m for m in sql.load_migrations() if m[0] <= 5]
+    url = await _url_where(where, request, tmp_path)
+    old = make_store(url)
+    with monkeypatch.context() as patched:
+        patched.setattr(sql, "load_migrations", lambda: first_five)
+        await old.connect()
+        try:
+            assert await old.schema_version() == 5
+            earliest = ruling(0, actor="t-0", actor_name=ACCENTED[0], snapshot=None)
+            first = await append_as_before_world_names(old, earliest)
+            async with old._write(["w-ashes"]) as db:  # what a schema-5 bridge wrote: no sort keys
+                for n, name in enumerate(ACCENTED[1:-1], start=1):
+                    record = ruling(n, actor=f"t-{n}", actor_name=name, snapshot=None)
+                    at = format_time(parse_time(record.time))
+                    row = record.model_copy(update={"id": new_id(), "session": first.session, "time": at})
+                    await db.execute(sql._INSERT_RULING, *sql._ruling_row(row))
+        finally:
+            await old.close()
+    new = make_store(url)
+    await new.connect()
+    try:
+        assert await new.schema_version() == load_migrations()[-1][0]
+        await new.append(ruling(99, actor="t-99", actor_name=ACCENTED[-1], session=first.session))
+        assert await _actor_pages(new, str(first.session), "actor") == A_TO_Z
+    finally:
+        await new.close()
