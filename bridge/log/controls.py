@@ -210,7 +210,8 @@ def override_controls(
     else:
         chooser = (
             '<input type="hidden" name="record" value="">'
-            f'<p id="override-ruling" aria-live="polite">{escape(w["choose_row"])}</p>'
+            # Said by controls.js (``data-choose``): without script a click on a row chooses nothing.
+            f'<p id="override-ruling" aria-live="polite" data-choose="{escape(w["choose_row"])}"></p>'
         )
         fields = "<fieldset disabled>"  # controls.js enables it once a row is chosen
         listing = {k: v for k, v in (query or {}).items() if k != "override"} | {"lang": lang, "override": "list"}

@@ -252,6 +252,7 @@ async def test_in_chromium_a_gm_starts_a_session_and_overrides_from_the_pages(
         await page.reload()
         await page.click("#override-controls summary")
         assert await page.is_disabled("#override-form textarea[name=reason]")  # no ruling chosen yet
+        assert (await page.inner_text("#override-ruling")).startswith("Choose the ruling to override in the table")
         chosen = (await store.query("w-ashes", session.id)).records[1]  # not the first row
         await page.click(f'tr[data-record="{chosen.id}"]')  # choosing the row chooses it in the form
         assert await page.input_value("#override-form input[name=record]") == chosen.id
@@ -290,6 +291,7 @@ async def test_without_script_a_gm_overrides_a_ruling_chosen_from_the_forms_list
             await page.wait_for_selector("#rulings tbody tr.ruling")
             await page.click("#override-controls summary")
             assert await page.is_disabled("#override-form textarea[name=reason]")
+            assert await page.inner_text("#override-ruling") == ""  # "a click on a row" would not work here
             await page.click("#override-list")
             await page.wait_for_url("**override=list**")
             assert "actor=sni" in page.url

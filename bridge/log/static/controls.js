@@ -11,6 +11,8 @@
   const record = form.elements.namedItem("record");
   const described = document.getElementById("override-ruling");
   const fields = form.querySelector("fieldset");
+  // How to choose, said only where it works (with this script); without it the form's link says what to do.
+  if (described && !record.value) described.textContent = described.dataset.choose || "";
   const text = (row, name) => (row.querySelector(`td.${name}`)?.textContent || "").trim();
   // "time · actor → target · action · verdict", from the row's own cells (its local time, its words).
   const description = (row) => {
