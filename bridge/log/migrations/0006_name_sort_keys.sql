@@ -1,4 +1,4 @@
--- Sightline log, schema 6: where each token name sorts in the actor and target orders (issue 17), the same
+-- Sightline log, schema 6: where each token name sorts in the actor and target orders, the same
 -- in SQLite and PostgreSQL. sort_key is computed by the bridge (bridge.log.store.name_sort_key: casefolded,
 -- without accents, then the name itself) and compared byte by byte ({key}), so neither database's collation
 -- decides where "Élodie" goes. name is a token's name, or its id when it has none, as the pages show it.
