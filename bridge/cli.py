@@ -146,6 +146,14 @@ def _parser() -> argparse.ArgumentParser:
         help=f"messages a connection may send at once, before --messages-per-second {_default(defaults.message_burst)}",
     )
     limits.add_argument(
+        "--bytes-per-second",
+        type=at_least(1, integer=True),
+        default=defaults.bytes_per_second,
+        help="bytes a connection may send per second, on average, in bursts of this or 4 times --max-frame-bytes "
+        "(the larger); a frame over what is left is refused as too fast and the connection is not read until "
+        f"there is room for it again {_default(defaults.bytes_per_second, 'bytes')}",
+    )
+    limits.add_argument(
         "--max-nesting",
         type=at_least(1, integer=True),
         default=defaults.max_nesting,
@@ -480,6 +488,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_frame_bytes=args.max_frame_bytes,
         messages_per_second=args.messages_per_second,
         message_burst=args.message_burst,
+        bytes_per_second=args.bytes_per_second,
         max_nesting=args.max_nesting,
         max_connections_per_world=args.max_connections_per_world,
         hello_timeout=args.hello_timeout,

@@ -61,6 +61,8 @@ class BridgeConfig:
     max_frame_bytes: int = 4 * 1024 * 1024
     messages_per_second: float = 100.0
     message_burst: int = 200
+    #: Bytes one connection may send a second, on average (bursts: this or 4 × ``max_frame_bytes``, the larger).
+    bytes_per_second: int = 8 * 1024 * 1024
     max_nesting: int = 32
     max_connections_per_world: int = 32
     hello_timeout: float = 10.0

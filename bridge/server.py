@@ -45,6 +45,7 @@ from .log.http import setup_log
 from .log.store import LogOpenError, LogStore, describe_database, open_store
 from .protocol import encode, encode_frames
 from .session import (
+    ByteBudget,
     Close,
     Deliver,
     Effect,
@@ -243,10 +244,26 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     worker: WorldWorker | None = None
     frame_limit = config.max_frame_bytes
     trace: stages.Trace | None = None
+    loop = asyncio.get_running_loop()
+    # Bursts of at least the largest frame read (4 × the limit, refused too-large): one of them always fits.
+    budget = ByteBudget(config.bytes_per_second, max(config.bytes_per_second, 4 * frame_limit), loop.time())
     try:
         async for msg in ws:
             if session.state == "awaiting-hello" and (wait := state.throttle.wait_before_attempt(address)) > 0:
                 await asyncio.sleep(wait)  # an address that keeps sending wrong secrets waits longer each time
+            if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                size = len(msg.data)
+                pause = budget.charge(size, loop.time())
+                if pause > 0:  # refused unread, then the socket left unread until the budget holds such a frame
+                    request_id = peek_id(msg.data) if msg.type == WSMsgType.TEXT else None
+                    refused = _prepare([Send(error_message(budget.refusal(size, pause), request_id))], frame_limit)
+                    del msg
+                    if not await _enqueue(refused, outbox, state):
+                        await _close_not_reading(ws, request.transport)
+                        break
+                    if not await _pause(pause, state):
+                        break
+                    continue
             if msg.type == WSMsgType.TEXT:
                 answer: list[Prepared] | None
                 if worker is None:  # before hello: cheap, on the loop
@@ -339,6 +356,23 @@ async def _from_worker(running: asyncio.Future[list[Prepared]], state: BridgeSta
             raise
         task.uncancel()  # this cancellation was the bridge's, and is handled here
         return None
+    finally:
+        state.waiting.discard(task)
+
+
+async def _pause(seconds: float, state: BridgeState) -> bool:
+    """Wait ``seconds`` without reading the connection; ``False`` if the bridge began to stop meanwhile."""
+    task = asyncio.current_task()
+    assert task is not None
+    state.waiting.add(task)
+    try:
+        await asyncio.sleep(seconds)
+        return True
+    except asyncio.CancelledError:
+        if not state.stopping:
+            raise
+        task.uncancel()  # the bridge's own cancellation (close_connections): this connection is told 1001
+        return False
     finally:
         state.waiting.discard(task)
 

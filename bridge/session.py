@@ -107,6 +107,7 @@ if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch
 
 __all__ = [
     "ActiveWatch",
+    "ByteBudget",
     "Close",
     "Deliver",
     "Effect",
@@ -361,6 +362,44 @@ class _Bucket:
             self.tokens -= 1.0
             return True
         return False
+
+
+class ByteBudget:
+    """Bytes one connection may send: ``rate`` a second on average, ``burst`` at once (a token bucket in bytes).
+
+    The cost it bounds is the reading itself: a frame is joined, unmasked and copied on the event loop before
+    anyone can look at it (about 11 ms for one of 16 MiB, the largest read — 4 × the frame limit, so that its
+    ``too-large`` can carry its id), and a client could send them back to back while every world waits. Every
+    frame read is charged, handled or not. A frame larger than what is left is refused (``rate-limited``,
+    :meth:`refusal`), and the connection is not read again until the budget holds that frame: the socket is
+    left unread, so the client's own TCP window holds what it sends meanwhile. Not thread-safe: the loop's.
+    """
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate, self.burst = float(rate), float(burst)
+        self.tokens, self.stamp = self.burst, now
+        self._window = (now, 0)  # start of the current second, bytes read in it
+
+    def charge(self, size: int, now: float) -> float:
+        """Charge a frame of ``size`` bytes just read: 0.0 if it is within the budget (handle it), else the
+        seconds to read nothing more from the connection (refuse it with :meth:`refusal`)."""
+        start, seen = self._window
+        self._window = (start, seen + size) if now - start < 1.0 else (now, size)
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        within = self.tokens >= size
+        self.tokens = max(-self.burst, self.tokens - size)
+        return 0.0 if within else (size - self.tokens) / self.rate
+
+    def refusal(self, size: int, pause: float) -> RateLimited:
+        """The answer to a frame :meth:`charge` refused: ``value`` the bytes read in the current second."""
+        return RateLimited(
+            f"more than {self.rate:,.0f} bytes per second (bursts of {self.burst:,.0f}); this frame of {size:,} "
+            f"bytes was dropped, and nothing more is read from this connection for {pause:.1f} s",
+            limit="bytes-per-second",
+            value=self._window[1],
+            max=self.rate,
+        )
 
 
 Authenticator = Callable[[str, str | None], bool]

@@ -337,3 +337,32 @@ async def test_the_option_values_limit_comes_from_the_configuration(start: Bridg
         assert answer["details"] == {"field": "options", "limit": "option-values", "value": 17, "max": 16}
         await ws.send(json.dumps({**ask, "id": "within", "options": {f"k{i}": i for i in range(16)}}))
         assert json.loads(await ws.recv())["type"] == "adjudication"
+
+
+async def test_a_connection_over_its_byte_budget_is_refused_and_not_read_for_a_while(start: BridgeFactory) -> None:
+    """--bytes-per-second: the frame over the budget gets rate-limited with its id, the connection then goes unread."""
+    async with (
+        start(max_frame_bytes=1024, bytes_per_second=4096) as addr,
+        connect(f"ws://{addr}/ws") as ws,
+        connect(f"ws://{addr}/ws") as quiet,
+    ):
+        await hello(ws, "w-loud", "bridge-secret")
+        await hello(quiet, "w-quiet", "bridge-secret")
+        over = '{"type": "ping", "id": "%s", "pad": "' + "x" * 2950 + '"}'  # 3,000 bytes: too-large
+        await ws.send(over % "f1")
+        await ws.send(over % "f2")  # the budget (bursts of 4,096 bytes) no longer holds it
+        sent = asyncio.get_running_loop().time()
+        await ws.send(json.dumps({"type": "ping", "id": "after"}))
+        first, second = json.loads(await ws.recv()), json.loads(await ws.recv())
+        assert (first["id"], first["code"], first["details"]["limit"]) == ("f1", "too-large", "frame-bytes")
+        assert (second["id"], second["code"]) == ("f2", "rate-limited")
+        assert second["details"]["limit"] == "bytes-per-second" and second["details"]["max"] == 4096
+        assert second["details"]["value"] > 6000  # the hello and both frames, read within this second
+        assert "nothing more is read from this connection for 1.2 s" in second["message"]
+        await quiet.send(json.dumps({"type": "ping", "id": "q"}))  # another connection is read meanwhile
+        assert json.loads(await asyncio.wait_for(quiet.recv(), 1.0)) == {"type": "pong", "id": "q"}
+        assert json.loads(await ws.recv()) == {"type": "pong", "id": "after"}
+        assert asyncio.get_running_loop().time() - sent >= 1.1  # (3,000 + 1,994 bytes owed) / 4,096 a second
+        await ws.send(over.replace("x" * 1000, "", 1) % "f3")  # the connection stays: a smaller one fits again
+        answer = json.loads(await ws.recv())
+        assert (answer["id"], answer["code"], answer["details"]["limit"]) == ("f3", "too-large", "frame-bytes")

@@ -45,6 +45,7 @@ export const LIMITS = Object.freeze({
   "frame-bytes": "SIGHTLINE.Limit.frame-bytes",
   depth: "SIGHTLINE.Limit.depth",
   "messages-per-second": "SIGHTLINE.Limit.messages-per-second",
+  "bytes-per-second": "SIGHTLINE.Limit.bytes-per-second",
   "connections-per-world": "SIGHTLINE.Limit.connections-per-world",
   "log-record-bytes": "SIGHTLINE.Limit.log-record-bytes",
   "option-values": "SIGHTLINE.Limit.option-values",
