@@ -6,10 +6,12 @@ held scene: a rejected message leaves the world exactly as it was.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from operator import attrgetter
+from typing import Any, ClassVar
 
 from .geometry import CrossingRing, SceneGeometry, curve_vertex_count, ring_polygon, shape_vertices
 from .ignored import Ignored, IgnoredKey, Kind, diff_ignored, ignored_after_patch, ignored_in, not_held, ruled_scene
@@ -311,6 +313,18 @@ class SceneState:
     def token(self, token_id: str) -> Token | None:
         return self._tokens.get(token_id)
 
+    def wall_positions(self) -> _Positions:
+        """Each held wall's position in ``held_scene.walls`` by id: made once, then handed on patch after patch
+        (:class:`_ListEdits`)."""
+        walls = self.held_scene.walls
+        kept = self.__dict__.get("_wall_positions")
+        if kept is not None and kept[0] is walls:
+            positions: _Positions = kept[1]
+            return positions
+        positions = _Positions(walls)
+        self.__dict__["_wall_positions"] = (walls, positions)
+        return positions
+
     @cached_property
     def _tokens(self) -> dict[str, Token]:
         return {t.id: t for t in self.scene.tokens}
@@ -324,6 +338,99 @@ class PatchResult:
     state: SceneState
     ignored: list[Ignored]
     used: list[IgnoredKey] = field(default_factory=list)
+
+
+class _Positions:
+    """Each object's position by id in a list of objects: a slot per id, in the list's order, and the slots of
+    the objects removed since (sorted), so that a removal or an addition costs what it changes — not a read of
+    every object after it (reading ``id`` from 50,000 walls takes ~15 ms) nor a copy of the dictionary.
+
+    Held by one scene state at a time: a patch that succeeds takes it over and edits it (:meth:`edit`); a
+    patch refused leaves it as it was.
+    """
+
+    __slots__ = ("gone", "slots")
+
+    #: Slots removed before the slots are numbered again (one renumbering, ~8 ms for 50,000 ids, per as many).
+    MOST_GONE: ClassVar[int] = 4096
+
+    def __init__(self, items: Sequence[Any]) -> None:
+        self.slots: dict[str, int] = dict(zip(map(attrgetter("id"), items), range(len(items)), strict=True))
+        self.gone: list[int] = []
+
+    def get(self, key: str) -> int | None:
+        slot = self.slots.get(key)
+        if slot is None or not self.gone:
+            return slot
+        return slot - bisect_left(self.gone, slot)
+
+    def edit(self, removed: Sequence[str], added: Sequence[str]) -> None:
+        """Take the held ids ``removed`` out and put ``added`` at the end, in order."""
+        for key in removed:
+            insort(self.gone, self.slots.pop(key))
+        end = len(self.slots) + len(self.gone)
+        self.slots.update(zip(added, range(end, end + len(added)), strict=True))
+        if len(self.gone) > self.MOST_GONE:  # the slots' order is the list's: the ids numbered again from 0
+            self.slots, self.gone = dict(zip(self.slots, range(len(self.slots)), strict=True)), []
+
+
+class _ListEdits:
+    """A held list of objects edited by id as a dictionary of them would be — ``get``, ``pop``, ``[id] = …``, a
+    new id (or one removed, then upserted) going at the end — without making that dictionary: a scene of 50,000
+    walls made one of every wall for each patch (15-20 ms of Python holding the interpreter while every other
+    world waited). The edits are kept apart; :meth:`result` copies the list (in C) and applies them."""
+
+    def __init__(self, items: list[Any], positions: _Positions) -> None:
+        self._items, self._positions = items, positions
+        self._changed: dict[int, Any] = {}
+        self._removed: set[int] = set()
+        self._added: dict[str, Any] = {}
+
+    def _held(self, key: str) -> int | None:
+        position = self._positions.get(key)
+        return None if position is None or position in self._removed else position
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self._added:
+            return self._added[key]
+        position = self._held(key)
+        return default if position is None else self._changed.get(position, self._items[position])
+
+    def pop(self, key: str, default: Any = None) -> Any:
+        if key in self._added:
+            return self._added.pop(key)
+        position = self._held(key)
+        if position is None:
+            return default
+        self._removed.add(position)
+        return self._changed.pop(position, self._items[position])
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        position = None if key in self._added else self._held(key)
+        if position is None:
+            self._added[key] = value
+        else:
+            self._changed[position] = value
+
+    def result(self) -> list[Any]:
+        """The edited list, in a dictionary's order."""
+        items = list(self._items)
+        for position, value in self._changed.items():
+            items[position] = value
+        if self._removed:
+            gone = sorted(self._removed)
+            kept = items[: gone[0]]
+            for start, end in zip(gone, [*gone[1:], len(items)], strict=True):
+                kept.extend(items[start + 1 : end])
+            items = kept
+        items.extend(self._added.values())
+        return items
+
+    def commit(self) -> _Positions:
+        """The positions, edited in place to index :meth:`result`'s list (once the patch is accepted)."""
+        if self._removed or self._added:
+            self._positions.edit([self._items[position].id for position in sorted(self._removed)], list(self._added))
+        return self._positions
 
 
 _SINGULAR: dict[str, Kind] = {"regions": "region", "tokens": "token", "walls": "wall", "lights": "light"}
@@ -441,10 +548,13 @@ class World:
         # Only the kinds the patch touches are rebuilt; the others keep the very same list.
         # The tokens by id: a copy of the held version's map when it has one of this very list (see below).
         by_id = state.__dict__.get("_tokens") if "tokens" in touched and state.scene.tokens is scene.tokens else None
-        collections: dict[str, dict[str, Any]] = {
+        collections: dict[str, Any] = {
             kind: dict(by_id) if kind == "tokens" and by_id is not None else {item.id: item for item in held[kind]}
             for kind in touched
+            if kind != "walls"
         }
+        if "walls" in touched:  # up to 50,000 of them: edited as a list, not made into a dictionary
+            collections["walls"] = _ListEdits(scene.walls, state.wall_positions())
         grid = replace.get("grid", scene.grid)
         size = grid.size if isinstance(grid, Grid) else scene.grid.size
         vertices: int | None = state.vertices
@@ -481,8 +591,13 @@ class World:
             "rules": scene.rules,
             "environment": scene.environment,
             "levels": scene.levels,
-            **{kind: list(collections[kind].values()) if kind in touched else items for kind, items in held.items()},
+            **{
+                kind: list(collections[kind].values()) if kind in touched and kind != "walls" else items
+                for kind, items in held.items()
+            },
         }
+        if "walls" in touched:
+            data["walls"] = collections["walls"].result()
         data.update(replace)
         # Every part was validated already (the held scene, the patch message); ids are unique by
         # construction (one dict per kind, keyed by id): nothing is left for validation to check.
@@ -531,6 +646,14 @@ class World:
                 new_state.__dict__["_tokens"] = collections["tokens"]
         elif tokens is state.scene.tokens and "_tokens" in state.__dict__:
             new_state.__dict__["_tokens"] = state.__dict__["_tokens"]
+        # The walls' positions handed on with the list they index (a patch without walls keeps the very list).
+        walls = new_state.held_scene.walls
+        if "walls" in touched:
+            if walls is data["walls"]:  # taken over from the state this one replaces
+                new_state.__dict__["_wall_positions"] = (walls, collections["walls"].commit())
+            state.__dict__.pop("_wall_positions", None)
+        elif "_wall_positions" in state.__dict__ and walls is state.__dict__["_wall_positions"][0]:
+            new_state.__dict__["_wall_positions"] = state.__dict__["_wall_positions"]
         self.scenes.pop(scene_id, None)
         self.scenes[scene_id] = new_state
         newly, used = diff_ignored(state.ignored, ignored, _held_keys(new_scene, state.ignored, ignored))

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 import shapely
 
+from bridge.core import world as world_module
 from bridge.core.geometry import WallIndex, level_spans
-from bridge.core.scene import Level, Wall
+from bridge.core.scene import Level, Scene, Wall
 from bridge.core.sight import Point3
+from bridge.core.world import SceneLimits, SceneRejected, World
 from bridge.protocol import encode
 from bridge.session import Deliver, Send, Session, Worlds
 from tests.scenes import scene, token
@@ -171,3 +173,78 @@ def test_a_patched_wall_on_a_large_scene_does_not_rebuild_the_engines_wall_index
     for request in ("after", "after-2"):
         ruling = next(text for text in texts if text.get("id") == request)
         assert ruling["allowed"] is False and any("w7" in str(item) for item in ruling.values()), ruling
+
+
+def reference_patch(walls: list[Wall], upsert: list[Wall], remove: list[str]) -> tuple[list[Wall], list[str]]:
+    """``walls`` patched through a dictionary of every wall, as ``World.patch`` did; and the ids not held."""
+    by_id = {wall.id: wall for wall in walls}
+    unheld = [wall_id for wall_id in remove if by_id.pop(wall_id, None) is None]
+    for wall in upsert:
+        by_id[wall.id] = wall
+    return list(by_id.values()), unheld
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_world_patch_edits_the_walls_as_a_dictionary_of_them_would(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moves, removals (twice, unheld), re-adds, refused patches, renumbering: the very walls in the same order."""
+    monkeypatch.setattr(world_module._Positions, "MOST_GONE", 5)  # numbered again often
+    rng = random.Random(seed)
+    world = World("w", limits=SceneLimits(walls=60))
+    walls = [random_wall(rng, f"w{i}") for i in range(40)]
+    levels = [{"id": "l0", "bottom": None, "top": 0}, {"id": "l1", "bottom": 1, "top": 3}, {"id": "l2", "bottom": 3}]
+    world.sync(
+        Scene.model_validate({**scene(walls=[w.model_dump(exclude_none=True) for w in walls]), "levels": levels})
+    )
+    walls = world.scenes["s1"].held_scene.walls
+    serial = [0]
+    for _ in range(150):
+        held = [wall.id for wall in walls]
+        remove = rng.sample(held, min(len(held), rng.choice([0, 0, 1, 2]))) + rng.choice([[], ["nowhere"]])
+        if remove and rng.random() < 0.2:
+            remove.append(remove[0])  # removed twice: the second is not held
+        upsert = []
+        for _ in range(rng.choice([0, 1, 1, 2, 3, 12])):
+            if held and rng.random() < 0.6:
+                upsert.append(random_wall(rng, rng.choice(held)))  # moved, or removed above and put back
+            else:
+                serial[0] += 1
+                upsert.append(random_wall(rng, f"n{serial[0]}"))
+        if upsert and rng.random() < 0.1:
+            upsert.append(random_wall(rng, upsert[0].id))  # the last upsert of an id wins, in its first place
+        expected, unheld = reference_patch(walls, upsert, remove)
+        try:
+            result = world.patch("s1", upsert={"walls": upsert}, remove={"walls": remove}, replace={})
+        except SceneRejected as refused:
+            assert len(expected) > 60 and refused.limit == "walls"  # the world keeps the walls it had
+            assert world.scenes["s1"].held_scene.walls == walls
+            continue
+        got = result.state.held_scene.walls
+        assert [w.id for w in got] == [w.id for w in expected] and all(
+            a is b for a, b in zip(got, expected, strict=True)
+        )
+        assert [entry.id for entry in result.ignored if entry.cause == "not-held"] == unheld
+        walls = expected
+
+
+def test_a_wall_patch_reads_only_the_walls_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wall moved, added or removed among 5,000: World.patch reads no other wall's id (it made a dict of all)."""
+    world = World("w")
+    data = [{"id": f"w{i}", "c": [i, 0, i, 100]} for i in range(5_000)]
+    world.sync(Scene.model_validate(scene(walls=data)))
+    move = Wall.model_validate({"id": "w7", "c": [0, 0, 300, 300]})
+    world.patch("s1", upsert={"walls": [move]}, remove={}, replace={})  # the walls' positions made once
+    read: list[str] = []
+    plain = Wall.__getattribute__
+
+    def counting(self: Wall, name: str) -> Any:
+        if name == "id":
+            read.append(object.__getattribute__(self, "__dict__")["id"])
+        return plain(self, name)
+
+    monkeypatch.setattr(Wall, "__getattribute__", counting)
+    for upsert, remove in (([move], []), ([Wall.model_validate({"id": "new", "c": [1, 2, 3, 4]})], []), ([], ["w9"])):
+        read.clear()
+        state = world.patch("s1", upsert={"walls": upsert}, remove={"walls": remove}, replace={}).state
+        assert len(read) <= 10, f"{len(read)} walls' ids read"
+    monkeypatch.undo()
+    assert [w.id for w in state.held_scene.walls] == [f"w{i}" for i in range(5_000) if i != 9] + ["new"]
