@@ -61,9 +61,10 @@ def finite_number(text: str) -> float:
 
 
 def at_least(
-    minimum: float, *, integer: bool = False, exclusive: bool = False, unit: str = ""
+    minimum: float, *, integer: bool = False, exclusive: bool = False, unit: str = "", most: float | None = None
 ) -> Callable[[str], float | int]:
-    """A finite number ``>= minimum`` (``> minimum`` when ``exclusive``), an integer when ``integer``."""
+    """A finite number ``>= minimum`` (``> minimum`` when ``exclusive``) and ``<= most`` when given, an integer
+    when ``integer``."""
     bound = f"more than {minimum:g}" if exclusive else f"at least {minimum:g}"
     kind = "a whole number" if integer else "a number"
     suffix = f" {unit}" if unit else ""
@@ -79,6 +80,8 @@ def at_least(
             value = finite_number(text)
         if value < minimum or (exclusive and value == minimum):
             raise argparse.ArgumentTypeError(f"{text} must be {bound}{suffix}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"{text} must be at most {most:g}{suffix}")
         return value
 
     parse.__name__ = "integer" if integer else "number"  # argparse names the type in some messages

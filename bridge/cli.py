@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from . import __version__
 from .arguments import at_least, host, port
 from .config import (
+    LOG_WAIT_MOST,
     SECRET_FILE,
     BridgeConfig,
     StartupError,
@@ -123,6 +124,22 @@ def _parser() -> argparse.ArgumentParser:
         metavar="MINUTES",
         help="a game session with no logged ruling for this long closes; the next ruling opens a new one "
         f"{_default(defaults.session_idle_minutes, 'minutes')}",
+    )
+    serve.add_argument(
+        "--log-wait",
+        type=at_least(0, exclusive=True, unit="seconds", most=LOG_WAIT_MOST),
+        default=defaults.log_wait,
+        metavar="SECONDS",
+        help="the longest a ruling's answer waits for the log to commit it; past it the ruling is answered with "
+        f"logged: false (a database that hangs must not stop the table) {_default(defaults.log_wait, 'seconds')}",
+    )
+    serve.add_argument(
+        "--log-wait-failing",
+        type=at_least(0, exclusive=True, unit="seconds", most=LOG_WAIT_MOST),
+        default=defaults.log_wait_failing,
+        metavar="SECONDS",
+        help="the same while the log is failing already (its last write failed or timed out) "
+        f"{_default(defaults.log_wait_failing, 'seconds')}",
     )
     limits = serve.add_argument_group("limits")
     limits.add_argument(
@@ -482,6 +499,8 @@ def _serve(args: argparse.Namespace) -> int:
         world_secrets=world_secrets,
         database=args.database,
         session_idle_minutes=args.session_idle,
+        log_wait=args.log_wait,
+        log_wait_failing=args.log_wait_failing,
         certfile=Path(args.certfile) if args.certfile else None,
         keyfile=Path(args.keyfile) if args.keyfile else None,
         allowed_origins=tuple(args.allow_origin),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "LOG_WAIT_MOST",
     "BridgeConfig",
     "StartupError",
     "data_dir_from",
@@ -33,6 +34,11 @@ SECRET_FILE = "secret"
 class StartupError(Exception):
     """A command cannot start for a reason the person starting it can fix; the message (one line) says
     what and how. The command line prints it after the command's name and exits 2, with no traceback."""
+
+
+#: The most ``--log-wait`` and ``--log-wait-failing`` may be (seconds): an answer held longer than a minute for
+#: its log is no answer at the table (the module itself gives up on a request after 10 s).
+LOG_WAIT_MOST = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +61,10 @@ class BridgeConfig:
     database: str | None = None
     log: bool = True
     session_idle_minutes: float = 240.0
+    #: Seconds an answer waits for its ruling's commit before it says ``logged: false`` (bridge.log.effects).
+    log_wait: float = 10.0
+    #: The same while the log is failing already (its last write failed or timed out).
+    log_wait_failing: float = 1.0
     certfile: Path | None = None
     keyfile: Path | None = None
     allowed_origins: tuple[str, ...] = ()

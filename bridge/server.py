@@ -626,7 +626,11 @@ async def _write(ws: web.WebSocketResponse, outbox: Outbox, state: BridgeState) 
                     if stages.ENABLED:
                         outbox.written()
                 elif isinstance(effect, StoreThenSend):
-                    text = encode(await perform(effect, state.store))
+                    config = state.config
+                    answer = await perform(
+                        effect, state.store, wait=config.log_wait, wait_failing=config.log_wait_failing
+                    )
+                    text = encode(answer)
                     outbox.sending_since = loop.time()
                     await ws.send_str(text)
                 elif isinstance(effect, Close):

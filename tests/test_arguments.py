@@ -88,6 +88,14 @@ def test_an_exclusive_minimum_refuses_the_minimum_itself() -> None:
     assert rate("2.6") == 2.6
 
 
+def test_a_maximum_refuses_what_is_over_it() -> None:
+    """With `most`, the maximum itself passes and anything over it is refused naming the bound and the unit."""
+    seconds = at_least(0, exclusive=True, unit="seconds", most=60)
+    assert seconds("60") == 60.0 and seconds("0.5") == 0.5
+    assert refusal(seconds, "60.5") == "60.5 must be at most 60 seconds"
+    assert refusal(seconds, "0") == "0 must be more than 0 seconds"
+
+
 def test_an_integer_option_takes_whole_numbers_only() -> None:
     """With `integer`, "1.5" and "1e3" are refused as not whole numbers; a whole number comes back as an int."""
     frames = at_least(1, integer=True)

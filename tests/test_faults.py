@@ -165,13 +165,13 @@ def test_sigterm_drains_logged_rulings(tmp_path: Path) -> None:
 
 
 @asynccontextmanager
-async def serving(data_dir: Path) -> AsyncIterator[tuple[subprocess.Popen[str], str, Path]]:
-    """A real `sightline serve` on ``data_dir`` (SQLite log): the process, its WebSocket URL and the file its
-    standard error goes to; stopped with SIGTERM at the end (exit 0 expected)."""
+async def serving(data_dir: Path, *options: str) -> AsyncIterator[tuple[subprocess.Popen[str], str, Path]]:
+    """A real `sightline serve` on ``data_dir`` (SQLite log) with ``options``: the process, its WebSocket URL and the
+    file its standard error goes to; stopped with SIGTERM at the end (exit 0 expected)."""
     errors = data_dir.parent / f"{data_dir.name}.stderr"
     with errors.open("w") as stderr:
         process = subprocess.Popen(
-            [SIGHTLINE, "serve", "--port", "0", "--data-dir", str(data_dir), "--secret", SECRET],
+            [SIGHTLINE, "serve", "--port", "0", "--data-dir", str(data_dir), "--secret", SECRET, *options],
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
@@ -290,6 +290,35 @@ async def test_a_log_that_hangs_does_not_stop_the_table(tmp_path: Path) -> None:
     assert late in said and stored[said.split(late)[1].split("record ")[1].split()[0]] == "held0"
     assert not {"dropped0", "dropped1", "dropped2"} & set(stored.values())
     assert {answer["record"] for answer in before + after} <= set(stored)
+
+
+async def test_a_shorter_log_wait_answers_sooner_against_a_log_that_hangs(tmp_path: Path) -> None:
+    """--log-wait 0.5 --log-wait-failing 0.2: with SQLite's write lock held elsewhere, the answers come in those times.
+
+    The defaults (10 s, then 1 s) are the bound of the test above; here the first ruling answers in about half a
+    second and the next ones in about a fifth, all with logged: false; logging resumes once the lock is released.
+    """
+    data_dir = tmp_path / "data"
+    waits = ("--log-wait", "0.5", "--log-wait-failing", "0.2")
+    async with serving(data_dir, *waits) as (_process, url, _errors), connect(url) as ws:
+        await hello(ws)
+        await ask(ws, {"type": "scene.sync", "id": "q", "scene": on_line_scene()})
+        assert all(answer["logged"] for answer in await rulings(ws, "before", 2))
+        holder = sqlite3.connect(data_dir / "sightline.db", isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")
+            started = time.monotonic()
+            (held,) = await rulings(ws, "held", 1)
+            first = time.monotonic() - started
+            started = time.monotonic()
+            dropped = await rulings(ws, "dropped", 3)
+            each = (time.monotonic() - started) / 3
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert held["logged"] is False and 0.45 <= first < 3.0, first  # the default: 10 s
+        assert not any(answer["logged"] for answer in dropped) and 0.15 <= each < 0.9, each  # the default: 1 s
+        assert all(answer["logged"] for answer in await rulings(ws, "after", 2))
 
 
 async def stored_requests(data_dir: Path) -> dict[str, str]:

@@ -29,13 +29,13 @@ __all__ = ["LOG_WAIT", "LOG_WAIT_FAILING", "LogOutage", "log_outage", "perform",
 
 _log = logging.getLogger(__name__)
 
-#: The longest an answer waits for its ruling's commit (seconds): a database that hangs — a server frozen,
-#: a network gone without a word, another process holding SQLite's write lock — must not stop the table.
-#: Past it the ruling is answered with ``logged: false`` and taken off the queue of writes; one already
-#: being committed that makes it after all is named on the log's logger (``bridge.log.sql``).
+#: The longest an answer waits for its ruling's commit by default (seconds; ``sightline serve --log-wait``): a
+#: database that hangs — a server frozen, a network gone without a word, another process holding SQLite's write
+#: lock — must not stop the table. Past it the ruling is answered with ``logged: false`` and taken off the queue
+#: of writes; one already being committed that makes it after all is named on the log's logger (``bridge.log.sql``).
 LOG_WAIT = 10.0
-#: The same while the log is failing already (its last write failed or timed out): answers come quickly,
-#: and a log that works again is noticed at the next ruling.
+#: The same while the log is failing already (its last write failed or timed out; ``--log-wait-failing``):
+#: answers come quickly, and a log that works again is noticed at the next ruling.
 LOG_WAIT_FAILING = 1.0
 
 
@@ -91,13 +91,16 @@ def _logged_again(store: LogStore) -> None:
     outage.since, outage.unlogged = None, 0
 
 
-async def perform(effect: StoreThenSend, store: LogStore | None) -> BaseModel:
-    """Run ``effect`` on ``store`` and return the message to send."""
+async def perform(
+    effect: StoreThenSend, store: LogStore | None, *, wait: float = LOG_WAIT, wait_failing: float = LOG_WAIT_FAILING
+) -> BaseModel:
+    """Run ``effect`` on ``store`` and return the message to send; a ruling waits for its commit at most ``wait``
+    seconds, or ``wait_failing`` while the store is failing, then is answered ``logged: false``."""
     if store is None:
         return unlogged_answer(effect)
     if effect.operation == "append":
         assert effect.answer is not None and effect.record is not None
-        wait = LOG_WAIT if log_outage(store).since is None else LOG_WAIT_FAILING
+        wait = wait if log_outage(store).since is None else wait_failing
         try:
             try:
                 saved = await asyncio.wait_for(store.append(effect.record), wait)
