@@ -366,3 +366,23 @@ async def test_a_connection_over_its_byte_budget_is_refused_and_not_read_for_a_w
         await ws.send(over.replace("x" * 1000, "", 1) % "f3")  # the connection stays: a smaller one fits again
         answer = json.loads(await ws.recv())
         assert (answer["id"], answer["code"], answer["details"]["limit"]) == ("f3", "too-large", "frame-bytes")
+
+
+async def test_a_bridge_stopping_does_not_wait_for_a_connection_left_unread(tmp_path: Path) -> None:
+    """A connection paused for its byte budget (8 s here) is closed 1001 as soon as the bridge stops, not 2 s later."""
+    config = BridgeConfig(
+        host="127.0.0.1", port=0, data_dir=tmp_path, secret="bridge-secret", max_frame_bytes=1024, bytes_per_second=1024
+    )
+    async with run_bridge(config) as (host, port):
+        ws = await connect(f"ws://{host}:{port}/ws")
+        await hello(ws, "w", "bridge-secret")
+        over = '{"type": "ping", "id": "%s", "pad": "' + "x" * 3950 + '"}'  # 4,000 bytes, in bursts of 4,096
+        await ws.send(over % "f1")
+        await ws.send(over % "f2")
+        assert json.loads(await ws.recv())["code"] == "too-large"
+        assert json.loads(await ws.recv())["details"]["limit"] == "bytes-per-second"
+        stopping = asyncio.get_running_loop().time()
+    # run_bridge has stopped: its clients told 1001, the paused one too, without waiting out its pause
+    assert asyncio.get_running_loop().time() - stopping < 1.0  # not cancelled by the drain's end (2 s here)
+    await ws.wait_closed()
+    assert ws.close_code == 1001
