@@ -393,8 +393,9 @@ def _numbered(ids: Iterator[str], count: int) -> dict[str, int]:
 class _ListEdits:
     """A held list of objects edited by id as a dictionary of them would be — ``get``, ``pop``, ``[id] = …``, a
     new id (or one removed, then upserted) going at the end — without making that dictionary: a scene of 50,000
-    walls made one of every wall for each patch (15-20 ms of Python holding the interpreter while every other
-    world waited). The edits are kept apart; :meth:`result` copies the list (in C) and applies them."""
+    walls made one of every wall for each patch (15-20 ms of Python: every other world's thread waited for the
+    interpreter meanwhile, given it every 5 ms). The edits are kept apart; :meth:`result` copies the list (in C)
+    and applies them."""
 
     def __init__(self, items: list[Any], positions: _Positions) -> None:
         self._items, self._positions = items, positions
@@ -478,7 +479,8 @@ def _parts(states: list[SceneState]) -> list[Any]:
             if scene is not None:
                 found.append(scene)
                 with_items(found, (scene.regions, scene.tokens, scene.walls, scene.lights))
-        with_items(found, (state.rulings, state.__dict__.get("_tokens", {})))
+        positions = state.__dict__.get("_wall_positions")
+        with_items(found, (state.rulings, state.__dict__.get("_tokens", {}), positions[1].slots if positions else {}))
     states.clear()
     return found
 
