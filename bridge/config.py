@@ -62,7 +62,7 @@ class BridgeConfig:
     log: bool = True
     session_idle_minutes: float = 240.0
     #: Seconds an answer waits for its ruling's commit before it says ``logged: false`` (bridge.log.effects).
-    log_wait: float = 10.0
+    log_wait: float = 5.0
     #: The same while the log is failing already (its last write failed or timed out).
     log_wait_failing: float = 1.0
     certfile: Path | None = None

@@ -261,7 +261,7 @@ async def test_sqlite_log_file_deleted_under_a_running_bridge(tmp_path: Path) ->
 async def test_a_log_that_hangs_does_not_stop_the_table(tmp_path: Path) -> None:
     """Another process holds the SQLite log's write lock: rulings are answered in seconds, not after the 30 s wait.
 
-    The first within LOG_WAIT (10 s), the next ones within LOG_WAIT_FAILING (1 s), all with logged: false; the one
+    The first within LOG_WAIT (5 s), the next ones within LOG_WAIT_FAILING (1 s), all with logged: false; the one
     already being committed when its answer gave up is committed once the lock is released, and the bridge says so,
     naming its record; the others were taken off the queue and are not in the log; then logging resumes.
     """

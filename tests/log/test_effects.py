@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from bridge.log.effects import log_outage, perform, unlogged_answer
+from bridge.config import BridgeConfig
+from bridge.log.effects import LOG_WAIT, log_outage, perform, unlogged_answer
 from bridge.log.records import Party
 from bridge.log.sqlite import SqliteLogStore
 from bridge.protocol import (
@@ -201,3 +203,13 @@ async def test_a_failing_store_answers_log_unavailable_and_says_try_again(
         answer = await perform(effect, broken)
     assert answer == ErrorMessage(id="q1", code="log-unavailable", message="the log store failed; try again")
     assert [r.getMessage() for r in caplog.records] == [f"log operation {operation} failed"]
+
+
+def test_the_default_log_wait_answers_before_the_module_gives_up() -> None:
+    """A ruling held for a hanging log is answered (unlogged) well before the module's request timeout shows instead."""
+    source = (Path(__file__).parents[2] / "foundry-module" / "scripts" / "connection.js").read_text(encoding="utf-8")
+    found = re.search(r"requestTimeoutMs = ([0-9_]+),", source)
+    assert found is not None, "connection.js no longer declares requestTimeoutMs's default"
+    module_timeout = int(found.group(1).replace("_", "")) / 1000
+    assert module_timeout / 2 >= LOG_WAIT  # the answer's own trip, the worker's queue and a busy loop fit in the rest
+    assert BridgeConfig.__dataclass_fields__["log_wait"].default == LOG_WAIT  # what `sightline serve` starts with
