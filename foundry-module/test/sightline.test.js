@@ -575,7 +575,13 @@ describe("Sightline service", () => {
     assert.deepEqual(g.list(), []);
   });
 
-  test("confirm mode, GURPS: when the turn changes the kind of the next roll, the applied entry goes and the GMs are offered the new ruling", async () => {
+  /**
+   * A GURPS world in confirm mode: the GM holds the bridge and relays; the player plays the Fusilier against the
+   * Target, with the GURPS bucket. The bridge answers an attack −10 and a defence −4 (darkness). `turn(token)` starts
+   * a fight on that token's turn among `fighters` (the Fusilier and the Target, then `extra`), `turn(null)` ends it,
+   * as `updateCombat` / `deleteCombat` would, on both clients. `proposals()` are the GMs' cards with Apply.
+   */
+  async function gurpsConfirmTable(extra = []) {
     const byAction = (m) => ({ ruleset: "gurps-4e", allowed: true, reaction: m.reaction, crossings: [{ region: "r-dark", zone: "darkness", kind: "within" }], modifier: m.action === "attack" ? -10 : -4 });
     const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: byAction });
     const w = world({ settings: { applyMode: "confirm", ruleset: "gurps-4e" } });
@@ -588,13 +594,14 @@ describe("Sightline service", () => {
     pl.s.startRelay();
     gm.s.refreshHolder();
     await settle();
-    const [fus, tgt, sniper] = [...w.scene.tokens.contents, F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} })];
+    const [fus, tgt] = w.scene.tokens.contents;
+    const fighters = [fus, tgt, ...extra];
     const fight = (turn) => {
-      const combatants = [fus, tgt, sniper].map((t) => ({ tokenId: t.id, sceneId: w.scene.id }));
+      const combatants = fighters.map((t) => ({ tokenId: t.id, sceneId: w.scene.id, name: `combatant ${t.id}` }));
       return { started: true, combatants, combatant: combatants.find((c) => c.tokenId === turn.id) };
     };
     const turn = async (who) => {
-      pl.game.combat = who && fight(who); // updateCombat (deleteCombat: no combat)
+      pl.game.combat = gm.game.combat = who && fight(who); // one world: both clients see the same combat
       pl.s.onCombatChange();
       await settle(10);
     };
@@ -603,7 +610,13 @@ describe("Sightline service", () => {
       gm.s.confirmFromMessage({ flags: message.flags });
       await settle();
     };
-    pl.game.combat = fight(fus); // the Fusilier's own turn: its next roll is an attack
+    return { gm, pl, g, fus, tgt, turn, proposals, apply };
+  }
+
+  test("confirm mode, GURPS: when the turn changes the kind of the next roll, the applied entry goes and the GMs are offered the new ruling", async () => {
+    const sniper = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
+    const { pl, g, fus, tgt, turn, proposals, apply } = await gurpsConfirmTable([sniper]);
+    await turn(fus); // the Fusilier's own turn: its next roll is an attack
     pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
     target(pl, tgt, true);
     await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
@@ -632,34 +645,8 @@ describe("Sightline service", () => {
   });
 
   test("confirm mode, GURPS: Apply on an older card of the other kind still lands, and the GM is told whose turn it is", async () => {
-    const byAction = (m) => ({ ruleset: "gurps-4e", allowed: true, reaction: m.reaction, crossings: [{ region: "r-dark", zone: "darkness", kind: "within" }], modifier: m.action === "attack" ? -10 : -4 });
-    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: byAction });
-    const w = world({ settings: { applyMode: "confirm", ruleset: "gurps-4e" } });
-    const created = [];
-    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
-    const g = gurpsStub();
-    const gm = client(w, w.gm, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage });
-    const pl = client(w, w.player, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage, globals: { GURPS: g.GURPS } });
-    gm.s.startRelay();
-    pl.s.startRelay();
-    gm.s.refreshHolder();
-    await settle();
-    const [fus, tgt] = w.scene.tokens.contents;
-    const fight = (turn) => {
-      const combatants = [fus, tgt].map((t) => ({ tokenId: t.id, sceneId: w.scene.id, name: `combatant ${t.id}` }));
-      return { started: true, combatants, combatant: combatants.find((c) => c.tokenId === turn.id) };
-    };
-    const turn = async (who) => {
-      pl.game.combat = gm.game.combat = who && fight(who); // one world: both clients see the same combat
-      pl.s.onCombatChange();
-      await settle(10);
-    };
-    const proposals = () => created.filter((m) => m.flags["sightline-bridge"].confirm);
+    const { gm, pl, g, fus, tgt, turn, proposals, apply } = await gurpsConfirmTable();
     const warnings = () => gm.log.filter(([level]) => level === "warn").map(([, text]) => text);
-    const apply = async (message) => {
-      gm.s.confirmFromMessage({ flags: message.flags });
-      await settle();
-    };
     await turn(fus); // the Fusilier's own turn: its next roll is an attack
     pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
     target(pl, tgt, true);

@@ -181,21 +181,27 @@ async def test_a_snapshot_asked_again_with_its_etag_is_304_without_a_body(
     assert (await client.get(url, headers={**OTHER, "If-None-Match": etag})).status == 401
 
 
+@pytest.fixture
+def encoded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The key of each snapshot the log's HTTP side encodes, in order (its body cache spares the others)."""
+    keys: list[str] = []
+    real = log_http.encode_snapshot
+
+    def counting(snapshot: Any) -> bytes:
+        keys.append(snapshot.key)
+        return real(snapshot)
+
+    monkeypatch.setattr(log_http, "encode_snapshot", counting)
+    return keys
+
+
 async def test_a_snapshot_read_again_is_sent_from_the_cache_without_encoding_it_again(
-    store: SqlLogStore, logged: list[RulingRecord], monkeypatch: pytest.MonkeyPatch
+    store: SqlLogStore, logged: list[RulingRecord], encoded: list[str]
 ) -> None:
     """A second read of a snapshot sends the kept bytes, encoded once; the cache skips no world check.
 
     A world none of whose rulings refer to it gets 404 even once it is kept, and another world's secret 401.
     """
-    encoded: list[str] = []
-
-    def counting(snapshot: Any) -> bytes:
-        encoded.append(snapshot.key)
-        return real(snapshot)
-
-    real = log_http.encode_snapshot
-    monkeypatch.setattr(log_http, "encode_snapshot", counting)
     await store.append(ruling(0, world="w-third", snapshot=None))  # a world that exists, without that snapshot
     app = create_log_app(check_secret=check_secret, store=store)
     async with TestClient(TestServer(app)) as client:
@@ -215,20 +221,12 @@ async def test_a_snapshot_read_again_is_sent_from_the_cache_without_encoding_it_
 
 
 async def test_the_snapshot_cache_keeps_at_most_its_bytes_and_drops_the_least_recently_read(
-    store: SqlLogStore, logged: list[RulingRecord], monkeypatch: pytest.MonkeyPatch
+    store: SqlLogStore, logged: list[RulingRecord], encoded: list[str]
 ) -> None:
     """A body over the cache's bound is encoded on every read, never kept; the least recently read goes first.
 
     Over the bound in all, the body read longest ago is dropped (a read keeps a body recent).
     """
-    encoded: list[str] = []
-
-    def counting(snapshot: Any) -> bytes:
-        encoded.append(snapshot.key)
-        return real(snapshot)
-
-    real = log_http.encode_snapshot
-    monkeypatch.setattr(log_http, "encode_snapshot", counting)
     size = len(DOCKS.model_dump_json().encode())
     app = create_log_app(check_secret=check_secret, store=store)
     app[log_http.LOG_SNAPSHOT_BODIES] = log_http._SnapshotBodies(most_bytes=size - 1)
