@@ -167,8 +167,9 @@ def _parser() -> argparse.ArgumentParser:
         type=at_least(1, integer=True),
         default=defaults.bytes_per_second,
         help="bytes a connection may send per second, on average, in bursts of this or 4 times --max-frame-bytes "
-        "(the larger); a frame over what is left is refused as too fast and the connection is not read until "
-        f"there is room for it again {_default(defaults.bytes_per_second, 'bytes')}",
+        "(the larger), and before their hello all connections from one client address together; a frame over "
+        "what is left is refused as too fast and the connection is not read until there is room for it again "
+        f"{_default(defaults.bytes_per_second, 'bytes')}",
     )
     limits.add_argument(
         "--max-nesting",

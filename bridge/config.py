@@ -71,7 +71,8 @@ class BridgeConfig:
     max_frame_bytes: int = 4 * 1024 * 1024
     messages_per_second: float = 100.0
     message_burst: int = 200
-    #: Bytes one connection may send a second, on average (bursts: this or 4 × ``max_frame_bytes``, the larger).
+    #: Bytes one connection may send a second, on average (bursts: this or 4 × ``max_frame_bytes``, the larger);
+    #: before ``hello``, also all the connections of one client address together.
     bytes_per_second: int = 8 * 1024 * 1024
     max_nesting: int = 32
     max_connections_per_world: int = 32

@@ -45,6 +45,7 @@ from .log.http import setup_log
 from .log.store import LogOpenError, LogStore, describe_database, open_store
 from .protocol import encode, encode_frames
 from .session import (
+    AddressBudgets,
     ByteBudget,
     Close,
     Deliver,
@@ -104,6 +105,8 @@ class BridgeState:
     gate: Gate | None = None
     lingering: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     throttle: FailureThrottle = field(default_factory=FailureThrottle)
+    #: Bytes read before ``hello`` per client address (the throttle's address): reconnecting does not refill it.
+    before_hello: AddressBudgets | None = None
     #: Set when the bridge begins to stop (:func:`close_connections`).
     stopping: bool = False
     #: The connections' tasks now waiting for their world's worker (cancelled when the bridge stops).
@@ -245,18 +248,21 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     frame_limit = config.max_frame_bytes
     trace: stages.Trace | None = None
     loop = asyncio.get_running_loop()
-    # Bursts of at least the largest frame read (4 × the limit, refused too-large): one of them always fits.
-    budget = ByteBudget(config.bytes_per_second, max(config.bytes_per_second, 4 * frame_limit), loop.time())
+    budget = ByteBudget(config.bytes_per_second, _byte_burst(config), loop.time())
     try:
         async for msg in ws:
             if session.state == "awaiting-hello" and (wait := state.throttle.wait_before_attempt(address)) > 0:
                 await asyncio.sleep(wait)  # an address that keeps sending wrong secrets waits longer each time
             if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
-                size = len(msg.data)
-                pause = budget.charge(size, loop.time())
+                size, now = len(msg.data), loop.time()
+                pause, charged = budget.charge(size, now), budget
+                if worker is None and state.before_hello is not None:  # not admitted yet: the address pays too
+                    address_pause, address_budget = state.before_hello.charge(address, size, now)
+                    if address_pause > pause:
+                        pause, charged = address_pause, address_budget
                 if pause > 0:  # refused unread, then the socket left unread until the budget holds such a frame
                     request_id = peek_id(msg.data) if msg.type == WSMsgType.TEXT else None
-                    refused = _prepare([Send(error_message(budget.refusal(size, pause), request_id))], frame_limit)
+                    refused = _prepare([Send(error_message(charged.refusal(size, pause), request_id))], frame_limit)
                     del msg
                     if not await _enqueue(refused, outbox, state):
                         await _close_not_reading(ws, request.transport)
@@ -358,6 +364,12 @@ async def _from_worker(running: asyncio.Future[list[Prepared]], state: BridgeSta
         return None
     finally:
         state.waiting.discard(task)
+
+
+def _byte_burst(config: BridgeConfig) -> int:
+    """The byte budgets' burst: at least the largest frame read (4 × the limit, refused too-large), so that one
+    such frame always fits a whole budget."""
+    return max(config.bytes_per_second, 4 * config.max_frame_bytes)
 
 
 async def _pause(seconds: float, state: BridgeState) -> bool:
@@ -685,6 +697,7 @@ def create_app(
         throttle=FailureThrottle(
             ThrottlePolicy(free_failures=config.auth_free_failures, max_delay=config.auth_max_delay)
         ),
+        before_hello=AddressBudgets(config.bytes_per_second, _byte_burst(config)),
     )
     app[BRIDGE] = state
     app.router.add_get("/healthz", healthz)

@@ -21,6 +21,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from bench.visibility_bench import make_scene
 from bridge.config import BridgeConfig
 from bridge.server import BridgeState, run_bridge
+from bridge.session import AddressBudgets
 from tests.scenes import on_line_scene, token
 
 BridgeFactory = Callable[..., AbstractAsyncContextManager[str]]
@@ -386,3 +387,45 @@ async def test_a_bridge_stopping_does_not_wait_for_a_connection_left_unread(tmp_
     assert asyncio.get_running_loop().time() - stopping < 1.0  # not cancelled by the drain's end (2 s here)
     await ws.wait_closed()
     assert ws.close_code == 1001
+
+
+async def test_reconnecting_before_hello_does_not_refill_the_byte_budget(start: BridgeFactory) -> None:
+    """Bytes read before hello are charged per address: a second connection's big frame is refused rate-limited."""
+    async with (
+        start(max_frame_bytes=64 * 1024, bytes_per_second=256 * 1024) as addr,
+        connect(f"ws://{addr}/ws") as admitted,
+    ):
+        assert (await hello(admitted, "w", "bridge-secret"))["type"] == "welcome"
+        await asyncio.sleep(0.1)  # the address's budget is whole again after that hello
+        big = '{"type": "ping", "id": "%s", "pad": "' + "x" * (4 * 64 * 1024 - 40) + '"}'
+        assert len(big % "c1") == 4 * 64 * 1024 - 1  # about the largest frame read (4 × the frame limit)
+        async with connect(f"ws://{addr}/ws") as first:
+            await first.send(big % "c1")  # the whole burst of the address: read, too-large, closed before hello
+            answer = json.loads(await first.recv())
+            assert (answer["code"], answer["details"]["limit"]) == ("too-large", "frame-bytes")
+            assert await close_code(first) == 4400
+        async with connect(f"ws://{addr}/ws") as second:  # the same address, at once: its budget is spent
+            await second.send(big % "c2")
+            refused = json.loads(await second.recv())
+            assert (refused["id"], refused["code"]) == ("c2", "rate-limited")
+            assert refused["details"]["limit"] == "bytes-per-second" and refused["details"]["max"] == 256 * 1024
+            assert "from this address before hello" in refused["message"]
+            # The client admitted before is read as before, on its own budget: too-large, not rate-limited.
+            await admitted.send(big % "a1")
+            answer = json.loads(await asyncio.wait_for(admitted.recv(), 1.0))
+            assert (answer["id"], answer["code"], answer["details"]["limit"]) == ("a1", "too-large", "frame-bytes")
+            await admitted.send(json.dumps({"type": "ping", "id": "a2"}))
+            assert json.loads(await asyncio.wait_for(admitted.recv(), 1.0)) == {"type": "pong", "id": "a2"}
+            # The refused connection stays open: once its pause is over, its hello is read and admitted.
+            assert (await asyncio.wait_for(hello(second, "w", "bridge-secret"), 5.0))["type"] == "welcome"
+
+
+def test_the_budgets_per_address_forget_whole_budgets_and_are_bounded() -> None:
+    """AddressBudgets drops a budget refilled to its burst, and holds at most max_addresses (the oldest go first)."""
+    budgets = AddressBudgets(1000, 1000, max_addresses=2)
+    assert budgets.charge("a", 1000, 0.0)[0] == 0.0
+    assert budgets.charge("a", 1000, 0.5)[0] > 0  # owed: reconnecting from "a" does not refill it
+    budgets.charge("b", 10, 0.5)
+    budgets.charge("c", 10, 0.5)
+    assert len(budgets) == 2  # "a" dropped, the least recently charged, at the cap
+    assert budgets.charge("d", 10, 10.0)[0] == 0.0 and len(budgets) == 1  # "b" and "c" refilled: forgotten
