@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import threading
 import weakref
 from collections import Counter, deque
@@ -196,6 +197,7 @@ async def healthz(request: web.Request) -> web.Response:
 async def websocket(request: web.Request) -> web.StreamResponse:
     state = request.app[BRIDGE]
     config = state.config
+    loop = asyncio.get_running_loop()
     origin = request.headers.get("Origin")
     if config.allowed_origins and origin not in config.allowed_origins:
         raise web.HTTPForbidden(text=f"origin {origin!r} is not allowed to connect to this bridge")
@@ -210,9 +212,18 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         compress=config.compress,
         decode_text=False,
     )
+    address = client_address(request.remote, request.headers.get("X-Forwarded-For"), frozenset(config.trusted_proxies))
+    # An address whose connections before hello have overspent its byte budget gets no new connection until the
+    # debt is paid: aiohttp reads a new connection's first frame (up to 4 × the limit) before this handler can
+    # refuse it, so reconnecting would otherwise have one frame read per connection, whatever the budget.
+    if state.before_hello is not None and (owed := state.before_hello.owed(address, loop.time())) > 0:
+        raise web.HTTPTooManyRequests(
+            text=f"this address sent more than {config.bytes_per_second:,} bytes a second before hello "
+            f"(--bytes-per-second); connect again in {owed:.1f} s",
+            headers={"Retry-After": str(math.ceil(owed))},
+        )
     await ws.prepare(request)
     state.sockets.add(ws)
-    address = client_address(request.remote, request.headers.get("X-Forwarded-For"), frozenset(config.trusted_proxies))
 
     def authenticate(world: str, secret: str | None) -> bool:
         if state.access.opens(world, secret):
@@ -247,7 +258,6 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     worker: WorldWorker | None = None
     frame_limit = config.max_frame_bytes
     trace: stages.Trace | None = None
-    loop = asyncio.get_running_loop()
     budget = ByteBudget(config.bytes_per_second, _byte_burst(config), loop.time())
     try:
         async for msg in ws:

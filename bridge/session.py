@@ -444,6 +444,16 @@ class AddressBudgets:
             self._budgets.popitem(last=False)
         return pause, budget
 
+    def owed(self, address: str, now: float) -> float:
+        """Seconds until ``address``'s budget is out of debt (0.0 if it is not): a new connection is not even
+        opened before then, since its first frame would be read (joined, unmasked, copied) before anything
+        could refuse it."""
+        budget = self._budgets.get(address)
+        if budget is None:
+            return 0.0
+        tokens = min(budget.burst, budget.tokens + (now - budget.stamp) * budget.rate)
+        return -tokens / budget.rate if tokens < 0 else 0.0
+
     def __len__(self) -> int:
         return len(self._budgets)
 

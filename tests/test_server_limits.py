@@ -390,7 +390,7 @@ async def test_a_bridge_stopping_does_not_wait_for_a_connection_left_unread(tmp_
 
 
 async def test_reconnecting_before_hello_does_not_refill_the_byte_budget(start: BridgeFactory) -> None:
-    """Bytes read before hello are charged per address: a second connection's big frame is refused rate-limited."""
+    """Bytes read before hello are charged per address: the next big frame is refused, then new connections get 429."""
     async with (
         start(max_frame_bytes=64 * 1024, bytes_per_second=256 * 1024) as addr,
         connect(f"ws://{addr}/ws") as admitted,
@@ -410,6 +410,11 @@ async def test_reconnecting_before_hello_does_not_refill_the_byte_budget(start: 
             assert (refused["id"], refused["code"]) == ("c2", "rate-limited")
             assert refused["details"]["limit"] == "bytes-per-second" and refused["details"]["max"] == 256 * 1024
             assert "from this address before hello" in refused["message"]
+            # While the address owes, a third connection is not opened at all (its first frame would be read).
+            with pytest.raises(websockets.InvalidStatus) as turned_away:
+                await connect(f"ws://{addr}/ws")
+            assert turned_away.value.response.status_code == 429
+            assert "Retry-After" in turned_away.value.response.headers
             # The client admitted before is read as before, on its own budget: too-large, not rate-limited.
             await admitted.send(big % "a1")
             answer = json.loads(await asyncio.wait_for(admitted.recv(), 1.0))
@@ -418,6 +423,8 @@ async def test_reconnecting_before_hello_does_not_refill_the_byte_budget(start: 
             assert json.loads(await asyncio.wait_for(admitted.recv(), 1.0)) == {"type": "pong", "id": "a2"}
             # The refused connection stays open: once its pause is over, its hello is read and admitted.
             assert (await asyncio.wait_for(hello(second, "w", "bridge-secret"), 5.0))["type"] == "welcome"
+        async with connect(f"ws://{addr}/ws") as later:  # the debt paid, the address may connect again
+            assert (await hello(later, "w", "bridge-secret"))["type"] == "welcome"
 
 
 def test_the_budgets_per_address_forget_whole_budgets_and_are_bounded() -> None:
@@ -429,3 +436,7 @@ def test_the_budgets_per_address_forget_whole_budgets_and_are_bounded() -> None:
     budgets.charge("c", 10, 0.5)
     assert len(budgets) == 2  # "a" dropped, the least recently charged, at the cap
     assert budgets.charge("d", 10, 10.0)[0] == 0.0 and len(budgets) == 1  # "b" and "c" refilled: forgotten
+    budgets.charge("e", 1000, 10.0)
+    budgets.charge("e", 1000, 10.0)  # 1,000 bytes in debt at 1,000 a second
+    assert budgets.owed("e", 10.5) == pytest.approx(0.5) and budgets.owed("e", 11.0) == 0.0
+    assert budgets.owed("nobody", 10.0) == 0.0
