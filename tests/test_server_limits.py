@@ -440,3 +440,18 @@ def test_the_budgets_per_address_forget_whole_budgets_and_are_bounded() -> None:
     budgets.charge("e", 1000, 10.0)  # 1,000 bytes in debt at 1,000 a second
     assert budgets.owed("e", 10.5) == pytest.approx(0.5) and budgets.owed("e", 11.0) == 0.0
     assert budgets.owed("nobody", 10.0) == 0.0
+
+
+async def test_the_budget_before_hello_is_per_forwarded_address_behind_a_trusted_proxy(start: BridgeFactory) -> None:
+    """Behind --trusted-proxy the budget before hello is the X-Forwarded-For client's, as the throttle's address is."""
+    big = '{"type": "ping", "id": "%s", "pad": "' + "x" * (4 * 64 * 1024 - 40) + '"}'
+
+    async def first_answer(client: str) -> dict[str, Any]:
+        async with connect(f"ws://{addr}/ws", additional_headers={"X-Forwarded-For": client}) as ws:
+            await ws.send(big % "c")
+            return json.loads(await ws.recv())
+
+    async with start(max_frame_bytes=64 * 1024, bytes_per_second=256 * 1024, trusted_proxies=("127.0.0.1",)) as addr:
+        assert (await first_answer("203.0.113.1"))["code"] == "too-large"  # the whole burst of 203.0.113.1
+        assert (await first_answer("203.0.113.2"))["code"] == "too-large"  # another client: its own budget
+        assert (await first_answer("203.0.113.1"))["details"]["limit"] == "bytes-per-second"
