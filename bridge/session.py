@@ -373,7 +373,8 @@ class ByteBudget:
     ``too-large`` can carry its id), and a client could send them back to back while every world waits. Every
     frame read is charged, handled or not. A frame larger than what is left is refused (``rate-limited``,
     :meth:`refusal`), and the connection is not read again until the budget holds that frame: the socket is
-    left unread, so the client's own TCP window holds what it sends meanwhile. Not thread-safe: the loop's.
+    left unread, so the client's own TCP window holds what it sends meanwhile (after at most one frame aiohttp
+    may have read ahead: it stops reading a socket only while its queue is full). Not thread-safe: the loop's.
     """
 
     def __init__(self, rate: float, burst: int, now: float, *, whose: str = "") -> None:
