@@ -110,7 +110,7 @@ describe("a bridge that closes the connection on the resync", () => {
     closers.push(async () => conn.close());
     let settled = 0;
     conn.on("settled", () => (settled += 1));
-    conn.on("status", (s) => s.state === "reconnecting" && delays.push([s.error.code, s.delay]));
+    conn.on("status", (s) => s.state === "reconnecting" && s.error && delays.push([s.error.code, s.delay]));
     conn.connect();
     await until(() => settled === 1, "a resync that goes through", 8000);
     assert.deepEqual(delays, [["too-big", 40], ["too-big", 80], ["too-big", 160], ["too-big", 320]]);
