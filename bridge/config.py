@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "LOG_WAIT",
+    "LOG_WAIT_FAILING",
     "LOG_WAIT_MOST",
     "BridgeConfig",
     "StartupError",
@@ -40,6 +42,18 @@ class StartupError(Exception):
 #: its log is no answer at the table (the module itself gives up on a request after 10 s).
 LOG_WAIT_MOST = 60.0
 
+#: The longest an answer waits for its ruling's commit by default (seconds; ``sightline serve --log-wait``): a
+#: database that hangs — a server frozen, a network gone without a word, another process holding SQLite's write
+#: lock — must not stop the table. Past it the ruling is answered with ``logged: false`` and taken off the queue
+#: of writes; one already being committed that makes it after all is named on the log's logger
+#: (``bridge.log.sql``; the wait itself is ``bridge.log.effects``'s).
+#: Half the Foundry module's request timeout (10 s, ``requestTimeoutMs`` in ``foundry-module/scripts/connection.js``):
+#: the ruling, unlogged, reaches the table before the module gives up on it and shows a timeout instead.
+LOG_WAIT = 5.0
+#: The same while the log is failing already (its last write failed or timed out; ``--log-wait-failing``):
+#: answers come quickly, and a log that works again is noticed at the next ruling.
+LOG_WAIT_FAILING = 1.0
+
 
 @dataclass(frozen=True, slots=True)
 class BridgeConfig:
@@ -62,9 +76,9 @@ class BridgeConfig:
     log: bool = True
     session_idle_minutes: float = 240.0
     #: Seconds an answer waits for its ruling's commit before it says ``logged: false`` (bridge.log.effects).
-    log_wait: float = 5.0
+    log_wait: float = LOG_WAIT
     #: The same while the log is failing already (its last write failed or timed out).
-    log_wait_failing: float = 1.0
+    log_wait_failing: float = LOG_WAIT_FAILING
     certfile: Path | None = None
     keyfile: Path | None = None
     allowed_origins: tuple[str, ...] = ()

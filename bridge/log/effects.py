@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
+from ..config import LOG_WAIT, LOG_WAIT_FAILING
 from ..errors import BridgeError, InvalidMessage, LogUnavailable
 from ..protocol import RulingOverridden, SessionEnded, SessionStarted
 from ..session import StoreThenSend, error_message, with_log_result
@@ -28,17 +29,6 @@ from .store import LogStore
 __all__ = ["LOG_WAIT", "LOG_WAIT_FAILING", "LogOutage", "log_outage", "perform", "unlogged_answer"]
 
 _log = logging.getLogger(__name__)
-
-#: The longest an answer waits for its ruling's commit by default (seconds; ``sightline serve --log-wait``): a
-#: database that hangs — a server frozen, a network gone without a word, another process holding SQLite's write
-#: lock — must not stop the table. Past it the ruling is answered with ``logged: false`` and taken off the queue
-#: of writes; one already being committed that makes it after all is named on the log's logger (``bridge.log.sql``).
-#: Half the Foundry module's request timeout (10 s, ``requestTimeoutMs`` in ``foundry-module/scripts/connection.js``):
-#: the ruling, unlogged, reaches the table before the module gives up on it and shows a timeout instead.
-LOG_WAIT = 5.0
-#: The same while the log is failing already (its last write failed or timed out; ``--log-wait-failing``):
-#: answers come quickly, and a log that works again is noticed at the next ruling.
-LOG_WAIT_FAILING = 1.0
 
 
 @dataclass

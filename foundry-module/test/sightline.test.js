@@ -544,18 +544,8 @@ describe("Sightline service", () => {
   });
 
   test("confirm mode, GURPS: the GMs confirm before the roll, and Apply lands in the roller's bucket only while the pair stands", async () => {
-    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: { allowed: true, modifier: -6, ruleset: "gurps-4e" } }); // the bucket takes GURPS rulings only
-    const w = world({ settings: { applyMode: "confirm" } });
-    const created = [];
-    const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
-    const g = gurpsStub();
-    const gm = client(w, w.gm, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage });
-    const pl = client(w, w.player, { bus, WebSocket: gurpsBridge.AutoSocket, ChatMessage, globals: { GURPS: g.GURPS } });
-    gm.s.startRelay();
-    pl.s.startRelay();
-    gm.s.refreshHolder();
-    await settle();
-    const [fus, tgt] = w.scene.tokens.contents;
+    const ruling = { allowed: true, modifier: -6, ruleset: "gurps-4e" }; // the bucket takes GURPS rulings only
+    const { gm, pl, g, created, fus, tgt } = await gurpsConfirmTable({ ruling, settings: { applyMode: "confirm" } });
     pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
     target(pl, tgt, true);
     await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
@@ -575,16 +565,19 @@ describe("Sightline service", () => {
     assert.deepEqual(g.list(), []);
   });
 
+  /** The bridge's GURPS answer by action: an attack in darkness −10, a defence −4. */
+  const byAction = (m) => ({ ruleset: "gurps-4e", allowed: true, reaction: m.reaction, crossings: [{ region: "r-dark", zone: "darkness", kind: "within" }], modifier: m.action === "attack" ? -10 : -4 });
+
   /**
    * A GURPS world in confirm mode: the GM holds the bridge and relays; the player plays the Fusilier against the
    * Target, with the GURPS bucket. The bridge answers an attack −10 and a defence −4 (darkness). `turn(token)` starts
    * a fight on that token's turn among `fighters` (the Fusilier and the Target, then `extra`), `turn(null)` ends it,
-   * as `updateCombat` / `deleteCombat` would, on both clients. `proposals()` are the GMs' cards with Apply.
+   * as `updateCombat` / `deleteCombat` would, on both clients. `proposals()` are the GMs' cards with Apply
+   * (`created`: every chat message). `ruling` and `settings` replace the bridge's answers and the world's settings.
    */
-  async function gurpsConfirmTable(extra = []) {
-    const byAction = (m) => ({ ruleset: "gurps-4e", allowed: true, reaction: m.reaction, crossings: [{ region: "r-dark", zone: "darkness", kind: "within" }], modifier: m.action === "attack" ? -10 : -4 });
-    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling: byAction });
-    const w = world({ settings: { applyMode: "confirm", ruleset: "gurps-4e" } });
+  async function gurpsConfirmTable({ extra = [], ruling = byAction, settings = { applyMode: "confirm", ruleset: "gurps-4e" } } = {}) {
+    const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling });
+    const w = world({ settings });
     const created = [];
     const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
     const g = gurpsStub();
@@ -610,12 +603,12 @@ describe("Sightline service", () => {
       gm.s.confirmFromMessage({ flags: message.flags });
       await settle();
     };
-    return { gm, pl, g, fus, tgt, turn, proposals, apply };
+    return { gm, pl, g, created, fus, tgt, turn, proposals, apply };
   }
 
   test("confirm mode, GURPS: when the turn changes the kind of the next roll, the applied entry goes and the GMs are offered the new ruling", async () => {
     const sniper = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
-    const { pl, g, fus, tgt, turn, proposals, apply } = await gurpsConfirmTable([sniper]);
+    const { pl, g, fus, tgt, turn, proposals, apply } = await gurpsConfirmTable({ extra: [sniper] });
     await turn(fus); // the Fusilier's own turn: its next roll is an attack
     pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
     target(pl, tgt, true);
