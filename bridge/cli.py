@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from . import __version__
 from .arguments import at_least, host, port
 from .config import (
+    INLINE_MS_MOST,
     LOG_WAIT_MOST,
     SECRET_FILE,
     BridgeConfig,
@@ -140,6 +141,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="the same while the log is failing already (its last write failed or timed out) "
         f"{_default(defaults.log_wait_failing, 'seconds')}",
+    )
+    serve.add_argument(
+        "--inline-ms",
+        type=at_least(0, unit="ms", most=INLINE_MS_MOST),
+        default=defaults.inline_ms,
+        metavar="MS",
+        help="a world's token moves whose last ones each took at most this much CPU are ruled on the bridge's main "
+        "thread, without the hand-off to the world's own thread (faster answers); other worlds' messages may wait "
+        f"that long behind one; 0: never {_default(defaults.inline_ms, 'ms')}",
     )
     limits = serve.add_argument_group("limits")
     limits.add_argument(
@@ -509,6 +519,7 @@ def _serve(args: argparse.Namespace) -> int:
         messages_per_second=args.messages_per_second,
         message_burst=args.message_burst,
         bytes_per_second=args.bytes_per_second,
+        inline_ms=args.inline_ms,
         max_nesting=args.max_nesting,
         max_connections_per_world=args.max_connections_per_world,
         hello_timeout=args.hello_timeout,

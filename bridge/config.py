@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "INLINE_MS_MOST",
     "LOG_WAIT",
     "LOG_WAIT_FAILING",
     "LOG_WAIT_MOST",
@@ -54,6 +55,10 @@ LOG_WAIT = 5.0
 #: answers come quickly, and a log that works again is noticed at the next ruling.
 LOG_WAIT_FAILING = 1.0
 
+#: The most ``--inline-ms`` may be: CPython's switch interval, how long a busy world's thread may already keep the
+#: interpreter from the event loop (``sys.getswitchinterval()``).
+INLINE_MS_MOST = 5.0
+
 
 @dataclass(frozen=True, slots=True)
 class BridgeConfig:
@@ -88,6 +93,9 @@ class BridgeConfig:
     #: Bytes one connection may send a second, on average (bursts: this or 4 × ``max_frame_bytes``, the larger);
     #: before ``hello``, also all the connections of one client address together.
     bytes_per_second: int = 8 * 1024 * 1024
+    #: A world's token moves that each took at most this many milliseconds of CPU are run on the event loop itself
+    #: (no hand-off to the world's worker; bridge.workers.InlineMoves); 0: never.
+    inline_ms: float = 2.0
     max_nesting: int = 32
     max_connections_per_world: int = 32
     hello_timeout: float = 10.0

@@ -23,12 +23,13 @@ import functools
 import logging
 import math
 import threading
+import time
 import weakref
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -62,7 +63,7 @@ from .session import (
 )
 from .startup import app_status, listening, ssl_context
 from .throttle import FailureThrottle, ThrottlePolicy, client_address
-from .workers import WorldWorker, give_back_memory
+from .workers import InlineMoves, WorldWorker, give_back_memory
 
 __all__ = [
     "BRIDGE",
@@ -102,6 +103,8 @@ class BridgeState:
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     collector: IdleCollector | None = None
     workers: dict[str, WorldWorker] = field(default_factory=dict)
+    #: Per world, which token moves the loop runs itself (:class:`~bridge.workers.InlineMoves`).
+    moves: dict[str, InlineMoves] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     gate: Gate | None = None
     lingering: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
@@ -129,6 +132,7 @@ class BridgeState:
             self.connections[world] += 1
             if world not in self.workers:
                 self.workers[world] = WorldWorker(world)
+                self.moves[world] = InlineMoves(self.config.inline_ms / 1000)
             lingering = self.lingering.pop(world, None)
         if lingering is not None:
             lingering.cancel()
@@ -154,6 +158,7 @@ class BridgeState:
                 return
             self.connections.pop(world, None)
             worker = self.workers.pop(world, None)
+            self.moves.pop(world, None)
             held = self.worlds.detach(world)
         if worker is not None:
             worker.post(functools.partial(_release, held))
@@ -171,6 +176,8 @@ def _release(held: list[Any]) -> None:
 
 
 BRIDGE = web.AppKey("bridge", BridgeState)
+
+T = TypeVar("T")
 
 
 # --- Routes ---------------------------------------------------------------------------------------
@@ -256,6 +263,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     # connection stays open) may say hello again, but no longer than this.
     deadline = asyncio.get_running_loop().call_later(config.hello_timeout, _hello_overdue, session, outbox)
     worker: WorldWorker | None = None
+    moves = InlineMoves(0)
     frame_limit = config.max_frame_bytes
     trace: stages.Trace | None = None
     budget = ByteBudget(config.bytes_per_second, _byte_burst(config), loop.time())
@@ -287,20 +295,31 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                     if session.state == "ready" and session.world is not None:
                         deadline.cancel()
                         world = session.world.id
-                        worker = state.workers[world]
+                        worker, moves = state.workers[world], state.moves[world]
                 elif _is_ping(msg.data):  # on the loop: answered even while the world's worker is busy
                     answer = _prepare(session.receive(msg.data), frame_limit)
-                elif stages.ENABLED:
-                    trace = stages.begin(peek_id(msg.data), state.collector.seconds if state.collector else None)
-                    running = worker.submit(functools.partial(_receive, session, msg.data, frame_limit, trace))
-                    trace.stamp("submitted", worker.thread_ids)
-                    stages.suspend()
-                    answer = await _from_worker(running, state)
-                    stages.resume(trace, "loop")
                 else:
-                    answer = await _from_worker(
-                        worker.submit(functools.partial(_receive, session, msg.data, frame_limit)), state
-                    )
+                    if stages.ENABLED:
+                        trace = stages.begin(peek_id(msg.data), state.collector.seconds if state.collector else None)
+                    moved = _moved_tokens(session, msg.data) if moves.budget > 0 and worker.idle else None
+                    if moved is not None and moves.allows(moved):  # a cheap move: done here, no hand-off
+                        answer, seconds = _timed(functools.partial(_receive, session, msg.data, frame_limit, trace))
+                        moves.record(moved, seconds)
+                    else:
+                        # A move is timed on the worker too: its cost decides where the world's next moves run.
+                        job = functools.partial(
+                            _timed, functools.partial(_receive, session, msg.data, frame_limit, trace, "worker")
+                        )
+                        running = worker.submit(job)
+                        if trace is not None:
+                            trace.stamp("submitted", worker.thread_ids)
+                            stages.suspend()
+                        result = await _from_worker(running, state)
+                        if trace is not None:
+                            stages.resume(trace, "loop")
+                        answer = None if result is None else result[0]
+                        if moved is not None and result is not None:
+                            moves.record(moved, result[1])
                 if answer is None:  # the bridge is stopping: the client has been told 1001
                     break
                 prepared = answer
@@ -352,11 +371,15 @@ class _Push:
 Prepared = bytes | _Push | StoreThenSend | Close
 
 
+#: A frame longer than this is never taken for a move the loop may run itself (a token is ~1 KB as the module
+#: sends it; :data:`bridge.session.MOVE_TOKENS` of them).
+MOVE_BYTES = 16 * 1024
+
 #: A frame longer than this is never taken for a ping (a ping is ``{"type": "ping", "id": …}``).
 PING_BYTES = 256
 
 
-async def _from_worker(running: asyncio.Future[list[Prepared]], state: BridgeState) -> list[Prepared] | None:
+async def _from_worker(running: asyncio.Future[T], state: BridgeState) -> T | None:
     """The world's worker's answer, or ``None`` if the bridge began to stop meanwhile.
 
     A stopping bridge does not wait for a computation (a watch of a large scene takes seconds of CPU): the
@@ -416,11 +439,14 @@ def _is_ping(data: bytes) -> bool:
     return isinstance(value, dict) and value.get("type") == "ping"
 
 
-def _receive(session: Session, data: bytes, frame_limit: int, trace: stages.Trace | None = None) -> list[Prepared]:
-    """On the world's worker: the session's answer to one frame, encoded (stamped when ``trace`` is given)."""
+def _receive(
+    session: Session, data: bytes, frame_limit: int, trace: stages.Trace | None = None, where: str = "inline"
+) -> list[Prepared]:
+    """The session's answer to one frame, encoded — on the world's worker (``where``: ``"worker"``) or on the
+    loop (``"inline"``) — and stamped when ``trace`` is given."""
     if trace is None:
         return _prepare(session.receive(data), frame_limit)
-    stages.resume(trace, "worker")
+    stages.resume(trace, where)
     try:
         effects = session.receive(data)
         trace.stamp("answered")
@@ -429,6 +455,25 @@ def _receive(session: Session, data: bytes, frame_limit: int, trace: stages.Trac
     finally:
         stages.suspend()
     return prepared
+
+
+def _moved_tokens(session: Session, data: bytes) -> tuple[str, ...] | None:
+    """The tokens a frame only moves (:meth:`Session.moved_tokens`), or ``None`` — also for any frame over
+    :data:`MOVE_BYTES` or not JSON. Call only while the world's worker is idle (it reads the world)."""
+    if len(data) > MOVE_BYTES:
+        return None
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return session.moved_tokens(raw)
+
+
+def _timed(job: Callable[[], T]) -> tuple[T, float]:
+    """``job()`` and the CPU seconds it took this thread."""
+    started = time.thread_time()
+    result = job()
+    return result, time.thread_time() - started
 
 
 def _prepare(effects: list[Effect], frame_limit: int) -> list[Prepared]:

@@ -106,6 +106,7 @@ if TYPE_CHECKING:  # imports shapely and the engine: imported by the first watch
     from .log.records import RulingRecord, SceneSnapshot  # the log's models: imported by the first logged ruling
 
 __all__ = [
+    "MOVE_TOKENS",
     "ActiveWatch",
     "AddressBudgets",
     "ByteBudget",
@@ -572,6 +573,33 @@ class Session:
             return [Send(error_message(error, request_id))]
 
     # Decoding and validation.
+
+    def moved_tokens(self, raw: Any) -> tuple[str, ...] | None:
+        """The ids of the tokens ``raw`` (a parsed frame) moves, if it is only that — a ``scene.patch`` of a scene
+        this world holds upserting at most :data:`MOVE_TOKENS` of its tokens, removing and replacing nothing —
+        else ``None``. What such a patch costs follows the scene, not the frame, so the server may run it where
+        cheap work runs (:class:`bridge.workers.InlineMoves`). Reads the world: call only while no other thread
+        is in it. A frame the session would refuse is refused all the same wherever it runs."""
+        world = self.world
+        if self.state != "ready" or world is None or not isinstance(raw, dict) or raw.get("type") != "scene.patch":
+            return None
+        remove = raw.get("remove", {})
+        if not raw.keys() <= _MOVE_KEYS or not isinstance(remove, dict) or any(remove.values()):
+            return None
+        upsert, scene = raw.get("upsert"), raw.get("scene")
+        state = world.scenes.get(scene) if isinstance(scene, str) else None
+        if state is None or not isinstance(upsert, dict) or any(v for k, v in upsert.items() if k != "tokens"):
+            return None
+        tokens = upsert.get("tokens")
+        if not isinstance(tokens, list) or not 0 < len(tokens) <= MOVE_TOKENS:
+            return None
+        ids: list[str] = []
+        for token in tokens:
+            token_id = token.get("id") if isinstance(token, dict) else None
+            if not isinstance(token_id, str) or state.token(token_id) is None:
+                return None  # a new token adds pairs; an id that is not one is an error
+            ids.append(token_id)
+        return tuple(ids)
 
     def _decode(self, text: str | bytes) -> dict[str, Any]:
         # surrogatepass: a str may carry lone surrogates (replay reads files); they are refused below.
@@ -1515,6 +1543,11 @@ def with_log_result(answer: Adjudication, *, logged: bool, record: str | None) -
 
 def error_message(error: BridgeError, request_id: str | None = None) -> ErrorMessage:
     return ErrorMessage(id=request_id, code=error.code, message=error.message, details=error.details)
+
+
+#: The most tokens a patch may move and still count as a move (:meth:`Session.moved_tokens`).
+MOVE_TOKENS = 8
+_MOVE_KEYS = frozenset({"type", "id", "scene", "upsert", "remove"})
 
 
 def watch_pairs(state: SceneState, tokens: frozenset[str] | None) -> int:

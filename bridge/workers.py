@@ -6,6 +6,9 @@ While one world's worker is busy with a costly ruling, the loop keeps serving ev
 frames and pings; CPython's switch interval hands it the GIL every few milliseconds, and the engine's
 compiled loops (Cython, run in ``nogil`` blocks) and shapely's vectorised calls release it altogether.
 
+A world's token moves that have proved cheap are run by the event loop itself (:class:`InlineMoves`): the two
+hand-offs between threads cost a small move as much as its work.
+
 Threads are daemons: a computation that is still running when the bridge is told to stop does not keep
 the process alive (``sightline serve`` exits once its drain timeout has passed, whatever a worker is
 doing). :func:`give_back_memory` returns freed heap pages to the system after a world is dropped;
@@ -22,10 +25,11 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-__all__ = ["WorldWorker", "give_back_memory", "one_malloc_arena"]
+__all__ = ["InlineMoves", "WorldWorker", "give_back_memory", "one_malloc_arena"]
 
 T = TypeVar("T")
 log = logging.getLogger("sightline.workers")
@@ -45,16 +49,33 @@ class WorldWorker:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name=f"sightline-world:{name}"[:60], daemon=True)
         self.busy_since: float | None = None
+        # Jobs handed over (written by the submitting thread, the event loop's) and finished (by this worker's
+        # thread, once a job is over): each counter has one writer, so neither loses a count.
+        self._handed = 0
+        self._done = 0
         self._thread.start()
 
     def submit(self, job: Callable[[], T]) -> asyncio.Future[T]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
+        self._handed += 1
         self._jobs.put((job, loop, future))
         return future
 
     def post(self, job: Callable[[], Any]) -> None:
+        self._handed += 1
         self._jobs.put((job, asyncio.get_running_loop(), None))
+
+    @property
+    def idle(self) -> bool:
+        """No job queued or running: the thread that submits (the event loop's) may do the world's next job
+        itself, in order after the others, with no other thread in the world's state meanwhile."""
+        return self._done == self._handed
+
+    @property
+    def handed(self) -> int:
+        """How many jobs were handed to this worker so far."""
+        return self._handed
 
     def stop(self) -> None:
         """No more jobs: the thread ends after those already queued (call from the worker or the loop)."""
@@ -82,7 +103,11 @@ class WorldWorker:
             result: Any = None
             self.busy_since = time.monotonic()
             try:
-                result = job()
+                try:
+                    result = job()
+                finally:  # done with the world's state before the loop hears of it (it may then do the next job)
+                    self.busy_since = None
+                    self._done += 1
             except BaseException as exc:  # handed to the awaiting coroutine, or logged
                 if future is None:
                     log.exception("world %s: a background job failed", self.name)
@@ -92,10 +117,51 @@ class WorldWorker:
                 if future is not None:
                     _resolve(loop, future, result, None)
             finally:
-                self.busy_since = None
                 # Drop references before waiting for the next job: sessions, scenes, and the answer just handed
                 # back (the future holds it too) — a world's last large push is not kept while the world idles.
                 del item, job, future, result
+
+
+class InlineMoves:
+    """Which of one world's token moves the event loop runs itself rather than hand to the world's worker.
+
+    Handing a frame to the worker and its answer back costs two wake-ups of another thread, and the move's
+    data are cold in that thread's core: for a move that rules a hundred sight lines, as much as the move's own
+    work. The loop runs a move itself only when it is cheap by measure, not by guess: the world's last
+    ``history`` moves, wherever they ran, each took at most ``budget`` seconds of CPU, and so did the last move
+    of every token this one moves (a token not moved before goes to the worker). One costly move (a token led
+    into a thicket of zones, a watch of more pairs) sends the next ones to the worker until ``history`` cheap
+    ones have passed again. So while a world's moves stay under the budget, another world's frame waits at most
+    about one budget for the loop — no longer than CPython's switch interval (5 ms) already lets a busy worker
+    keep the interpreter from it — and a world whose moves cost more never holds the loop again until they
+    cost less. ``budget`` 0: never. Used from the event loop's thread only.
+    """
+
+    #: Tokens whose last move is remembered; past it the memory starts again (each token's next move goes to
+    #: the worker once).
+    TOKENS = 10_000
+
+    def __init__(self, budget: float, history: int = 8) -> None:
+        self.budget = budget
+        self._recent: deque[float] = deque(maxlen=history)
+        self._by_token: dict[str, float] = {}
+
+    def allows(self, tokens: Iterable[str]) -> bool:
+        """Whether a move of ``tokens`` may run on the loop (the worker being idle is the caller's to check)."""
+        budget, recent = self.budget, self._recent
+        if budget <= 0 or len(recent) < (recent.maxlen or 0) or max(recent) > budget:
+            return False
+        last = self._by_token.get
+        return all(last(token, budget + 1) <= budget for token in tokens)
+
+    def record(self, tokens: Iterable[str], seconds: float) -> None:
+        """A move of ``tokens`` took ``seconds`` of CPU (on the loop or on the worker)."""
+        self._recent.append(seconds)
+        by_token = self._by_token
+        if len(by_token) >= self.TOKENS:
+            by_token.clear()
+        for token in tokens:
+            by_token[token] = seconds
 
 
 def _resolve(

@@ -150,6 +150,8 @@ def test_serve_with_a_certificate_but_a_missing_key_says_so(tmp_path: Path) -> N
         (["--log-wait-failing", "-1"], "argument --log-wait-failing: -1 must be more than 0 seconds"),
         (["--log-wait-failing", "inf"], "is not a finite number"),
         (["--bytes-per-second", "0"], "argument --bytes-per-second: 0 must be at least 1"),
+        (["--inline-ms", "6"], "argument --inline-ms: 6 must be at most 5 ms"),
+        (["--inline-ms", "-1"], "argument --inline-ms: -1 must be at least 0 ms"),
         (["--max-frame-bytes", "-1"], "must be at least 1"),
         (["--max-tokens", "2.5"], "is not a whole number"),
     ],

@@ -15,7 +15,7 @@ from bridge.core.sight import Point3
 from bridge.core.world import SceneLimits
 from bridge.errors import TooManyConnections
 from bridge.protocol import encode
-from bridge.session import Close, Limits, Send, Session, StoreThenSend, Worlds, peek_id
+from bridge.session import MOVE_TOKENS, Close, Limits, Send, Session, StoreThenSend, Worlds, peek_id
 from tests.scenes import OfflineClient, on_line_scene, rect_region, scene, token, wall
 
 SECRET = "s3cret"
@@ -158,6 +158,40 @@ def test_patch_moves_a_token_and_changes_the_ruling() -> None:
     moved = {"type": "scene.patch", "id": "p", "scene": "s1", "upsert": {"tokens": [token("t", 1000, 1500)]}}
     assert client.one(moved) == {"type": "scene.patched", "id": "p", "scene": "s1"}
     assert client.adjudicate("a", "t")["modifier"] == 0
+
+
+def test_moved_tokens_names_a_patch_that_only_moves_held_tokens() -> None:
+    """moved_tokens gives the ids of a patch upserting only held tokens; anything else in the patch makes it None."""
+    session = online()
+    one(session, {"type": "scene.sync", "id": "q1", "scene": on_line_scene()})
+
+    def patch(**fields: Any) -> dict[str, Any]:
+        return {"type": "scene.patch", "id": "p", "scene": "s1", **fields}
+
+    moved = {"tokens": [token("t", 1000, 1500), token("a", 0, 300)]}
+    assert session.moved_tokens(patch(upsert=moved)) == ("t", "a")
+    assert session.moved_tokens(patch(upsert=moved, remove={"tokens": [], "regions": []})) == ("t", "a")
+    assert session.moved_tokens(patch(upsert={**moved, "walls": []})) == ("t", "a")
+    not_moves = [
+        patch(upsert={"tokens": [token("new", 5, 5)]}),  # a new token adds pairs
+        patch(upsert={**moved, "regions": [rect_region("r-new", "low", 0, 0, 10, 10)]}),
+        patch(upsert=moved, remove={"regions": ["r-low"]}),
+        patch(upsert=moved, rules={"lines": "best"}),
+        patch(upsert=moved, name="Another name"),
+        {**patch(upsert=moved), "scene": "no-such-scene"},
+        {**patch(upsert=moved), "type": "scene.sync"},
+        patch(upsert={"tokens": [token("t", 0, 0)] * (MOVE_TOKENS + 1)}),
+        patch(upsert={"tokens": []}),
+        patch(upsert={"tokens": "t"}),
+        patch(upsert={"tokens": [{"x": 1}]}),
+        patch(upsert=["t"]),
+        patch(upsert=moved, remove=["t"]),
+        patch(),
+        ["scene.patch"],
+    ]
+    for raw in not_moves:
+        assert session.moved_tokens(raw) is None, raw
+    assert Session(Worlds(), authenticate=authenticate).moved_tokens(patch(upsert=moved)) is None  # before hello
 
 
 def test_patch_removes_and_reports_unknown_removals() -> None:

@@ -11,7 +11,7 @@ import weakref
 import pytest
 
 from bridge import workers
-from bridge.workers import WorldWorker
+from bridge.workers import InlineMoves, WorldWorker
 
 
 class Answer:
@@ -35,6 +35,74 @@ async def test_jobs_run_in_order_on_one_thread_and_results_come_back_on_the_loop
     assert results == [n * n for n in range(20)]
     assert [n for n, _ in seen] == list(range(20))
     assert len({thread for _, thread in seen}) == 1 and seen[0][1] != threading.get_ident()
+
+
+async def test_a_worker_is_idle_only_with_no_job_queued_or_running() -> None:
+    """idle is False from a job's submission until it is over (posted jobs too), True once every job has run."""
+    worker = WorldWorker("idle-flag")
+    release = threading.Event()
+    try:
+        assert worker.idle and worker.handed == 0
+        running = worker.submit(lambda: release.wait(5))
+        worker.post(lambda: None)
+        assert not worker.idle and worker.handed == 2
+        await asyncio.sleep(0.05)
+        assert not worker.idle  # the first job still runs, the second waits
+        release.set()
+        assert await running is True
+        for _ in range(500):
+            if worker.idle:
+                break
+            await asyncio.sleep(0.01)
+        assert worker.idle and worker.handed == 2
+    finally:
+        release.set()
+        worker.stop()
+        assert worker.join(5)
+
+
+def test_inline_moves_needs_a_full_history_of_cheap_moves_and_the_tokens_own() -> None:
+    """Moves run on the loop only after `history` moves under the budget, and only for tokens moved cheaply before."""
+    moves = InlineMoves(0.002, history=3)
+    assert not moves.allows(["a"])
+    moves.record(["a"], 0.001)
+    moves.record(["b"], 0.001)
+    assert not moves.allows(["a"])  # two moves known of three
+    moves.record(["a", "c"], 0.0015)
+    assert moves.allows(["a"]) and moves.allows(["a", "b", "c"])
+    assert not moves.allows(["d"])  # never moved: its cost is unknown
+    assert not moves.allows(["a", "d"])
+
+
+def test_inline_moves_one_costly_move_sends_the_next_ones_to_the_worker() -> None:
+    """A move over the budget stops moves on the loop until `history` cheap ones have passed, and its token's too."""
+    moves = InlineMoves(0.002, history=3)
+    for token in "abc":
+        moves.record([token], 0.001)
+    moves.record(["b"], 0.010)
+    assert not moves.allows(["a"]) and not moves.allows(["b"])
+    moves.record(["a"], 0.001)
+    moves.record(["c"], 0.001)
+    assert not moves.allows(["a"])  # the costly move is still among the last three
+    moves.record(["a"], 0.001)
+    assert moves.allows(["a"]) and moves.allows(["c"])
+    assert not moves.allows(["b"])  # its own last move was costly
+    moves.record(["b"], 0.001)  # (run on the worker, cheap again)
+    assert moves.allows(["b"])
+
+
+def test_inline_moves_with_no_budget_never_allows_and_forgets_tokens_past_its_bound() -> None:
+    """Budget 0 never runs a move on the loop; past TOKENS remembered tokens the memory starts again."""
+    never = InlineMoves(0, history=1)
+    never.record(["a"], 0.0)
+    assert not never.allows(["a"])
+    moves = InlineMoves(0.002, history=1)
+    moves.TOKENS = 3
+    for token in "abc":
+        moves.record([token], 0.001)
+    assert moves.allows(["a"])
+    moves.record(["d"], 0.001)  # the fourth: the memory of a, b and c is dropped
+    assert moves.allows(["d"]) and not moves.allows(["a"])
 
 
 async def test_an_idle_worker_keeps_nothing_of_its_last_answer() -> None:
