@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from bench.visibility_bench import make_scene
 from bridge.config import BridgeConfig
 
 SIGHTLINE = str(Path(sys.executable).parent / "sightline")
@@ -258,6 +259,13 @@ def attacks() -> list[Attack]:
 
     n_flat = fill_frame(walls_and_tokens, DEFAULTS.max_walls)
 
+    table_scene = make_scene(50, 100, seed=1).model_dump(mode="json", exclude_none=True)
+    table_tokens = table_scene["tokens"]
+
+    def table_move(n: int) -> dict[str, Any]:
+        token = {**table_tokens[n % len(table_tokens)], "x": (n * 397) % 9000, "y": (n * 631) % 9000}
+        return {"type": "scene.patch", "id": f"m{n}", "scene": table_scene["id"], "upsert": {"tokens": [token]}}
+
     watched_scene, watch_tokens, watched = watch_scene()
     # As many full watches as one world may hold open (its connections' watches share --max-world-watch-pairs).
     full_watches = min(
@@ -422,6 +430,16 @@ def attacks() -> list[Attack]:
             f"adjudicate log: false, options of {n_keys:,} keys (a frame of {FRAME >> 20} MiB)",
             [{"type": "scene.sync", "id": "setup", "scene": base_scene("small")}],
             lambda n: [{**many_keys(n_keys), "id": f"a{n}", "log": False}],
+        ),
+        Attack(
+            "cheap token moves, back to back",
+            "a 50 × 100 scene watched whole (brief); one token moved per patch — moves the bridge rules on its event "
+            "loop once they have proved cheap (--inline-ms)",
+            [
+                {"type": "scene.sync", "id": "setup", "scene": table_scene},
+                {"type": "watch", "id": "w", "scene": table_scene["id"], "action": "bs-attack", "detail": "brief"},
+            ],
+            lambda n: [table_move(n)],
         ),
         Attack(
             "logged rulings reading 5,000 lit tokens",
