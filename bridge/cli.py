@@ -353,7 +353,9 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     secret = commands.add_parser(
-        "secret", help="print the bridge secret (serve prints it only at the start that makes it), or a world's own"
+        "secret",
+        help="print the bridge secret (serve prints it only at the start that makes it), or with --world a world's "
+        "own secret",
     )
     _storage_options(secret, database=False)  # the log is not its business
     secret.add_argument("--world", help="the world whose own secret to print (created on first use)")
