@@ -570,7 +570,7 @@ describe("Sightline service", () => {
 
   /**
    * A GURPS world in confirm mode: the GM holds the bridge and relays; the player plays the Fusilier against the
-   * Target, with the GURPS bucket. The bridge answers an attack −10 and a defence −4 (darkness). `turn(token)` starts
+   * Target, with the GURPS bucket (`extra` tokens stand on the scene too). The bridge answers an attack −10 and a defence −4 (darkness). `turn(token)` starts
    * a fight on that token's turn among `fighters` (the Fusilier and the Target, then `extra`), `turn(null)` ends it,
    * as `updateCombat` / `deleteCombat` would, on both clients. `proposals()` are the GMs' cards with Apply
    * (`created`: every chat message). `ruling` and `settings` replace the bridge's answers and the world's settings.
@@ -578,6 +578,8 @@ describe("Sightline service", () => {
   async function gurpsConfirmTable({ extra = [], ruling = byAction, settings = { applyMode: "confirm", ruleset: "gurps-4e" } } = {}) {
     const gurpsBridge = autoBridge(ws.FakeWebSocket, ws.sockets, { ruling });
     const w = world({ settings });
+    for (const t of extra) t.parent = w.scene;
+    w.scene.tokens = F.collection([...w.scene.tokens.contents, ...extra]);
     const created = [];
     const ChatMessage = { create: async (data) => created.push(data), getWhisperRecipients: () => [{ id: "gm1" }] };
     const g = gurpsStub();
@@ -603,7 +605,7 @@ describe("Sightline service", () => {
       gm.s.confirmFromMessage({ flags: message.flags });
       await settle();
     };
-    return { gm, pl, g, created, fus, tgt, turn, proposals, apply };
+    return { w, gm, pl, g, created, fus, tgt, turn, proposals, apply };
   }
 
   test("confirm mode, GURPS: when the turn changes the kind of the next roll, the applied entry goes and the GMs are offered the new ruling", async () => {
@@ -667,6 +669,50 @@ describe("Sightline service", () => {
     await apply(defenceCard);
     assert.equal(warnings().length, 2);
     assert.deepEqual(pl.log, [], "the roller is not told: the GM's notice is the GM's");
+  });
+
+  test("confirm mode, GURPS: a late Apply the roller's client cannot take is told to the GM in words, never as landed", async () => {
+    const sniper = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
+    const { w, gm, pl, g, fus, tgt, turn, proposals, apply } = await gurpsConfirmTable({ extra: [sniper] });
+    const warnings = () => gm.log.filter(([level]) => level === "warn").map(([, text]) => text);
+    const hold = async (actor, foe) => {
+      pl.canvas.tokens.controlled = actor ? [{ id: actor.id, document: actor }] : [];
+      if (foe) target(pl, foe, true);
+      if (foe) await pl.s.onTargetToken(pl.game.user, { id: foe.id, document: foe }, true);
+      else pl.s.onControlToken();
+      await settle();
+    };
+    await turn(fus);
+    await hold(fus, tgt);
+    const card = proposals().at(-1); // the Fusilier's attack on the Target
+    await turn(tgt); // the Target's turn: that attack card applied now is an attack out of turn
+    // 1. The player drops the target, then the GM applies: nothing lands, and the GM is told why (not "it goes to the bucket").
+    target(pl, tgt, false);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, false);
+    await apply(card);
+    assert.deepEqual(g.list(), []);
+    assert.deepEqual(warnings(), ['SIGHTLINE.Confirm.NotTaken.TargetDropped {"user":"Player","actor":"Fusilier","target":"Target"}']);
+    // 2. The player targets the Target again, then the Sniper too (the newer pair): the Target's card would land on the Sniper's roll.
+    await hold(fus, tgt);
+    await hold(fus, sniper);
+    await apply(card);
+    assert.deepEqual(g.list(), []);
+    assert.equal(warnings().at(-1), 'SIGHTLINE.Confirm.NotTaken.OtherPair {"user":"Player","actor":"Fusilier","target":"Target","nowActor":"Fusilier","nowTarget":"Sniper"}');
+    // 3. The Sniper dropped (the Target is the pair again), then the token deselected (a roll from the sheet needs none):
+    //    the pair is still the one held, so the late Apply lands as an earlier one would have stayed, and the notice is true.
+    target(pl, sniper, false);
+    await pl.s.onTargetToken(pl.game.user, { id: sniper.id, document: sniper }, false);
+    await hold(null, null);
+    await apply(card);
+    assert.deepEqual(g.list(), [[-10, "Sightline: Fusilier \u2192 Target: darkness (\u221210)"]]);
+    assert.equal(warnings().at(-1), 'SIGHTLINE.Confirm.AttackOutOfTurn {"actor":"Fusilier","target":"Target","turn":"Target"}');
+    assert.equal(warnings().length, 3);
+    // 4. The player's browser is closed: the GM is told at once that the modifier reached no one.
+    w.player.active = false;
+    await apply(card);
+    assert.equal(warnings().at(-1), 'SIGHTLINE.Confirm.RollerAway {"user":"Player","actor":"Fusilier","target":"Target"}');
+    assert.deepEqual(pl.log, [], "the roller's client answers the GM; the player is not interrupted");
+    assert.ok(warnings().every((t) => !/t-fus|t-tgt|t-3|p1/.test(t)), "names, never ids");
   });
 
   test("twodsix: the throw dialog (renderDialogV2) gets the preview's difficulty from the list in use", async () => {

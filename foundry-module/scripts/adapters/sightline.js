@@ -85,6 +85,11 @@ export class Sightline {
     this.gurps = new GurpsBucketFeed(() => (env.globals ?? globalThis).GURPS);
     /** Rulings a GM applied (confirm mode) or fed at once (auto mode), by pair: the twodsix dialog reads them. */
     this._confirmed = new Map();
+    /**
+     * The pair the roller's feed last followed (`followPair`), as ids: it stays when the token is released
+     * (a roll from the sheet needs none) and goes when no pair is left after targeting. @type {{scene?: string, actor: string, target: string} | null}
+     */
+    this._heldPair = null;
     /** Confirm mode: the kind (`rulingKind`) of the ruling last proposed to the GMs, by pair. */
     this._proposed = new Map();
     /** Whether this user's last twodsix throw dialog was an observation skill's: its roll is judged. */
@@ -1087,9 +1092,11 @@ export class Sightline {
     const pair = this.currentPair();
     const key = pair && `${pair.actor.id}->${pair.target.id}`;
     if (!pair) {
+      this._heldPair = null;
       this.gurps.clear();
       return;
     }
+    this._heldPair = { scene: pair.actor.parent?.id, actor: pair.actor.id, target: pair.target.id };
     if (this.gurps.entry && this.gurps.entry.key !== key) this.gurps.clear();
     if (!this.setting(SETTINGS.PREVIEW_ON_TARGET)) return;
     // Another combatant's turn in a GURPS fight: the next roll is a defence against the target (a
@@ -1113,14 +1120,34 @@ export class Sightline {
   }
 
   /**
-   * Feed a ruling where the system allows (the GURPS bucket; the twodsix dialog reads it when it
-   * opens). A ruling for a pair the user no longer holds is dropped: it would land on another roll.
+   * The pair this client's next roll is for: the current pair (`currentPair`), else — no token controlled
+   * any more, a roll from the sheet — the pair the feed last followed while its target is still targeted.
+   * @returns {{scene?: string, actor: string, target: string} | null} ids
+   */
+  heldPair() {
+    const pair = this.currentPair();
+    if (pair) return { scene: pair.actor.parent?.id, actor: pair.actor.id, target: pair.target.id };
+    const held = this._heldPair;
+    if (!held || this.env.getCanvas()?.tokens?.controlled?.length) return null;
+    return [...(this.game.user?.targets ?? [])].some((t) => (t.document?.id ?? t.id) === held.target) ? held : null;
+  }
+
+  /**
+   * A GM's Apply reached this client: feed the ruling where the system allows (the GURPS bucket; the twodsix
+   * dialog reads it when it opens), when it is for the pair this client holds (`heldPair`). A ruling for
+   * another pair is not fed — it would land on another roll — and the answer says why, for the GM's notice.
+   * @returns {{taken: true} | {taken: false, reason: "target-dropped" | "other-pair" | "no-pair", now?: {scene?: string, actor: string, target: string}}}
    */
   applyRuling(ruling) {
-    const pair = this.currentPair();
-    if (!pair || pair.actor.id !== ruling?.actor || pair.target.id !== ruling?.target) return null;
-    this._confirmed.set(`${ruling.actor}->${ruling.target}`, ruling);
-    return feedModifier({ systemId: this.game.system?.id, gurps: this.gurps, ruling, names: this.pairNames(ruling) });
+    const held = this.heldPair();
+    if (held && held.actor === ruling?.actor && held.target === ruling?.target) {
+      this._confirmed.set(`${ruling.actor}->${ruling.target}`, ruling);
+      feedModifier({ systemId: this.game.system?.id, gurps: this.gurps, ruling, names: this.pairNames(ruling) });
+      return { taken: true };
+    }
+    const targeted = [...(this.game.user?.targets ?? [])].some((t) => (t.document?.id ?? t.id) === ruling?.target);
+    if (!targeted) return { taken: false, reason: "target-dropped" };
+    return held ? { taken: false, reason: "other-pair", now: held } : { taken: false, reason: "no-pair" };
   }
 
   /**
@@ -1225,12 +1252,37 @@ export class Sightline {
     return prefillThrowDialog({ element, difficulties, ruling, skills, asTargets, localize: (k, data) => this.game.i18n.format(k, data) });
   }
 
-  /** The holding GM pressed Apply on a card: the roller's client feeds the modifier. */
-  confirmFromMessage(message) {
+  /**
+   * The holding GM pressed Apply on a card: the roller's client feeds the modifier, and answers whether it
+   * took it (`applyRuling`). The GM is told, in words, when it did not — the roller let go of that pair,
+   * holds another, is not connected or did not answer — and otherwise, when the turn order expects the
+   * other kind of roll, that it went to the bucket all the same (`outOfTurnNotice`).
+   * @returns {Promise<void>}
+   */
+  async confirmFromMessage(message) {
     const data = message.flags?.[MODULE_ID];
     // Players accept `apply` from the holder only (the relay's `activeGMId` is `holderId()`); another GM's click would be dropped on arrival.
-    if (!data?.ruling || !this.game.user.isGM || this.holderId() !== this.game.user.id) return;
-    this.relay?.sendApply(data.rollerId, data.ruling);
+    if (!data?.ruling || !this.game.user.isGM || this.holderId() !== this.game.user.id || !this.relay) return;
+    const roller = this.game.users?.get?.(data.rollerId);
+    // Names only: a token this client cannot find (deleted since) is "a token", never its id.
+    const tokenName = (scene, id) => this.game.scenes?.get?.(scene)?.tokens?.get?.(id)?.name || this.game.i18n.localize("SIGHTLINE.Confirm.SomeToken");
+    const { scene, actor, target } = data.ruling;
+    const words = { user: roller?.name || this.game.i18n.localize("SIGHTLINE.Confirm.Roller"), actor: tokenName(scene, actor), target: tokenName(scene, target) };
+    const warn = (key, more = {}) => this.env.ui?.notifications?.warn(this.game.i18n.format(key, { ...words, ...more }));
+    if (roller?.active === false) return void warn("SIGHTLINE.Confirm.RollerAway");
+    let answer;
+    try {
+      answer = await this.relay.sendApply(data.rollerId, data.ruling);
+    } catch {
+      return void warn("SIGHTLINE.Confirm.NoAnswer");
+    }
+    if (!answer.taken) {
+      if (answer.reason === "other-pair" && answer.now) {
+        const nowScene = answer.now.scene ?? scene;
+        return void warn("SIGHTLINE.Confirm.NotTaken.OtherPair", { nowActor: tokenName(nowScene, answer.now.actor), nowTarget: tokenName(nowScene, answer.now.target) });
+      }
+      return void warn(answer.reason === "target-dropped" ? "SIGHTLINE.Confirm.NotTaken.TargetDropped" : "SIGHTLINE.Confirm.NotTaken.NoPair");
+    }
     const outOfTurn = this.outOfTurnNotice(data.ruling);
     if (outOfTurn) this.env.ui?.notifications?.warn(outOfTurn);
   }

@@ -5,7 +5,9 @@
  * Payloads on the channel:
  *   {kind: "request",  rid, to, message, roll?}      player → holder (the active GM)
  *   {kind: "response", rid, to, ok, result | error}  holder → player
- *   {kind: "apply",    to, ruling}                   active GM → roller (a confirmed modifier)
+ *   {kind: "apply",    rid, to, ruling}              holder → roller (a confirmed modifier)
+ *   {kind: "applied",  rid, to, taken, reason?, now?} roller → holder (whether its client took it; if not, why,
+ *                                                    and the pair it holds now: `{scene?, actor, target}` ids)
  *
  * Nothing in a payload is trusted for who sent it. Foundry's server calls a module socket listener
  * with the payload and, second, the id of the user whose client emitted it (`(data, senderId)`, as
@@ -15,7 +17,8 @@
  *     (the service checks the scene, the tokens and the world's log policy) — never a `from` or
  *     `user` of the payload; at most `ratePerSecond` requests per sender;
  *   - a response settles a request only if it comes from the GM it was sent to, with its id;
- *   - `apply` is accepted only from the active GM.
+ *   - `apply` is accepted only from the active GM; its `applied` answer settles only the GM's wait for
+ *     that roller with that id (a forged one settles nothing).
  * Request ids are random (crypto.randomUUID, or 128 bits of crypto.getRandomValues where the page
  * is not a secure context), so no client can guess another's. `game.socket.emit` of a module
  * channel reaches every other client — fvtt-types declares a `recipients` option only for core
@@ -43,6 +46,23 @@ export function randomRequestId(crypto = globalThis.crypto) {
 /** A request id as this relay makes them (a forged or malformed one is never looked up). */
 const RID = /^[0-9a-f-]{32,36}$/;
 
+/** Why a roller's client did not take an applied ruling (`Sightline#applyRuling`). */
+export const NOT_TAKEN = Object.freeze(["target-dropped", "other-pair", "no-pair"]);
+
+/**
+ * An `applied` answer, reduced to what it may say: `taken`, a known `reason`, and the pair the roller holds
+ * now (`now`, two ids) — whatever else a payload carries is dropped.
+ * @param {any} answer
+ * @returns {{taken: boolean, reason?: string, now?: {scene?: string, actor: string, target: string}}}
+ */
+export function appliedAnswer(answer) {
+  if (answer?.taken === true) return { taken: true };
+  const reason = NOT_TAKEN.includes(answer?.reason) ? answer.reason : "no-pair";
+  const now = answer?.now;
+  if (typeof now?.actor !== "string" || typeof now?.target !== "string") return { taken: false, reason };
+  return { taken: false, reason, now: typeof now.scene === "string" ? { scene: now.scene, actor: now.actor, target: now.target } : { actor: now.actor, target: now.target } };
+}
+
 export class SocketRelay {
   /**
    * @param {{
@@ -52,7 +72,7 @@ export class SocketRelay {
    *   isHolder: () => boolean,
    *   forward: (message: any) => Promise<any>,
    *   vet?: (senderId: string, message: any, context: {roll?: string}) => any,
-   *   onApply?: (ruling: any) => void,
+   *   onApply?: (ruling: any) => any,
    *   timeoutMs?: number, ratePerSecond?: number, burst?: number,
    *   newId?: () => string, now?: () => number,
    *   setTimeout?: typeof globalThis.setTimeout, clearTimeout?: typeof globalThis.clearTimeout,
@@ -94,6 +114,8 @@ export class SocketRelay {
     this._clearTimeout = (timer) => clearTimeout(timer);
     /** @type {Map<string, {resolve: (v: any) => void, reject: (e: Error) => void, timer: any, gm: string}>} */
     this._waiting = new Map();
+    /** Apply ids → the holder's wait for the roller's `applied` answer. @type {Map<string, {resolve: (v: any) => void, reject: (e: Error) => void, timer: any, roller: string}>} */
+    this._applying = new Map();
     /** Per-sender token buckets of the holder: `{tokens, at}`. */
     this._buckets = new Map();
   }
@@ -125,10 +147,24 @@ export class SocketRelay {
     });
   }
 
-  /** Send a confirmed ruling to the user who rolled, to apply on their client (the active GM only). */
+  /**
+   * Send a confirmed ruling to the user who rolled, to apply on their client (the active GM only).
+   * Resolves to the roller's answer, `{taken, reason?, now?}` (`applied`: whether its client took it for the
+   * pair it holds); rejects with `timeout` when no answer comes (the roller's browser went away).
+   * @param {string} userId @param {any} ruling
+   * @returns {Promise<{taken: boolean, reason?: string, now?: {scene?: string, actor: string, target: string}}>}
+   */
   sendApply(userId, ruling) {
-    if (userId === this.userId) this.onApply(ruling);
-    else this.socket.emit(this.channel, { kind: "apply", to: userId, ruling });
+    if (userId === this.userId) return Promise.resolve(appliedAnswer(this.onApply(ruling)));
+    const rid = this._newId();
+    return new Promise((resolve, reject) => {
+      const timer = this._setTimeout(() => {
+        this._applying.delete(rid);
+        reject(new BridgeError("timeout", "the roller's client did not answer"));
+      }, this.timeoutMs);
+      this._applying.set(rid, { resolve, reject, timer, roller: userId });
+      this.socket.emit(this.channel, { kind: "apply", rid, to: userId, ruling });
+    });
   }
 
   /** One payload from the channel; `senderId` is Foundry's, the payload's own claims are ignored. */
@@ -137,9 +173,12 @@ export class SocketRelay {
     if (typeof senderId !== "string" || !senderId || senderId === this.userId) return;
     if (data.kind === "response") return this._settle(data, senderId);
     if (data.kind === "apply") {
-      if (senderId === this.activeGMId()) this.onApply(data.ruling);
+      if (senderId !== this.activeGMId()) return;
+      const answer = appliedAnswer(this.onApply(data.ruling));
+      if (typeof data.rid === "string" && RID.test(data.rid)) this.socket.emit(this.channel, { kind: "applied", rid: data.rid, to: senderId, ...answer });
       return;
     }
+    if (data.kind === "applied") return this._applied(data, senderId);
     if (data.kind === "request") return this._answer(data, senderId);
   }
 
@@ -151,6 +190,16 @@ export class SocketRelay {
     this._clearTimeout(entry.timer);
     if (data.ok === true) entry.resolve(data.result);
     else entry.reject(new BridgeError(String(data.error?.code ?? "error"), String(data.error?.message ?? "error"), data.error?.details));
+  }
+
+  /** The roller's answer to an `apply`: only from the user it went to, with its id. */
+  _applied(data, senderId) {
+    if (typeof data.rid !== "string" || !RID.test(data.rid)) return;
+    const entry = this._applying.get(data.rid);
+    if (!entry || entry.roller !== senderId) return;
+    this._applying.delete(data.rid);
+    this._clearTimeout(entry.timer);
+    entry.resolve(appliedAnswer(data));
   }
 
   async _answer(data, senderId) {
