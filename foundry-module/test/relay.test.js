@@ -150,6 +150,30 @@ test("apply is accepted from the active GM only", async () => {
   assert.deepEqual(applied.p1, [{ modifier: -6 }]);
 });
 
+test("apply is answered by the roller's client alone: a forged 'applied' settles nothing", async () => {
+  const { clients, forge, heard } = await table();
+  clients.p1.applyRuling = () => ({ taken: false, reason: "target-dropped", secret: "dropped on the way" });
+  const overhear = heard.push.bind(heard);
+  // The rogue client overhears the apply to p1 and answers it at once, as if p1 had taken it.
+  heard.push = (h) => {
+    if (h.data.kind === "apply") forge({ kind: "applied", rid: h.data.rid, to: "gm1", taken: true });
+    return overhear(h);
+  };
+  const answer = await clients.gm1.relay.sendApply("p1", { actor: "t-fus", target: "t-tgt", modifier: -6 });
+  assert.deepEqual(answer, { taken: false, reason: "target-dropped" }, "p1's own answer, reduced to what it may say");
+  assert.ok(heard.some((h) => h.data.kind === "applied" && h.from === "p1" && h.data.to === "gm1"));
+});
+
+test("a GM's Apply the roller's client never answers (it takes apply from another GM) is told to the GM after the wait", async () => {
+  const { clients } = await table();
+  const warned = [];
+  clients.gm1.env.ui.notifications.warn = (text) => warned.push(text);
+  clients.gm1.relay.timeoutMs = 30;
+  clients.p1.relay.activeGMId = () => "gm2"; // p1's client believes another GM holds the bridge: it drops gm1's apply
+  await clients.gm1.confirmFromMessage({ flags: { "sightline-bridge": { rollerId: "p1", ruling: { scene: "s-docks", actor: "t-fus", target: "t-tgt", modifier: -6 } } } });
+  assert.deepEqual(warned, ['SIGHTLINE.Confirm.NoAnswer {"user":"Ana","actor":"Fusilier","target":"Target"}']);
+});
+
 test("a forged response settles nothing: only the GM that was asked answers, by the unguessable id", async () => {
   const { clients, forge, heard } = await table();
   const forged = [];
