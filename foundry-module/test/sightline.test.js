@@ -715,6 +715,37 @@ describe("Sightline service", () => {
     assert.ok(warnings().every((t) => !/t-fus|t-tgt|t-3|p1/.test(t)), "names, never ids");
   });
 
+  test("confirm mode, GURPS: an applied ruling stands while its target is held; a target dropped and targeted again is asked anew", async () => {
+    const sniper = F.token({ id: "t-3", name: "Sniper", x: 2400, y: 200, flags: {} });
+    const { pl, g, fus, tgt, proposals, apply } = await gurpsConfirmTable({ extra: [sniper] });
+    const aim = async (foe, on) => {
+      target(pl, foe, on);
+      await pl.s.onTargetToken(pl.game.user, { id: foe.id, document: foe }, on);
+      await settle();
+    };
+    const applied = [[-10, "Sightline: Fusilier \u2192 Target: darkness (\u221210)"]];
+    pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    await aim(tgt, true);
+    await apply(proposals()[0]);
+    assert.deepEqual(g.list(), applied);
+    // A newer target, then dropped: the pair is the Target's again, and the GM's word for it goes back in the bucket.
+    await aim(sniper, true);
+    assert.deepEqual(g.list(), [], "the Target's modifier would land on the Sniper's roll");
+    assert.equal(proposals().length, 2, "the Sniper's pair is offered");
+    await aim(sniper, false);
+    assert.deepEqual(g.list(), applied);
+    assert.equal(proposals().length, 2, "nothing asked again for a pair the GM applied");
+    // The Target dropped, then targeted again: a new card for the GMs (not an empty bucket nobody is asked about).
+    await aim(tgt, false);
+    assert.deepEqual(g.list(), []);
+    await aim(tgt, true);
+    assert.deepEqual(g.list(), [], "nothing lands before the GM confirms again");
+    assert.equal(proposals().length, 3);
+    assert.equal(proposals()[2].flags["sightline-bridge"].ruling.target, tgt.id);
+    await apply(proposals()[2]);
+    assert.deepEqual(g.list(), applied);
+  });
+
   test("twodsix: the throw dialog (renderDialogV2) gets the preview's difficulty from the list in use", async () => {
     const travellerRuling = { ruleset: "traveller", difficulty: "average", asset: 1, device: "binoculars", modifier: 0 };
     const difficulties = { AC: { Routine: { mod: 2, target: 4 }, Simple: { mod: 0, target: 6 }, Average: { mod: -2, target: 8 } } };

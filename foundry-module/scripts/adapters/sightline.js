@@ -1054,7 +1054,11 @@ export class Sightline {
     this._targetOrder = this._targetOrder.filter((id) => id !== tokenId);
     if (targeted) this._targetOrder.push(tokenId);
     const rulings = [];
-    if (!targeted) this.env.prerollPrompt?.close(tokenId);
+    if (!targeted) {
+      this.env.prerollPrompt?.close(tokenId);
+      // A target let go takes its pairs' applied and proposed rulings along: targeted again, the GMs are asked anew.
+      for (const map of [this._confirmed, this._proposed]) for (const key of [...map.keys()]) if (key.endsWith(`->${tokenId}`)) map.delete(key);
+    }
     if (targeted && this.setting(SETTINGS.PREVIEW_ON_TARGET)) {
       const controlled = (this.env.getCanvas()?.tokens?.controlled ?? []).filter((t) => t !== token && t.id !== token.id);
       for (const actor of controlled) {
@@ -1083,8 +1087,8 @@ export class Sightline {
   /**
    * Keep the roller's feed on the current pair before the roll: in auto mode the GURPS bucket holds
    * the current pair's modifier and nothing else (a dropped target's entry goes); in confirm mode a
-   * new pair is proposed to the GMs, whose Apply feeds it (`applyRuling`), and an entry of another
-   * pair is removed.
+   * new pair is proposed to the GMs, whose Apply feeds it (`applyRuling`), a pair the GM applied
+   * before gets that ruling back, and an entry of another pair is removed.
    */
   async followPair({ propose = false } = {}) {
     const system = this.game.system?.id;
@@ -1113,7 +1117,12 @@ export class Sightline {
     if (this.setting(SETTINGS.APPLY_MODE) === APPLY_MODES.AUTO) {
       this._confirmed.set(key, ruling);
       if (system === GURPS_ID) this.gurps.set(ruling, this.pairNames(ruling));
-    } else if (propose && !this._confirmed.has(key)) {
+    } else if (this._confirmed.has(key)) {
+      // Confirm mode: the GM's word for this pair stands while its target is held — coming back to the pair
+      // (another token taken and left, a newer target dropped) puts it back in the bucket, unasked.
+      const applied = this._confirmed.get(key);
+      if (system === GURPS_ID) this.gurps.set(applied, this.pairNames(applied));
+    } else if (propose) {
       this._proposed.set(key, rulingKind(ruling));
       await this.publish(ruling, { trigger: "preview", proposal: true });
     }
