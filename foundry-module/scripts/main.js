@@ -189,7 +189,7 @@ Hooks.on("createChatMessage", (message) => sightline.onChatMessage(message));
 Hooks.on("renderChatMessageHTML", (message, html) => {
   const button = html.querySelector?.("[data-sightline-apply]");
   if (!button) return;
-  if (game.users.activeGM?.id !== game.user.id) button.remove(); // players take `apply` from the active GM only
+  if (sightline.holderId() !== game.user.id) button.remove(); // players take `apply` from the GM whose client holds the bridge only
   else button.addEventListener("click", () => sightline.confirmFromMessage(message));
 });
 

@@ -746,6 +746,28 @@ describe("Sightline service", () => {
     assert.deepEqual(g.list(), applied);
   });
 
+  test("confirm mode: Apply pressed on a GM client that does not hold the bridge says whose does, instead of doing nothing", async () => {
+    const { w, gm, pl, g, fus, tgt, proposals, apply } = await gurpsConfirmTable();
+    // A second GM joins and becomes the active GM; the first keeps the working connection (and so the players' trust).
+    const gm0 = { id: "gm0", name: "Late GM", isGM: true, active: true };
+    w.users.push(gm0);
+    const late = client(w, gm0, { bus, WebSocket: bridge.AutoSocket });
+    late.game.settings.values.secret = "";
+    late.s.startRelay();
+    await settle();
+    assert.equal(late.s.holderId(), "gm1");
+    pl.canvas.tokens.controlled = [{ id: fus.id, document: fus }];
+    target(pl, tgt, true);
+    await pl.s.onTargetToken(pl.game.user, { id: tgt.id, document: tgt }, true);
+    await late.s.confirmFromMessage({ flags: proposals()[0].flags });
+    await settle();
+    assert.deepEqual(g.list(), [], "the player's client takes apply from the holder only");
+    assert.deepEqual(late.log, [["warn", 'SIGHTLINE.Confirm.NotHolder {"holder":"GM"}']]);
+    await apply(proposals()[0]); // the holder's Apply lands
+    assert.equal(g.list().length, 1);
+    assert.deepEqual(gm.log.filter(([level]) => level === "warn"), []);
+  });
+
   test("twodsix: the throw dialog (renderDialogV2) gets the preview's difficulty from the list in use", async () => {
     const travellerRuling = { ruleset: "traveller", difficulty: "average", asset: 1, device: "binoculars", modifier: 0 };
     const difficulties = { AC: { Routine: { mod: 2, target: 4 }, Simple: { mod: 0, target: 6 }, Average: { mod: -2, target: 8 } } };

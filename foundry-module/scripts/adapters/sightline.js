@@ -1263,15 +1263,21 @@ export class Sightline {
 
   /**
    * The holding GM pressed Apply on a card: the roller's client feeds the modifier, and answers whether it
-   * took it (`applyRuling`). The GM is told, in words, when it did not — the roller let go of that pair,
+   * took it (`applyRuling`). Another GM's press is not sent: that GM is told whose client holds the bridge. The GM is told, in words, when it did not — the roller let go of that pair,
    * holds another, is not connected or did not answer — and otherwise, when the turn order expects the
    * other kind of roll, that it went to the bucket all the same (`outOfTurnNotice`).
    * @returns {Promise<void>}
    */
   async confirmFromMessage(message) {
     const data = message.flags?.[MODULE_ID];
-    // Players accept `apply` from the holder only (the relay's `activeGMId` is `holderId()`); another GM's click would be dropped on arrival.
-    if (!data?.ruling || !this.game.user.isGM || this.holderId() !== this.game.user.id || !this.relay) return;
+    if (!data?.ruling || !this.game.user.isGM || !this.relay) return;
+    // Players accept `apply` from the holder only (the relay's `activeGMId` is `holderId()`): another GM's click
+    // would be dropped on arrival, so that GM is told whose client can apply it.
+    const holder = this.holderId();
+    if (holder !== this.game.user.id) {
+      const name = this.game.users?.get?.(holder)?.name || this.game.i18n.localize("SIGHTLINE.Confirm.AnotherGM");
+      return void this.env.ui?.notifications?.warn(this.game.i18n.format("SIGHTLINE.Confirm.NotHolder", { holder: name }));
+    }
     const roller = this.game.users?.get?.(data.rollerId);
     // Names only: a token this client cannot find (deleted since) is "a token", never its id.
     const tokenName = (scene, id) => this.game.scenes?.get?.(scene)?.tokens?.get?.(id)?.name || this.game.i18n.localize("SIGHTLINE.Confirm.SomeToken");
