@@ -190,7 +190,7 @@ Hooks.on("renderChatMessageHTML", (message, html) => {
   const button = html.querySelector?.("[data-sightline-apply]");
   if (!button) return;
   if (sightline.holderId() !== game.user.id) button.remove(); // players take `apply` from the GM whose client holds the bridge only
-  else button.addEventListener("click", () => sightline.confirmFromMessage(message));
+  else button.addEventListener("click", () => sightline.confirmFromMessage(message).catch((err) => console.warn(`${MODULE_ID} | Apply failed`, err)));
 });
 
 // The Override button of a logged ruling's card: GMs only (removed for everyone else).

@@ -1263,9 +1263,10 @@ export class Sightline {
 
   /**
    * The holding GM pressed Apply on a card: the roller's client feeds the modifier, and answers whether it
-   * took it (`applyRuling`). Another GM's press is not sent: that GM is told whose client holds the bridge. The GM is told, in words, when it did not — the roller let go of that pair,
+   * took it (`applyRuling`). The GM is told, in words, when it did not — the roller let go of that pair,
    * holds another, is not connected or did not answer — and otherwise, when the turn order expects the
-   * other kind of roll, that it went to the bucket all the same (`outOfTurnNotice`).
+   * other kind of roll, that it went to the bucket all the same (`outOfTurnNotice`). Another GM's press
+   * is not sent (players take `apply` from the holder only): that GM is told whose client can apply it.
    * @returns {Promise<void>}
    */
   async confirmFromMessage(message) {

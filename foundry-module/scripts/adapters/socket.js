@@ -17,8 +17,8 @@
  *     (the service checks the scene, the tokens and the world's log policy) — never a `from` or
  *     `user` of the payload; at most `ratePerSecond` requests per sender;
  *   - a response settles a request only if it comes from the GM it was sent to, with its id;
- *   - `apply` is accepted only from the active GM; its `applied` answer settles only the GM's wait for
- *     that roller with that id (a forged one settles nothing).
+ *   - `apply` is accepted only from the holder (`activeGMId()`); its `applied` answer settles only the
+ *     holder's wait for that roller with that id (a forged one settles nothing).
  * Request ids are random (crypto.randomUUID, or 128 bits of crypto.getRandomValues where the page
  * is not a secure context), so no client can guess another's. `game.socket.emit` of a module
  * channel reaches every other client — fvtt-types declares a `recipients` option only for core
@@ -148,7 +148,7 @@ export class SocketRelay {
   }
 
   /**
-   * Send a confirmed ruling to the user who rolled, to apply on their client (the active GM only).
+   * Send a confirmed ruling to the user who rolled, to apply on their client (the holder only).
    * Resolves to the roller's answer, `{taken, reason?, now?}` (`applied`: whether its client took it for the
    * pair it holds); rejects with `timeout` when no answer comes (the roller's browser went away).
    * @param {string} userId @param {any} ruling
