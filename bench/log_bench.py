@@ -9,6 +9,8 @@ the bridge runs it). Each figure is printed beside a baseline measured in the sa
   commits (``append_many``);
 - reads: keyset pages (what the API does) against ``OFFSET`` pages at the same depth; an actor filter
   through its index against the same filter with the index disabled (SQLite only: ``+actor_id``);
+- sorted orders: a page of 100 (first, middle by cursor, last) by actor, -target and MOD against the same
+  pages in time order, each with its query plan (does the page walk an index, or read and sort the session?);
 - export: records per second streamed through the CSV writer, and the process's peak memory
   before and after, to show the export never holds the log.
 
@@ -32,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bridge.log.export import csv_chunks
 from bridge.log.postgres import PostgresLogStore
 from bridge.log.records import Party, RulingRecord, SceneSnapshot
-from bridge.log.sql import SqlLogStore
+from bridge.log.sql import _SORT_EXPRESSIONS, SqlLogStore
 from bridge.log.sqlite import SqliteLogStore
-from bridge.log.store import RulingFilter, encode_cursor
+from bridge.log.store import LAST_PAGE, RulingFilter, encode_cursor, encode_sorted_cursor
 
 WORLD = "w-bench"
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -192,6 +194,8 @@ async def bench(store: SqlLogStore, *, records: int, batch: int, naive: int, dia
         scan = await timed("actor, first 100 (no index, baseline)", unindexed, repeat=3)
         print(f"  ratio unindexed / indexed: {scan / filtered:.0f}x")
 
+    await sorted_orders(store, session.id, session.rulings)
+
     print("export (CSV writer over export(), batches of 500)")
     before = peak_rss_mb()
     started = time.perf_counter()
@@ -210,6 +214,49 @@ async def bench(store: SqlLogStore, *, records: int, batch: int, naive: int, dia
     took = time.perf_counter() - started
     print(f"  {count:,} records, {size / 1e6:,.0f} MB of CSV in {took:.1f} s: {count / took:,.0f} records/s")
     print(f"  peak RSS before export {before:,.0f} MB, after {peak_rss_mb():,.0f} MB")
+
+
+#: The sorted orders measured, against time order.
+SORTED_ORDERS = ("time", "actor", "-target", "mod")
+
+
+async def middle_cursor(store: SqlLogStore, session: str, order: str, rulings: int) -> str:
+    """The cursor of the ruling halfway through the session in ``order`` (found with OFFSET, untimed)."""
+    expression = _SORT_EXPRESSIONS[order.lstrip("-")]
+    way = " DESC" if order.startswith("-") else ""
+    sort = f"{expression}{way}, id{way}" if expression else f"id{way}"
+    async with store._read() as db:
+        rows = await db.fetch(
+            f"SELECT id, {expression or 'id'} FROM rulings WHERE world = ? AND session = ? ORDER BY {sort}"
+            " LIMIT 1 OFFSET ?",
+            WORLD,
+            session,
+            rulings // 2,
+        )
+    record_id, value = str(rows[0][0]), rows[0][1]
+    return encode_cursor(record_id) if expression is None else encode_sorted_cursor(value, record_id)
+
+
+async def sorted_orders(store: SqlLogStore, session: str, rulings: int) -> None:
+    """A page of 100 in each sorted order (first, middle by cursor, last), against time order, and its plan."""
+    print(f"sorted orders (a page of 100 of {rulings:,} rulings; best of 5)")
+    times: dict[str, list[float]] = {}
+    for order in SORTED_ORDERS:
+        middle = await middle_cursor(store, session, order, rulings)
+        pages = {"first": {}, "middle": {"cursor": middle}, "last": {"before": LAST_PAGE}}
+        times[order] = []
+        for name, where in pages.items():
+
+            async def page(where: dict[str, str] = where, order: str = order) -> object:
+                return await store.query(WORLD, session, limit=100, snapshots=False, order=order, **where)
+
+            times[order].append(await timed(f"{order:>8}: {name} page", page))
+        plan = await store.page_plan(WORLD, session, limit=100, cursor=middle, order=order)
+        print("           plan of the middle page: " + " | ".join(line.strip() for line in plan))
+    base = times["time"]
+    for order in SORTED_ORDERS[1:]:
+        ratios = ", ".join(f"{t / b:.1f}x" for t, b in zip(times[order], base, strict=True))
+        print(f"  {order} / time (first, middle, last): {ratios}")
 
 
 async def main() -> None:

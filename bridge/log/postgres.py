@@ -83,6 +83,9 @@ class PostgresLogStore(SqlLogStore):
                 await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "sightline:" + name)
             yield _PostgresExecutor(connection)
 
+    async def _explain(self, db: Executor, sql: str, params: Sequence[object]) -> list[str]:
+        return [str(row[0]) for row in await db.fetch("EXPLAIN " + sql, *params)]
+
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[Executor]:
         if self._pool is None:

@@ -257,6 +257,10 @@ class SqlLogStore(LogStore):
     def _read(self) -> AbstractAsyncContextManager[Executor]:
         """A connection for reads."""
 
+    @abc.abstractmethod
+    async def _explain(self, db: Executor, sql: str, params: Sequence[object]) -> list[str]:
+        """The plan of ``sql``, one line a step."""
+
     # Schema.
 
     async def _migrate(self) -> None:
@@ -526,47 +530,16 @@ class SqlLogStore(LogStore):
         before: str | None = None,
         order: str = "time",
     ) -> RulingPage:
-        if limit < 1:
-            raise ValueError("limit must be at least 1")
-        if cursor and before:
-            raise ValueError("give cursor or before, not both")
-        check_order(order)
-        expression = _SORT_EXPRESSIONS[order.lstrip("-")]
-        descending = order.startswith("-")
-        after: tuple[str | int, str] | None = None
-        until: tuple[str | int, str] | None = None
-        if expression is None:
-            after = ("", decode_cursor(cursor)) if cursor else None
-            until = ("", decode_cursor(before)) if before else None
-        else:
-            after = decode_sorted_cursor(cursor, order) if cursor else None
-            until = decode_sorted_cursor(before, order) if before else None
+        page = _Page.of(order, cursor, before, limit)
         filters = filters or RulingFilter()
-        # Read backwards (towards the page before) when going before a cursor: the rows nearest it first.
-        backwards = until is not None
-        reverse = descending != backwards
-        last_page = until is not None and until[1] == END_ID
         async with self._read() as db:
-            exact = await _resolve(db, world, session, filters) if session is not None else {}
-            sql, params = _query_sql(world, session, filters, None, None, exact)
-            if expression is not None:
-                sql = sql.replace("SELECT id, body, snapshot FROM", f"SELECT id, body, snapshot, {expression} FROM", 1)
-            mark = after or until
-            if mark is not None and not last_page:
-                sign = "<" if reverse else ">"
-                if expression is None:
-                    sql += f" AND id {sign} ?"
-                    params.append(mark[1])
-                else:
-                    sql += f" AND ({expression}, id) {sign} (?, ?)"
-                    params += [mark[0], mark[1]]
-            way = " DESC" if reverse else ""
-            sql += (f" ORDER BY {expression}{way}, id{way}" if expression else f" ORDER BY id{way}") + " LIMIT ?"
-            params.append(limit + 1)
+            sql, params = await page.sql(db, world, session, filters)
             rows = await db.fetch(sql, *params)
             more = len(rows) > limit
+            backwards = page.backwards
             rows = rows[:limit] if not backwards else rows[:limit][::-1]
             records = await self._records(db, [row[:3] for row in rows], snapshots=snapshots)
+        expression, after, last_page = page.expression, page.after, page.last_page
 
         def cursor_of(index: int) -> str:
             row = rows[index]
@@ -583,6 +556,25 @@ class SqlLogStore(LogStore):
             previous = cursor_of(0) if more and records else None
         keys = {str(row[0]): str(row[2]) for row in rows if row[2] is not None}
         return RulingPage(records, next_cursor, keys, previous)
+
+    async def page_plan(
+        self,
+        world: str,
+        session: str | None,
+        *,
+        filters: RulingFilter | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        before: str | None = None,
+        order: str = "time",
+    ) -> list[str]:
+        """How the database would read the page :meth:`query` reads with the same arguments: its plan, one line a
+        step (SQLite's ``EXPLAIN QUERY PLAN``, PostgreSQL's ``EXPLAIN``). For the benchmark and the tests: whether
+        a page walks an index or reads and sorts the whole session."""
+        page = _Page.of(order, cursor, before, limit)
+        async with self._read() as db:
+            sql, params = await page.sql(db, world, session, filters or RulingFilter())
+            return await self._explain(db, sql, params)
 
     async def choices(self, world: str, session: str, *, most: int = 200) -> SessionChoices:
         async with self._read() as db:
@@ -917,3 +909,67 @@ def _query_sql(
         clauses.append("id < ?")
         params.append(until)
     return "SELECT id, body, snapshot FROM rulings WHERE " + " AND ".join(clauses), params
+
+
+@dataclass(frozen=True)
+class _Page:
+    """What a page of :meth:`SqlLogStore.query` asks for: its order, the cursor it starts from and its size."""
+
+    #: The order's sort expression (:data:`_SORT_EXPRESSIONS`); ``None`` for time order (the id alone).
+    expression: str | None
+    descending: bool
+    #: ``(sort value, id)`` of the row the page follows (``cursor``) or precedes (``before``).
+    after: tuple[str | int, str] | None
+    until: tuple[str | int, str] | None
+    limit: int
+
+    @classmethod
+    def of(cls, order: str, cursor: str | None, before: str | None, limit: int) -> _Page:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        if cursor and before:
+            raise ValueError("give cursor or before, not both")
+        check_order(order)
+        expression = _SORT_EXPRESSIONS[order.lstrip("-")]
+        after: tuple[str | int, str] | None
+        until: tuple[str | int, str] | None
+        if expression is None:
+            after = ("", decode_cursor(cursor)) if cursor else None
+            until = ("", decode_cursor(before)) if before else None
+        else:
+            after = decode_sorted_cursor(cursor, order) if cursor else None
+            until = decode_sorted_cursor(before, order) if before else None
+        return cls(expression, order.startswith("-"), after, until, limit)
+
+    @property
+    def backwards(self) -> bool:
+        """Read towards the page before (going before a cursor): the rows nearest it first."""
+        return self.until is not None
+
+    @property
+    def last_page(self) -> bool:
+        return self.until is not None and self.until[1] == END_ID
+
+    async def sql(
+        self, db: Executor, world: str, session: str | None, filters: RulingFilter
+    ) -> tuple[str, list[object]]:
+        """The page's query (``limit`` + 1 rows: one more tells whether there is a next page)."""
+        expression = self.expression
+        reverse = self.descending != self.backwards
+        exact = await _resolve(db, world, session, filters) if session is not None else {}
+        sql, params = _query_sql(world, session, filters, None, None, exact)
+        if expression is not None:
+            sql = sql.replace("SELECT id, body, snapshot FROM", f"SELECT id, body, snapshot, {expression} FROM", 1)
+        mark = self.after or self.until
+        if mark is not None and not self.last_page:
+            sign = "<" if reverse else ">"
+            if expression is None:
+                sql += f" AND id {sign} ?"
+                params.append(mark[1])
+            else:
+                sql += f" AND ({expression}, id) {sign} (?, ?)"
+                params += [mark[0], mark[1]]
+        way = " DESC" if reverse else ""
+        sql += (f" ORDER BY {expression}{way}, id{way}" if expression else f" ORDER BY id{way}") + " LIMIT ?"
+        params.append(self.limit + 1)
+        return sql, params

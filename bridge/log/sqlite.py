@@ -280,6 +280,9 @@ class SqliteLogStore(SqlLogStore):
         finally:
             self._reopening = False
 
+    async def _explain(self, db: Executor, sql: str, params: Sequence[object]) -> list[str]:
+        return [str(row[3]) for row in await db.fetch("EXPLAIN QUERY PLAN " + sql, *params)]
+
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[Executor]:
         connection = self._reader or self._writer
