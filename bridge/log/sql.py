@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import functools
 import json
 import logging
 from collections import OrderedDict
@@ -57,7 +58,13 @@ _RULING_COLUMNS = (
     "id, world, session, time, kind, overrides, scene, actor_id, actor_name, target_id, target_name,"
     " action, allowed, modifier, snapshot, body"
 )
+#: What every schema's rulings hold: a bridge older than schema 7 writes these (the tests write older logs with it).
 _INSERT_RULING = f"INSERT INTO rulings ({_RULING_COLUMNS}) VALUES ({', '.join('?' * 16)})"
+#: Each ruling's place in the actor, target and MOD orders (schema 7, :func:`_sort_values`).
+_SORT_COLUMNS = "actor_sort, target_sort, mod_sort"
+_INSERT_SORTED_RULING = f"INSERT INTO rulings ({_RULING_COLUMNS}, {_SORT_COLUMNS}) VALUES ({', '.join('?' * 19)})"
+#: ``mod_sort`` of a ruling without a MOD (not allowed): below every MOD (−99 to 99).
+_NO_MOD = -1000
 _INSERT_SNAPSHOT = (
     "INSERT INTO snapshots (key, scene, body, base, depth, chain) VALUES (?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (key) DO NOTHING"
@@ -67,18 +74,18 @@ _SHOWN = {
     "actor": "COALESCE(NULLIF(actor_name, ''), actor_id)",
     "target": "COALESCE(NULLIF(target_name, ''), target_id, '')",
 }
-#: How each order of :data:`~bridge.log.store.ORDERS` sorts (``None``: by id alone, which is time order):
-#: names as the pages show them by their stored sort key (:func:`~bridge.log.store.name_sort_key`, compared
-#: byte by byte: the same order in SQLite and PostgreSQL, whatever the server's collation; a name without
-#: one, written by a bridge older than schema 6 into a newer log, sorts first); a ruling without a MOD (not
-#: allowed) below every MOD (−99 to 99).
+#: How each order of :data:`~bridge.log.store.ORDERS` sorts (``None``: by id alone, which is time order): by
+#: the ruling's stored sort columns (schema 7), each walked from a page's cursor through its index
+#: ``rulings_session_*_sort`` (session, column, id) — names as the pages show them by their sort key
+#: (:func:`~bridge.log.store.name_sort_key`, compared byte by byte: the same order in SQLite and PostgreSQL,
+#: whatever the server's collation); a ruling without a MOD (not allowed) below every MOD (:data:`_NO_MOD`). A
+#: ruling written by a bridge older than schema 7 into a newer log has none of them: it sorts first by name
+#: and with the rulings without a MOD.
 _SORT_EXPRESSIONS: dict[str, str | None] = {
     "time": None,
-    **{
-        order: f"COALESCE((SELECT sort_key FROM name_sort_keys WHERE name = {shown}), '')"
-        for order, shown in _SHOWN.items()
-    },
-    "mod": "COALESCE(modifier, -1000)",
+    "actor": "actor_sort",
+    "target": "target_sort",
+    "mod": "mod_sort",
 }
 _INSERT_NAME_SORT_KEY = "INSERT INTO name_sort_keys (name, sort_key) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
 #: Names whose sort key this process knows to be stored (it need not write them again).
@@ -328,7 +335,9 @@ class SqlLogStore(LogStore):
                 stored.append(record.model_copy(update={"id": new_id(), "session": session, "time": format_time(at)}))
             await sessions.flush()
             latest, found = await self._store_snapshots(db, list(snapshots.values()))
-            await db.executemany(_INSERT_RULING, [_ruling_row(record) for record in stored])
+            await db.executemany(
+                _INSERT_SORTED_RULING, [_ruling_row(record) + _sort_values(record) for record in stored]
+            )
             named = await self._store_sort_keys(db, stored)
         # Only once committed: the base of a later delta is always a stored snapshot.
         self._know_names(named)
@@ -470,7 +479,7 @@ class SqlLogStore(LogStore):
             }
         )
         async with self._write([world]) as db:
-            await db.execute(_INSERT_RULING, *_ruling_row(record))
+            await db.execute(_INSERT_SORTED_RULING, *_ruling_row(record), *_sort_values(record))
             await db.execute("UPDATE sessions SET rulings = rulings + 1 WHERE id = ?", record.session)
             named = await self._store_sort_keys(db, [record])  # the original's names: stored unless it is older
         self._know_names(named)
@@ -760,6 +769,18 @@ def _ruling_row(record: RulingRecord) -> tuple[object, ...]:
     )
 
 
+@functools.lru_cache(maxsize=_KNOWN_NAMES)
+def _name_sort_key(name: str) -> str:
+    """:func:`~bridge.log.store.name_sort_key`, remembered: a session's few names are written again and again."""
+    return name_sort_key(name)
+
+
+def _sort_values(record: RulingRecord) -> tuple[str, str, int]:
+    """``actor_sort, target_sort, mod_sort`` of a ruling (:data:`_SORT_COLUMNS`)."""
+    target = _name_sort_key(_shown(record.target)) if record.target else ""
+    return _name_sort_key(_shown(record.actor)), target, _NO_MOD if record.modifier is None else record.modifier
+
+
 def _contains(text: str) -> str:
     """A ``LIKE`` pattern (escape ``\\``) matching any lower-cased text that contains ``text``."""
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -800,7 +821,21 @@ async def _fill_name_sort_keys(db: Executor) -> None:
         await db.executemany(_INSERT_NAME_SORT_KEY, [(name, name_sort_key(name)) for name in sorted(names)])
 
 
-_MIGRATION_STEPS: dict[int, Callable[[Executor], Awaitable[None]]] = {6: _fill_name_sort_keys}
+async def _fill_sort_columns(db: Executor) -> None:
+    """Schema 7 on a log that has rulings: each ruling's place in the actor, target and MOD orders, from the
+    names' sort keys (schema 6's table, first completed with any name a bridge older than schema 6 wrote into
+    it without one), then the orders' indexes — built once filled, not updated row by row."""
+    await _fill_name_sort_keys(db)
+    sort_key = "COALESCE((SELECT sort_key FROM name_sort_keys WHERE name = {shown}), '')"
+    await db.execute(
+        f"UPDATE rulings SET actor_sort = {sort_key.format(shown=_SHOWN['actor'])},"
+        f" target_sort = {sort_key.format(shown=_SHOWN['target'])}, mod_sort = COALESCE(modifier, {_NO_MOD})"
+    )
+    for column in ("actor_sort", "target_sort", "mod_sort"):
+        await db.execute(f"CREATE INDEX rulings_session_{column} ON rulings (session, {column}, id)")
+
+
+_MIGRATION_STEPS: dict[int, Callable[[Executor], Awaitable[None]]] = {6: _fill_name_sort_keys, 7: _fill_sort_columns}
 #: "Every distinct value" for :func:`_distinct`.
 _ALL_DISTINCT = 2**62
 
