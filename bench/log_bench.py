@@ -253,6 +253,21 @@ async def sorted_orders(store: SqlLogStore, session: str, rulings: int) -> None:
             times[order].append(await timed(f"{order:>8}: {name} page", page))
         plan = await store.page_plan(WORLD, session, limit=100, cursor=middle, order=order)
         print("           plan of the middle page: " + " | ".join(line.strip() for line in plan))
+    # A filter and an order together: the planner picks the filter's index (then sorts the few rows it finds) or
+    # the order's (then skips the rows the filter refuses); either should stay far below reading the session.
+    hour = T0 + timedelta(seconds=rulings * 9 // 10)
+    cases = {
+        "one actor in 50": RulingFilter(actor="t-actor-7"),
+        "one hour at 90% depth": RulingFilter(since=hour, until=hour + timedelta(hours=1)),
+    }
+    for label, wanted in cases.items():
+
+        async def filtered(wanted: RulingFilter = wanted) -> object:
+            return await store.query(WORLD, session, filters=wanted, limit=100, snapshots=False, order="-target")
+
+        await timed(f"{label}, by -target: first page", filtered)
+        plan = await store.page_plan(WORLD, session, filters=wanted, limit=100, order="-target")
+        print("           plan: " + " | ".join(line.strip() for line in plan))
     base = times["time"]
     for order in SORTED_ORDERS[1:]:
         ratios = ", ".join(f"{t / b:.1f}x" for t, b in zip(times[order], base, strict=True))

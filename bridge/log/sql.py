@@ -802,6 +802,41 @@ def matching_actions(text: str) -> list[str]:
 
 #: The most distinct values of a column a partial filter is resolved against; past it, the filter scans.
 _MOST_DISTINCT = 2000
+#: A sorted page whose filter matches at most this many rulings of the session through an index (a token, an
+#: action, a time range) sorts them; past it, it walks its order's index from the cursor (:func:`_few_match`).
+_SORT_AT_MOST = 5000
+#: Each sort column as an expression no index holds (same values, same order: ``|| ''`` keeps the column's
+#: byte order in PostgreSQL as in SQLite): what makes either database read a filter's rulings and sort them.
+_UNINDEXED = {"actor_sort": "actor_sort || ''", "target_sort": "target_sort || ''", "mod_sort": "mod_sort + 0"}
+
+
+async def _few_match(db: Executor, session: str | None, filters: RulingFilter, exact: dict[str, list[str]]) -> bool:
+    """Whether a sorted page's filter narrows the session, through an index, to at most :data:`_SORT_AT_MOST`
+    rulings: a token, an action (each resolved to exact values) or a time range matching that few, counted
+    through its own index (covering: no ruling is read), at most that many. Those are read and sorted: cheaper
+    than walking the order's index, which may pass most of the session before the page is full. Without such a
+    filter (none, only allowed / not allowed, or a broad one) the page walks the order's index and stops when
+    full."""
+    if session is None:
+        return False  # the orders' indexes are per session: a world's rulings are sorted whatever the filter
+    #: Per filter, its clauses (each through one index; the sum of their counts bounds the filter's matches).
+    narrowing: dict[str, list[tuple[str, list[object]]]] = {}
+    for name, columns in {"actor": ("actor_id", "actor_name"), "target": ("target_id", "target_name")}.items():
+        if columns[0] in exact:
+            narrowing[name] = [(_in(column, exact[column], []), [*exact[column]]) for column in columns]
+    if "action" in exact:
+        narrowing["action"] = [(_in("action", exact["action"], []), [*exact["action"]])]
+    given = (("time >= ?", filters.since), ("time <= ?", filters.until))
+    if bounds := [(clause, format_time(value)) for clause, value in given if value is not None]:
+        narrowing["time"] = [(" AND ".join(clause for clause, _ in bounds), [value for _, value in bounds])]
+    counts = []
+    for clauses in narrowing.values():
+        count = 0
+        for clause, params in clauses:
+            sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM rulings WHERE session = ? AND {clause} LIMIT ?) AS found"
+            count += int((await db.fetch(sql, session, *params, _SORT_AT_MOST + 1))[0][0])
+        counts.append(count)
+    return bool(counts) and min(counts) <= _SORT_AT_MOST
 
 
 def _shown(party: Party) -> str:
@@ -993,6 +1028,11 @@ class _Page:
         reverse = self.descending != self.backwards
         exact = await _resolve(db, world, session, filters) if session is not None else {}
         sql, params = _query_sql(world, session, filters, None, None, exact)
+        sorted_by = expression
+        # A filter's own index finds its few rulings: sort them, rather than walk the order's index past every
+        # ruling the filter refuses (an actor's rulings may all lie at one end of the MOD order).
+        if expression is not None and await _few_match(db, session, filters, exact):
+            sorted_by = _UNINDEXED[expression]
         if expression is not None:
             sql = sql.replace("SELECT id, body, snapshot FROM", f"SELECT id, body, snapshot, {expression} FROM", 1)
         mark = self.after or self.until
@@ -1002,9 +1042,9 @@ class _Page:
                 sql += f" AND id {sign} ?"
                 params.append(mark[1])
             else:
-                sql += f" AND ({expression}, id) {sign} (?, ?)"
+                sql += f" AND ({sorted_by}, id) {sign} (?, ?)"
                 params += [mark[0], mark[1]]
         way = " DESC" if reverse else ""
-        sql += (f" ORDER BY {expression}{way}, id{way}" if expression else f" ORDER BY id{way}") + " LIMIT ?"
+        sql += (f" ORDER BY {sorted_by}{way}, id{way}" if expression else f" ORDER BY id{way}") + " LIMIT ?"
         params.append(self.limit + 1)
         return sql, params

@@ -11,7 +11,7 @@ from bridge.log import sql
 from bridge.log.ids import new_id
 from bridge.log.records import Party, RulingRecord
 from bridge.log.sql import SqlLogStore, load_migrations
-from bridge.log.store import LAST_PAGE, ORDERS, format_time, name_sort_key, parse_time
+from bridge.log.store import LAST_PAGE, ORDERS, RulingFilter, format_time, name_sort_key, parse_time
 
 from .conftest import append_as_before_world_names, make_store
 from .sample import ruling
@@ -182,3 +182,41 @@ async def test_an_override_keeps_its_place_in_the_sorted_orders(store: SqlLogSto
     session = str(original.session)
     assert await pages(store, session, "actor") == expected([original, *others, override], "actor")
     assert await pages(store, session, "-mod") == expected([original, *others, override], "-mod")
+
+
+@pytest.mark.parametrize("order", ["-mod", "target"])
+async def test_a_sorted_page_of_a_narrow_filter_sorts_its_few_rulings_and_of_a_broad_one_walks_the_order(
+    store_url: str, backend: str, order: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token's few rulings are read through its index and sorted; past _SORT_AT_MOST, the order's index is walked.
+
+    Walking the order's index for a narrow filter passes every ruling the filter refuses (an actor whose rulings all
+    have a MOD sits past every refused one): before, 8 ms became 100 ms on 100,000 rulings. Both plans page alike.
+    """
+    store = make_store(planner_url(store_url))
+    await store.connect()
+    try:
+        stored = await store.append_many(rulings(40))
+        session = str(stored[0].session)
+        wanted = RulingFilter(actor="t-2")  # 8 rulings, matched by id
+        mine = [r for r in stored if r.actor.id == "t-2"]
+        column = {"mod": "mod_sort", "target": "target_sort"}[order.lstrip("-")]
+        for most, walks in ((sql._SORT_AT_MOST, False), (3, True)):
+            monkeypatch.setattr(sql, "_SORT_AT_MOST", most)
+            plan = "\n".join(await store.page_plan("w-ashes", session, filters=wanted, limit=3, order=order))
+            sorts = "TEMP B-TREE FOR ORDER BY" in plan or "Sort Key" in plan
+            assert sorts is not walks, plan
+            if walks:
+                assert f"rulings_session_{column}" in plan, plan
+            elif backend == "sqlite":  # PostgreSQL, on a table this small without statistics, picks any index
+                assert "rulings_session_actor" in plan, plan
+            seen: list[str] = []
+            cursor = None
+            while True:
+                page = await store.query("w-ashes", session, filters=wanted, limit=3, cursor=cursor, order=order)
+                seen += [str(r.id) for r in page.records]
+                if (cursor := page.next_cursor) is None:
+                    break
+            assert seen == expected(mine, order)
+    finally:
+        await store.close()
