@@ -47,6 +47,7 @@ except ImportError:  # Cython not installed and this module not compiled: the sa
 __all__ = [
     "COMPILED",
     "PolygonTable",
+    "Scratch",
     "ZoneTable",
     "box_pairs",
     "conic_entries",
@@ -555,6 +556,113 @@ class ZoneTable:
         self.has_polygons = has_polygons
 
 
+@cython.cclass
+class Scratch:
+    """The working arrays of :func:`zone_order` (and the :func:`zone_keys` and :func:`crossing_order` it calls),
+    kept from one call to the next: a move's pass made ~30 of them at every call, whatever it computed. Sized
+    for one :class:`ZoneTable` (made again for another) and grown for more lines; nothing returned lives in
+    them. One caller's alone (an engine's): two threads must not use one at once."""
+
+    table: object  # the ZoneTable the table-sized arrays are for (None: not yet)
+    ts: cython.double[::1]
+    es: cython.double[::1]
+    lows: cython.double[::1]
+    highs: cython.double[::1]
+    next_lows: cython.double[::1]
+    next_highs: cython.double[::1]
+    g_ts: cython.double[::1]
+    g_es: cython.double[::1]
+    piece_lo: cython.double[::1]
+    piece_hi: cython.double[::1]
+    lo_err: cython.double[::1]
+    hi_err: cython.double[::1]
+    g_exact: cython.double[::1]
+    g_lows: cython.double[::1]
+    g_highs: cython.double[::1]
+    g_next_lows: cython.double[::1]
+    g_next_highs: cython.double[::1]
+    near: cython.Py_ssize_t[::1]
+    # crossing_order's, per zone
+    slot: cython.longlong[::1]
+    o_zone: cython.longlong[::1]
+    o_flags: cython.longlong[::1]
+    o_key: cython.double[::1]
+    o_err: cython.double[::1]
+    o_exact: cython.uchar[::1]
+    # per directed line (lines: how many they have room for), per meeting (rows)
+    lines: cython.Py_ssize_t
+    met_start: cython.longlong[::1]
+    fill: cython.longlong[::1]
+    src: cython.longlong[::1]
+    dst: cython.longlong[::1]
+    rows: cython.Py_ssize_t
+    met_rows: cython.longlong[::1]
+
+    zones: cython.Py_ssize_t  # how many zones the arrays per zone are for (-1: none yet)
+
+    def __init__(self) -> None:
+        self.table = None
+        self.zones = -1
+        self.lines = -1
+        self.rows = -1
+
+    @cython.ccall
+    def fit_table(self, table: ZoneTable) -> cython.void:
+        """The arrays sized by the zones, made for ``table`` unless they are already."""
+        if self.table is table:
+            return
+        polys: PolygonTable = table.polygons if table.polygons is not None else _NO_POLYGONS
+        room: cython.Py_ssize_t = polys.most_pieces
+        parts: cython.Py_ssize_t = table.most_parts
+        many: cython.Py_ssize_t = max(table.bounds.shape[0], 1)
+        self.ts = np.empty(max(table.max_edges, 1), dtype=np.float64)
+        self.es = np.empty(max(table.max_edges, 1), dtype=np.float64)
+        self.lows = np.empty(2 * parts + 2, dtype=np.float64)
+        self.highs = np.empty(2 * parts + 2, dtype=np.float64)
+        self.next_lows = np.empty(2 * parts + 2, dtype=np.float64)
+        self.next_highs = np.empty(2 * parts + 2, dtype=np.float64)
+        self.g_ts = np.empty(polys.max_edges, dtype=np.float64)
+        self.g_es = np.empty(polys.max_edges, dtype=np.float64)
+        self.piece_lo = np.empty(room, dtype=np.float64)
+        self.piece_hi = np.empty(room, dtype=np.float64)
+        self.lo_err = np.empty(room, dtype=np.float64)
+        self.hi_err = np.empty(room, dtype=np.float64)
+        self.g_exact = np.empty(2 * parts + 4, dtype=np.float64)
+        self.g_lows = np.empty(2 * (parts + room) + 2, dtype=np.float64)
+        self.g_highs = np.empty(2 * (parts + room) + 2, dtype=np.float64)
+        self.g_next_lows = np.empty(2 * (parts + room) + 2, dtype=np.float64)
+        self.g_next_highs = np.empty(2 * (parts + room) + 2, dtype=np.float64)
+        self.near = np.empty(many, dtype=np.intp)
+        self.fit_zones(many)
+        self.table = table
+
+    @cython.ccall
+    def fit_zones(self, many: cython.Py_ssize_t) -> cython.void:
+        """:func:`crossing_order`'s arrays per zone, for ``many`` zones (made again when their number differs)."""
+        if self.zones == many:
+            return
+        self.zones = many
+        self.slot = np.empty(many, dtype=np.int64)
+        self.o_zone = np.empty(many, dtype=np.int64)
+        self.o_flags = np.empty(many, dtype=np.int64)
+        self.o_key = np.empty(many, dtype=np.float64)
+        self.o_err = np.empty(many, dtype=np.float64)
+        self.o_exact = np.empty(many, dtype=np.uint8)
+
+    @cython.ccall
+    def fit_lines(self, count: cython.Py_ssize_t, rows: cython.Py_ssize_t) -> cython.void:
+        """Room for ``count`` directed lines and ``rows`` meetings (grown, never shrunk)."""
+        if count > self.lines:
+            self.lines = max(count, 2 * self.lines)
+            self.met_start = np.empty(self.lines + 1, dtype=np.int64)
+            self.fill = np.empty(self.lines + 1, dtype=np.int64)
+            self.src = np.empty(self.lines, dtype=np.int64)
+            self.dst = np.empty(self.lines, dtype=np.int64)
+        if rows > self.rows:
+            self.rows = max(rows, 2 * self.rows)
+            self.met_rows = np.empty(max(self.rows, 1), dtype=np.int64)
+
+
 @cython.ccall  # (a C call from zone_order: no memoryview made into an object and back)
 def zone_keys(
     table: ZoneTable,
@@ -565,9 +673,11 @@ def zone_keys(
     cz: cython.double[::1],
     centre_in: cython.uchar[:, ::1],
     ambiguous: cython.uchar[::1],
+    scratch: Scratch = None,
 ) -> tuple[Any, Any, Any, Any, Any, int]:
     """:func:`bridge.core.meetings.zone_keys`: :func:`box_pairs`, :func:`meetings` and, for the zones whose
-    curves it judges itself, :func:`conic_entries`, in one pass over the lines."""
+    curves it judges itself, :func:`conic_entries`, in one pass over the lines. ``scratch``: the working
+    arrays to use (:class:`Scratch`; default: made for this call)."""
     zones: cython.Py_ssize_t = table.bounds.shape[0]
     count: cython.Py_ssize_t = lines.shape[0]
     capacity: cython.Py_ssize_t = max(16, 4 * count)
@@ -581,12 +691,15 @@ def zone_keys(
     out_key: cython.double[::1] = a_key
     out_err: cython.double[::1] = a_err
     out_exact: cython.uchar[::1] = a_exact.view(np.uint8)
-    ts: cython.double[::1] = np.empty(max(table.max_edges, 1), dtype=np.float64)
-    es: cython.double[::1] = np.empty(max(table.max_edges, 1), dtype=np.float64)
-    lows: cython.double[::1] = np.empty(2 * table.most_parts + 2, dtype=np.float64)
-    highs: cython.double[::1] = np.empty(2 * table.most_parts + 2, dtype=np.float64)
-    next_lows: cython.double[::1] = np.empty(2 * table.most_parts + 2, dtype=np.float64)
-    next_highs: cython.double[::1] = np.empty(2 * table.most_parts + 2, dtype=np.float64)
+    if scratch is None:
+        scratch = Scratch()
+    scratch.fit_table(table)
+    ts: cython.double[::1] = scratch.ts
+    es: cython.double[::1] = scratch.es
+    lows: cython.double[::1] = scratch.lows
+    highs: cython.double[::1] = scratch.highs
+    next_lows: cython.double[::1] = scratch.next_lows
+    next_highs: cython.double[::1] = scratch.next_highs
     zx0: cython.double[::1] = table.zx0
     zy0: cython.double[::1] = table.zy0
     zx1: cython.double[::1] = table.zx1
@@ -594,18 +707,17 @@ def zone_keys(
     # The zones' solid polygons (polygon_rows' rows, judged here) and their scratch.
     polys: PolygonTable = table.polygons if table.polygons is not None else _NO_POLYGONS
     has_polygons: cython.uchar[::1] = table.has_polygons
-    room: cython.Py_ssize_t = polys.most_pieces
-    g_ts: cython.double[::1] = np.empty(polys.max_edges, dtype=np.float64)
-    g_es: cython.double[::1] = np.empty(polys.max_edges, dtype=np.float64)
-    piece_lo: cython.double[::1] = np.empty(room, dtype=np.float64)
-    piece_hi: cython.double[::1] = np.empty(room, dtype=np.float64)
-    lo_err: cython.double[::1] = np.empty(room, dtype=np.float64)
-    hi_err: cython.double[::1] = np.empty(room, dtype=np.float64)
-    g_exact: cython.double[::1] = np.empty(2 * table.most_parts + 4, dtype=np.float64)
-    g_lows: cython.double[::1] = np.empty(2 * (table.most_parts + room) + 2, dtype=np.float64)
-    g_highs: cython.double[::1] = np.empty(2 * (table.most_parts + room) + 2, dtype=np.float64)
-    g_next_lows: cython.double[::1] = np.empty(2 * (table.most_parts + room) + 2, dtype=np.float64)
-    g_next_highs: cython.double[::1] = np.empty(2 * (table.most_parts + room) + 2, dtype=np.float64)
+    g_ts: cython.double[::1] = scratch.g_ts
+    g_es: cython.double[::1] = scratch.g_es
+    piece_lo: cython.double[::1] = scratch.piece_lo
+    piece_hi: cython.double[::1] = scratch.piece_hi
+    lo_err: cython.double[::1] = scratch.lo_err
+    hi_err: cython.double[::1] = scratch.hi_err
+    g_exact: cython.double[::1] = scratch.g_exact
+    g_lows: cython.double[::1] = scratch.g_lows
+    g_highs: cython.double[::1] = scratch.g_highs
+    g_next_lows: cython.double[::1] = scratch.g_next_lows
+    g_next_highs: cython.double[::1] = scratch.g_next_highs
     g_bounds: cython.double[:, ::1] = polys.bounds
     g_scale: cython.double[::1] = polys.scale
     g_slack: cython.double[::1] = polys.slack
@@ -623,7 +735,7 @@ def zone_keys(
     g_ey1: cython.double[::1] = polys.ey1
     g_zone_start: cython.longlong[::1] = polys.zone_start
     g_zone_count: cython.longlong[::1] = polys.zone_count
-    near: cython.Py_ssize_t[::1] = np.empty(max(zones, 1), dtype=np.intp)  # a line's zones of box_pairs
+    near: cython.Py_ssize_t[::1] = scratch.near  # a line's zones of box_pairs
     m: cython.Py_ssize_t
     c: cython.Py_ssize_t
     found: cython.Py_ssize_t = 0
@@ -760,20 +872,26 @@ def crossing_order(
     met_exact: cython.uchar[::1],
     zones: cython.Py_ssize_t,
     ambiguous: cython.uchar[::1],
+    scratch: Scratch = None,
 ) -> tuple[Any, Any]:
-    """:func:`bridge.core.meetings.crossing_order`."""
+    """:func:`bridge.core.meetings.crossing_order`. ``scratch``: the working arrays to use (:class:`Scratch`;
+    default: made for this call)."""
     count: cython.Py_ssize_t = src.shape[0]
     rows: cython.Py_ssize_t = met_dp.shape[0]
     many: cython.Py_ssize_t = max(zones, 1)
-    met_start: cython.longlong[::1] = np.zeros(count + 1, dtype=np.int64)
-    met_rows: cython.longlong[::1] = np.empty(rows, dtype=np.int64)
-    fill: cython.longlong[::1] = np.empty(count + 1, dtype=np.int64)
-    slot: cython.longlong[::1] = np.empty(many, dtype=np.int64)  # a zone's place in the line's list, or -1
-    g_zone: cython.longlong[::1] = np.empty(many, dtype=np.int64)
-    g_flags: cython.longlong[::1] = np.empty(many, dtype=np.int64)  # 1: the actor touches it, 2: the target does
-    g_key: cython.double[::1] = np.empty(many, dtype=np.float64)
-    g_err: cython.double[::1] = np.empty(many, dtype=np.float64)
-    g_exact: cython.uchar[::1] = np.empty(many, dtype=np.uint8)
+    if scratch is None:
+        scratch = Scratch()
+    scratch.fit_zones(many)
+    scratch.fit_lines(count, rows)
+    met_start: cython.longlong[::1] = scratch.met_start  # (zeroed below)
+    met_rows: cython.longlong[::1] = scratch.met_rows
+    fill: cython.longlong[::1] = scratch.fill
+    slot: cython.longlong[::1] = scratch.slot  # a zone's place in the line's list, or -1
+    g_zone: cython.longlong[::1] = scratch.o_zone
+    g_flags: cython.longlong[::1] = scratch.o_flags  # 1: the actor touches it, 2: the target does
+    g_key: cython.double[::1] = scratch.o_key
+    g_err: cython.double[::1] = scratch.o_err
+    g_exact: cython.uchar[::1] = scratch.o_exact
     a_starts = np.empty(count + 1, dtype=np.int64)
     starts: cython.longlong[::1] = a_starts
     capacity: cython.Py_ssize_t = max(16, 2 * rows)
@@ -798,6 +916,8 @@ def crossing_order(
     with cython.nogil:
         for z in range(many):
             slot[z] = -1
+        for d in range(count + 1):
+            met_start[d] = 0
         # The meetings of each directed line, found by a counting sort on the line.
         for r in range(rows):
             met_start[met_dp[r] + 1] += 1
@@ -869,10 +989,12 @@ def zone_order(
     inside: cython.uchar[:, ::1],
     csr: tuple[Any, Any] | None,
     ambiguous: cython.uchar[::1],
+    scratch: Scratch = None,
 ) -> tuple[Any, tuple[Any, Any, Any, Any, Any, int], tuple[Any, Any] | None, tuple[Any, Any]]:
     """:func:`bridge.core.meetings.zone_order`: the lines of ``pairs`` that are not one point, :func:`zone_keys`
     on them and, when it leaves no row to the caller, :func:`crossing_order` of every directed line, the
-    source and target rows and the CSR of ``inside`` made here (``csr``: the CSR already made of it)."""
+    source and target rows and the CSR of ``inside`` made here (``csr``: the CSR already made of it).
+    ``scratch``: the working arrays to use (:class:`Scratch`; default: made for this call)."""
     count: cython.Py_ssize_t = pairs.shape[0]
     tokens: cython.Py_ssize_t = inside.shape[0]
     zones: cython.Py_ssize_t = inside.shape[1]
@@ -898,7 +1020,11 @@ def zone_order(
                 lines[n_lines] = u
                 n_lines += 1
     a_lines = a_lines[:n_lines]
-    met: tuple[Any, Any, Any, Any, Any, int] = zone_keys(table, pairs, a_lines, cx, cy, cz, centre_in, ambiguous)
+    if scratch is None:
+        scratch = Scratch()
+    met: tuple[Any, Any, Any, Any, Any, int] = zone_keys(
+        table, pairs, a_lines, cx, cy, cz, centre_in, ambiguous, scratch
+    )
     if csr is None:
         # inside's nonzero entries, row by row (zones ascending), as CSR.
         a_indptr = np.empty(tokens + 1, dtype=np.int64)
@@ -916,16 +1042,15 @@ def zone_order(
         csr = (a_indptr, a_cols[:k])
     if met[5]:
         return a_lines, met, None, csr
-    a_src = np.empty(2 * count, dtype=np.int64)
-    a_dst = np.empty(2 * count, dtype=np.int64)
-    src: cython.longlong[::1] = a_src
-    dst: cython.longlong[::1] = a_dst
+    scratch.fit_lines(2 * count, met[0].shape[0])
+    src: cython.longlong[::1] = scratch.src[: 2 * count]
+    dst: cython.longlong[::1] = scratch.dst[: 2 * count]
     with cython.nogil:
         for u in range(count):
             src[2 * u], dst[2 * u] = pairs[u, 0], pairs[u, 1]
             src[2 * u + 1], dst[2 * u + 1] = pairs[u, 1], pairs[u, 0]
     order: tuple[Any, Any] = crossing_order(
-        a_src, a_dst, csr[0], csr[1], met[0], met[1], met[2], met[3], met[4].view(np.uint8), zones, ambiguous
+        src, dst, csr[0], csr[1], met[0], met[1], met[2], met[3], met[4].view(np.uint8), zones, ambiguous, scratch
     )
     return a_lines, met, order, csr
 

@@ -56,6 +56,7 @@ __all__ = [
     "line_zones",
     "polygon_rows",
     "polygon_table",
+    "scratch",
     "wall_columns",
     "wall_crossings",
     "zone_keys",
@@ -265,6 +266,7 @@ def zone_order(
     inside: Any,
     csr: tuple[Any, Any] | None,
     ambiguous: Any,
+    scratch: Any = None,
 ) -> tuple[Any, tuple[Any, Any, Any, Any, Any, int], tuple[Any, Any] | None, tuple[Any, Any]]:
     """A pass's zones in one compiled call: the lines of ``pairs`` whose ends are not one point (the others
     flagged in ``ambiguous``, both directions), :func:`zone_keys` on those lines and — when it leaves no row to
@@ -275,14 +277,24 @@ def zone_order(
 
     Returns ``(lines, met, order, csr)``: the lines (indices into ``pairs``, ascending), what :func:`zone_keys`
     returns, ``(starts, codes)`` (``None`` when rows are left: the caller judges them, then orders), and the
-    CSR of ``inside``."""
+    CSR of ``inside``. ``scratch`` (:func:`scratch`): working arrays kept from call to call by one caller
+    (made for each call without it); nothing returned lives in them."""
     flags = _u8(ambiguous)
     found: tuple[Any, tuple[Any, Any, Any, Any, Any, int], tuple[Any, Any] | None, tuple[Any, Any]] = (
-        _kernels.zone_order(table, _i64(pairs), _f64(cx), _f64(cy), _f64(cz), _u8(centre_in), _u8(inside), csr, flags)
+        _kernels.zone_order(
+            table, _i64(pairs), _f64(cx), _f64(cy), _f64(cz), _u8(centre_in), _u8(inside), csr, flags, scratch
+        )
     )
     if not np.shares_memory(flags, ambiguous):
         ambiguous |= flags.astype(np.bool_)
     return found
+
+
+def scratch() -> Any:
+    """Working arrays for :func:`zone_order`, kept by one caller from call to call (a pass made ~30 of them
+    at every call, whatever it computed): sized for the zone table of the call (made again for another) and
+    grown for more lines. Never to be used by two threads at once."""
+    return _kernels.Scratch()
 
 
 def conic_rows(

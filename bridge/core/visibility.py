@@ -100,6 +100,7 @@ from .meetings import (
     line_zones,
     polygon_rows,
     polygon_table,
+    scratch,
     wall_columns,
     wall_crossings,
     zone_order,
@@ -274,6 +275,9 @@ class SceneVisibility:
         self._lines_of: tuple[list[str], dict[int, _TokenLines]] = ([], {})
         self._composes: tuple[Ruleset | None, bool] = (None, False)  # a ruleset, and whether the composer applies
         self._csr: tuple[BoolArray, IntArray, IntArray] | None = None  # see _inside_csr
+        #: zone_order's working arrays, kept from pass to pass (this engine's own: an engine is used by one
+        #: thread at a time, its world's).
+        self._scratch: Any = scratch()
         self._line_made: _LineTables | None = None  # see _line_tables
         self._zone_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _zone_table
         self._polygon_arrays: tuple[tuple[_Zone, ...], Any] | None = None  # see _polygon_table
@@ -1170,6 +1174,7 @@ class SceneVisibility:
             inside,
             made[1:] if made is not None and made[0] is inside else None,
             ambiguous,
+            self._scratch,
         )
         self._csr = (inside, *csr)
         if not dp.size:

@@ -38,6 +38,7 @@ from bridge.core.meetings import (
     conic_entries,
     crossing_order,
     polygon_rows,
+    scratch,
     wall_columns,
     wall_crossings,
     zone_keys,
@@ -749,6 +750,54 @@ def test_zone_order_equals_the_lines_zone_keys_and_crossing_order_one_by_one(
     assert (order is None) == (order_again is None)
     if order is not None and order_again is not None:
         assert order[0].tobytes() == order_again[0].tobytes() and order[1].tobytes() == order_again[1].tobytes()
+
+
+#: One set of zone_order's working arrays for every example below: each example's zones, edges and lines differ.
+_KEPT = scratch()
+
+
+@given(
+    st.lists(_curved_regions(), min_size=0, max_size=3),
+    st.lists(st.tuples(_coord, _coord), min_size=0, max_size=3),
+    st.lists(st.tuples(_coord, _coord, st.sampled_from([0, 1, 4])), min_size=2, max_size=9),
+    st.integers(min_value=1, max_value=8),
+)
+@settings(max_examples=int(os.environ.get("VISIBILITY_EXAMPLES", "60")), deadline=None)
+def test_zone_order_with_its_working_arrays_kept_equals_it_with_new_ones(
+    curved: list[Any], squares: list[tuple[float, float]], ends: list[tuple[float, float, float]], cut: int
+) -> None:
+    """zone_order reusing one Scratch (across scenes of other zones and edges, and more or fewer lines) answers as anew.
+
+    The same lines, meetings, flags, CSR and crossing order, bit for bit, as a call with arrays made for it; fails
+    if a kept array is stale (a count not reset, arrays sized for another table or fewer lines).
+    """
+    from bridge.core.rules import RULESETS
+    from bridge.core.scene import Scene
+    from bridge.core.visibility import SceneVisibility
+    from bridge.core.world import SceneState
+
+    regions = [made.model_copy(update={"id": f"c{k}"}) for k, made in enumerate(curved)]
+    regions += [region(f"s{k}", rect(x, y, 100, 150)) for k, (x, y) in enumerate(squares)]
+    tokens = [token(f"t{k}", x, y, width=0, height=0, elevation=z) for k, (x, y, z) in enumerate(ends)]
+    scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
+    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    assume(engine._zones)
+    every = np.array(engine._all_pairs(), dtype=np.intp).reshape(-1, 2)
+    t = engine._tokens
+    table = engine._zone_table()
+    for idx in (every, every[: min(cut, len(every))], every, every[::-1].copy()):
+        flags, expected_flags = np.zeros(2 * len(idx), dtype=bool), np.zeros(2 * len(idx), dtype=bool)
+        args = (table, idx, t.cx, t.cy, t.cz, engine._centre_in, engine._inside, None)
+        lines, met, order, csr = zone_order(*args, flags, _KEPT)
+        want_lines, want_met, want_order, want_csr = zone_order(*args, expected_flags)
+        assert lines.tobytes() == want_lines.tobytes()
+        for got, want in zip(met[:5], want_met[:5], strict=True):
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+        assert met[5] == want_met[5] and np.array_equal(flags, expected_flags)
+        assert csr[0].tobytes() == want_csr[0].tobytes() and csr[1].tobytes() == want_csr[1].tobytes()
+        assert (order is None) == (want_order is None)
+        if order is not None and want_order is not None:
+            assert order[0].tobytes() == want_order[0].tobytes() and order[1].tobytes() == want_order[1].tobytes()
 
 
 # The walls of a pass, compiled: wall_crossings against the NumPy expressions it replaced.
