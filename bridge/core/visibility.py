@@ -299,6 +299,7 @@ class SceneVisibility:
         self._points: list[Point3] = []
         self._traits: list[tuple[Any, ...]] = []
         self._whos: list[Who] = []
+        self._observers: IntArray | None = None  # whos[k][0] of each token (see _compile_token_rows)
         self._inside: BoolArray = np.zeros((0, 0), dtype=bool)
         self._centre_in: BoolArray = np.zeros((0, 0), dtype=bool)
         with _gc_paused():
@@ -719,11 +720,22 @@ class SceneVisibility:
             if composer is None:
                 self._traits[k] = self._token_signature(token)
         if composer is not None:
+            observers = self._observers
             if rows is fresh:
                 for k in rows:
-                    self._whos[k] = composer.who(tokens[k])
+                    who = self._whos[k] = composer.who(tokens[k])
+                    if observers is not None and observers[k] != who[0]:
+                        if observers is self._observers:
+                            observers = observers.copy()  # (older passes keep theirs)
+                        observers[k] = who[0]
             else:
                 self._whos = [composer.who(token) for token in tokens]
+                observers = np.array([who[0] for who in self._whos], dtype=np.intp)
+            if observers is not None and observers is not self._observers:
+                observers.flags.writeable = False
+            self._observers = observers
+        else:
+            self._observers = None
 
     def _compile_conics(self, zones: Sequence[_Zone]) -> None:
         """The circles and ellipses of each zone with curves, of one elevation span and no polygon hole,
@@ -905,10 +917,12 @@ class SceneVisibility:
         found = made.get(c)
         if found is None:
             pairs = self._pairs_of((c,))
+            idx = np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2)
             found = made[c] = _TokenLines(
                 pairs,
                 [each for a, b in pairs for each in ((ids[a], ids[b]), (ids[b], ids[a]))],
-                np.fromiter(chain.from_iterable(pairs), dtype=np.intp, count=2 * len(pairs)).reshape(-1, 2),
+                idx,
+                _directed(idx),
             )
         return found
 
@@ -1020,8 +1034,10 @@ class SceneVisibility:
             s, e = (int(idx[u, 0]), int(idx[u, 1])) if d == 0 else (int(idx[u, 1]), int(idx[u, 0]))
             exact[dp] = tuple([4 * z + k for z, k in self._exact_crossings(s, e)])
         walls = self._wall_rows(idx, lines_2d)
-        keys, ends = (None, None) if lines is None else (lines.keys, pairs)
-        return _LineBatch(frame, idx, starts=starts, codes=codes, exact=exact, walls=walls, pairs=keys, ends=ends)
+        keys, ends, directed = (None, None, None) if lines is None else (lines.keys, pairs, lines.directed)
+        return _LineBatch(
+            frame, idx, starts=starts, codes=codes, exact=exact, walls=walls, pairs=keys, ends=ends, directed=directed
+        )
 
     def _compute_line(self, i: int, j: int) -> _LineBatch | None:
         """:meth:`_compute` of the one pair ``(i, j)`` (a stale pair read alone), for a few calls' fixed cost
@@ -1134,6 +1150,7 @@ class SceneVisibility:
             points=self._points,
             traits=self._traits,
             whos=self._whos,
+            observers=self._observers,
             crossing_list=self._crossing_list,
             walls=self._walls,
             composer=self._composer,
@@ -1467,12 +1484,34 @@ class SceneVisibility:
 
 
 class _TokenLines(NamedTuple):
-    """One token's watched pairs (``i < j``, ascending), their directed pairs in a pass's line order and their
-    index array (:meth:`SceneVisibility._token_lines`)."""
+    """One token's watched pairs (``i < j``, ascending), their directed pairs in a pass's line order, their
+    index array and each line's ends (:meth:`SceneVisibility._token_lines`)."""
 
     pairs: list[tuple[int, int]]
     keys: list[Pair]
     idx: IntArray
+    directed: _Directed
+
+
+class _Directed(NamedTuple):
+    """Each directed line's source and target token (numbers) for the pairs ``idx`` of a pass: line ``2u`` runs
+    ``idx[u, 0]`` → ``idx[u, 1]``, line ``2u + 1`` back; as arrays (read only) and as lists. Shared between
+    the passes of one token's lines (:class:`_TokenLines`): nobody may change them."""
+
+    src: IntArray
+    dst: IntArray
+    src_list: list[int]
+    dst_list: list[int]
+
+
+def _directed(idx: IntArray) -> _Directed:
+    """The :class:`_Directed` of the pairs ``idx``."""
+    src = np.empty(2 * len(idx), dtype=np.intp)
+    dst = np.empty(2 * len(idx), dtype=np.intp)
+    src[0::2], src[1::2] = idx[:, 0], idx[:, 1]
+    dst[0::2], dst[1::2] = idx[:, 1], idx[:, 0]
+    src.flags.writeable = dst.flags.writeable = False
+    return _Directed(src, dst, src.tolist(), dst.tolist())
 
 
 class _LineTables(NamedTuple):
@@ -1510,6 +1549,7 @@ class _Frame(NamedTuple):
     points: list[Point3]
     traits: list[tuple[Any, ...]]
     whos: list[Who]
+    observers: IntArray | None  # each token's observer, ``whos[k][0]``, as an array (None: not made)
     crossing_list: list[Crossing]
     walls: WallIndex
     composer: LineComposer | None
@@ -1539,9 +1579,11 @@ class _LineBatch:
         walls: _WallRows | None = None,
         pairs: list[Pair] | None = None,
         ends: Sequence[Sequence[int]] | None = None,
+        directed: _Directed | None = None,
     ) -> None:
         """``pairs``: each line's directed pair when made already (ids of ``frame``, a→b then b→a per row of
-        ``idx``), and ``ends``: the rows of ``idx`` as Python ints; both shared, read only."""
+        ``idx``), ``ends``: the rows of ``idx`` as Python ints, and ``directed``: :func:`_directed` of ``idx``;
+        all shared, read only."""
         self.frame = frame
         self.idx = idx
         self.starts, self.codes = starts, codes
@@ -1556,6 +1598,7 @@ class _LineBatch:
         self.sides: dict[bool, tuple[object, _Frame, dict[int, Ruling]]] = {}
         self.best = False  # rules.lines == "best": every ruling built by the pass
         self._run: VerdictRun | None = None  # the lines' columns in bulk (run_columns)
+        self._directed = directed  # (made when first read, unless given)
         self._known_zone: BoolArray | None = None  # per zone, whether the ruleset knows its type (None: all)
         # (read line by line: cheaper than indexing the array)
         self._ends: Sequence[Sequence[int]] = idx.tolist() if ends is None else ends
@@ -1572,6 +1615,13 @@ class _LineBatch:
     def ends(self, dp: int) -> tuple[int, int]:
         a, b = self._ends[dp >> 1]
         return (b, a) if dp & 1 else (a, b)
+
+    def directed(self) -> _Directed:
+        """Each line's source and target token (:func:`_directed`), made once (or given: one token's lines')."""
+        found = self._directed
+        if found is None:
+            found = self._directed = _directed(self.idx)
+        return found
 
     @property
     def lines_known(self) -> bool:
@@ -1687,18 +1737,18 @@ class _LineBatch:
         frame = self.frame
         if self.verdicts is not None or self.starts is None or self.codes is None:
             return self
-        src = np.empty(2 * len(self.idx), dtype=np.intp)
-        src[0::2], src[1::2] = self.idx[:, 0], self.idx[:, 1]
+        directed = self.directed()
+        src = directed.src
         if frame.composer is not None:
             table = frame.composer.effects()
-            zone_type, columns = table.zone_columns(frame.zones, operator.attrgetter("zone_type"))
-            observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
+            _, columns = table.zone_columns(frame.zones, operator.attrgetter("zone_type"))
+            observer_of = frame.observers
+            if observer_of is None:
+                observer_of = np.array([who[0] for who in frame.whos], dtype=np.intp)
             verdicts = table.reduce(self.starts, self.codes, observer_of[src], columns, self.walled)
-            known = zone_type >= 0
-            self._known_zone = None if bool(known.all()) else known
+            self._known_zone = table.known_zones(frame.zones, operator.attrgetter("zone_type"))
         elif frame.line_rules is not None and frame.line_scene is not None:
-            dst = np.empty(2 * len(self.idx), dtype=np.intp)
-            dst[0::2], dst[1::2] = self.idx[:, 1], self.idx[:, 0]
+            dst = directed.dst
             lines = LineInputs(src=src, dst=dst, starts=self.starts, codes=self.codes, walled=self.walled)
             verdicts = frame.line_rules.verdicts(frame.line_scene, lines)
             if self.exact:
@@ -1741,11 +1791,7 @@ class _LineBatch:
         verdicts = self.reduced().verdicts  # (rules the exact path's lines: their rulings are made)
         if verdicts is None or self.starts is None or self.codes is None:
             return None
-        idx = self.idx
-        src = np.empty(2 * len(idx), dtype=np.intp)
-        dst = np.empty(2 * len(idx), dtype=np.intp)
-        src[0::2], src[1::2] = idx[:, 0], idx[:, 1]
-        dst[0::2], dst[1::2] = idx[:, 1], idx[:, 0]
+        directed = self.directed()
         starts, codes = self.starts, self.codes
         known = self._known_zone
         if known is not None:  # the crossings of zones of a type the ruleset does not know: left out
@@ -1755,8 +1801,8 @@ class _LineBatch:
         frame = self.frame
         found = self._run = VerdictRun(
             [],
-            src.tolist(),
-            dst.tolist(),
+            directed.src_list,
+            directed.dst_list,
             verdicts.allowed.tolist(),
             verdicts.modifier.tolist(),
             starts.tolist(),
@@ -1975,6 +2021,7 @@ class _Side:
         return frame._replace(
             composer=composer,
             whos=whos,
+            observers=None,
             line_memo=memo,
             ruler=self.ruler,
             reaction=reaction,

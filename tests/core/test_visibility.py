@@ -788,7 +788,7 @@ def test_a_moves_lines_are_listed_once_per_token_and_shared_by_its_passes() -> N
         state = _state([POOR], [a, b, token("c", x, 1400)], version=version)
         changes = engine.update(state)
         lazy.advance(state)
-        pairs, keys, idx = engine._token_lines(2)
+        pairs, keys, idx, _ = engine._token_lines(2)
         assert pairs == [(0, 2), (1, 2)] and keys == [("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
         assert idx.tolist() == [[0, 2], [1, 2]] and engine._rulings.ref(("a", "c"))[0].idx is idx
         assert list(changes) == keys
@@ -827,3 +827,48 @@ def test_a_movers_stale_pairs_read_in_one_pass_keep_the_stale_count_and_share_th
             assert rulings.stale == 0 and len(batch.pairs) == 8 and batch is rulings.ref(("a", "c"))[0]
         assert dict(lazy.rulings()) == plain_rulings(state, "bs-attack", False)
     assert rows[1] is rows[2] is rows[3] and rows[1].tolist() == [[0, 2], [1, 2], [2, 3], [2, 4]]
+
+
+def test_a_moves_push_columns_follow_the_tokens_traits_ids_and_zones() -> None:
+    """A move's brief push reads each token's observer and its lines' ends kept from earlier passes: never stale ones.
+
+    Pushes after moves, a trait gained and lost in place (another observer: the visor sees through Poor Visibility), the
+    ids changed (a token added) and a zone retyped to one Infinity does not know equal, byte for byte, the pushes made
+    from every changed pair's ruling; the moved token's lines' ends are the very lists its earlier pass used.
+    """
+    import orjson
+
+    from bridge.protocol import dump_message
+    from bridge.session import _annotations
+
+    def push(engine: SceneVisibility, state: SceneState, changes: Any, *, bulk: bool) -> bytes:
+        made = _annotations("w", state, changes if bulk else dict(changes), full=False, brief=True, engine=engine)
+        return orjson.dumps(dump_message(made))
+
+    poor = region("poor", rect(450, 0, 100, 2000), zone="poor")
+    tokens = [token("a", 0, 400), token("b", 1000, 400), token("c", 0, 1400)]
+    fast = SceneVisibility(_state([poor], tokens), action="bs-attack")
+    plain = SceneVisibility(_state([poor], tokens), action="bs-attack")
+    dark = region("poor", rect(450, 0, 100, 2000), zone="darkness")  # (GURPS's: foreign to Infinity)
+    visor = {"traits": ["multispectral-visor-2"]}
+    steps: list[tuple[list[Region], list[Token]]] = [
+        ([poor], [tokens[0].model_copy(update={"y": 500}), *tokens[1:]]),
+        ([poor], [tokens[0].model_copy(update={"y": 500, **visor}), *tokens[1:]]),  # the same place, a visor
+        ([poor], [tokens[0].model_copy(update={"y": 600, **visor}), *tokens[1:]]),
+        ([poor], [tokens[0].model_copy(update={"y": 600}), *tokens[1:]]),  # the visor taken off in place
+        ([poor], [tokens[0].model_copy(update={"y": 700}), *tokens[1:], token("d", 1000, 1400)]),
+        ([poor], [tokens[0].model_copy(update={"y": 800}), *tokens[1:], token("d", 1000, 1400)]),
+        ([dark], [tokens[0].model_copy(update={"y": 800}), *tokens[1:]]),
+        ([dark], [tokens[0].model_copy(update={"y": 900}), *tokens[1:]]),
+    ]
+    seen_mods: set[int | None] = set()
+    for version, (regions, moved) in enumerate(steps, start=1):
+        state = _state(regions, moved, version=version)
+        changes = fast.update(state)
+        assert push(fast, state, changes, bulk=True) == push(plain, state, plain.update(state), bulk=False)
+        seen_mods |= {ruling.modifier for ruling in dict(fast.rulings()).values() if ruling is not None}
+        assert dict(fast.rulings()) == plain_rulings(state, "bs-attack", False)
+    assert len(seen_mods) > 1  # the visor and the zone changed what the lines read
+    lines = fast._token_lines(0)
+    assert fast._rulings.ref(("a", "b"))[0].directed() is lines.directed
+    assert lines.directed.src_list == [0, 1, 0, 2] and lines.directed.dst_list == [1, 0, 2, 0]

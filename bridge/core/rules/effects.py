@@ -80,7 +80,7 @@ class EffectTable(NamedTuple):
     own_mod: int
     needs_lof: bool
     ranks: npt.NDArray[np.int64]
-    memo: dict[int, tuple[Any, IntArray, IntArray]]
+    memo: dict[int, tuple[Any, IntArray, IntArray, BoolArray | None]]
 
     @classmethod
     def of(
@@ -108,17 +108,29 @@ class EffectTable(NamedTuple):
         """:meth:`type_codes` of ``zones`` (``zone_type`` of each), and each crossing code's column of
         :attr:`ranks` (``4 × zone + kind`` → ``4 × its type + kind``, the unknown columns for a type the
         table does not know): kept while ``zones`` is the same object."""
+        found = self._zone_entry(zones, zone_type)
+        return found[1], found[2]
+
+    def known_zones(self, zones: Sequence[Any], zone_type: Callable[[Any], str]) -> BoolArray | None:
+        """Per zone of ``zones``, whether the table knows its type (``None``: it knows every one), kept with
+        :meth:`zone_columns`."""
+        return self._zone_entry(zones, zone_type)[3]
+
+    def _zone_entry(
+        self, zones: Sequence[Any], zone_type: Callable[[Any], str]
+    ) -> tuple[Any, IntArray, IntArray, BoolArray | None]:
         memo = self.memo
         found = memo.get(id(zones))
         if found is not None and found[0] is zones:
-            return found[1], found[2]
+            return found
         codes = self.type_codes([zone_type(zone) for zone in zones])
         known = np.where(codes >= 0, codes, len(self.zone_types))
         columns = (4 * known[:, None] + np.arange(4, dtype=np.intp)).ravel()
         if len(memo) >= 4:  # zones of scenes long changed: the oldest goes
             del memo[next(iter(memo))]
-        memo[id(zones)] = (zones, codes, columns)
-        return codes, columns
+        mask = codes >= 0
+        found = memo[id(zones)] = (zones, codes, columns, None if bool(mask.all()) else mask)
+        return found
 
     def reduce(
         self,
