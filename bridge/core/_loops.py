@@ -68,6 +68,9 @@ COMPILED: bool = cython.compiled
 #: Relative error allowed on one orientation product before its sign counts as uncertain.
 ORIENT_TOL = 1e-13
 _ORIENT_TOL = cython.declare(cython.double, 1e-13)
+#: Below this, two coordinates' differences have a finite ``hypot`` (no overflow): a zero slack times it is the
+#: zero that slack times 0 is, so the walk of a zone without curves need not compute it.
+_NO_OVERFLOW = cython.declare(cython.double, 1e300)
 
 
 def _grown(values: Any, capacity: int) -> Any:
@@ -125,6 +128,15 @@ def _py_min(a: cython.double, b: cython.double) -> cython.double:
 def _py_max(a: cython.double, b: cython.double) -> cython.double:
     """Python's ``max(a, b)``: ``a`` unless ``b`` is larger."""
     return b if b > a else a
+
+
+@cython.cfunc
+@cython.inline
+@cython.nogil
+@cython.exceptval(check=False)
+def _finite_length(dx: cython.double, dy: cython.double) -> cython.bint:
+    """Whether ``hypot(dx, dy)`` is surely finite (no overflow, no NaN): then a zero times it is that zero."""
+    return fabs(dx) < _NO_OVERFLOW and fabs(dy) < _NO_OVERFLOW
 
 
 @cython.cfunc
@@ -193,6 +205,7 @@ def _zone_walk(
     ob: cython.double
     ob_m: cython.double
     near_edge: cython.double
+    edge: cython.double
     pad: cython.double
     length: cython.double
     big: cython.double
@@ -205,7 +218,8 @@ def _zone_walk(
     # A zone with curves: its true boundary lies within `slack` of its edges (chords of the curves).
     # `near` is that distance times the line's length, as the orientation products measure it.
     slack = zone_slack[z]
-    near_line = 4.0 * slack * hypot(dx, dy)
+    # (A zone without curves: 4 × a zero slack × a finite length is the zero that 4 × slack × 0 is.)
+    near_line = 4.0 * slack * (0.0 if slack == 0.0 and _finite_length(dx, dy) else hypot(dx, dy))
     # The zone's box wholly on one side of the line: it cannot meet the segment.
     bx0, by0, bx1, by1 = zone_bounds[z, 0], zone_bounds[z, 1], zone_bounds[z, 2], zone_bounds[z, 3]
     s1 = dx * (by0 - py) - dy * (bx0 - px)
@@ -237,7 +251,9 @@ def _zone_walk(
                 continue  # both ends surely on one side of the line
             oa, oa_m = _orient(ax, ay, bx, by, px, py)
             ob, ob_m = _orient(ax, ay, bx, by, qx, qy)
-            near_edge = 4.0 * slack * hypot(bx - ax, by - ay)  # a line end that close to a curve's edge
+            # The edge's length, but where it only multiplies a zero slack (the same zero, as above).
+            edge = 0.0 if slack == 0.0 and _finite_length(bx - ax, by - ay) else hypot(bx - ax, by - ay)
+            near_edge = 4.0 * slack * edge  # a line end that close to a curve's edge
             near = (
                 near_a
                 or near_b
@@ -264,7 +280,7 @@ def _zone_walk(
                     10.0 * _ORIENT_TOL * (oa_m + ob_m) / (fabs(oa) + fabs(ob))
                     + (1e-10 * big + 1e-9) / length
                     + 1e-12
-                    + 2.0 * slack * hypot(bx - ax, by - ay) / fabs(sb - sa)
+                    + 2.0 * slack * edge / fabs(sb - sa)
                 )
                 # Kept in order along the line (ties keep their order): an insertion.
                 t = oa / (oa - ob)
