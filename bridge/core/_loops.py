@@ -580,6 +580,7 @@ class Scratch:
     them. One caller's alone (an engine's): two threads must not use one at once."""
 
     table: object  # the ZoneTable the table-sized arrays are for (None: not yet)
+    polygons: object  # and its polygons then (ZoneTable.set_polygons may come later)
     ts: cython.double[::1]
     es: cython.double[::1]
     lows: cython.double[::1]
@@ -618,14 +619,15 @@ class Scratch:
 
     def __init__(self) -> None:
         self.table = None
+        self.polygons = None
         self.zones = -1
         self.lines = -1
         self.rows = -1
 
     @cython.ccall
     def fit_table(self, table: ZoneTable) -> cython.void:
-        """The arrays sized by the zones, made for ``table`` unless they are already."""
-        if self.table is table:
+        """The arrays sized by the zones, made for ``table`` (and its polygons) unless they are already."""
+        if self.table is table and self.polygons is table.polygons:
             return
         polys: PolygonTable = table.polygons if table.polygons is not None else _NO_POLYGONS
         room: cython.Py_ssize_t = polys.most_pieces
@@ -650,7 +652,7 @@ class Scratch:
         self.g_next_highs = np.empty(2 * (parts + room) + 2, dtype=np.float64)
         self.near = np.empty(many, dtype=np.intp)
         self.fit_zones(many)
-        self.table = table
+        self.table, self.polygons = table, table.polygons
 
     @cython.ccall
     def fit_zones(self, many: cython.Py_ssize_t) -> cython.void:

@@ -800,6 +800,42 @@ def test_zone_order_with_its_working_arrays_kept_equals_it_with_new_ones(
             assert order[0].tobytes() == want_order[0].tobytes() and order[1].tobytes() == want_order[1].tobytes()
 
 
+def test_kept_working_arrays_are_made_again_when_the_tables_polygons_change() -> None:
+    """A Scratch sized for a zone table without solid polygons is sized again once the table is given its polygons.
+
+    The zone pass then walks the polygons (a rectangle and a triangle beside a round hole) with room for their edges:
+    the same answers as with new arrays (run uncompiled, arrays too small fail at once).
+    """
+    from bridge.core.meetings import polygon_table
+    from bridge.core.rules import RULESETS
+    from bridge.core.scene import Scene
+    from bridge.core.visibility import SceneVisibility
+    from bridge.core.world import SceneState
+
+    shapes = [rect(100, 100, 200, 200), polygon(300, 100, 450, 100, 375, 250), circle(200, 200, 60, hole=True)]
+    regions = [region("r", *shapes), region("s", rect(500, 0, 100, 400))]
+    tokens = [token(f"t{k}", x, y, width=0, height=0) for k, (x, y) in enumerate([(0, 150), (700, 260), (210, 0)])]
+    scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
+    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    table = engine._zone_table()
+    polygons, held = engine._polygon_table(), engine._with_polygons.view(np.uint8)
+    assert engine._with_polygons.any()
+    idx = np.array(engine._all_pairs(), dtype=np.intp).reshape(-1, 2)
+    t = engine._tokens
+    args = (table, idx, t.cx, t.cy, t.cz, engine._centre_in, engine._inside, None)
+    kept = scratch()
+    table.set_polygons(polygon_table([()] * len(engine._zones)), np.zeros(len(engine._zones), dtype=np.uint8))
+    zone_order(*args, np.zeros(2 * len(idx), dtype=bool), kept)  # sized for no polygon
+    table.set_polygons(polygons, held)
+    flags, expected_flags = np.zeros(2 * len(idx), dtype=bool), np.zeros(2 * len(idx), dtype=bool)
+    _, met, order, _ = zone_order(*args, flags, kept)
+    _, want_met, want_order, _ = zone_order(*args, expected_flags)
+    for got, want in zip(met[:5], want_met[:5], strict=True):
+        assert got.tobytes() == want.tobytes()
+    assert met[5] == want_met[5] and np.array_equal(flags, expected_flags)
+    assert (order is None) == (want_order is None)
+
+
 # The walls of a pass, compiled: wall_crossings against the NumPy expressions it replaced.
 
 _LEVELS = (
