@@ -148,6 +148,7 @@ def _zone_walk(
     py: cython.double,
     qx: cython.double,
     qy: cython.double,
+    length: cython.double,
     z: cython.Py_ssize_t,
     zone_bounds: cython.double[:, ::1],
     zone_scale: cython.double[::1],
@@ -169,7 +170,8 @@ def _zone_walk(
 ) -> tuple[cython.Py_ssize_t, cython.bint]:
     """The segment ``p``→``q`` against zone ``z``'s edges: ``(n, doubt)``, the ``n`` proper crossings' ``t`` and
     error bounds in ``ts``/``es`` (ascending), whether a touch raised a doubt; ``n`` is −1 when the zone's
-    box lies surely on one side of the line (it cannot meet the segment)."""
+    box lies surely on one side of the line (it cannot meet the segment). ``length`` is the segment's,
+    ``hypot(qx - px, qy - py)`` (computed once by the caller for all the zones a line is walked against)."""
     n: cython.Py_ssize_t = 0
     r: cython.Py_ssize_t
     e: cython.Py_ssize_t
@@ -207,7 +209,6 @@ def _zone_walk(
     near_edge: cython.double
     edge: cython.double
     pad: cython.double
-    length: cython.double
     big: cython.double
     err: cython.double
     t: cython.double
@@ -218,8 +219,7 @@ def _zone_walk(
     # A zone with curves: its true boundary lies within `slack` of its edges (chords of the curves).
     # `near` is that distance times the line's length, as the orientation products measure it.
     slack = zone_slack[z]
-    # (A zone without curves: 4 × a zero slack × a finite length is the zero that 4 × slack × 0 is.)
-    near_line = 4.0 * slack * (0.0 if slack == 0.0 and _finite_length(dx, dy) else hypot(dx, dy))
+    near_line = 4.0 * slack * length
     # The zone's box wholly on one side of the line: it cannot meet the segment.
     bx0, by0, bx1, by1 = zone_bounds[z, 0], zone_bounds[z, 1], zone_bounds[z, 2], zone_bounds[z, 3]
     s1 = dx * (by0 - py) - dy * (bx0 - px)
@@ -273,7 +273,6 @@ def _zone_walk(
                     doubt = True
                 continue
             if sa * sb < 0 and oa * ob < 0:
-                length = hypot(qx - px, qy - py)
                 big = max(max(max(fabs(px), fabs(py)), fabs(qx)), fabs(qy))
                 # A curve crosses the line within slack / sin(angle) of where its edge does.
                 err = (
@@ -410,8 +409,9 @@ def meetings(
         for k in range(count):
             line, z = li[k], zi[k]
             n, doubt = _zone_walk(
-                x0[line], y0[line], x1[line], y1[line], z, zone_bounds, zone_scale, zone_slack, run_start,
-                run_count, run_x0, run_y0, run_x1, run_y1, run_first_edge, run_edges, ex0, ey0, ex1, ey1, ts, es,
+                x0[line], y0[line], x1[line], y1[line], hypot(x1[line] - x0[line], y1[line] - y0[line]), z,
+                zone_bounds, zone_scale, zone_slack, run_start, run_count, run_x0, run_y0, run_x1, run_y1,
+                run_first_edge, run_edges, ex0, ey0, ex1, ey1, ts, es,
             )  # fmt: skip
             if n < 0:
                 continue
@@ -774,6 +774,7 @@ def zone_keys(
     hx: cython.double
     ly: cython.double
     hy: cython.double
+    length: cython.double
     doubt: cython.bint
     s_in: cython.bint
     e_in: cython.bint
@@ -795,6 +796,7 @@ def zone_keys(
             for z in range(zones):
                 near[m] = z
                 m += (lx <= zx1[z]) & (zx0[z] <= hx) & (ly <= zy1[z]) & (zy0[z] <= hy)
+            length = hypot(qx - px, qy - py) if m else 0.0  # the walk's, once for all the zones near the line
             for c in range(m):
                 z = near[c]
                 if table.split[z]:
@@ -802,9 +804,9 @@ def zone_keys(
                     ambiguous[2 * line] = True
                     ambiguous[2 * line + 1] = True
                 n, doubt = _zone_walk(
-                    px, py, qx, qy, z, table.bounds, table.scale, table.slack, table.run_start, table.run_count,
-                    table.run_x0, table.run_y0, table.run_x1, table.run_y1, table.run_first_edge, table.run_edges,
-                    table.ex0, table.ey0, table.ex1, table.ey1, ts, es,
+                    px, py, qx, qy, length, z, table.bounds, table.scale, table.slack, table.run_start,
+                    table.run_count, table.run_x0, table.run_y0, table.run_x1, table.run_y1, table.run_first_edge,
+                    table.run_edges, table.ex0, table.ey0, table.ex1, table.ey1, ts, es,
                 )  # fmt: skip
                 if n < 0:
                     continue
@@ -1584,6 +1586,7 @@ def _polygon_first(
     ew: cython.double
     entry: cython.double
     error: cython.double = 0.0
+    ab: cython.double
     if length2 == 0.0:
         return NAN, 0.0, False
     # The segment's own ends as _piece_interval computes their t from GEOS's coordinates (they are the
@@ -1594,9 +1597,10 @@ def _polygon_first(
     t_b = 0.0 if t_b < 0.0 else (1.0 if t_b > 1.0 else t_b)
     # Each solid polygon's closed intervals: between proper crossings of its edges (the walk's t and error
     # bound, which holds GEOS's intersection point too), from whether each end is inside.
+    ab = hypot(bx - ax, by - ay)  # (the walk's length of the segment, the same for every polygon)
     for p in range(first_polygon, first_polygon + polygons):
         n, doubt = _zone_walk(
-            ax, ay, bx, by, p, g_bounds, g_scale, g_slack, g_run_start, g_run_count, g_run_x0, g_run_y0,
+            ax, ay, bx, by, ab, p, g_bounds, g_scale, g_slack, g_run_start, g_run_count, g_run_x0, g_run_y0,
             g_run_x1, g_run_y1, g_run_first_edge, g_run_edges, g_ex0, g_ey0, g_ex1, g_ey1, ts, es,
         )  # fmt: skip
         if n < 0:
