@@ -21,9 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import ijson
 import numpy as np
-from ijson.backends import yajl2_c
 
 __all__ = ["ORJSON_DEPTH", "PARSE_SLICE", "SLICE", "loads_in_slices", "nesting_depth", "search_in_slices"]
 
@@ -87,6 +85,9 @@ def loads_in_slices(data: bytes) -> Any | None:
         return None
     if nesting_depth(data) > ORJSON_DEPTH:
         return None
+    import ijson  # only for such a frame: a process that never reads one (a replay) does not load it
+    from ijson.backends import yajl2_c
+
     values: list[Any] = ijson.sendable_list()
     parser = yajl2_c.items_coro(values, "", use_float=True)
     try:

@@ -104,13 +104,13 @@ def test_replay_from_a_file_reports_errors_after_the_answers_before_them(tmp_pat
 
 
 def test_replay_imports_no_event_loop_and_no_log_store(tmp_path: Path) -> None:
-    """`sightline replay` of a game without log operations never imports asyncio or the log's store."""
+    """`sightline replay` of a game without log operations never imports asyncio, the log's store nor ijson."""
     game = tmp_path / "game.jsonl"
     game.write_text("\n".join(json.dumps(m) for m in MESSAGES[:3]) + "\n")
     probe = (
         "import sys; from bridge.cli import main; status = main(['replay', sys.argv[1]]);"
-        "print([m for m in ('asyncio', 'aiohttp', 'bridge.log.store', 'bridge.log.effects') if m in sys.modules],"
-        " file=sys.stderr)"
+        "unused = ('asyncio', 'aiohttp', 'bridge.log.store', 'bridge.log.effects', 'ijson');"
+        "print([m for m in unused if m in sys.modules], file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", probe, str(game)], capture_output=True, text=True, check=True)
     assert done.stderr.strip() == "[]"
@@ -158,6 +158,17 @@ def test_the_replay_program_leaves_its_objects_to_the_exit_and_a_call_with_argum
         )
         assert done.stderr.strip() == f"0 {frozen}"
         assert len(done.stdout.splitlines()) == 3
+
+
+def test_the_replay_programs_imports_run_without_a_collection_and_are_frozen() -> None:
+    """What `sightline replay` imports (models, rulesets, the engine) is made with no collection and then frozen."""
+    probe = (
+        "import gc, sys; from bridge.cli import _import_for_replay; seen = [];"
+        "gc.callbacks.append(lambda phase, info: seen.append(phase)); _import_for_replay();"
+        "print(len(seen), gc.isenabled(), gc.get_freeze_count() > 20_000, 'bridge.core.visibility' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0 True True True"
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts the process's threads in /proc")
