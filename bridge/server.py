@@ -430,13 +430,18 @@ def _is_ping(data: bytes) -> bool:
     waiting behind other connections' work on the world's worker, or for that thread to get the
     interpreter while the machine is busy.
     """
-    if len(data) > PING_BYTES:
-        return False
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return False
+    value = _small_json(data, PING_BYTES)
     return isinstance(value, dict) and value.get("type") == "ping"
+
+
+def _small_json(data: bytes, most: int) -> Any:
+    """``data`` parsed, if it is JSON of at most ``most`` bytes; else ``None`` (the loop parses only small frames)."""
+    if len(data) > most:
+        return None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _receive(
@@ -460,13 +465,7 @@ def _receive(
 def _moved_tokens(session: Session, data: bytes) -> tuple[str, ...] | None:
     """The tokens a frame only moves (:meth:`Session.moved_tokens`), or ``None`` — also for any frame over
     :data:`MOVE_BYTES` or not JSON. Call only while the world's worker is idle (it reads the world)."""
-    if len(data) > MOVE_BYTES:
-        return None
-    try:
-        raw = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    return session.moved_tokens(raw)
+    return session.moved_tokens(_small_json(data, MOVE_BYTES))
 
 
 def _timed(job: Callable[[], T]) -> tuple[T, float]:

@@ -6,20 +6,20 @@ from __future__ import annotations
 import gc
 import itertools
 import json
-import os
 import random
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from bench.visibility_bench import make_scene
 from bridge.config import BridgeConfig
 from bridge.server import BridgeState, run_bridge
+from tests.test_server_isolation import SECRET as SERVE_SECRET
+from tests.test_server_isolation import serve
 
 SECRET = "inline-secret"
 WORLD = "w-inline"
@@ -104,29 +104,19 @@ async def test_moves_costlier_than_the_budget_stay_on_the_worker(tmp_path: Path)
     assert all(b - a == 1 for a, b in itertools.pairwise(handed)), handed
 
 
-async def test_sightline_serve_takes_inline_ms_and_its_traces_say_where_each_move_ran(tmp_path: Path) -> None:
+async def test_sightline_serve_takes_inline_ms_and_its_traces_say_where_each_move_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`sightline serve` rules moves on the loop by default and never with `--inline-ms 0`, as its stage traces show."""
     ran_here = []
     for options in ([], ["--inline-ms", "0"]):
         stages = tmp_path / f"stages{len(options)}.jsonl"
-        env = {**os.environ, "SIGHTLINE_STAGES": str(stages), "SIGHTLINE_DATA_DIR": str(tmp_path)}
-        command = [str(Path(sys.executable).parent / "sightline"), "serve", "--port", "0", f"--secret={SECRET}"]
-        process = subprocess.Popen([*command, *options], stdout=subprocess.PIPE, text=True, env=env)
-        try:
-            assert process.stdout is not None
-            url = ""
-            while "ws://" not in url:
-                url = process.stdout.readline()
-                assert url, "the bridge exited before listening"
-            async with connect(url.split()[-1], max_size=None) as ws:
-                await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": WORLD, "secret": SECRET}))
+        monkeypatch.setenv("SIGHTLINE_STAGES", str(stages))  # (serve's process inherits it)
+        with serve(tmp_path, *options) as (_process, url):
+            async with connect(url, max_size=None) as ws:
+                await ws.send(json.dumps({"type": "hello", "protocol": 1, "world": WORLD, "secret": SERVE_SECRET}))
                 assert json.loads(await ws.recv())["type"] == "welcome"
                 await play(ws, None, 36)
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-            if process.stdout is not None:
-                process.stdout.close()
         traces = [json.loads(line) for line in stages.read_text().splitlines()]
         moves = [trace for trace in traces if str(trace["id"]).startswith("m")]
         assert len(moves) == 36
