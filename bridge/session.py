@@ -36,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 
 from . import __version__, stages
+from .core._loops import line_records
 from .core.ignored import Ignored
 from .core.release import free_in_slices, with_items
 from .core.rules import RULESETS, RulingError, Situation
@@ -1364,22 +1365,28 @@ def _run_wire(run: VerdictRun) -> list[Any]:
             }
             for (actor, target), found in run.items()
         ]
-    src, dst, allowed, modifier, starts = run.src, run.dst, run.allowed, run.modifier, run.starts
-    verdicts, join, comma, fragment = _VERDICT_FRAGMENTS, b"".join, b",".join, orjson.Fragment
-    refused = b'false,"modifier":null,"crossings":['
-    out: list[Any] = []
-    append = out.append
-    for dp in run.lines:
-        s, e = src[dp], dst[dp]
-        if allowed[dp]:
-            head = verdicts.get(modifier[dp])
-            if head is None:
-                head = verdicts[modifier[dp]] = b'true,"modifier":' + orjson.dumps(modifier[dp]) + b',"crossings":['
-        else:
-            head = refused
-        crossed = comma(crossings[starts[dp] : starts[dp + 1]])
-        append(fragment(join((actor_of[s], target_of[e], head, crossed, start_of[s], end_of[e]))))
-    return out
+    return line_records(
+        run.lines,
+        run.src,
+        run.dst,
+        run.allowed,
+        run.modifier,
+        run.starts,
+        crossings,
+        actor_of,
+        target_of,
+        start_of,
+        end_of,
+        _VERDICT_FRAGMENTS,
+        b'false,"modifier":null,"crossings":[',
+        _verdict_fragment,
+        orjson.Fragment,
+    )
+
+
+def _verdict_fragment(modifier: int) -> bytes:
+    """An allowed line's verdict with ``modifier``, encoded with what follows it up to its crossings."""
+    return b'true,"modifier":' + orjson.dumps(modifier) + b',"crossings":['
 
 
 #: An allowed line's verdict, encoded with what follows it up to its crossings, by modifier.

@@ -3,10 +3,11 @@
 """The whole-scene engine's inner loops, in Cython's pure-Python mode: compiled ahead of time when the
 package is built (``setup.py``), else run as they are by Python — the same source, slower, same answers.
 
-:mod:`bridge.core.meetings` wraps them (its docstrings say what each computes), and
-:meth:`bridge.core.rules.effects.EffectTable.reduce` the verdicts' reduction; nothing else imports this
-module. Every loop runs with the GIL released (``with cython.nogil``), so worlds ruling on other
-threads run beside it; arrays are allocated, and grown, with the GIL held.
+:mod:`bridge.core.meetings` wraps them (its docstrings say what each computes),
+:meth:`bridge.core.rules.effects.EffectTable.reduce` the verdicts' reduction, and a push's lines are joined
+by :func:`line_records` (``bridge.session``); nothing else imports this module. Every loop over arrays runs
+with the GIL released (``with cython.nogil``), so worlds ruling on other threads run beside it; arrays are
+allocated, and grown, with the GIL held (:func:`line_records` joins Python objects: it holds the GIL).
 
 The arithmetic is plain IEEE double, evaluated as written: the C compiler is told not to contract
 ``a * b + c`` into fused multiply-adds (``-ffp-contract=off`` in ``setup.py``; x86-64's baseline has none,
@@ -54,6 +55,7 @@ __all__ = [
     "conic_rows",
     "crossing_order",
     "first_lowest",
+    "line_records",
     "meetings",
     "piece_intervals",
     "polygon_rows",
@@ -2071,3 +2073,50 @@ def wall_crossings(
                 if hard[2 * line + d] > 0 or soft[2 * line + d] >= 2:
                     walled[2 * lines[line] + d] = True
     return a_u[:kept], a_w[:kept], a_o0[:kept], a_o1[:kept], a_d0[:kept], a_d1[:kept], a_corners[:corners]
+
+
+def line_records(
+    lines: list,
+    src: list,
+    dst: list,
+    allowed: list,
+    modifier: list,
+    starts: list,
+    parts: list,
+    first_of: list,
+    second_of: list,
+    third_of: list,
+    fourth_of: list,
+    heads: dict,
+    refused: bytes,
+    head_of: Any,
+    wrap: Any,
+) -> list:
+    """Each line ``dp`` of ``lines`` as one record, joined from pieces a pass's lines share: ``first_of[src[dp]]``,
+    ``second_of[dst[dp]]``, a head (``heads[modifier[dp]]`` when ``allowed[dp]``, made by ``head_of(modifier)``
+    and kept in ``heads`` when missing; else ``refused``), ``parts[starts[dp]:starts[dp + 1]]`` joined by commas,
+    ``third_of[src[dp]]`` and ``fourth_of[dst[dp]]``; each record passed through ``wrap``. (The push's encoded
+    lines: :func:`bridge.session._run_wire`.) Indices are not checked: they must be within the lists."""
+    out: list = []
+    k: cython.Py_ssize_t
+    dp: cython.Py_ssize_t
+    s: cython.Py_ssize_t
+    e: cython.Py_ssize_t
+    first: cython.Py_ssize_t
+    last: cython.Py_ssize_t
+    crossed: bytes
+    head: bytes
+    for k in range(len(lines)):
+        dp = lines[k]
+        s, e = src[dp], dst[dp]
+        if allowed[dp]:
+            found = heads.get(modifier[dp])
+            if found is None:
+                found = heads[modifier[dp]] = head_of(modifier[dp])
+            head = found
+        else:
+            head = refused
+        first, last = starts[dp], starts[dp + 1]
+        crossed = b",".join(parts[first:last]) if last > first else b""
+        out.append(wrap(b"".join((first_of[s], second_of[e], head, crossed, third_of[s], fourth_of[e]))))
+    return out

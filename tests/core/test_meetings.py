@@ -219,6 +219,7 @@ from bridge.core import meetings
 
 assert not meetings.COMPILED and meetings._loops.__file__.endswith("_loops.py")
 tests = ["-q", "-p", "no:cacheprovider", "tests/core/test_meetings.py", "tests/core/rules/test_effects.py"]
+tests += ["tests/core/test_loops.py"]
 tests += ["-k", "not plain_python and not gil"]
 sys.exit(pytest.main(tests))
 """
@@ -227,8 +228,9 @@ sys.exit(pytest.main(tests))
 def test_the_loops_run_as_plain_python_where_they_were_not_compiled() -> None:
     """Built without a C compiler and run without Cython, the loops' source runs as Python and says so in the log.
 
-    The same source runs with the stand-in for Cython's decorators, and every test of this file and of the effect
-    table's reduction (``tests/core/rules/test_effects.py``) passes on it.
+    The same source runs with the stand-in for Cython's decorators, and every test of this file, of the effect
+    table's reduction (``tests/core/rules/test_effects.py``) and of the pushes' line records
+    (``tests/core/test_loops.py``) passes on it.
     """
     ran = subprocess.run(
         [sys.executable, "-c", _PLAIN_PYTHON],
