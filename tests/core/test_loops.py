@@ -63,30 +63,9 @@ def test_each_line_is_its_pieces_joined(found: dict[str, Any]) -> None:
         made.append(modifier)
         return b"T%d:" % modifier
 
-    records = line_records(
-        found["lines"],
-        found["src"],
-        found["dst"],
-        found["allowed"],
-        found["modifier"],
-        found["starts"],
-        found["parts"],
-        *found["pieces"],
-        heads,
-        b"refused:",
-        head_of,
-        lambda joined: ("wrapped", joined),
-    )
-    expected = _joined_plainly(
-        found["lines"],
-        found["src"],
-        found["dst"],
-        found["allowed"],
-        found["modifier"],
-        found["starts"],
-        found["parts"],
-        found["pieces"],
-    )
+    columns = [found[name] for name in ("lines", "src", "dst", "allowed", "modifier", "starts", "parts")]
+    records = line_records(*columns, *found["pieces"], heads, b"refused:", head_of, lambda joined: ("wrapped", joined))
+    expected = _joined_plainly(*columns, found["pieces"])
     assert records == [("wrapped", joined) for joined in expected]
     # A head is made once per modifier of an allowed line, then kept.
     wanted = {found["modifier"][dp] for dp in found["lines"] if found["allowed"][dp]}
