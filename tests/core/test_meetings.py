@@ -439,19 +439,33 @@ def test_conic_entries_equal_the_first_entry_of_the_per_pair_path(made: Any, lin
 _end = _coord | st.floats(0, 400, allow_nan=False)
 
 
-def _polygon_rows_and_geos(curved: list[Any], ends: list[tuple[float, float, float]]) -> tuple[Any, ...] | None:
-    """Every directed line of a scene of these regions and point tokens against every zone with solid
-    polygons: ``polygon_rows``' answers and the GEOS path's (``conic_rows`` on ``_polygon_intervals``)."""
-    from bridge.core.meetings import conic_rows
+def _engine(regions: list[Any], tokens: list[Any]) -> Any:
+    """The Infinity N4 engine (BS Attack) of a scene of ``regions`` and ``tokens``."""
     from bridge.core.rules import RULESETS
     from bridge.core.scene import Scene
     from bridge.core.visibility import SceneVisibility
     from bridge.core.world import SceneState
 
-    regions = [made.model_copy(update={"id": f"c{k}"}) for k, made in enumerate(curved)]
-    tokens = [token(f"t{k}", x, y, width=0, height=0, elevation=z) for k, (x, y, z) in enumerate(ends)]
     scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
-    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    return SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+
+
+def _curved_scene(
+    curved: list[Any], squares: list[tuple[float, float]], ends: list[tuple[float, float, float]]
+) -> tuple[list[Any], list[Any]]:
+    """Regions (the ``curved`` ones, then a 100 × 150 rectangle at each of ``squares``) and point tokens at ``ends``."""
+    regions = [made.model_copy(update={"id": f"c{k}"}) for k, made in enumerate(curved)]
+    regions += [region(f"s{k}", rect(x, y, 100, 150)) for k, (x, y) in enumerate(squares)]
+    tokens = [token(f"t{k}", x, y, width=0, height=0, elevation=z) for k, (x, y, z) in enumerate(ends)]
+    return regions, tokens
+
+
+def _polygon_rows_and_geos(curved: list[Any], ends: list[tuple[float, float, float]]) -> tuple[Any, ...] | None:
+    """Every directed line of a scene of these regions and point tokens against every zone with solid
+    polygons: ``polygon_rows``' answers and the GEOS path's (``conic_rows`` on ``_polygon_intervals``)."""
+    from bridge.core.meetings import conic_rows
+
+    engine = _engine(*_curved_scene(curved, [], ends))
     zones = np.flatnonzero(engine._with_polygons)
     idx = np.array(engine._all_pairs(), dtype=np.intp).reshape(-1, 2)
     t = engine._tokens
@@ -653,16 +667,7 @@ def test_zone_keys_equal_the_box_test_the_walk_and_the_equations_apart(
 
     Row for row, with the same lines flagged; conic_entries ran on the rows left to the equations.
     """
-    from bridge.core.rules import RULESETS
-    from bridge.core.scene import Scene
-    from bridge.core.visibility import SceneVisibility
-    from bridge.core.world import SceneState
-
-    regions = [made.model_copy(update={"id": f"c{k}"}) for k, made in enumerate(curved)]
-    regions += [region(f"s{k}", rect(x, y, 100, 150)) for k, (x, y) in enumerate(squares)]
-    tokens = [token(f"t{k}", x, y, width=0, height=0, elevation=z) for k, (x, y, z) in enumerate(ends)]
-    scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
-    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    engine = _engine(*_curved_scene(curved, squares, ends))
     idx = np.array(engine._all_pairs(), dtype=np.intp).reshape(-1, 2)
     t = engine._tokens
     lines = np.flatnonzero((t.cx[idx[:, 0]] != t.cx[idx[:, 1]]) | (t.cy[idx[:, 0]] != t.cy[idx[:, 1]]))
@@ -691,18 +696,10 @@ def test_zone_order_equals_the_lines_zone_keys_and_crossing_order_one_by_one(
     The lines not of one point, zone_keys' rows, the token × zone matrix's CSR and crossing_order's starts and codes,
     with the same directed lines flagged (both directions of a pair on one spot among them); given the CSR, the same.
     """
-    from bridge.core.rules import RULESETS
-    from bridge.core.scene import Scene
-    from bridge.core.visibility import SceneVisibility
-    from bridge.core.world import SceneState
-
-    regions = [made.model_copy(update={"id": f"c{k}"}) for k, made in enumerate(curved)]
-    regions += [region(f"s{k}", rect(x, y, 100, 150)) for k, (x, y) in enumerate(squares)]
-    tokens = [token(f"t{k}", x, y, width=0, height=0, elevation=z) for k, (x, y, z) in enumerate(ends)]
+    regions, tokens = _curved_scene(curved, squares, ends)
     x, y, z = ends[twin % len(ends)]
     tokens.append(token("twin", x, y, width=0, height=0, elevation=z + 1))  # on another token's spot
-    scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
-    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    engine = _engine(regions, tokens)
     idx = np.array(engine._all_pairs(), dtype=np.intp).reshape(-1, 2)
     t = engine._tokens
     flat = (t.cx[idx[:, 0]] == t.cx[idx[:, 1]]) & (t.cy[idx[:, 0]] == t.cy[idx[:, 1]])
@@ -773,16 +770,7 @@ def test_zone_order_with_its_working_arrays_kept_equals_it_with_new_ones(
     The same lines, meetings, flags, CSR and crossing order, bit for bit, as a call with arrays made for it; fails
     if a kept array is stale (a count not reset, arrays sized for another table or fewer lines).
     """
-    from bridge.core.rules import RULESETS
-    from bridge.core.scene import Scene
-    from bridge.core.visibility import SceneVisibility
-    from bridge.core.world import SceneState
-
-    regions = [made.model_copy(update={"id": f"c{k}"}) for k, made in enumerate(curved)]
-    regions += [region(f"s{k}", rect(x, y, 100, 150)) for k, (x, y) in enumerate(squares)]
-    tokens = [token(f"t{k}", x, y, width=0, height=0, elevation=z) for k, (x, y, z) in enumerate(ends)]
-    scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
-    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    engine = _engine(*_curved_scene(curved, squares, ends))
     assume(engine._zones)
     every = np.array(engine._all_pairs(), dtype=np.intp).reshape(-1, 2)
     t = engine._tokens
@@ -809,16 +797,11 @@ def test_kept_working_arrays_are_made_again_when_the_tables_polygons_change() ->
     the same answers as with new arrays (run uncompiled, arrays too small fail at once).
     """
     from bridge.core.meetings import polygon_table
-    from bridge.core.rules import RULESETS
-    from bridge.core.scene import Scene
-    from bridge.core.visibility import SceneVisibility
-    from bridge.core.world import SceneState
 
     shapes = [rect(100, 100, 200, 200), polygon(300, 100, 450, 100, 375, 250), circle(200, 200, 60, hole=True)]
     regions = [region("r", *shapes), region("s", rect(500, 0, 100, 400))]
     tokens = [token(f"t{k}", x, y, width=0, height=0) for k, (x, y) in enumerate([(0, 150), (700, 260), (210, 0)])]
-    scene = Scene.model_validate({"id": "s", "rules": {"ruleset": "infinity-n4"}, "regions": regions, "tokens": tokens})
-    engine = SceneVisibility(SceneState(scene, RULESETS["infinity-n4"]), action="bs-attack")
+    engine = _engine(regions, tokens)
     table = engine._zone_table()
     polygons, held = engine._polygon_table(), engine._with_polygons.view(np.uint8)
     assert engine._with_polygons.any()
