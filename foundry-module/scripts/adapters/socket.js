@@ -46,6 +46,8 @@ export function randomRequestId(crypto = globalThis.crypto) {
 /** A request id as this relay makes them (a forged or malformed one is never looked up). */
 const RID = /^[0-9a-f-]{32,36}$/;
 
+/** An answer awaited from one user (`from`): the promise's ends and its timeout. @typedef {{resolve: (v: any) => void, reject: (e: Error) => void, timer: any, from: string}} Waiting */
+
 /** Why a roller's client did not take an applied ruling (`Sightline#applyRuling`). */
 export const NOT_TAKEN = Object.freeze(["target-dropped", "other-pair", "no-pair"]);
 
@@ -112,9 +114,9 @@ export class SocketRelay {
     this._now = now;
     this._setTimeout = (fn, ms) => setTimeout(fn, ms); // unbound: browsers throw "Illegal invocation" otherwise
     this._clearTimeout = (timer) => clearTimeout(timer);
-    /** @type {Map<string, {resolve: (v: any) => void, reject: (e: Error) => void, timer: any, gm: string}>} */
+    /** Request ids → the wait for the GM's `response`. @type {Map<string, Waiting>} */
     this._waiting = new Map();
-    /** Apply ids → the holder's wait for the roller's `applied` answer. @type {Map<string, {resolve: (v: any) => void, reject: (e: Error) => void, timer: any, roller: string}>} */
+    /** Apply ids → the holder's wait for the roller's `applied` answer. @type {Map<string, Waiting>} */
     this._applying = new Map();
     /** Per-sender token buckets of the holder: `{tokens, at}`. */
     this._buckets = new Map();
@@ -135,16 +137,9 @@ export class SocketRelay {
     const gm = this.activeGMId();
     if (!gm) return Promise.reject(new BridgeError("no-gm", "no GM is connected to relay to the bridge"));
     const rid = this._newId();
-    return new Promise((resolve, reject) => {
-      const timer = this._setTimeout(() => {
-        this._waiting.delete(rid);
-        reject(new BridgeError("timeout", "the GM's client did not answer"));
-      }, this.timeoutMs);
-      this._waiting.set(rid, { resolve, reject, timer, gm });
-      const payload = { kind: "request", rid, to: gm, message };
-      if (typeof context.roll === "string") payload.roll = context.roll;
-      this.socket.emit(this.channel, payload);
-    });
+    const payload = { kind: "request", rid, to: gm, message };
+    if (typeof context.roll === "string") payload.roll = context.roll;
+    return this._expect(this._waiting, payload, "the GM's client did not answer");
   }
 
   /**
@@ -156,15 +151,37 @@ export class SocketRelay {
    */
   sendApply(userId, ruling) {
     if (userId === this.userId) return Promise.resolve(appliedAnswer(this.onApply(ruling)));
-    const rid = this._newId();
+    return this._expect(this._applying, { kind: "apply", rid: this._newId(), to: userId, ruling }, "the roller's client did not answer");
+  }
+
+  /**
+   * Send `payload` (its `rid` and `to` set) and wait in `pending` for its answer from `payload.to`; rejects with
+   * `timeout` (`silence`) when none comes within `timeoutMs`.
+   * @param {Map<string, Waiting>} pending @param {{kind: string, rid: string, to: string, [key: string]: any}} payload @param {string} silence
+   */
+  _expect(pending, payload, silence) {
     return new Promise((resolve, reject) => {
       const timer = this._setTimeout(() => {
-        this._applying.delete(rid);
-        reject(new BridgeError("timeout", "the roller's client did not answer"));
+        pending.delete(payload.rid);
+        reject(new BridgeError("timeout", silence));
       }, this.timeoutMs);
-      this._applying.set(rid, { resolve, reject, timer, roller: userId });
-      this.socket.emit(this.channel, { kind: "apply", rid, to: userId, ruling });
+      pending.set(payload.rid, { resolve, reject, timer, from: payload.to });
+      this.socket.emit(this.channel, payload);
     });
+  }
+
+  /**
+   * The wait in `pending` that `data` answers — its `rid` one we sent, to `senderId` — taken out, its timer
+   * cleared; else `undefined` (a forged or late answer).
+   * @param {Map<string, Waiting>} pending @returns {Waiting | undefined}
+   */
+  _answered(pending, data, senderId) {
+    if (typeof data.rid !== "string" || !RID.test(data.rid)) return undefined;
+    const entry = pending.get(data.rid);
+    if (!entry || entry.from !== senderId) return undefined;
+    pending.delete(data.rid);
+    this._clearTimeout(entry.timer);
+    return entry;
   }
 
   /** One payload from the channel; `senderId` is Foundry's, the payload's own claims are ignored. */
@@ -183,23 +200,15 @@ export class SocketRelay {
   }
 
   _settle(data, senderId) {
-    if (typeof data.rid !== "string" || !RID.test(data.rid)) return;
-    const entry = this._waiting.get(data.rid);
-    if (!entry || entry.gm !== senderId) return;
-    this._waiting.delete(data.rid);
-    this._clearTimeout(entry.timer);
+    const entry = this._answered(this._waiting, data, senderId);
+    if (!entry) return;
     if (data.ok === true) entry.resolve(data.result);
     else entry.reject(new BridgeError(String(data.error?.code ?? "error"), String(data.error?.message ?? "error"), data.error?.details));
   }
 
   /** The roller's answer to an `apply`: only from the user it went to, with its id. */
   _applied(data, senderId) {
-    if (typeof data.rid !== "string" || !RID.test(data.rid)) return;
-    const entry = this._applying.get(data.rid);
-    if (!entry || entry.roller !== senderId) return;
-    this._applying.delete(data.rid);
-    this._clearTimeout(entry.timer);
-    entry.resolve(appliedAnswer(data));
+    this._answered(this._applying, data, senderId)?.resolve(appliedAnswer(data));
   }
 
   async _answer(data, senderId) {
